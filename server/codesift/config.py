@@ -1,0 +1,176 @@
+"""Settings: dataclasses with defaults, loaded from a workspace file and overridden
+by the CLI or the editor.
+
+Sources, later ones win: built-in defaults, `<root>/.codesift.toml`, explicit
+overrides (CLI flags, LSP initializationOptions). An invalid value raises
+`ConfigError` naming the key, so callers can report it and fall back.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from codesift.errors import ConfigError
+
+__all__ = [
+    "CONFIG_FILE_NAME",
+    "DEFAULT_EXCLUDED_DIRS",
+    "IndexSettings",
+    "SearchSettings",
+    "Settings",
+    "load_settings",
+]
+
+CONFIG_FILE_NAME = ".codesift.toml"
+
+# Dependency, build and tool folders: never useful search results, often huge.
+DEFAULT_EXCLUDED_DIRS: tuple[str, ...] = (
+    ".git",
+    ".hg",
+    ".svn",
+    ".codesift",
+    "node_modules",
+    "bower_components",
+    "vendor",
+    "dist",
+    "build",
+    "out",
+    "target",
+    ".venv",
+    "venv",
+    "env",
+    ".env",
+    "__pycache__",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".tox",
+    ".nox",
+    ".gradle",
+    ".idea",
+    ".vscode",
+    ".next",
+    ".nuxt",
+    ".cache",
+    ".terraform",
+    "Pods",
+    "DerivedData",
+    "_build",
+    "deps",
+    ".stack-work",
+    "dist-newstyle",
+    "zig-cache",
+    ".zig-cache",
+    "zig-out",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexSettings:
+    """What gets indexed and where the index lives."""
+
+    # Database path; relative paths are taken from the workspace root.
+    db_path: str = ".codesift/index.db"
+    max_file_bytes: int = 1024 * 1024
+    # Folder names skipped anywhere in the tree (exact names, not globs).
+    excluded_dirs: tuple[str, ...] = DEFAULT_EXCLUDED_DIRS
+    # Extra gitignore-style patterns to skip, on top of .gitignore and .codesiftignore.
+    exclude: tuple[str, ...] = ()
+    # A line longer than this marks a file as minified / generated.
+    minified_line_chars: int = 2000
+    # Code chunks longer than this are split into parts that repeat the header.
+    max_chunk_lines: int = 80
+    max_chunk_chars: int = 4000
+    # Lines per chunk for files without a grammar (YAML, SQL, ...).
+    text_window_lines: int = 40
+
+
+@dataclass(frozen=True, slots=True)
+class SearchSettings:
+    """Defaults for a search request."""
+
+    top_k: int = 10
+    candidate_cap: int = 300
+    rrf_k: int = 60
+    snippet_chars: int = 600
+    symbol_threshold: float = 0.3
+    weight_lexical: float = 1.0
+    weight_symbol: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    index: IndexSettings = field(default_factory=IndexSettings)
+    search: SearchSettings = field(default_factory=SearchSettings)
+
+
+def _coerce(section: str, name: str, current: Any, value: Any) -> Any:
+    key = f"{section}.{name}"
+    if isinstance(current, bool):
+        if not isinstance(value, bool):
+            raise ConfigError(f"{key} must be true or false, got {value!r}")
+        return value
+    if isinstance(current, int):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{key} must be an integer, got {value!r}")
+        if value <= 0:
+            raise ConfigError(f"{key} must be positive, got {value}")
+        return value
+    if isinstance(current, float):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"{key} must be a number, got {value!r}")
+        if value < 0:
+            raise ConfigError(f"{key} must not be negative, got {value}")
+        return float(value)
+    if isinstance(current, tuple):
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{key} must be a list of strings, got {value!r}")
+        return tuple(value)
+    if isinstance(current, str):
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f"{key} must be a non-empty string, got {value!r}")
+        return value
+    raise ConfigError(f"{key} cannot be set")  # pragma: no cover - every field is typed above
+
+
+def _apply(base: Any, section: str, values: dict[str, Any]) -> Any:
+    known = {f.name: f for f in fields(base)}
+    changes: dict[str, Any] = {}
+    for name, value in values.items():
+        if name not in known:
+            raise ConfigError(f"unknown setting {section}.{name}")
+        changes[name] = _coerce(section, name, getattr(base, name), value)
+    return replace(base, **changes)
+
+
+def merge_settings(settings: Settings, overrides: dict[str, Any]) -> Settings:
+    """Apply a nested mapping like {"index": {"max_file_bytes": 10}} to `settings`."""
+    index, search = settings.index, settings.search
+    for section, values in overrides.items():
+        if not isinstance(values, dict):
+            raise ConfigError(f"setting section {section!r} must be a table")
+        if section == "index":
+            index = _apply(index, section, values)
+        elif section == "search":
+            search = _apply(search, section, values)
+        else:
+            raise ConfigError(f"unknown setting section {section!r}")
+    return Settings(index=index, search=search)
+
+
+def load_settings(root: Path, overrides: dict[str, Any] | None = None) -> Settings:
+    """Defaults, then `<root>/.codesift.toml`, then `overrides`."""
+    settings = Settings()
+    config_file = root / CONFIG_FILE_NAME
+    if config_file.is_file():
+        try:
+            data = tomllib.loads(config_file.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{config_file}: {exc}") from exc
+        settings = merge_settings(settings, data)
+    if overrides:
+        settings = merge_settings(settings, overrides)
+    return settings

@@ -1,0 +1,50 @@
+"""The exceptions codesift raises.
+
+    CodesiftError
+    ├── ConfigError          a setting has an invalid value or the config file is malformed
+    ├── IndexError_          the index database cannot be used
+    │   ├── CorruptIndexError   the file is not a SQLite database, or is damaged
+    │   └── ForeignIndexError   a SQLite database that codesift did not create
+    ├── WorkspaceError       the workspace root is missing or not a folder
+    └── QueryError           a search request is invalid (empty query, bad option)
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CodesiftError",
+    "ConfigError",
+    "CorruptIndexError",
+    "ForeignIndexError",
+    "IndexError_",
+    "QueryError",
+    "WorkspaceError",
+]
+
+
+class CodesiftError(Exception):
+    """Base class of every error codesift raises on purpose."""
+
+
+class ConfigError(CodesiftError):
+    pass
+
+
+class IndexError_(CodesiftError):  # noqa: N801 - avoids shadowing the builtin IndexError
+    pass
+
+
+class CorruptIndexError(IndexError_):
+    pass
+
+
+class ForeignIndexError(IndexError_):
+    pass
+
+
+class WorkspaceError(CodesiftError):
+    pass
+
+
+class QueryError(CodesiftError):
+    pass

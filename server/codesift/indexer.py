@@ -1,0 +1,294 @@
+"""Build and update the index: plan what changed, then apply it.
+
+plan   discover the workspace's files and compare (size, mtime) with the files
+       table: added, possibly changed, deleted.
+apply  read, hash, parse and write each file; a file whose content hash is
+       unchanged only gets its mtime refreshed. Writes are batched into
+       transactions that each contain whole files, so a run killed at any
+       moment leaves a consistent index that the next run completes.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import apsw
+
+from codesift.config import Settings
+from codesift.parsing import parse_source
+from codesift.parsing.languages import detect_language
+from codesift.store.writer import FileMeta, IndexWriter
+from codesift.workspace import ContentSkip, SourceFile, discover_files, read_source
+
+__all__ = ["IndexPlan", "IndexProgress", "IndexSummary", "Indexer"]
+
+log = logging.getLogger(__name__)
+
+# A transaction is committed after this many files or seconds, whichever first.
+BATCH_FILES = 200
+BATCH_SECONDS = 1.0
+# A run that (re)indexes at least this many files, and more than half of the
+# index, is a bulk build: FTS merging is deferred to the end and the file compacted.
+BULK_FILES = 500
+
+
+@dataclass(frozen=True, slots=True)
+class IndexProgress:
+    phase: str  # "scanning", "parsing", "resolving", "done"
+    done: int
+    total: int
+    path: str = ""
+
+
+@dataclass(slots=True)
+class IndexPlan:
+    to_index: list[SourceFile] = field(default_factory=list)  # added or possibly changed
+    deleted: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    known: int = 0  # files in the index before this run
+
+
+@dataclass(slots=True)
+class IndexSummary:
+    files: int = 0  # files in the index after the run
+    indexed: int = 0  # files parsed and written in this run
+    unchanged: int = 0
+    deleted: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    nodes: int = 0  # rows written in this run
+    edges: int = 0
+    chunks: int = 0
+    seconds: float = 0.0
+    cancelled: bool = False
+
+
+ProgressCallback = Callable[[IndexProgress], None]
+
+
+class Indexer:
+    """Indexes one workspace folder into one database connection (the writer)."""
+
+    def __init__(self, root: Path, settings: Settings, conn: apsw.Connection) -> None:
+        self.root = root.resolve()
+        self.settings = settings
+        self.conn = conn
+        self.writer = IndexWriter(conn)
+        self._package_dirs: dict[str, bool] = {}
+
+    # -- planning -----------------------------------------------------------------
+
+    def plan(self) -> IndexPlan:
+        discovery = discover_files(self.root, self.settings.index)
+        known = {
+            row[0]: (row[1], row[2])
+            for row in self.conn.execute("SELECT path, size, mtime_ns FROM files")
+        }
+        plan = IndexPlan(known=len(known))
+        plan.skipped = [(s.path, s.reason) for s in discovery.skipped]
+        seen: set[str] = set()
+        for source in discovery.files:
+            seen.add(source.path)
+            stamp = known.get(source.path)
+            if stamp is not None and stamp == (source.size, source.mtime_ns):
+                plan.unchanged += 1
+            else:
+                plan.to_index.append(source)
+        plan.deleted = sorted(set(known) - seen)
+        return plan
+
+    def plan_paths(self, paths: Iterable[str]) -> IndexPlan:
+        """Plan for specific relative paths (from a watcher): index those that are
+        discoverable now, delete those that are gone or no longer indexable."""
+        wanted = sorted(set(paths))
+        discovery = discover_files(self.root, self.settings.index) if wanted else None
+        by_path = {f.path: f for f in discovery.files} if discovery else {}
+        plan = IndexPlan()
+        for path in wanted:
+            source = by_path.get(path)
+            if source is not None:
+                plan.to_index.append(source)
+            elif self.writer.file_id(path) is not None:
+                plan.deleted.append(path)
+        return plan
+
+    # -- applying -----------------------------------------------------------------
+
+    def run(
+        self,
+        progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> IndexSummary:
+        started = time.perf_counter()
+        if progress:
+            progress(IndexProgress("scanning", 0, 0))
+        plan = self.plan()
+        return self.apply(plan, progress, cancel, started=started)
+
+    def apply(
+        self,
+        plan: IndexPlan,
+        progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+        *,
+        started: float | None = None,
+    ) -> IndexSummary:
+        started = time.perf_counter() if started is None else started
+        summary = IndexSummary(unchanged=plan.unchanged, skipped=list(plan.skipped))
+        touched: set[str] = set()
+        total = len(plan.to_index) + len(plan.deleted)
+        bulk = len(plan.to_index) >= BULK_FILES and len(plan.to_index) > plan.known // 2
+        full_resolve = bulk or len(plan.to_index) > 2000
+        if bulk:
+            self.writer.set_fts_automerge(False)
+        try:
+            self._apply_batches(plan, summary, touched, progress, cancel, total)
+        finally:
+            if bulk:
+                self.writer.set_fts_automerge(True)
+        return self._finish(
+            summary, touched, progress, bulk=bulk, full_resolve=full_resolve, total=total,
+            started=started,
+        )
+
+    def _apply_batches(
+        self,
+        plan: IndexPlan,
+        summary: IndexSummary,
+        touched: set[str],
+        progress: ProgressCallback | None,
+        cancel: threading.Event | None,
+        total: int,
+    ) -> None:
+        conn = self.conn
+        done = 0
+        pending_deletes = list(plan.deleted)
+        queue = list(plan.to_index)
+        while pending_deletes or queue:
+            if cancel is not None and cancel.is_set():
+                summary.cancelled = True
+                break
+            batch_started = time.perf_counter()
+            with conn:
+                while pending_deletes:
+                    path = pending_deletes.pop()
+                    touched |= self.writer.delete_file(path)
+                    summary.deleted += 1
+                    done += 1
+                count = 0
+                while queue and count < BATCH_FILES:
+                    source = queue.pop(0)
+                    count += 1
+                    done += 1
+                    self._index_one(source, summary, touched)
+                    if progress:
+                        progress(IndexProgress("parsing", done, total, source.path))
+                    if time.perf_counter() - batch_started > BATCH_SECONDS:
+                        break
+                    if cancel is not None and cancel.is_set():
+                        break
+
+    def _finish(
+        self,
+        summary: IndexSummary,
+        touched: set[str],
+        progress: ProgressCallback | None,
+        *,
+        bulk: bool,
+        full_resolve: bool,
+        total: int,
+        started: float,
+    ) -> IndexSummary:
+        conn = self.conn
+        done = total
+        if progress:
+            progress(IndexProgress("resolving", done, total))
+        with conn:
+            if full_resolve:
+                self.writer.resolve_edges(None)
+            elif touched:
+                self.writer.resolve_edges(touched)
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('last_update', ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (f"{time.time():.3f}",),
+            )
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('root', ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (str(self.root),),
+            )
+        if bulk:
+            # Stable ids arrive in random order and leave B-tree pages half full;
+            # after a bulk build one merge and VACUUM give a compact file.
+            self.writer.compact()
+        summary.files = int(conn.execute("SELECT count(*) FROM files").fetchone()[0])
+        summary.seconds = time.perf_counter() - started
+        if progress:
+            progress(IndexProgress("done", done, total))
+        return summary
+
+    def _index_one(self, source: SourceFile, summary: IndexSummary, touched: set[str]) -> None:
+        settings = self.settings.index
+        content = read_source(source.abs_path, settings.max_file_bytes, settings.minified_line_chars)
+        if isinstance(content, ContentSkip):
+            summary.skipped.append((source.path, content.reason))
+            if self.writer.file_id(source.path) is not None:
+                touched |= self.writer.delete_file(source.path)
+                summary.deleted += 1
+            return
+        row = self.conn.execute(
+            "SELECT content_hash FROM files WHERE path = ?", (source.path,)
+        ).fetchone()
+        if row is not None and row[0] == content.content_hash:
+            self.writer.touch_file(source.path, source.size, source.mtime_ns)
+            summary.unchanged += 1
+            return
+        language = source.language or detect_language(source.path)
+        module_path = self._python_module_path(source.path) if language == "python" else None
+        parsed = parse_source(content.text, source.path, language, self.settings.index, module_path)
+        text = content.text
+        line_count = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+        meta = FileMeta(
+            path=source.path,
+            size=source.size,
+            mtime_ns=source.mtime_ns,
+            content_hash=content.content_hash,
+            language=language,
+            line_count=line_count,
+            invalid_utf8=content.invalid_utf8,
+        )
+        counts, names = self.writer.replace_file(meta, parsed)
+        touched |= names
+        touched.update(e.dst_name for e in parsed.edges if e.dst is None)
+        summary.indexed += 1
+        summary.nodes += counts.nodes
+        summary.edges += counts.edges
+        summary.chunks += counts.chunks
+
+    def _is_package_dir(self, rel_dir: str) -> bool:
+        cached = self._package_dirs.get(rel_dir)
+        if cached is None:
+            cached = (self.root / rel_dir / "__init__.py").is_file()
+            self._package_dirs[rel_dir] = cached
+        return cached
+
+    def _python_module_path(self, rel_path: str) -> str:
+        """Dotted module path: the file's name prefixed by the enclosing packages
+        (folders with an __init__.py), so `src/pkg/mod.py` is `pkg.mod`."""
+        parts = rel_path.split("/")
+        stem = parts[-1].rsplit(".", 1)[0]
+        dirs = parts[:-1]
+        keep: list[str] = []
+        for i in range(len(dirs), 0, -1):
+            if not self._is_package_dir("/".join(dirs[:i])):
+                break
+            keep.insert(0, dirs[i - 1])
+        if stem != "__init__":
+            keep.append(stem)
+        return ".".join(keep) if keep else stem

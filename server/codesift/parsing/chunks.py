@@ -1,0 +1,207 @@
+"""Build retrieval chunks from a file's nodes.
+
+Per node (other than the file's module node):
+  code     the node's own lines. A container's nested definitions are elided to
+           one stub line each, so every source line lives in exactly one code
+           chunk and a class chunk reads as an outline. Long bodies are split into
+           parts that each repeat the node's header line.
+  ast      the signature alone (for signature-shaped queries).
+  summary  a deterministic description: qualified name, kind, signature, first
+           docstring sentence, parent and the names it calls.
+Per file: `code` chunks for module-level lines outside every node, one per
+contiguous run of lines.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from codesift.parsing.model import ParsedChunk, ParsedFile, ParsedNode
+
+__all__ = ["build_chunks", "first_sentence", "summary_text"]
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n\s*\n")
+MAX_SUMMARY_CALLS = 16
+
+
+def first_sentence(doc: str) -> str:
+    doc = doc.strip()
+    if not doc:
+        return ""
+    match = _SENTENCE_END.search(doc)
+    sentence = doc[: match.start()] if match else doc
+    return " ".join(sentence.split())[:300]
+
+
+def _split_runs(
+    numbered: list[tuple[int, str]], max_lines: int, max_chars: int
+) -> Iterator[list[tuple[int, str]]]:
+    """Cut a list of (line_no, text) into pieces within the line and char budgets."""
+    piece: list[tuple[int, str]] = []
+    size = 0
+    for item in numbered:
+        line_len = len(item[1]) + 1
+        if piece and (len(piece) >= max_lines or size + line_len > max_chars):
+            yield piece
+            piece, size = [], 0
+        if line_len > max_chars:
+            # One enormous line: keep its head; the rest is unsearchable noise anyway.
+            item = (item[0], item[1][: max_chars - 1])
+            line_len = max_chars
+        piece.append(item)
+        size += line_len
+    if piece:
+        yield piece
+
+
+def _indent_of(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+def build_chunks(
+    parsed: ParsedFile, lines: list[str], max_lines: int = 80, max_chars: int = 4000
+) -> list[ParsedChunk]:
+    """Return code, ast and summary chunks for `parsed` (whose nodes are set).
+
+    `lines` are the file's lines without newline characters.
+    """
+    nodes = parsed.nodes
+    children: dict[int, list[ParsedNode]] = {}
+    for node in nodes[1:]:
+        if node.parent is not None:
+            children.setdefault(node.parent, []).append(node)
+    calls_by_node: dict[int, list[str]] = {}
+    for edge in parsed.edges:
+        if edge.kind == "calls":
+            names = calls_by_node.setdefault(edge.src, [])
+            if edge.dst_name not in names:
+                names.append(edge.dst_name)
+
+    chunks: list[ParsedChunk] = []
+    total = len(lines)
+    for node in nodes:
+        is_module = node.index == 0
+        start = 1 if is_module else node.start_line
+        end = total if is_module else min(node.end_line, total)
+        kids = sorted(children.get(node.index, ()), key=lambda n: n.start_line)
+        own: list[tuple[int, str]] = []
+        line_no = start
+        for kid in kids:
+            if kid.start_line < line_no:
+                continue  # overlapping spans (odd grammars): keep the first
+            own.extend((n, lines[n - 1]) for n in range(line_no, min(kid.start_line, end + 1)))
+            if not is_module and kid.start_line <= end:
+                stub_src = lines[kid.start_line - 1] if kid.start_line <= total else ""
+                own.append((kid.start_line, f"{_indent_of(stub_src)}{kid.signature} …"))
+            line_no = max(line_no, kid.end_line + 1)
+        own.extend((n, lines[n - 1]) for n in range(line_no, end + 1))
+
+        if is_module:
+            chunks.extend(_module_chunks(own, max_lines, max_chars))
+            continue
+
+        header = node.signature
+        for part, piece in enumerate(_split_runs(own, max_lines, max_chars)):
+            body = "\n".join(text for _, text in piece)
+            if not body.strip():
+                continue
+            if part > 0:
+                body = f"{header} …(part {part + 1})\n{body}"
+            chunks.append(
+                ParsedChunk(
+                    layer="code",
+                    node=node.index,
+                    start_line=piece[0][0] if part > 0 else node.start_line,
+                    end_line=piece[-1][0],
+                    text=body,
+                    part=part,
+                )
+            )
+        if chunks and chunks[-1].node == node.index and chunks[-1].part == 0:
+            # A single-part body covers the node's whole span.
+            last = chunks[-1]
+            chunks[-1] = ParsedChunk(
+                last.layer, last.node, node.start_line, node.end_line, last.text, 0
+            )
+        chunks.append(
+            ParsedChunk(
+                layer="ast", node=node.index, start_line=node.start_line,
+                end_line=node.end_line, text=node.signature,
+            )
+        )
+        chunks.append(
+            ParsedChunk(
+                layer="summary", node=node.index, start_line=node.start_line,
+                end_line=node.end_line,
+                text=_summary_text(node, nodes, calls_by_node.get(node.index, [])),
+            )
+        )
+    return chunks
+
+
+def _module_chunks(
+    own: list[tuple[int, str]], max_lines: int, max_chars: int
+) -> Iterator[ParsedChunk]:
+    run: list[tuple[int, str]] = []
+    part = 0
+
+    def flush(run: list[tuple[int, str]]) -> Iterator[ParsedChunk]:
+        nonlocal part
+        while run and not run[-1][1].strip():
+            run.pop()
+        while run and not run[0][1].strip():
+            run.pop(0)
+        if not run:
+            return
+        for piece in _split_runs(run, max_lines, max_chars):
+            yield ParsedChunk(
+                layer="code", node=0, start_line=piece[0][0], end_line=piece[-1][0],
+                text="\n".join(t for _, t in piece), part=part,
+            )
+            part += 1
+
+    for item in own:
+        if run and item[0] != run[-1][0] + 1:
+            yield from flush(run)
+            run = []
+        run.append(item)
+    yield from flush(run)
+
+
+def summary_text(
+    qualified_name: str,
+    kind: str,
+    signature: str,
+    docstring: str,
+    parent: tuple[str, str] | None,
+    calls: list[str],
+) -> str:
+    """The summary layer's text. `parent` is (kind, qualified_name) of the enclosing node.
+
+    The store rebuilds this from node rows instead of keeping the text, so the
+    function must stay deterministic.
+    """
+    lines = [f"{qualified_name} ({kind})", signature]
+    sentence = first_sentence(docstring)
+    if sentence:
+        lines.append(sentence)
+    if parent is not None:
+        lines.append(f"in {parent[0]} {parent[1]}")
+    if calls:
+        shown = calls[:MAX_SUMMARY_CALLS]
+        more = f" and {len(calls) - len(shown)} more" if len(calls) > len(shown) else ""
+        lines.append("calls " + ", ".join(shown) + more)
+    return "\n".join(lines)
+
+
+def _summary_text(node: ParsedNode, nodes: list[ParsedNode], calls: list[str]) -> str:
+    parent = nodes[node.parent] if node.parent is not None else None
+    return summary_text(
+        node.qualified_name,
+        node.kind,
+        node.signature,
+        node.docstring,
+        (parent.kind, parent.qualified_name) if parent is not None else None,
+        calls,
+    )

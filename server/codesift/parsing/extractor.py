@@ -1,0 +1,567 @@
+"""Turn source text into nodes and edges with a tree-sitter grammar and query.
+
+The query file of each language (see `queries/README.md`) tags:
+
+    @definition.<kind> + @name    a definition (kind: function, method, class, ...)
+      optional @receiver           a qualifier that is not an enclosing node
+                                   (Go method receiver, C++ `Type::method` out of class)
+    @scope + @name                 a named region that qualifies the definitions inside it
+                                   but is not a node itself (Rust `impl Type`)
+    @reference.call + @name        a call site; @name is the callee's name
+    @reference.inherits + @name    a base class / implemented interface, inside a definition
+    @import + @import.module / @import.name / @import.alias
+    @package                       the package or namespace the file declares
+
+Everything language-independent (nesting, qualified names, doc comments,
+signatures, local call resolution) is done here once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tree_sitter import Node, QueryCursor
+
+from codesift.parsing.grammars import parser_for, query_for
+from codesift.parsing.languages import LanguageSpec
+from codesift.parsing.model import ParsedEdge, ParsedFile, ParsedNode
+
+__all__ = ["extract", "python_module_path"]
+
+CLASS_LIKE = frozenset(
+    {"class", "struct", "interface", "trait", "enum", "union", "module", "namespace", "type"}
+)
+# A function directly inside one of these is a method; a module or namespace only qualifies it.
+_METHOD_HOSTS = CLASS_LIKE - {"module", "namespace"}
+# Node types whose first named child may be the definition (comments precede the wrapper).
+_WRAPPERS = frozenset(
+    {
+        "export_statement",
+        "decorated_definition",
+        "template_declaration",
+        "attributed_statement",
+        "ambient_declaration",
+    }
+)
+_BODY_TYPES = frozenset(
+    {
+        "block",
+        "body",
+        "class_body",
+        "declaration_list",
+        "field_declaration_list",
+        "compound_statement",
+        "statement_block",
+        "enum_body",
+        "interface_body",
+        "enum_variant_list",
+        "body_statement",
+        "do_block",
+        "template_body",
+        "function_body",
+        "class_declaration_body",
+        "protocol_body",
+        "enum_class_body",
+    }
+)
+_SKIPPABLE_BEFORE_DOC = frozenset({"attribute_item", "decorator", "annotation", "attribute"})
+_COMMENT_PREFIX = re.compile(r"^\s*(?:///?!?|/\*\*?|\*/|\*|#+!?|--+\|?|;+|%+)\s?")
+_WS = re.compile(r"\s+")
+MAX_SIGNATURE_CHARS = 400
+MAX_DOC_CHARS = 800
+
+
+@dataclass(slots=True)
+class _Def:
+    kind: str
+    name: str
+    node: Node
+    name_node: Node
+    receiver: str = ""
+    is_scope: bool = False
+    index: int = -1  # index in the output node list; -1 for scopes
+    parent_entry: _Def | None = None
+
+
+def python_module_path(rel_path: str) -> str:
+    """`pkg/sub/mod.py` -> `pkg.sub.mod`; `pkg/__init__.py` -> `pkg`."""
+    stem = rel_path.rsplit(".", 1)[0] if "." in rel_path.rsplit("/", 1)[-1] else rel_path
+    parts = [p for p in stem.split("/") if p]
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _text(node: Node, src: bytes) -> str:
+    return src[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def _clean_comment(raw: str) -> str:
+    lines = []
+    for line in raw.splitlines():
+        line = _COMMENT_PREFIX.sub("", line, count=1)
+        line = line.rstrip().removesuffix("*/").rstrip()
+        lines.append(line)
+    return "\n".join(lines).strip()
+
+
+def _leading_comment(node: Node, src: bytes) -> str:
+    target = node
+    while True:
+        prev = target.prev_named_sibling
+        while prev is not None and prev.type in _SKIPPABLE_BEFORE_DOC:
+            prev = prev.prev_named_sibling
+        if prev is not None and "comment" not in prev.type:
+            # tree-sitter-kotlin puts the comments after a package/import header
+            # inside that header: take them when they are its last tokens.
+            tail = prev
+            while tail.child_count and "comment" not in tail.type:
+                tail = tail.children[-1]
+            if "comment" in tail.type:
+                prev = tail
+        if prev is not None and "comment" in prev.type:
+            break
+        parent = target.parent
+        if parent is not None and parent.type in _WRAPPERS:
+            target = parent
+            continue
+        return ""
+    comments: list[str] = []
+    expected_row = target.start_point[0]
+    while prev is not None and "comment" in prev.type and prev.end_point[0] >= expected_row - 1:
+        before = prev.prev_sibling
+        if (
+            before is not None
+            and before.end_point[0] == prev.start_point[0]
+            and prev.end_point[0] < expected_row
+        ):
+            break  # a trailing comment of the line above, not a doc
+        comments.append(_text(prev, src))
+        expected_row = prev.start_point[0]
+        prev = prev.prev_named_sibling
+    comments.reverse()
+    return _clean_comment("\n".join(comments))[:MAX_DOC_CHARS]
+
+
+def _inner_definition(node: Node) -> Node:
+    if node.type == "decorated_definition":
+        inner = node.child_by_field_name("definition")
+        if inner is not None:
+            return inner
+    return node
+
+
+def _body_of(node: Node) -> Node | None:
+    body = node.child_by_field_name("body")
+    if body is not None:
+        return body
+    for child in node.named_children:
+        if child.type in _BODY_TYPES:
+            return child
+    return None
+
+
+def _python_docstring(node: Node, src: bytes) -> str:
+    body = node if node.type == "module" else _body_of(_inner_definition(node))
+    if body is None:
+        return ""
+    for child in body.named_children:
+        if child.type == "comment":
+            continue
+        string = child
+        if child.type == "expression_statement" and child.named_child_count == 1:
+            string = child.named_children[0]
+        if string.type == "string":
+            parts = [c for c in string.named_children if c.type == "string_content"]
+            raw = "".join(_text(p, src) for p in parts)
+            return _dedent_doc(raw)[:MAX_DOC_CHARS]
+        return ""
+    return ""
+
+
+def _dedent_doc(raw: str) -> str:
+    lines = raw.expandtabs().splitlines()
+    if not lines:
+        return ""
+    indents = [len(x) - len(x.lstrip()) for x in lines[1:] if x.strip()]
+    cut = min(indents) if indents else 0
+    out = [lines[0].strip()] + [x[cut:].rstrip() for x in lines[1:]]
+    return "\n".join(out).strip()
+
+
+def _signature(node: Node, src: bytes) -> str:
+    inner = _inner_definition(node)
+    body = _body_of(inner)
+    if body is not None and body.start_byte > inner.start_byte:
+        # Stop before comments that sit between the header and the body.
+        end = inner.start_byte
+        for child in inner.children:
+            if child.start_byte >= body.start_byte:
+                break
+            if "comment" not in child.type:
+                end = child.end_byte
+        raw = src[inner.start_byte : end]
+    else:
+        end = src.find(b"\n", inner.start_byte, inner.end_byte)
+        raw = src[inner.start_byte : inner.end_byte if end < 0 else end]
+    text = _WS.sub(" ", raw.decode("utf-8", "replace")).strip()
+    text = text.rstrip("{:=(").rstrip()
+    if text.endswith(" do"):
+        text = text[:-3].rstrip()
+    if len(text) > MAX_SIGNATURE_CHARS:
+        text = text[: MAX_SIGNATURE_CHARS - 1] + "…"
+    return text
+
+
+def _last_component(name: str) -> str:
+    for sep in ("::", ".", "\\", "->", "#"):
+        head, found, tail = name.rpartition(sep)
+        if found and (head or sep != "#"):  # `#name` is a JS private name, not a path
+            name = tail
+    return name.strip()
+
+
+_SCRIPT_EXTENSIONS = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
+
+
+def _import_tail(target: str) -> str:
+    """The local-looking name of an import path: its last segment (`net/http` ->
+    `http`, `<sys/stat.h>` -> `stat.h`), without a script extension
+    (`./util/format.js` -> `format`) since those are bound by their stem."""
+    stem = target.rstrip("/").rsplit("/", 1)[-1] or target
+    for ext in _SCRIPT_EXTENSIONS:
+        if stem.endswith(ext) and len(stem) > len(ext):
+            return stem[: -len(ext)]
+    return stem
+
+
+def _name_text(node: Node, src: bytes) -> str:
+    return _WS.sub("", _text(node, src))
+
+
+def extract(
+    text: str,
+    rel_path: str,
+    spec: LanguageSpec,
+    module_path: str | None = None,
+) -> ParsedFile:
+    """Parse `text` and return nodes and edges (chunks are added by the caller).
+
+    `module_path` overrides the Python module path derived from `rel_path`.
+    Syntax errors do not stop extraction: whatever tree-sitter recovered is used.
+    """
+    src = text.encode("utf-8")
+    tree = parser_for(spec.name).parse(src)
+    root = tree.root_node
+    parsed = ParsedFile(language=spec.name)
+    parsed.errors = _count_errors(root)
+    line_count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+
+    defs_by_name_node: dict[tuple[int, int], _Def] = {}
+    calls: list[tuple[Node, str]] = []
+    inherits: list[tuple[Node, str]] = []
+    imports: list[tuple[str, str, str, int, bool]] = []
+    package = ""
+
+    for _pattern, caps in QueryCursor(query_for(spec.name)).matches(root):
+        names = caps.get("name")
+        name_node = names[0] if names else None
+        for cap_name, nodes in caps.items():
+            if cap_name.startswith("definition.") and name_node is not None:
+                kind = cap_name.removeprefix("definition.")
+                def_node = nodes[0]
+                key = (name_node.start_byte, name_node.end_byte)
+                name = _name_text(name_node, src)
+                if not name:
+                    continue
+                receiver_nodes = caps.get("receiver")
+                receiver = _name_text(receiver_nodes[0], src) if receiver_nodes else ""
+                existing = defs_by_name_node.get(key)
+                span = def_node.end_byte - def_node.start_byte
+                if existing is None or span > existing.node.end_byte - existing.node.start_byte:
+                    defs_by_name_node[key] = _Def(kind, name, def_node, name_node, receiver)
+                break
+            if cap_name == "scope" and name_node is not None:
+                key = (nodes[0].start_byte, -nodes[0].end_byte)
+                if key not in defs_by_name_node:
+                    name = _name_text(name_node, src)
+                    defs_by_name_node[key] = _Def(
+                        "scope", name, nodes[0], name_node, is_scope=True
+                    )
+                break
+            if cap_name == "reference.call" and name_node is not None:
+                calls.append((nodes[0], _last_component(_name_text(name_node, src))))
+                break
+            if cap_name == "reference.inherits" and name_node is not None:
+                inherits.append((name_node, _last_component(_name_text(name_node, src))))
+                break
+            if cap_name == "import":
+                module = caps.get("import.module")
+                imported = caps.get("import.name")
+                alias = caps.get("import.alias")
+                # A module path may be several sibling nodes (Scala `a.b.c`): take the span.
+                raw_module = (
+                    _WS.sub("", src[module[0].start_byte : module[-1].end_byte].decode(
+                        "utf-8", "replace"))
+                    if module
+                    else ""
+                )
+                imports.append(
+                    (
+                        raw_module.strip("\"'`<>"),
+                        _name_text(imported[0], src) if imported else "",
+                        _name_text(alias[0], src) if alias else "",
+                        nodes[0].start_point[0] + 1,
+                        # A quoted module is a path ("net/http", <stdio.h>), not a dotted name.
+                        raw_module[:1] in ("\"", "'", "`", "<"),
+                    )
+                )
+                break
+            if cap_name == "package" and not package:
+                package = _WS.sub("", _text(nodes[0], src)).strip(";")
+                break
+
+    # Module node first: every other node descends from it.
+    if spec.qualifier == "python_module":
+        prefix = module_path if module_path is not None else python_module_path(rel_path)
+        module_name = prefix.rsplit(".", 1)[-1] if prefix else rel_path
+        module_qname = prefix or rel_path
+        module_doc = _python_docstring(root, src) if spec.body_docstring else ""
+    else:
+        prefix = package if spec.qualifier == "package" else ""
+        module_name = rel_path.rsplit("/", 1)[-1]
+        module_qname = rel_path
+        module_doc = ""
+    nodes_out: list[ParsedNode] = [
+        ParsedNode(
+            index=0,
+            kind="module",
+            name=module_name,
+            qualified_name=module_qname,
+            parent=None,
+            start_line=1,
+            end_line=max(1, line_count),
+            signature=module_qname,
+            docstring=module_doc,
+        )
+    ]
+
+    entries = sorted(
+        defs_by_name_node.values(), key=lambda d: (d.node.start_byte, -d.node.end_byte)
+    )
+    stack: list[_Def] = []
+    node_index_by_id: dict[int, int] = {}
+    sep = spec.separator
+    pending_receivers: list[tuple[int, str]] = []
+    for entry in entries:
+        while stack and stack[-1].node.end_byte <= entry.node.start_byte:
+            stack.pop()
+        enclosing = stack[-1] if stack else None
+        entry.parent_entry = enclosing
+        if entry.is_scope:
+            stack.append(entry)
+            continue
+        parent_index = 0
+        walker = enclosing
+        while walker is not None and walker.is_scope:
+            walker = walker.parent_entry
+        if walker is not None:
+            parent_index = walker.index
+        kind = entry.kind
+        if kind == "function" and enclosing is not None and (
+            enclosing.is_scope or enclosing.kind in _METHOD_HOSTS
+        ):
+            kind = "method"
+        elif kind == "function" and entry.receiver:
+            kind = "method"
+        chain: list[str] = []
+        walker = enclosing
+        while walker is not None:
+            chain.append(walker.name)
+            walker = walker.parent_entry
+        chain.reverse()
+        if entry.receiver:
+            chain.append(entry.receiver)
+        qualified = sep.join([*chain, entry.name])
+        if prefix:
+            joiner = "." if spec.qualifier in ("python_module", "package") else sep
+            qualified = f"{prefix}{joiner}{qualified}"
+        doc = _python_docstring(entry.node, src) if spec.body_docstring else ""
+        if not doc:
+            doc = _leading_comment(entry.node, src)
+        entry.index = len(nodes_out)
+        node_index_by_id[entry.node.id] = entry.index
+        if entry.node.type == "decorated_definition":
+            inner = entry.node.child_by_field_name("definition")
+            if inner is not None:
+                node_index_by_id[inner.id] = entry.index
+        nodes_out.append(
+            ParsedNode(
+                index=entry.index,
+                kind=kind,
+                name=entry.name,
+                qualified_name=qualified,
+                parent=parent_index,
+                start_line=entry.node.start_point[0] + 1,
+                end_line=_end_line(entry.node, src),
+                signature=_signature(entry.node, src),
+                docstring=doc,
+            )
+        )
+        if entry.receiver:
+            pending_receivers.append((entry.index, _last_component(entry.receiver)))
+        elif enclosing is not None and enclosing.is_scope:
+            # `impl Point { fn new() }`, `extension Inventory { ... }`: the scope's type owns it.
+            pending_receivers.append((entry.index, _last_component(enclosing.name)))
+        stack.append(entry)
+
+    # A receiver, out-of-class qualifier or scope names a type in this file: make it the parent.
+    types_by_name = {
+        n.name: n.index for n in nodes_out[1:] if n.kind in CLASS_LIKE and n.kind != "module"
+    }
+    if pending_receivers:
+        for idx, recv in pending_receivers:
+            parent = types_by_name.get(recv.lstrip("*&"))
+            if parent is not None:
+                old = nodes_out[idx]
+                nodes_out[idx] = ParsedNode(
+                    old.index, old.kind, old.name, old.qualified_name, parent,
+                    old.start_line, old.end_line, old.signature, old.docstring,
+                )
+
+    parsed.nodes = nodes_out
+    edges: list[ParsedEdge] = [
+        ParsedEdge(src=n.parent, kind="contains", dst_name=n.name, line=n.start_line, dst=n.index)
+        for n in nodes_out[1:]
+        if n.parent is not None
+    ]
+
+    import_hints: dict[str, str] = {}
+    import_sep = "." if spec.qualifier == "python_module" else sep
+    seen_imports: set[tuple[str, str]] = set()
+    for module, imported, alias, line, is_path in imports:
+        target = imported or module
+        if not target:
+            continue
+        hint = f"{module}{import_sep}{imported}" if module and imported else target
+        short = _import_tail(target) if (is_path or "/" in target) and not imported else (
+            _last_component(target)
+        )
+        local_name = alias or short
+        import_hints.setdefault(local_name, hint)
+        if (target, hint) in seen_imports:
+            continue
+        seen_imports.add((target, hint))
+        edges.append(
+            ParsedEdge(src=0, kind="imports", dst_name=short, line=line, dst_hint=hint)
+        )
+
+    by_name: dict[str, list[ParsedNode]] = {}
+    for n in nodes_out[1:]:
+        by_name.setdefault(n.name, []).append(n)
+
+    def enclosing_index(node: Node) -> int:
+        walker: Node | None = node.parent
+        while walker is not None:
+            idx = node_index_by_id.get(walker.id)
+            if idx is not None:
+                return idx
+            walker = walker.parent
+        return 0
+
+    # One calls edge per (caller, callee), at the first call site.
+    seen_calls: set[tuple[int, str]] = set()
+    for call_node, callee in calls:
+        if not callee:
+            continue
+        caller = enclosing_index(call_node)
+        line = call_node.start_point[0] + 1
+        key = (caller, callee)
+        if key in seen_calls:
+            continue
+        seen_calls.add(key)
+        dst = _resolve_local(callee, caller, nodes_out, by_name)
+        edges.append(
+            ParsedEdge(src=caller, kind="calls", dst_name=callee, line=line, dst=dst,
+                       dst_hint="" if dst is not None else import_hints.get(callee, ""))
+        )
+
+    scopes = [e for e in entries if e.is_scope]
+
+    def scope_owner(node: Node) -> int:
+        """The type a scope (`impl Trait for Type`, `extension Type: P`) names, if in this file."""
+        inner: _Def | None = None
+        for scope in scopes:
+            if scope.node.start_byte <= node.start_byte and node.end_byte <= scope.node.end_byte:
+                if inner is None or scope.node.start_byte >= inner.node.start_byte:
+                    inner = scope
+        return types_by_name.get(_last_component(inner.name), 0) if inner is not None else 0
+
+    for name_node, base in inherits:
+        if not base:
+            continue
+        owner = enclosing_index(name_node) or scope_owner(name_node)
+        if owner == 0:
+            continue
+        candidates = [n for n in by_name.get(base, ()) if n.kind in CLASS_LIKE]
+        dst = candidates[0].index if len(candidates) == 1 else None
+        edges.append(
+            ParsedEdge(src=owner, kind="inherits", dst_name=base,
+                       line=name_node.start_point[0] + 1, dst=dst,
+                       dst_hint="" if dst is not None else import_hints.get(base, ""))
+        )
+    parsed.edges = edges
+    return parsed
+
+
+def _resolve_local(
+    callee: str, caller: int, nodes: list[ParsedNode], by_name: dict[str, list[ParsedNode]]
+) -> int | None:
+    candidates = by_name.get(callee)
+    if not candidates:
+        return None
+    if len(candidates) == 1:
+        return candidates[0].index
+    # Prefer a sibling of the caller (a method of the same class), then a top-level one.
+    caller_parent = nodes[caller].parent
+    for cand in candidates:
+        if caller_parent is not None and cand.parent == caller_parent:
+            return cand.index
+    top = [c for c in candidates if c.parent == 0]
+    if len(top) == 1:
+        return top[0].index
+    # Java/C# `new Foo()`: the type and its constructors share the name.
+    types = [c for c in candidates if c.kind in CLASS_LIKE]
+    if len(types) == 1 and all(
+        c is types[0] or (c.kind == "constructor" and c.parent == types[0].index)
+        for c in candidates
+    ):
+        return types[0].index
+    return None
+
+
+def _end_line(node: Node, src: bytes) -> int:
+    # Some nodes (Scala indented blocks, trailing newlines) end in whitespace:
+    # the node ends on the line of its last non-blank byte.
+    end = node.end_byte
+    while end > node.start_byte and src[end - 1] in b" \t\r\n":
+        end -= 1
+    row = node.end_point[0] - src.count(b"\n", end, node.end_byte)
+    return row + 1
+
+
+def _count_errors(root: Node) -> int:
+    if not root.has_error:
+        return 0
+    count = 0
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            count += 1
+            continue
+        if node.has_error:
+            stack.extend(node.children)
+    return count
+

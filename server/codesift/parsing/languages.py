@@ -1,0 +1,101 @@
+"""Which language a file is, and how each grammar-backed language is parsed.
+
+Languages with a tree-sitter query file in `parsing/queries/<name>.scm` get
+nodes, edges and per-node chunks. `markdown` is split into heading sections.
+Every other text file is `text` and is indexed as line windows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Literal
+
+__all__ = [
+    "LANGUAGES",
+    "LanguageSpec",
+    "QualifierStyle",
+    "detect_language",
+    "spec_for",
+]
+
+# How a definition's qualified name is prefixed:
+#   python_module  dotted module path from the file path (pkg.mod.Class.method)
+#   package        the file's @package capture (Go `http.Serve`, Java `java.util.List.add`)
+#   none           only enclosing definitions (Rust `Type::method`, C++ `ns::Type::f`)
+QualifierStyle = Literal["python_module", "package", "none"]
+
+
+@dataclass(frozen=True, slots=True)
+class LanguageSpec:
+    name: str
+    grammar: str  # name in tree-sitter-language-pack
+    extensions: tuple[str, ...]
+    separator: str = "."
+    qualifier: QualifierStyle = "none"
+    filenames: tuple[str, ...] = ()
+    # Python-style docstrings: the first string statement of the body.
+    body_docstring: bool = False
+
+
+LANGUAGES: dict[str, LanguageSpec] = {
+    spec.name: spec
+    for spec in (
+        LanguageSpec(
+            "python", "python", (".py", ".pyi", ".pyw"), qualifier="python_module",
+            body_docstring=True,
+        ),
+        LanguageSpec("javascript", "javascript", (".js", ".mjs", ".cjs", ".jsx")),
+        LanguageSpec("typescript", "typescript", (".ts", ".mts", ".cts")),
+        LanguageSpec("tsx", "tsx", (".tsx",)),
+        LanguageSpec("go", "go", (".go",), qualifier="package"),
+        LanguageSpec("rust", "rust", (".rs",), separator="::"),
+        LanguageSpec("java", "java", (".java",), qualifier="package"),
+        LanguageSpec("c", "c", (".c", ".h")),
+        LanguageSpec(
+            "cpp", "cpp", (".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".ipp"),
+            separator="::",
+        ),
+        LanguageSpec("csharp", "csharp", (".cs",), qualifier="package"),
+        LanguageSpec(
+            "ruby", "ruby", (".rb", ".rake", ".gemspec"), separator="::",
+            filenames=("Rakefile", "Gemfile"),
+        ),
+        LanguageSpec("php", "php", (".php",), separator="::"),
+        LanguageSpec("kotlin", "kotlin", (".kt", ".kts"), qualifier="package"),
+        LanguageSpec("swift", "swift", (".swift",)),
+        LanguageSpec("scala", "scala", (".scala", ".sc"), qualifier="package"),
+        LanguageSpec("elixir", "elixir", (".ex", ".exs")),
+        LanguageSpec("haskell", "haskell", (".hs",), qualifier="package"),
+        LanguageSpec("lua", "lua", (".lua",)),
+        LanguageSpec("zig", "zig", (".zig",)),
+        LanguageSpec(
+            "bash", "bash", (".sh", ".bash", ".zsh"), filenames=(".bashrc", ".bash_profile"),
+        ),
+    )
+}
+
+MARKDOWN_EXTENSIONS = (".md", ".markdown", ".mdx", ".mdown")
+
+_BY_EXTENSION: dict[str, str] = {
+    ext: spec.name for spec in LANGUAGES.values() for ext in spec.extensions
+}
+_BY_FILENAME: dict[str, str] = {
+    fname: spec.name for spec in LANGUAGES.values() for fname in spec.filenames
+}
+
+
+def detect_language(path: str) -> str:
+    """Language id for a relative POSIX path: a key of LANGUAGES, "markdown" or "text"."""
+    pure = PurePosixPath(path)
+    by_name = _BY_FILENAME.get(pure.name)
+    if by_name:
+        return by_name
+    suffix = pure.suffix.lower()
+    if suffix in MARKDOWN_EXTENSIONS:
+        return "markdown"
+    return _BY_EXTENSION.get(suffix, "text")
+
+
+def spec_for(language: str) -> LanguageSpec | None:
+    return LANGUAGES.get(language)

@@ -1,0 +1,92 @@
+; The module the file declares: `module Data.Inventory (...) where`.
+(header module: (module) @package)
+
+; Functions. A function with several equations (`f [] = ..; f (x:xs) = ..`) would
+; give one node per equation, so only the first equation is captured: one whose
+; previous sibling is not an equation of the same name. Its type signature is a
+; separate sibling and is not captured. Applies to top-level declarations,
+; instance bodies and functions of `where`/`let` blocks
+; (there, argument-less bindings are local values and are skipped).
+([(declarations
+    .
+    [(function name: (variable) @name) (bind name: (variable) @name)] @definition.function)
+  (local_binds . (function name: (variable) @name) @definition.function)
+  (instance_declarations
+    .
+    [(function name: (variable) @name) (bind name: (variable) @name)] @definition.function)
+])
+; (The previous sibling is captured: tree-sitter 0.26 drops matches that differ
+; only in an uncaptured sibling alternation.)
+([(declarations
+    [(signature) (haddock) (comment) (pragma) (data_type) (newtype) (type_synomym)
+     (class) (instance) (deriving_instance) (type_family) (type_instance) (data_family)
+     (data_instance) (foreign_import) (foreign_export) (fixity) (pattern_synonym)
+     (role_annotation) (default_types) (kind_signature) (top_splice) (cpp)] @_prev
+    .
+    [(function name: (variable) @name) (bind name: (variable) @name)] @definition.function)
+  (local_binds
+    [(signature) (haddock) (comment) (pragma) (fixity) (bind)] @_prev
+    .
+    (function name: (variable) @name) @definition.function)
+  (instance_declarations
+    [(signature) (haddock) (comment) (pragma) (data_instance) (type_instance)] @_prev
+    .
+    [(function name: (variable) @name) (bind name: (variable) @name)] @definition.function)
+])
+([(declarations
+    [(function name: (variable) @_prev) (bind name: (variable) @_prev)]
+    .
+    [(function name: (variable) @name) (bind name: (variable) @name)] @definition.function)
+  (local_binds
+    (function name: (variable) @_prev)
+    .
+    (function name: (variable) @name) @definition.function)
+  (instance_declarations
+    [(function name: (variable) @_prev) (bind name: (variable) @_prev)]
+    .
+    [(function name: (variable) @name) (bind name: (variable) @name)] @definition.function)
+]
+ (#not-eq? @_prev @name))
+
+; Class methods are declared by their signatures (a default implementation in
+; the class body is not a separate node).
+(class_declarations (signature name: (variable) @name) @definition.method)
+
+; Types and classes.
+(data_type name: (name) @name) @definition.type
+(newtype name: (name) @name) @definition.type
+(type_synomym name: (name) @name) @definition.type
+(type_family name: (name) @name) @definition.type
+(data_family name: (name) @name) @definition.type
+(class name: (name) @name) @definition.interface
+
+; `instance Valued Item where` qualifies its methods by the instance type: Item.value.
+(instance
+  patterns: (type_patterns . [(name) @name (parens type: (apply constructor: (name) @name))])
+  ) @scope
+
+; Inheritance: superclasses of a class, classes a data type derives.
+(class
+  context: (context
+    context: [(apply constructor: (name) @name) (tuple (apply constructor: (name) @name))]
+    @reference.inherits))
+(data_type
+  deriving: (deriving classes: [(name) @name (tuple (name) @name)] @reference.inherits))
+(newtype
+  deriving: (deriving classes: [(name) @name (tuple (name) @name)] @reference.inherits))
+
+; Calls: the head of an application `f x y` (also `M.f x`), and `f $ x`.
+(apply function: (variable) @name) @reference.call
+(apply function: (qualified id: (variable) @name)) @reference.call
+(infix
+  left_operand: [(variable) @name (qualified id: (variable) @name)]
+  operator: (operator) @_op
+  (#eq? @_op "$")) @reference.call
+
+; Imports: the module (and its `as` alias), and each name of an import list
+; (not of a `hiding` list).
+(import module: (module) @import.module alias: (module)? @import.alias) @import
+((import
+   module: (module) @import.module
+   names: (import_list (import_name [(variable) (name)] @import.name))) @import
+ (#not-match? @import "\\shiding\\s"))

@@ -1,0 +1,139 @@
+"""Opening the index database: one apsw connection per thread, WAL, migrations.
+
+The file carries an application id so a foreign SQLite database is recognised
+and never overwritten. A damaged or foreign file raises a named error; the
+caller decides whether to rebuild (which moves the old file aside, never
+deleting it).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+import apsw
+
+from codesift.errors import CorruptIndexError, ForeignIndexError
+from codesift.store.migrations import MIGRATIONS
+
+__all__ = [
+    "APPLICATION_ID",
+    "SCHEMA_VERSION",
+    "move_aside",
+    "open_database",
+]
+
+log = logging.getLogger(__name__)
+
+APPLICATION_ID = 0x43534654  # "CSFT"
+SCHEMA_VERSION = MIGRATIONS[-1].version
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _check_header(path: Path) -> None:
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(16)
+    except OSError as exc:
+        raise CorruptIndexError(f"cannot read index {path}: {exc.strerror}") from exc
+    if head and head != _SQLITE_MAGIC:
+        raise CorruptIndexError(
+            f"{path} is not a SQLite database; run `codesift index --rebuild` to move it "
+            "aside and build a new index"
+        )
+
+
+def _ensure_folder(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.parent.name == ".codesift":
+        ignore = path.parent / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# created by codesift: the index is a local cache\n*\n")
+
+
+def _configure(conn: apsw.Connection) -> None:
+    conn.set_busy_timeout(10_000)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA temp_store=MEMORY")
+    conn.execute("PRAGMA cache_size=-32000")
+    conn.execute("PRAGMA mmap_size=268435456")
+
+
+def _migrate(conn: apsw.Connection, path: Path) -> None:
+    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+    tables = {
+        row[0]
+        for row in conn.execute("SELECT name FROM sqlite_schema WHERE type IN ('table','view')")
+    }
+    if app_id != APPLICATION_ID:
+        if tables:
+            raise ForeignIndexError(
+                f"{path} is a SQLite database that codesift did not create; choose another "
+                "index path (index.db_path) or run `codesift index --rebuild` to move it aside"
+            )
+        with conn:
+            conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
+            conn.execute(
+                "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+                " applied_at REAL NOT NULL)"
+            )
+    applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+    newest = max(applied, default=0)
+    if newest > SCHEMA_VERSION:
+        raise ForeignIndexError(
+            f"{path} was written by a newer codesift (schema {newest} > {SCHEMA_VERSION}); "
+            "upgrade codesift or rebuild the index"
+        )
+    for step in MIGRATIONS:
+        if step.version in applied:
+            continue
+        with conn:
+            conn.execute(step.sql)
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                (step.version, step.name, time.time()),
+            )
+            conn.execute(f"PRAGMA user_version={step.version}")
+        log.info("applied migration %d (%s) to %s", step.version, step.name, path)
+
+
+def open_database(path: Path, *, create: bool = True) -> apsw.Connection:
+    """Open (creating and migrating if needed) the index at `path`.
+
+    Raises CorruptIndexError for a damaged or non-SQLite file and
+    ForeignIndexError for a database that is not a codesift index.
+    """
+    if path.exists():
+        _check_header(path)
+    elif not create:
+        raise CorruptIndexError(f"no index at {path}; run `codesift index` first")
+    else:
+        _ensure_folder(path)
+    try:
+        conn = apsw.Connection(str(path))
+        _configure(conn)
+        _migrate(conn, path)
+        # Touch every schema object so damage shows up now rather than mid-search.
+        conn.execute("SELECT count(*) FROM files").fetchone()
+    except (apsw.NotADBError, apsw.CorruptError) as exc:
+        raise CorruptIndexError(
+            f"{path} is damaged ({exc}); run `codesift index --rebuild` to move it aside and "
+            "build a new index"
+        ) from exc
+    return conn
+
+
+def move_aside(path: Path) -> Path | None:
+    """Rename a bad index (and its WAL files) to `<name>.bad-<timestamp>`; return the new path."""
+    if not path.exists():
+        return None
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}.bad-{stamp}")
+    path.rename(target)
+    for suffix in ("-wal", "-shm"):
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            side.rename(target.with_name(target.name + suffix))
+    return target

@@ -1,0 +1,116 @@
+"""Schema migrations: ordered steps, each applied in its own transaction and
+recorded in `schema_migrations`. Never edit a released step; append a new one.
+
+Tables
+  files     one row per indexed file: path, size, mtime, content hash, language
+  nodes     definitions (stable ids derived from path + qualified name + kind)
+  edges     node -> node (dst_id) or node -> unresolved name (dst_name, dst_hint);
+            the all_edges view adds `contains` edges from nodes.parent_id
+  chunks    retrieval text with a layer: code, ast, summary, doc
+  code_fts  FTS5 over code and ast chunk text (identifier-split, no stemming)
+  doc_fts   FTS5 with porter stemming over markdown sections
+  names_fts FTS5 trigram over node names (qualified names are scored on the candidates)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["MIGRATIONS", "Migration"]
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    name: str
+    sql: str
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "initial schema",
+        """
+        CREATE TABLE meta (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        CREATE TABLE files (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            content_hash TEXT NOT NULL,
+            language TEXT NOT NULL,
+            line_count INTEGER NOT NULL,
+            parse_errors INTEGER NOT NULL DEFAULT 0,
+            invalid_utf8 INTEGER NOT NULL DEFAULT 0,
+            indexed_at REAL NOT NULL
+        );
+        CREATE TABLE nodes (
+            id INTEGER PRIMARY KEY,
+            file_id INTEGER NOT NULL REFERENCES files(id),
+            parent_id INTEGER,
+            kind TEXT NOT NULL,
+            name TEXT NOT NULL,
+            qualified_name TEXT NOT NULL,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            signature TEXT NOT NULL,
+            docstring TEXT NOT NULL
+        );
+        CREATE INDEX nodes_file ON nodes(file_id);
+        CREATE INDEX nodes_name ON nodes(name);
+        CREATE INDEX nodes_name_ci ON nodes(name COLLATE NOCASE);
+        CREATE INDEX nodes_qualified ON nodes(qualified_name);
+        -- Containment is not stored here: it is nodes.parent_id (see the all_edges view).
+        CREATE TABLE edges (
+            src_id INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            dst_name TEXT NOT NULL,
+            dst_id INTEGER,
+            dst_hint TEXT NOT NULL DEFAULT '',
+            line INTEGER NOT NULL,
+            -- how dst_id was found: local (same file), hint (import), unique (only
+            -- definition of that name), or NULL while unresolved
+            resolution TEXT,
+            PRIMARY KEY (src_id, kind, dst_name)
+        ) WITHOUT ROWID;
+        CREATE INDEX edges_dst ON edges(dst_id, kind) WHERE dst_id IS NOT NULL;
+        CREATE INDEX edges_dst_name ON edges(dst_name, kind);
+        CREATE VIEW all_edges (src_id, kind, dst_name, dst_id, dst_hint, line, resolution) AS
+            SELECT src_id, kind, dst_name, dst_id, dst_hint, line, resolution FROM edges
+            UNION ALL
+            SELECT parent_id, 'contains', name, id, '', start_line, 'local'
+              FROM nodes WHERE parent_id IS NOT NULL;
+        CREATE TABLE chunks (
+            id INTEGER PRIMARY KEY,
+            file_id INTEGER NOT NULL REFERENCES files(id),
+            node_id INTEGER,
+            layer TEXT NOT NULL,
+            part INTEGER NOT NULL DEFAULT 0,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            title TEXT NOT NULL DEFAULT '',
+            -- TEXT, or a zlib-compressed UTF-8 BLOB for longer chunks; NULL for the
+            -- ast and summary layers, which are rebuilt from their node on read
+            text,
+            text_hash INTEGER NOT NULL
+        );
+        CREATE INDEX chunks_file ON chunks(file_id);
+        CREATE INDEX chunks_node ON chunks(node_id);
+        CREATE VIRTUAL TABLE code_fts USING fts5(
+            body, content='', contentless_delete=1,
+            tokenize="unicode61 remove_diacritics 2 tokenchars '_'"
+        );
+        CREATE VIRTUAL TABLE doc_fts USING fts5(
+            body, content='', contentless_delete=1,
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE VIRTUAL TABLE names_fts USING fts5(
+            name, content='', contentless_delete=1, detail='none',
+            tokenize='trigram case_sensitive 0'
+        );
+        """,
+    ),
+)

@@ -1,0 +1,53 @@
+"""Identifier-aware tokens, shared by indexing and querying.
+
+FTS5's unicode61 tokenizer (with `_` as a token character) keeps
+`parse_http_header` and `parseHTTPHeader` whole. To make their parts findable
+too, the indexed text of a code chunk is the text followed by the parts of every
+compound identifier in it, once each. So a query for `http header`, for
+`parseHTTPHeader` or for `parse_http_header` all match, and nothing is stemmed.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+__all__ = ["code_index_text", "split_identifier", "word_tokens"]
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Boundaries inside an identifier: lower->Upper, UPPER->Upper+lower, letter<->digit.
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@lru_cache(maxsize=200_000)
+def split_identifier(identifier: str) -> tuple[str, ...]:
+    """`parseHTTPHeader` -> ("parse", "http", "header"); `get_v2_url` -> ("get", "v", "2", "url").
+
+    Returns lower-case parts; a simple word gives a one-element tuple.
+    """
+    parts: list[str] = []
+    for piece in identifier.split("_"):
+        if piece:
+            parts.extend(m.lower() for m in _CAMEL.findall(piece))
+    return tuple(parts) if parts else (identifier.lower(),)
+
+
+def code_index_text(text: str) -> str:
+    """Text to put in the code FTS index: `text` plus the parts of its compound identifiers."""
+    extra: dict[str, None] = {}
+    for ident in set(_IDENTIFIER.findall(text)):
+        if len(ident) < 4:
+            continue
+        parts = split_identifier(ident)
+        if len(parts) > 1:
+            for part in parts:
+                extra[part] = None
+    if not extra:
+        return text
+    return f"{text}\n{' '.join(extra)}"
+
+
+def word_tokens(text: str) -> list[str]:
+    """Word-ish tokens of a query, in order, as written (not lower-cased)."""
+    return _WORD.findall(text)

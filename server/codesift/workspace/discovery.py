@@ -1,0 +1,532 @@
+"""Which files of a workspace folder get indexed.
+
+Two ways to list candidates:
+
+- git mode, when the root is inside a git work tree (and not itself ignored by
+  it): `git ls-files -co --exclude-standard`, i.e. tracked files plus untracked
+  files that no .gitignore, .git/info/exclude or global excludes file hides.
+  Git submodules and untracked nested repositories are listed by git as one
+  folder entry; they are listed in turn with their own `git ls-files`, so their
+  files are indexed under their own ignore rules (as ripgrep and VS Code search
+  do). Put them in `exclude` or `.codesiftignore` to leave them out.
+- walk mode, everywhere else (or when git is missing or fails): a directory walk
+  that never follows directory symlinks and honours every `.gitignore` in the
+  tree, each anchored at the folder that holds it.
+
+Both modes then apply the same filters: `.codesiftignore` files (gitignore
+syntax, anywhere in the tree), `IndexSettings.exclude` (gitignore syntax,
+relative to the root), `IndexSettings.excluded_dirs` (folder names, so a tracked
+`vendor/` is still skipped), the symlink rules and cheap per-file checks that
+need no content read (size, binary extension, minified or lock file by name).
+
+`.codesiftignore` and `exclude` only ever remove files: a `!pattern` in them
+cannot bring back a file that .gitignore hides, because git mode never sees it.
+
+`Discovery.skipped` lists what codesift chose to leave out (limits, heuristics,
+excluded folders, symlinks, vanished files), so a user can ask "why is this file
+not found". Files hidden by an ignore file or an `exclude` pattern are not part
+of the workspace and are not listed. An excluded folder is listed once, by its
+own path, not file by file.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+import subprocess
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+import pathspec
+
+from codesift.config import IndexSettings
+from codesift.errors import WorkspaceError
+from codesift.parsing.languages import detect_language
+
+__all__ = [
+    "BINARY_EXTENSIONS",
+    "CODESIFT_IGNORE_FILE",
+    "LOCK_FILE_NAMES",
+    "MINIFIED_SUFFIXES",
+    "Discovery",
+    "SkippedFile",
+    "SourceFile",
+    "discover_files",
+]
+
+logger = logging.getLogger(__name__)
+
+CODESIFT_IGNORE_FILE = ".codesiftignore"
+_GITIGNORE_FILE = ".gitignore"
+# `git ls-files` takes milliseconds even on large repos; a hung git (a network
+# filesystem, a lock) must not hang indexing, so give up and walk instead.
+_GIT_TIMEOUT_S = 30.0
+# Set by git hooks and some editors; they would point our git calls at another
+# repository than the one holding the root.
+_GIT_ENV_OVERRIDES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX")
+
+# Lower-case extensions of files that are never source text.
+BINARY_EXTENSIONS: frozenset[str] = frozenset(
+    {
+        # images
+        ".png", ".jpg", ".jpeg", ".gif", ".bmp", ".ico", ".icns", ".tif", ".tiff",
+        ".webp", ".avif", ".heic", ".heif", ".psd", ".xcf", ".svgz", ".cur",
+        # archives and packages
+        ".zip", ".tar", ".gz", ".tgz", ".bz2", ".xz", ".txz", ".7z", ".rar", ".zst",
+        ".lz4", ".lzma", ".jar", ".war", ".ear", ".whl", ".egg", ".apk", ".aab",
+        ".ipa", ".deb", ".rpm", ".dmg", ".iso", ".msi", ".cab", ".crx", ".xpi",
+        ".nupkg", ".gem",
+        # compiled objects and executables
+        ".o", ".obj", ".a", ".lib", ".so", ".dylib", ".dll", ".exe", ".bin", ".elf",
+        ".pyc", ".pyo", ".pyd", ".class", ".dex", ".wasm", ".beam", ".rlib", ".pdb",
+        ".ilk", ".exp", ".idb", ".gch", ".pch", ".mo", ".node", ".lockb",
+        # fonts
+        ".ttf", ".otf", ".woff", ".woff2", ".eot", ".pfb", ".pfm",
+        # audio and video
+        ".mp3", ".mp4", ".m4a", ".m4v", ".wav", ".flac", ".ogg", ".oga", ".ogv",
+        ".opus", ".aac", ".wma", ".wmv", ".avi", ".mov", ".mkv", ".webm", ".flv",
+        ".mid", ".midi", ".aiff", ".swf",
+        # office documents
+        ".pdf", ".doc", ".docx", ".xls", ".xlsx", ".ppt", ".pptx", ".odt", ".ods",
+        ".odp", ".epub", ".rtf",
+        # databases
+        ".sqlite", ".sqlite3", ".db", ".db3", ".mdb", ".accdb", ".db-wal", ".db-shm",
+        ".sqlite-wal", ".sqlite-shm",
+        # data, models and keys
+        ".npy", ".npz", ".pkl", ".pickle", ".h5", ".hdf5", ".parquet", ".feather",
+        ".onnx", ".pt", ".pth", ".ckpt", ".safetensors", ".tflite", ".pb", ".gguf",
+        ".der", ".p12", ".pfx", ".jks", ".keystore",
+        # 3D assets
+        ".blend", ".fbx", ".glb", ".3ds",
+    }
+)  # fmt: skip
+
+# Lower-case file name endings of minified bundles and source maps.
+MINIFIED_SUFFIXES: tuple[str, ...] = (
+    ".min.js",
+    ".min.mjs",
+    ".min.cjs",
+    ".min.css",
+    "-min.js",
+    "-min.css",
+    ".bundle.js",
+    ".map",
+)
+
+# Generated dependency pins: large, noisy, and never what a code search is for.
+LOCK_FILE_NAMES: frozenset[str] = frozenset(
+    {
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "bun.lock",
+        "Cargo.lock",
+        "poetry.lock",
+        "Pipfile.lock",
+        "uv.lock",
+        "pdm.lock",
+        "composer.lock",
+        "Gemfile.lock",
+        "Podfile.lock",
+        "pubspec.lock",
+        "mix.lock",
+        "flake.lock",
+        "packages.lock.json",
+        "go.sum",
+    }
+)
+
+# Operating system litter without a telling extension.
+_JUNK_FILE_NAMES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """A file to index."""
+
+    path: str  # relative POSIX path from the root, e.g. "pkg/mod.py"
+    abs_path: Path  # root / path (the link itself for a symlinked file)
+    size: int  # of the file's content (a symlink's target)
+    mtime_ns: int  # of the file's content (a symlink's target)
+    language: str  # detect_language(path)
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedFile:
+    """A file or folder left out, with a short reason a person can read."""
+
+    path: str  # relative POSIX path; a folder's own path for "excluded folder"
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Discovery:
+    files: list[SourceFile]  # sorted by path
+    skipped: list[SkippedFile]  # sorted by path
+
+
+class _DirVerdict(Enum):
+    KEEP = "keep"
+    IGNORED = "ignored"  # hidden by an ignore file or pattern: not reported
+    EXCLUDED = "excluded"  # an excluded folder name: reported once
+
+
+class _IgnoreTree:
+    """Ignore files of one kind across a tree, with git's precedence.
+
+    The deepest ignore file with a matching pattern decides, and within it the
+    last matching pattern; a file's patterns are relative to its own folder.
+    """
+
+    __slots__ = ("_specs",)
+
+    def __init__(self) -> None:
+        self._specs: dict[str, pathspec.GitIgnoreSpec] = {}
+
+    def load(self, root: Path, reldir: str, name: str) -> None:
+        path = root / reldir / name if reldir else root / name
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return
+        except OSError as exc:
+            logger.warning("cannot read %s, its patterns are not applied: %s", path, exc)
+            return
+        self.add(reldir, text.splitlines())
+
+    def add(self, reldir: str, lines: Iterable[str]) -> None:
+        spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        if len(spec):
+            self._specs[reldir] = spec
+
+    def ignored(self, relpath: str, is_dir: bool) -> bool:
+        if not self._specs:
+            return False
+        folder = relpath
+        while True:
+            cut = folder.rfind("/")
+            folder = folder[:cut] if cut >= 0 else ""
+            spec = self._specs.get(folder)
+            if spec is not None:
+                sub = relpath[len(folder) + 1 :] if folder else relpath
+                # A trailing slash lets folder-only patterns ("build/") match.
+                result = spec.check_file(sub + "/" if is_dir else sub)
+                if result.include is not None:
+                    return bool(result.include)
+            if not folder:
+                return False
+
+
+class _Filters:
+    """The rules both modes share: ignore files, exclude patterns, excluded folders."""
+
+    def __init__(self, root: Path, settings: IndexSettings, *, use_gitignore: bool) -> None:
+        self.root = root
+        self.real_root = Path(os.path.realpath(root))
+        self.max_bytes = settings.max_file_bytes
+        self.excluded_dirs = frozenset(settings.excluded_dirs)
+        self.use_gitignore = use_gitignore
+        self.gitignore = _IgnoreTree()
+        self.codesiftignore = _IgnoreTree()
+        self.exclude = _IgnoreTree()
+        self.exclude.add("", settings.exclude)
+
+    def load_ignore_files(self, reldir: str, names: Iterable[str]) -> None:
+        names = set(names)
+        if self.use_gitignore and _GITIGNORE_FILE in names:
+            self.gitignore.load(self.root, reldir, _GITIGNORE_FILE)
+        if CODESIFT_IGNORE_FILE in names:
+            self.codesiftignore.load(self.root, reldir, CODESIFT_IGNORE_FILE)
+
+    def ignored(self, relpath: str, is_dir: bool) -> bool:
+        return (
+            (self.use_gitignore and self.gitignore.ignored(relpath, is_dir))
+            or self.codesiftignore.ignored(relpath, is_dir)
+            or self.exclude.ignored(relpath, is_dir)
+        )
+
+    def dir_verdict(self, reldir: str) -> _DirVerdict:
+        """The folder's own verdict; its parents are the caller's business."""
+        name = reldir.rsplit("/", 1)[-1]
+        # The repository database is never source, whatever excluded_dirs says.
+        if name == ".git" or self.ignored(reldir, is_dir=True):
+            return _DirVerdict.IGNORED
+        if name in self.excluded_dirs:
+            return _DirVerdict.EXCLUDED
+        return _DirVerdict.KEEP
+
+    def inspect(self, relpath: str, abs_path: Path, st: os.stat_result) -> SourceFile | SkippedFile:
+        """Cheap checks on a non-directory entry, given its lstat result."""
+        name = relpath.rsplit("/", 1)[-1]
+        reason = _name_skip_reason(name)
+        if reason is not None:
+            return SkippedFile(relpath, reason)
+        if stat.S_ISLNK(st.st_mode):
+            link = self._follow_link(relpath, abs_path)
+            if isinstance(link, SkippedFile):
+                return link
+            st = link
+        if stat.S_ISDIR(st.st_mode):
+            return SkippedFile(relpath, "symlink to a folder")
+        if not stat.S_ISREG(st.st_mode):
+            # FIFOs and devices would block or never end when read.
+            return SkippedFile(relpath, "not a regular file")
+        if st.st_size > self.max_bytes:
+            return SkippedFile(relpath, f"larger than {self.max_bytes} bytes")
+        return SourceFile(
+            path=relpath,
+            abs_path=abs_path,
+            size=st.st_size,
+            mtime_ns=st.st_mtime_ns,
+            language=detect_language(relpath),
+        )
+
+    def _follow_link(self, relpath: str, abs_path: Path) -> os.stat_result | SkippedFile:
+        try:
+            target = Path(os.path.realpath(abs_path, strict=True))
+        except FileNotFoundError:
+            return SkippedFile(relpath, "dangling symlink")
+        except OSError as exc:
+            # ELOOP for a -> b -> a; anything else is reported as it is.
+            return SkippedFile(relpath, f"broken symlink: {exc.strerror or exc}")
+        if not target.is_relative_to(self.real_root):
+            # Following it could index a whole home folder, or a secret.
+            return SkippedFile(relpath, "symlink outside workspace")
+        try:
+            return target.stat()
+        except OSError:
+            return SkippedFile(relpath, "vanished")
+
+
+def discover_files(root: Path, settings: IndexSettings) -> Discovery:
+    """List the files of the workspace folder `root` that should be indexed.
+
+    Raises WorkspaceError when `root` is missing, not a folder, or unreadable.
+    """
+    root = root.absolute()
+    if not root.exists():
+        raise WorkspaceError(f"workspace folder {root} does not exist")
+    if not root.is_dir():
+        raise WorkspaceError(f"workspace folder {root} is not a folder")
+
+    listing = _git_listing(root)
+    filters = _Filters(root, settings, use_gitignore=listing is None)
+    if listing is None:
+        files, skipped = _walk(filters)
+        mode = "walk"
+    else:
+        files, skipped = _from_git(filters, listing)
+        mode = "git"
+    files.sort(key=lambda f: f.path)
+    skipped.sort(key=lambda s: s.path)
+    logger.debug(
+        "discovered %d files in %s (%s mode), skipped %d", len(files), root, mode, len(skipped)
+    )
+    return Discovery(files=files, skipped=skipped)
+
+
+# --- walk mode -------------------------------------------------------------------------
+
+
+def _walk(filters: _Filters) -> tuple[list[SourceFile], list[SkippedFile]]:
+    files: list[SourceFile] = []
+    skipped: list[SkippedFile] = []
+    root = filters.root
+    pending = [""]
+    while pending:
+        reldir = pending.pop()
+        abs_dir = root / reldir if reldir else root
+        try:
+            with os.scandir(abs_dir) as scan:
+                entries = list(scan)
+        except OSError as exc:
+            if not reldir:
+                raise WorkspaceError(f"cannot read workspace folder {root}: {exc}") from exc
+            logger.warning("cannot read folder %s: %s", abs_dir, exc)
+            skipped.append(SkippedFile(reldir, f"unreadable folder: {exc.strerror or exc}"))
+            continue
+        # Ignore files apply to their own folder's entries, so load them first.
+        filters.load_ignore_files(reldir, (e.name for e in entries))
+        for entry in entries:
+            relpath = f"{reldir}/{entry.name}" if reldir else entry.name
+            try:
+                # Without following symlinks: a link to a folder is handled as a
+                # file here and skipped by `inspect`, so loops like a -> . are harmless.
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                verdict = filters.dir_verdict(relpath)
+                if verdict is _DirVerdict.KEEP:
+                    pending.append(relpath)
+                elif verdict is _DirVerdict.EXCLUDED:
+                    skipped.append(SkippedFile(relpath, "excluded folder"))
+                continue
+            # Git treats a symlink as a file, whatever it points to.
+            if filters.ignored(relpath, is_dir=False):
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except (FileNotFoundError, NotADirectoryError):
+                skipped.append(SkippedFile(relpath, "vanished"))
+                continue
+            except OSError as exc:
+                skipped.append(SkippedFile(relpath, f"unreadable: {exc.strerror or exc}"))
+                continue
+            _add(filters.inspect(relpath, Path(entry.path), st), files, skipped)
+    return files, skipped
+
+
+def _add(
+    result: SourceFile | SkippedFile, files: list[SourceFile], skipped: list[SkippedFile]
+) -> None:
+    if isinstance(result, SourceFile):
+        files.append(result)
+    else:
+        skipped.append(result)
+
+
+# --- git mode --------------------------------------------------------------------------
+
+
+def _run_git(directory: Path, *args: str) -> subprocess.CompletedProcess[bytes] | None:
+    env = {k: v for k, v in os.environ.items() if k not in _GIT_ENV_OVERRIDES}
+    try:
+        return subprocess.run(
+            ["git", "-C", str(directory), *args],
+            capture_output=True,
+            timeout=_GIT_TIMEOUT_S,
+            env=env,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except FileNotFoundError:
+        logger.debug("git is not installed; walking %s", directory)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        logger.warning("git failed in %s, walking the folder instead: %s", directory, exc)
+    return None
+
+
+def _git_listing(root: Path) -> list[str] | None:
+    """The root's `git ls-files` paths, or None when walk mode should be used."""
+    probe = _run_git(root, "rev-parse", "--is-inside-work-tree", "--show-prefix")
+    if probe is None:
+        return None
+    if probe.returncode != 0:
+        # The usual case outside a repository; other failures (say, "dubious
+        # ownership") deserve a visible note since results will differ.
+        message = os.fsdecode(probe.stderr).strip()
+        if "not a git repository" in message:
+            logger.debug("%s is not in a git work tree", root)
+        else:
+            logger.warning("git cannot list %s, walking it instead: %s", root, message)
+        return None
+    lines = os.fsdecode(probe.stdout).splitlines()
+    if not lines or lines[0].strip() != "true":
+        return None  # inside a .git folder
+    prefix = lines[1].strip() if len(lines) > 1 else ""
+    if prefix:
+        # A folder the enclosing repo ignores (say a dotfiles repo ignoring "*")
+        # would list as empty; the user opened it on purpose, so walk it.
+        ignored = _run_git(root, "check-ignore", "-q", ".")
+        if ignored is not None and ignored.returncode == 0:
+            logger.info("%s is ignored by its enclosing git repository; walking it", root)
+            return None
+    return _ls_files(root)
+
+
+def _ls_files(directory: Path) -> list[str] | None:
+    result = _run_git(directory, "ls-files", "-co", "--exclude-standard", "-z")
+    if result is None:
+        return None
+    if result.returncode != 0:
+        message = os.fsdecode(result.stderr).strip()
+        logger.warning("git ls-files failed in %s, walking it instead: %s", directory, message)
+        return None
+    # Paths are relative to `directory` even when it is a subfolder of the repo.
+    # Unmerged files are listed once per stage: keep each path once.
+    return list(dict.fromkeys(os.fsdecode(p) for p in result.stdout.split(b"\0") if p))
+
+
+def _from_git(filters: _Filters, listing: list[str]) -> tuple[list[SourceFile], list[SkippedFile]]:
+    files: list[SourceFile] = []
+    skipped: list[SkippedFile] = []
+    root = filters.root
+    # Memo of each folder's verdict including its parents': True = skip its contents.
+    blocked: dict[str, bool] = {"": False}
+
+    def dir_blocked(reldir: str) -> bool:
+        known = blocked.get(reldir)
+        if known is not None:
+            return known
+        cut = reldir.rfind("/")
+        result = dir_blocked(reldir[:cut] if cut >= 0 else "")
+        if not result:
+            verdict = filters.dir_verdict(reldir)
+            if verdict is _DirVerdict.EXCLUDED:
+                skipped.append(SkippedFile(reldir, "excluded folder"))
+            result = verdict is not _DirVerdict.KEEP
+        blocked[reldir] = result
+        return result
+
+    def load_codesiftignores(paths: list[str]) -> None:
+        for path in paths:
+            folder, _, name = path.rpartition("/")
+            if name == CODESIFT_IGNORE_FILE:
+                filters.load_ignore_files(folder, (name,))
+
+    load_codesiftignores(listing)
+    queue = list(listing)
+    index = 0
+    while index < len(queue):
+        relpath = queue[index].rstrip("/")
+        index += 1
+        cut = relpath.rfind("/")
+        if dir_blocked(relpath[:cut] if cut >= 0 else ""):
+            continue
+        abs_path = root / relpath
+        try:
+            st = os.lstat(abs_path)
+        except (FileNotFoundError, NotADirectoryError):
+            # Tracked but deleted in the work tree, or deleted since listing.
+            skipped.append(SkippedFile(relpath, "vanished"))
+            continue
+        except OSError as exc:
+            skipped.append(SkippedFile(relpath, f"unreadable: {exc.strerror or exc}"))
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            # A submodule or an untracked nested repository: list it with its
+            # own git so its own ignore rules apply.
+            if dir_blocked(relpath):
+                continue
+            nested = _ls_files(abs_path)
+            if nested is None:
+                skipped.append(SkippedFile(relpath, "nested repository git cannot list"))
+                continue
+            nested_paths = [f"{relpath}/{p}" for p in nested]
+            load_codesiftignores(nested_paths)
+            queue.extend(nested_paths)
+            continue
+        if filters.ignored(relpath, is_dir=False):
+            continue
+        _add(filters.inspect(relpath, abs_path, st), files, skipped)
+    return files, skipped
+
+
+def _name_skip_reason(name: str) -> str | None:
+    """Skips decided by the file name alone."""
+    if name in LOCK_FILE_NAMES:
+        return "lock file"
+    if name in _JUNK_FILE_NAMES:
+        return "binary file type"
+    lower = name.lower()
+    dot = lower.rfind(".")
+    if dot > 0 and lower[dot:] in BINARY_EXTENSIONS:
+        return "binary file type"
+    if lower.endswith(MINIFIED_SUFFIXES):
+        return "minified bundle or source map"
+    return None
