@@ -1,12 +1,12 @@
 """The exceptions codesift raises.
 
-    CodesiftError
-    ├── ConfigError          a setting has an invalid value or the config file is malformed
-    ├── IndexError_          the index database cannot be used
-    │   ├── CorruptIndexError   the file is not a SQLite database, or is damaged
-    │   └── ForeignIndexError   a SQLite database that codesift did not create
-    ├── WorkspaceError       the workspace root is missing or not a folder
-    └── QueryError           a search request is invalid (empty query, bad option)
+CodesiftError
+├── ConfigError          a setting has an invalid value or the config file is malformed
+├── IndexError_          the index database cannot be used
+│   ├── CorruptIndexError   the file is not a SQLite database, or is damaged
+│   └── ForeignIndexError   a SQLite database that codesift did not create
+├── WorkspaceError       the workspace root is missing or not a folder
+└── QueryError           a search request is invalid (empty query, bad option)
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ class ConfigError(CodesiftError):
     pass
 
 
-class IndexError_(CodesiftError):  # noqa: N801 - avoids shadowing the builtin IndexError
+class IndexError_(CodesiftError):
     pass
 
 

@@ -152,7 +152,12 @@ class Indexer:
             if bulk:
                 self.writer.set_fts_automerge(True)
         return self._finish(
-            summary, touched, progress, bulk=bulk, full_resolve=full_resolve, total=total,
+            summary,
+            touched,
+            progress,
+            bulk=bulk,
+            full_resolve=full_resolve,
+            total=total,
             started=started,
         )
 
@@ -235,7 +240,9 @@ class Indexer:
 
     def _index_one(self, source: SourceFile, summary: IndexSummary, touched: set[str]) -> None:
         settings = self.settings.index
-        content = read_source(source.abs_path, settings.max_file_bytes, settings.minified_line_chars)
+        content = read_source(
+            source.abs_path, settings.max_file_bytes, settings.minified_line_chars
+        )
         if isinstance(content, ContentSkip):
             summary.skipped.append((source.path, content.reason))
             if self.writer.file_id(source.path) is not None:

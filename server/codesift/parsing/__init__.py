@@ -45,8 +45,9 @@ def parse_source(
     try:
         parsed = extract(text, rel_path, spec, module_path=module_path)
     except Exception:  # a grammar or query bug must not lose the file
-        log.warning("parsing %s as %s failed; indexing it as text", rel_path, language,
-                    exc_info=True)
+        log.warning(
+            "parsing %s as %s failed; indexing it as text", rel_path, language, exc_info=True
+        )
         fallback = parse_text(text, rel_path, settings.text_window_lines)
         fallback.language = language
         return fallback

@@ -126,13 +126,18 @@ def build_chunks(
             )
         chunks.append(
             ParsedChunk(
-                layer="ast", node=node.index, start_line=node.start_line,
-                end_line=node.end_line, text=node.signature,
+                layer="ast",
+                node=node.index,
+                start_line=node.start_line,
+                end_line=node.end_line,
+                text=node.signature,
             )
         )
         chunks.append(
             ParsedChunk(
-                layer="summary", node=node.index, start_line=node.start_line,
+                layer="summary",
+                node=node.index,
+                start_line=node.start_line,
                 end_line=node.end_line,
                 text=_summary_text(node, nodes, calls_by_node.get(node.index, [])),
             )
@@ -156,8 +161,12 @@ def _module_chunks(
             return
         for piece in _split_runs(run, max_lines, max_chars):
             yield ParsedChunk(
-                layer="code", node=0, start_line=piece[0][0], end_line=piece[-1][0],
-                text="\n".join(t for _, t in piece), part=part,
+                layer="code",
+                node=0,
+                start_line=piece[0][0],
+                end_line=piece[-1][0],
+                text="\n".join(t for _, t in piece),
+                part=part,
             )
             part += 1
 

@@ -286,9 +286,7 @@ def extract(
                 key = (nodes[0].start_byte, -nodes[0].end_byte)
                 if key not in defs_by_name_node:
                     name = _name_text(name_node, src)
-                    defs_by_name_node[key] = _Def(
-                        "scope", name, nodes[0], name_node, is_scope=True
-                    )
+                    defs_by_name_node[key] = _Def("scope", name, nodes[0], name_node, is_scope=True)
                 break
             if cap_name == "reference.call" and name_node is not None:
                 calls.append((nodes[0], _last_component(_name_text(name_node, src))))
@@ -302,8 +300,10 @@ def extract(
                 alias = caps.get("import.alias")
                 # A module path may be several sibling nodes (Scala `a.b.c`): take the span.
                 raw_module = (
-                    _WS.sub("", src[module[0].start_byte : module[-1].end_byte].decode(
-                        "utf-8", "replace"))
+                    _WS.sub(
+                        "",
+                        src[module[0].start_byte : module[-1].end_byte].decode("utf-8", "replace"),
+                    )
                     if module
                     else ""
                 )
@@ -314,7 +314,7 @@ def extract(
                         _name_text(alias[0], src) if alias else "",
                         nodes[0].start_point[0] + 1,
                         # A quoted module is a path ("net/http", <stdio.h>), not a dotted name.
-                        raw_module[:1] in ("\"", "'", "`", "<"),
+                        raw_module[:1] in ('"', "'", "`", "<"),
                     )
                 )
                 break
@@ -369,11 +369,11 @@ def extract(
         if walker is not None:
             parent_index = walker.index
         kind = entry.kind
-        if kind == "function" and enclosing is not None and (
-            enclosing.is_scope or enclosing.kind in _METHOD_HOSTS
-        ):
-            kind = "method"
-        elif kind == "function" and entry.receiver:
+        if (
+            kind == "function"
+            and enclosing is not None
+            and (enclosing.is_scope or enclosing.kind in _METHOD_HOSTS)
+        ) or (kind == "function" and entry.receiver):
             kind = "method"
         chain: list[str] = []
         walker = enclosing
@@ -426,8 +426,15 @@ def extract(
             if parent is not None:
                 old = nodes_out[idx]
                 nodes_out[idx] = ParsedNode(
-                    old.index, old.kind, old.name, old.qualified_name, parent,
-                    old.start_line, old.end_line, old.signature, old.docstring,
+                    old.index,
+                    old.kind,
+                    old.name,
+                    old.qualified_name,
+                    parent,
+                    old.start_line,
+                    old.end_line,
+                    old.signature,
+                    old.docstring,
                 )
 
     parsed.nodes = nodes_out
@@ -445,17 +452,17 @@ def extract(
         if not target:
             continue
         hint = f"{module}{import_sep}{imported}" if module and imported else target
-        short = _import_tail(target) if (is_path or "/" in target) and not imported else (
-            _last_component(target)
+        short = (
+            _import_tail(target)
+            if (is_path or "/" in target) and not imported
+            else (_last_component(target))
         )
         local_name = alias or short
         import_hints.setdefault(local_name, hint)
         if (target, hint) in seen_imports:
             continue
         seen_imports.add((target, hint))
-        edges.append(
-            ParsedEdge(src=0, kind="imports", dst_name=short, line=line, dst_hint=hint)
-        )
+        edges.append(ParsedEdge(src=0, kind="imports", dst_name=short, line=line, dst_hint=hint))
 
     by_name: dict[str, list[ParsedNode]] = {}
     for n in nodes_out[1:]:
@@ -483,8 +490,14 @@ def extract(
         seen_calls.add(key)
         dst = _resolve_local(callee, caller, nodes_out, by_name)
         edges.append(
-            ParsedEdge(src=caller, kind="calls", dst_name=callee, line=line, dst=dst,
-                       dst_hint="" if dst is not None else import_hints.get(callee, ""))
+            ParsedEdge(
+                src=caller,
+                kind="calls",
+                dst_name=callee,
+                line=line,
+                dst=dst,
+                dst_hint="" if dst is not None else import_hints.get(callee, ""),
+            )
         )
 
     scopes = [e for e in entries if e.is_scope]
@@ -493,9 +506,11 @@ def extract(
         """The type a scope (`impl Trait for Type`, `extension Type: P`) names, if in this file."""
         inner: _Def | None = None
         for scope in scopes:
-            if scope.node.start_byte <= node.start_byte and node.end_byte <= scope.node.end_byte:
-                if inner is None or scope.node.start_byte >= inner.node.start_byte:
-                    inner = scope
+            contains = (
+                scope.node.start_byte <= node.start_byte <= node.end_byte <= (scope.node.end_byte)
+            )
+            if contains and (inner is None or scope.node.start_byte >= inner.node.start_byte):
+                inner = scope
         return types_by_name.get(_last_component(inner.name), 0) if inner is not None else 0
 
     for name_node, base in inherits:
@@ -507,9 +522,14 @@ def extract(
         candidates = [n for n in by_name.get(base, ()) if n.kind in CLASS_LIKE]
         dst = candidates[0].index if len(candidates) == 1 else None
         edges.append(
-            ParsedEdge(src=owner, kind="inherits", dst_name=base,
-                       line=name_node.start_point[0] + 1, dst=dst,
-                       dst_hint="" if dst is not None else import_hints.get(base, ""))
+            ParsedEdge(
+                src=owner,
+                kind="inherits",
+                dst_name=base,
+                line=name_node.start_point[0] + 1,
+                dst=dst,
+                dst_hint="" if dst is not None else import_hints.get(base, ""),
+            )
         )
     parsed.edges = edges
     return parsed
@@ -564,4 +584,3 @@ def _count_errors(root: Node) -> int:
         if node.has_error:
             stack.extend(node.children)
     return count
-

@@ -8,7 +8,7 @@ thread-safe, so each thread gets its own.
 from __future__ import annotations
 
 import threading
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 from tree_sitter import Language, Parser, Query
@@ -21,7 +21,7 @@ __all__ = ["language_for", "parser_for", "query_for", "query_source"]
 _local = threading.local()
 
 
-@lru_cache(maxsize=None)
+@cache
 def language_for(language: str) -> Language:
     spec = spec_for(language)
     if spec is None:
@@ -35,7 +35,7 @@ def query_source(language: str) -> str:
     )
 
 
-@lru_cache(maxsize=None)
+@cache
 def query_for(language: str) -> Query:
     return Query(language_for(language), query_source(language))
 

@@ -42,7 +42,10 @@ LANGUAGES: dict[str, LanguageSpec] = {
     spec.name: spec
     for spec in (
         LanguageSpec(
-            "python", "python", (".py", ".pyi", ".pyw"), qualifier="python_module",
+            "python",
+            "python",
+            (".py", ".pyi", ".pyw"),
+            qualifier="python_module",
             body_docstring=True,
         ),
         LanguageSpec("javascript", "javascript", (".js", ".mjs", ".cjs", ".jsx")),
@@ -53,12 +56,17 @@ LANGUAGES: dict[str, LanguageSpec] = {
         LanguageSpec("java", "java", (".java",), qualifier="package"),
         LanguageSpec("c", "c", (".c", ".h")),
         LanguageSpec(
-            "cpp", "cpp", (".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".ipp"),
+            "cpp",
+            "cpp",
+            (".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".ipp"),
             separator="::",
         ),
         LanguageSpec("csharp", "csharp", (".cs",), qualifier="package"),
         LanguageSpec(
-            "ruby", "ruby", (".rb", ".rake", ".gemspec"), separator="::",
+            "ruby",
+            "ruby",
+            (".rb", ".rake", ".gemspec"),
+            separator="::",
             filenames=("Rakefile", "Gemfile"),
         ),
         LanguageSpec("php", "php", (".php",), separator="::"),
@@ -70,7 +78,10 @@ LANGUAGES: dict[str, LanguageSpec] = {
         LanguageSpec("lua", "lua", (".lua",)),
         LanguageSpec("zig", "zig", (".zig",)),
         LanguageSpec(
-            "bash", "bash", (".sh", ".bash", ".zsh"), filenames=(".bashrc", ".bash_profile"),
+            "bash",
+            "bash",
+            (".sh", ".bash", ".zsh"),
+            filenames=(".bashrc", ".bash_profile"),
         ),
     )
 }

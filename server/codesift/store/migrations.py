@@ -60,6 +60,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             docstring TEXT NOT NULL
         );
         CREATE INDEX nodes_file ON nodes(file_id);
+        CREATE INDEX nodes_parent ON nodes(parent_id) WHERE parent_id IS NOT NULL;
         CREATE INDEX nodes_name ON nodes(name);
         CREATE INDEX nodes_name_ci ON nodes(name COLLATE NOCASE);
         CREATE INDEX nodes_qualified ON nodes(qualified_name);

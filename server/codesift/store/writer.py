@@ -145,15 +145,33 @@ class IndexWriter:
             conn.execute(
                 "UPDATE files SET size=?, mtime_ns=?, content_hash=?, language=?, line_count=?,"
                 " parse_errors=?, invalid_utf8=?, indexed_at=? WHERE id=?",
-                (meta.size, meta.mtime_ns, meta.content_hash, meta.language, meta.line_count,
-                 parsed.errors, int(meta.invalid_utf8), now, file_id),
+                (
+                    meta.size,
+                    meta.mtime_ns,
+                    meta.content_hash,
+                    meta.language,
+                    meta.line_count,
+                    parsed.errors,
+                    int(meta.invalid_utf8),
+                    now,
+                    file_id,
+                ),
             )
         else:
             conn.execute(
                 "INSERT INTO files (path, size, mtime_ns, content_hash, language, line_count,"
                 " parse_errors, invalid_utf8, indexed_at) VALUES (?,?,?,?,?,?,?,?,?)",
-                (meta.path, meta.size, meta.mtime_ns, meta.content_hash, meta.language,
-                 meta.line_count, parsed.errors, int(meta.invalid_utf8), now),
+                (
+                    meta.path,
+                    meta.size,
+                    meta.mtime_ns,
+                    meta.content_hash,
+                    meta.language,
+                    meta.line_count,
+                    parsed.errors,
+                    int(meta.invalid_utf8),
+                    now,
+                ),
             )
             file_id = conn.last_insert_rowid()
 
@@ -175,9 +193,7 @@ class IndexWriter:
         touched = {name for name, _ in old_keys.symmetric_difference(new_keys)}
         return FileRowCounts(len(node_ids), edge_count, chunk_count), touched
 
-    def _insert_nodes(
-        self, file_id: int, path: str, parsed: ParsedFile, salt: str
-    ) -> list[int]:
+    def _insert_nodes(self, file_id: int, path: str, parsed: ParsedFile, salt: str) -> list[int]:
         ids: list[int] = []
         seen: dict[str, int] = {}
         rows = []
@@ -189,8 +205,17 @@ class IndexWriter:
             node_id = stable_id(f"{base}\0{ordinal}{salt}")
             ids.append(node_id)
             rows.append(
-                (node_id, file_id, node.kind, node.name, node.qualified_name, node.start_line,
-                 node.end_line, node.signature, node.docstring)
+                (
+                    node_id,
+                    file_id,
+                    node.kind,
+                    node.name,
+                    node.qualified_name,
+                    node.start_line,
+                    node.end_line,
+                    node.signature,
+                    node.docstring,
+                )
             )
             names_rows.append((node_id, node.name))
         parent_rows = [
@@ -202,9 +227,7 @@ class IndexWriter:
             rows,
         )
         self.conn.executemany("UPDATE nodes SET parent_id = ? WHERE id = ?", parent_rows)
-        self.conn.executemany(
-            "INSERT INTO names_fts (rowid, name) VALUES (?,?)", names_rows
-        )
+        self.conn.executemany("INSERT INTO names_fts (rowid, name) VALUES (?,?)", names_rows)
         return ids
 
     def _insert_edges(self, parsed: ParsedFile, node_ids: list[int]) -> int:
@@ -243,11 +266,19 @@ class IndexWriter:
             seen[base] = ordinal + 1
             chunk_id = stable_id(f"{base}\0{ordinal}{salt}")
             rows.append(
-                (chunk_id, file_id, node_id, chunk.layer, chunk.part, chunk.start_line,
-                 chunk.end_line, chunk.title,
-                 # ast and summary texts are rebuilt from the node row on read
-                 None if chunk.layer in ("ast", "summary") else pack_text(chunk.text),
-                 text_hash(chunk.text))
+                (
+                    chunk_id,
+                    file_id,
+                    node_id,
+                    chunk.layer,
+                    chunk.part,
+                    chunk.start_line,
+                    chunk.end_line,
+                    chunk.title,
+                    # ast and summary texts are rebuilt from the node row on read
+                    None if chunk.layer in ("ast", "summary") else pack_text(chunk.text),
+                    text_hash(chunk.text),
+                )
             )
             if chunk.layer == "doc":
                 doc_fts.append((chunk_id, chunk.text))

@@ -1,0 +1,456 @@
+"""The `codesift` command: index, search, symbols, callers, callees, status.
+
+Results go to stdout; progress bars, warnings and logs go to stderr. `search`,
+`symbols`, `callers` and `callees` bring the index up to date first (building
+it on first use), unless `--no-update` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import apsw
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from codesift import __version__
+from codesift.config import Settings, load_settings
+from codesift.errors import CodesiftError, CorruptIndexError, ForeignIndexError
+from codesift.indexer import Indexer, IndexProgress, IndexSummary
+from codesift.retrieval import Searcher, SearchRequest, SearchResponse
+from codesift.store.database import move_aside, open_database
+from codesift.store.reader import (
+    NodeRow,
+    edges_from,
+    edges_to,
+    index_counts,
+    node_rows,
+    nodes_named,
+)
+
+__all__ = ["main"]
+
+log = logging.getLogger("codesift")
+
+EXIT_OK = 0
+EXIT_ERROR = 2
+
+
+# -- workspace and index location ----------------------------------------------------
+
+
+def find_root(start: Path) -> Path:
+    """The workspace root for `start`: the nearest folder holding a codesift index,
+    else the enclosing git work tree, else `start` itself."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / ".codesift" / "index.db").is_file():
+            return folder
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(start), "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+        if out.returncode == 0 and out.stdout.strip():
+            return Path(out.stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return start
+
+
+def db_path_for(root: Path, settings: Settings) -> Path:
+    path = Path(os.path.expanduser(settings.index.db_path))
+    return path if path.is_absolute() else root / path
+
+
+def _stderr() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+def _open(root: Path, settings: Settings) -> apsw.Connection:
+    return open_database(db_path_for(root, settings))
+
+
+def _run_index(
+    root: Path, settings: Settings, conn: apsw.Connection, *, quiet: bool
+) -> IndexSummary:
+    console = _stderr()
+    indexer = Indexer(root, settings, conn)
+    started = time.perf_counter()
+    plan = indexer.plan()
+    work = len(plan.to_index) + len(plan.deleted)
+    if work == 0:
+        return indexer.apply(plan, started=started)
+    show_bar = not quiet and console.is_terminal and work >= 20
+    if not show_bar:
+        return indexer.apply(plan, started=started)
+    columns = (
+        TextColumn("[bold]codesift[/] {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("[dim]{task.fields[path]}"),
+    )
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task("indexing", total=work, path="")
+
+        def report(event: IndexProgress) -> None:
+            if event.phase == "parsing":
+                progress.update(task, completed=event.done, path=event.path[-50:])
+            elif event.phase == "resolving":
+                progress.update(task, description="resolving calls", path="")
+
+        return indexer.apply(plan, report, started=started)
+
+
+def _summary_line(summary: IndexSummary, conn: apsw.Connection) -> str:
+    counts = index_counts(conn)
+    return (
+        f"indexed {summary.indexed} file(s) in {summary.seconds:.1f}s"
+        f" ({summary.unchanged} unchanged, {summary.deleted} removed,"
+        f" {len(summary.skipped)} skipped); index: {counts.files} files, {counts.nodes} nodes,"
+        f" {counts.edges} edges, {counts.chunks} chunks"
+    )
+
+
+def _prepare(args: argparse.Namespace) -> tuple[Path, Settings, apsw.Connection]:
+    root = Path(args.root).resolve() if args.root else find_root(Path.cwd())
+    settings = load_settings(root)
+    conn = _open(root, settings)
+    if not getattr(args, "no_update", False):
+        fresh = conn.execute("SELECT count(*) FROM files").fetchone()[0] == 0
+        summary = _run_index(root, settings, conn, quiet=args.json)
+        if fresh and not args.json:
+            _stderr().print(f"[dim]{escape(_summary_line(summary, conn))}[/]")
+    return root, settings, conn
+
+
+# -- commands ------------------------------------------------------------------------
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    root = Path(args.path or ".").resolve()
+    settings = load_settings(root)
+    db_path = db_path_for(root, settings)
+    if args.rebuild:
+        moved = move_aside(db_path)
+        if moved is not None:
+            _stderr().print(f"moved the old index aside to {moved}")
+    conn = open_database(db_path)
+    summary = _run_index(root, settings, conn, quiet=args.quiet)
+    if args.json:
+        print(json.dumps({**asdict(summary), "root": str(root), "database": str(db_path)}))
+    elif not args.quiet:
+        print(_summary_line(summary, conn))
+    return EXIT_OK
+
+
+def _response_json(response: SearchResponse) -> dict[str, Any]:
+    data = asdict(response)
+    for result in data["results"]:
+        result["provenance"] = [dict(h) for h in result["provenance"]]
+    return data
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    _, settings, conn = _prepare(args)
+    request = SearchRequest(
+        query=args.query,
+        top_k=args.top_k or settings.search.top_k,
+        layers=tuple(args.layer or ()) or SearchRequest.__dataclass_fields__["layers"].default,
+        languages=tuple(args.lang or ()),
+        paths=tuple(args.path or ()),
+        snippet_chars=args.snippet_chars or settings.search.snippet_chars,
+        max_tokens=args.max_tokens,
+    )
+    response = Searcher(conn, settings.search).search(request)
+    if args.json:
+        print(json.dumps(_response_json(response), ensure_ascii=False))
+        return EXIT_OK
+    console = Console(highlight=False, soft_wrap=True)
+    if not response.results:
+        console.print(f"no results for {escape(args.query)!r}")
+        return EXIT_OK
+    for i, result in enumerate(response.results, start=1):
+        found_by = " ".join(f"{h.stream}#{h.rank}" for h in result.provenance)
+        console.print(
+            f"[bold]{i:>2}[/] [cyan]{escape(result.path)}:{result.start_line}-{result.end_line}[/]"
+            f"  [green]{escape(result.kind)}[/] [bold]{escape(result.qualified_name)}[/]"
+            f"  [dim]{result.layer} · {found_by} · {result.score:.4f}[/]"
+        )
+        for line in result.snippet.split("\n"):
+            console.print(f"     [dim]│[/] {escape(line)}")
+        if result.truncated:
+            console.print(f"     [dim]│ … (from line {result.snippet_start_line})[/]")
+    console.print(f"[dim]{len(response.results)} results in {response.took_ms:.0f} ms[/]")
+    return EXIT_OK
+
+
+def _node_json(node: NodeRow) -> dict[str, Any]:
+    return asdict(node)
+
+
+def _print_node(console: Console, node: NodeRow, prefix: str = "") -> None:
+    console.print(
+        f"{prefix}[cyan]{escape(node.path)}:{node.start_line}-{node.end_line}[/]  "
+        f"[green]{node.kind}[/] [bold]{escape(node.qualified_name)}[/]  "
+        f"[dim]{escape(node.signature[:120])}[/]"
+    )
+
+
+def cmd_symbols(args: argparse.Namespace) -> int:
+    _, settings, conn = _prepare(args)
+    exact = nodes_named(conn, args.name, limit=args.limit, include_modules=True)
+    fuzzy: list[NodeRow] = []
+    if len(exact) < args.limit:
+        response = Searcher(conn, settings.search).search(
+            SearchRequest(query=args.name, top_k=min(200, args.limit), layers=("ast",))
+        )
+        seen = {n.id for n in exact}
+        ids = [r.node_id for r in response.results if r.node_id is not None]
+        found = node_rows(conn, [i for i in ids if i not in seen])
+        fuzzy = [found[i] for i in ids if i in found][: args.limit - len(exact)]
+    if args.json:
+        print(
+            json.dumps(
+                {"exact": [_node_json(n) for n in exact], "fuzzy": [_node_json(n) for n in fuzzy]}
+            )
+        )
+        return EXIT_OK
+    console = Console(highlight=False, soft_wrap=True)
+    if not exact and not fuzzy:
+        console.print(f"no definitions match {escape(args.name)!r}")
+    for node in exact:
+        _print_node(console, node)
+    if fuzzy:
+        console.print("[dim]similar names:[/]")
+        for node in fuzzy:
+            _print_node(console, node, "  ")
+    return EXIT_OK
+
+
+def _graph_command(args: argparse.Namespace, direction: str) -> int:
+    _, _, conn = _prepare(args)
+    targets = nodes_named(conn, args.name, limit=20)
+    payload: list[dict[str, Any]] = []
+    console = Console(highlight=False, soft_wrap=True)
+    if not targets:
+        if args.json:
+            print(json.dumps({"name": args.name, "nodes": []}))
+        else:
+            console.print(f"no definition named {escape(args.name)!r}")
+        return EXIT_OK
+    for target in targets:
+        if direction == "callers":
+            edges = edges_to(conn, target.id, ["calls"])
+            others = node_rows(conn, [e.src_id for e in edges])
+            pairs = [(others.get(e.src_id), e) for e in edges]
+        else:
+            edges = edges_from(conn, target.id, ["calls"])
+            others = node_rows(conn, [e.dst_id for e in edges if e.dst_id is not None])
+            pairs = [(others.get(e.dst_id) if e.dst_id else None, e) for e in edges]
+        if args.json:
+            payload.append(
+                {
+                    "node": _node_json(target),
+                    direction: [
+                        {
+                            "edge": {
+                                "kind": e.kind,
+                                "line": e.line,
+                                "name": e.dst_name,
+                                "resolution": e.resolution,
+                            },
+                            "node": _node_json(n) if n else None,
+                        }
+                        for n, e in pairs
+                    ],
+                }
+            )
+            continue
+        _print_node(console, target)
+        if not pairs:
+            console.print(f"  [dim]no {direction} found[/]")
+        for other, edge in pairs:
+            if other is not None:
+                where = f"line {edge.line}" if direction == "callers" else f"called at {edge.line}"
+                _print_node(console, other, f"  {'←' if direction == 'callers' else '→'} ")
+                console.print(f"      [dim]{where} ({edge.resolution or 'unresolved'})[/]")
+            else:
+                console.print(
+                    f"  → [bold]{escape(edge.dst_name)}[/] [dim](unresolved, line {edge.line})[/]"
+                )
+    if args.json:
+        print(json.dumps({"name": args.name, "nodes": payload}))
+    return EXIT_OK
+
+
+def cmd_callers(args: argparse.Namespace) -> int:
+    return _graph_command(args, "callers")
+
+
+def cmd_callees(args: argparse.Namespace) -> int:
+    return _graph_command(args, "callees")
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    root = Path(args.root).resolve() if args.root else find_root(Path.cwd())
+    settings = load_settings(root)
+    db_path = db_path_for(root, settings)
+    if not db_path.exists():
+        message = f"no index at {db_path}; run `codesift index` in {root}"
+        if args.json:
+            print(json.dumps({"root": str(root), "database": str(db_path), "exists": False}))
+        else:
+            print(message)
+        return EXIT_OK
+    conn = open_database(db_path, create=False)
+    counts = index_counts(conn)
+    size = sum(
+        p.stat().st_size for p in (db_path, db_path.with_name(db_path.name + "-wal")) if p.exists()
+    )
+    data = {
+        "root": str(root),
+        "database": str(db_path),
+        "exists": True,
+        "database_bytes": size,
+        "files": counts.files,
+        "nodes": counts.nodes,
+        "edges": counts.edges,
+        "chunks": counts.chunks,
+        "languages": counts.by_language,
+        "last_update": counts.last_update,
+    }
+    if args.json:
+        print(json.dumps(data))
+        return EXIT_OK
+    when = (
+        time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(counts.last_update))
+        if counts.last_update
+        else "never"
+    )
+    print(f"root        {root}")
+    print(f"database    {db_path} ({size / 1e6:.1f} MB)")
+    print(f"files       {counts.files}")
+    print(f"nodes       {counts.nodes}")
+    print(f"edges       {counts.edges}")
+    print(f"chunks      {counts.chunks}")
+    print(f"updated     {when}")
+    print("languages   " + ", ".join(f"{k} {v}" for k, v in counts.by_language.items()))
+    return EXIT_OK
+
+
+# -- argument parsing ----------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="codesift",
+        description="Local hybrid code search: symbols, signatures and prose questions.",
+    )
+    parser.add_argument("--version", action="version", version=f"codesift {__version__}")
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=0, help="log to stderr (-v info, -vv debug)"
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser, *, update: bool = True) -> None:
+        p.add_argument(
+            "--root",
+            help="workspace folder (default: nearest indexed folder, "
+            "else the git work tree, else the current folder)",
+        )
+        p.add_argument("--json", action="store_true", help="machine-readable output")
+        if update:
+            p.add_argument(
+                "--no-update",
+                action="store_true",
+                help="search the index as it is, without updating it first",
+            )
+
+    p = sub.add_parser("index", help="build or update the index of a folder")
+    p.add_argument("path", nargs="?", help="workspace folder (default: current folder)")
+    p.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="move the existing index aside (never deleted) and build a new one",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    p.add_argument("--json", action="store_true", help="print the run summary as JSON")
+    p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("search", help="hybrid search: symbols, signatures or prose")
+    p.add_argument("query")
+    p.add_argument("-k", "--top-k", type=int, help="number of results (default 10)")
+    p.add_argument("--lang", action="append", help="only this language (repeatable)")
+    p.add_argument("--path", action="append", help="only paths matching this glob (repeatable)")
+    p.add_argument(
+        "--layer",
+        action="append",
+        choices=["code", "ast", "summary", "doc"],
+        help="search these layers (repeatable; default code, summary, doc)",
+    )
+    p.add_argument("--snippet-chars", type=int, help="snippet size, 80..4000 (default 600)")
+    p.add_argument("--max-tokens", type=int, help="fit the whole answer in this many tokens")
+    common(p)
+    p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("symbols", help="find definitions by name: exact first, then fuzzy")
+    p.add_argument("name")
+    p.add_argument("--limit", type=int, default=20)
+    common(p)
+    p.set_defaults(func=cmd_symbols)
+
+    for name, func, text in (
+        ("callers", cmd_callers, "who calls a function or method"),
+        ("callees", cmd_callees, "what a function or method calls"),
+    ):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("name", help="name or qualified name of the definition")
+        common(p)
+        p.set_defaults(func=func)
+
+    p = sub.add_parser("status", help="what is indexed: counts by language, size, last update")
+    common(p, update=False)
+    p.set_defaults(func=cmd_status)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    level = {0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG)
+    logging.basicConfig(
+        level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
+    )
+    try:
+        return int(args.func(args))
+    except (CorruptIndexError, ForeignIndexError) as exc:
+        _stderr().print(f"[red]error:[/] {escape(str(exc))}")
+        return EXIT_ERROR
+    except CodesiftError as exc:
+        _stderr().print(f"[red]error:[/] {escape(str(exc))}")
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        _stderr().print("interrupted; the index keeps every file completed so far")
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

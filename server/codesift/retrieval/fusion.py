@@ -1,0 +1,98 @@
+"""Reciprocal Rank Fusion and collapsing a node's layers into one result.
+
+Pure functions over plain data: no database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from codesift.retrieval.request import StreamHit
+
+__all__ = ["FusedCandidate", "collapse_by_node", "fuse_rankings"]
+
+
+@dataclass(slots=True)
+class FusedCandidate:
+    chunk_id: int
+    score: float
+    hits: list[StreamHit] = field(default_factory=list)
+
+
+def fuse_rankings(
+    rankings: Mapping[str, Sequence[tuple[int, float]]],
+    weights: Mapping[str, float] | None = None,
+    rrf_k: int = 60,
+) -> list[FusedCandidate]:
+    """Fuse ranked lists of (chunk_id, raw_score), best first, into one list.
+
+    score(chunk) = sum over streams s that ranked it of weight_s / (rrf_k + rank_s),
+    rank 1-based. A chunk listed twice by one stream counts at its best rank.
+    Ties break on chunk id so the order is deterministic.
+    """
+    fused: dict[int, FusedCandidate] = {}
+    for stream, ranked in rankings.items():
+        weight = 1.0 if weights is None else weights.get(stream, 1.0)
+        seen: set[int] = set()
+        for rank, (chunk_id, raw) in enumerate(ranked, start=1):
+            if chunk_id in seen:
+                continue
+            seen.add(chunk_id)
+            entry = fused.get(chunk_id)
+            if entry is None:
+                entry = fused[chunk_id] = FusedCandidate(chunk_id, 0.0)
+            entry.score += weight / (rrf_k + rank)
+            entry.hits.append(StreamHit(stream, rank, raw))
+    return sorted(fused.values(), key=lambda c: (-c.score, c.chunk_id))
+
+
+def collapse_by_node(
+    candidates: Sequence[FusedCandidate],
+    node_of: Mapping[int, int | None],
+    layer_of: Mapping[int, str],
+    preferred_layers: Sequence[str] = ("code", "doc", "summary", "ast"),
+) -> list[FusedCandidate]:
+    """Merge the chunks of one node (its code, summary and ast layers) into one result.
+
+    The merged score is the best chunk's score; provenance keeps every stream hit
+    (the best rank per stream). The chunk shown is the best-ranked one, except
+    that a code chunk of the node is preferred over its summary or ast when the
+    node's code chunk is among the candidates.
+    """
+    groups: dict[object, list[FusedCandidate]] = {}
+    order: list[object] = []
+    for cand in candidates:
+        node = node_of.get(cand.chunk_id)
+        key: object = ("node", node) if node is not None else ("chunk", cand.chunk_id)
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append(cand)
+    rank_of_layer = {layer: i for i, layer in enumerate(preferred_layers)}
+    out: list[FusedCandidate] = []
+    for key in order:
+        members = groups[key]
+        best = members[0]
+        if key[0] == "node" and len(members) > 1:
+            shown = min(
+                members,
+                key=lambda c: (
+                    rank_of_layer.get(layer_of.get(c.chunk_id, ""), 99),
+                    -c.score,
+                    c.chunk_id,
+                ),
+            )
+        else:
+            shown = best
+        hits: dict[str, StreamHit] = {}
+        for member in members:
+            for hit in member.hits:
+                current = hits.get(hit.stream)
+                if current is None or hit.rank < current.rank:
+                    hits[hit.stream] = hit
+        out.append(
+            FusedCandidate(shown.chunk_id, best.score, sorted(hits.values(), key=lambda h: h.rank))
+        )
+    out.sort(key=lambda c: (-c.score, c.chunk_id))
+    return out

@@ -1,0 +1,99 @@
+"""Query analysis: what words to look for, and whether the query names a symbol.
+
+User text never reaches FTS5 MATCH as syntax: every term is a quoted string
+(double quotes doubled), so `AND`, `NEAR`, `*`, `"` or `:` are searched literally.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from codesift.tokens import split_identifier
+
+__all__ = ["QueryAnalysis", "analyze_query", "fts_or_query", "fts_quote", "trigrams"]
+
+# Words that carry no meaning in a prose question about code.
+STOPWORDS = frozenset(
+    """
+    a about after all also an and any are as at be been before being between both but by
+    can could did do does doing done each for from get gets got had has have having how
+    i if in into is it its itself just me more most my no nor not now of off on once
+    only or other our out over own same should so some such than that the their them
+    then there these they this those through to too under until up very was we were what
+    when where which while who whom why will with would you your use used using way ways
+    code implement implemented implementation function functions method methods work
+    works happen happens thing things
+    """.split()
+)
+
+_IDENT = r"[A-Za-z_$][A-Za-z0-9_$]*"
+# `ParseConfig`, `pkg.mod.Class.method`, `Type::method`, `Pool.imap_unordered`, `$el`
+_SYMBOL_QUERY = re.compile(rf"^{_IDENT}(?:(?:\.|::|#|->){_IDENT})*(?:\(\))?$")
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+
+
+@dataclass(frozen=True, slots=True)
+class QueryAnalysis:
+    text: str
+    symbol_like: bool  # the whole query is one identifier or qualified name
+    symbol: str  # the qualified name as written (for symbol_like queries), else ""
+    symbol_tail: str  # its last component
+    terms: tuple[str, ...]  # lower-case FTS terms, stopwords removed, identifiers split too
+    identifiers: tuple[str, ...]  # identifier-looking words as written (for the symbol stream)
+
+
+def _looks_like_identifier(word: str) -> bool:
+    if "_" in word.strip("_"):
+        return True
+    # camelCase / PascalCase with an inner capital, or has digits after letters
+    return bool(re.search(r"[a-z][A-Z]|[A-Z]{2,}[a-z]", word)) or (
+        word[:1].isupper() and any(c.islower() for c in word[1:]) and len(word) > 3
+    )
+
+
+def analyze_query(text: str) -> QueryAnalysis:
+    text = text.strip()
+    stripped = text.removesuffix("()")
+    symbol_like = bool(_SYMBOL_QUERY.match(text)) and " " not in text
+    symbol = stripped if symbol_like else ""
+    tail = re.split(r"\.|::|#|->", stripped)[-1] if symbol_like else ""
+    words = _WORD.findall(text)
+    terms: dict[str, None] = {}
+    identifiers: dict[str, None] = {}
+    for word in words:
+        lower = word.lower()
+        parts = split_identifier(word)
+        is_ident = _looks_like_identifier(word) or symbol_like
+        if is_ident:
+            identifiers[word] = None
+        if lower not in STOPWORDS or is_ident:
+            terms[lower] = None
+        if len(parts) > 1:
+            for part in parts:
+                if part not in STOPWORDS and len(part) > 1:
+                    terms[part] = None
+    if not terms:  # a query of stopwords only: search them anyway
+        terms = {w.lower(): None for w in words}
+    return QueryAnalysis(
+        text=text,
+        symbol_like=symbol_like,
+        symbol=symbol,
+        symbol_tail=tail,
+        terms=tuple(terms),
+        identifiers=tuple(identifiers),
+    )
+
+
+def fts_quote(term: str) -> str:
+    """Quote one term as an FTS5 string: it can contain no operator."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def fts_or_query(terms: tuple[str, ...] | list[str]) -> str:
+    return " OR ".join(fts_quote(t) for t in terms if t)
+
+
+def trigrams(text: str) -> list[str]:
+    lowered = text.lower()
+    return sorted({lowered[i : i + 3] for i in range(len(lowered) - 2)})

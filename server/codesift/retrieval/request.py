@@ -1,0 +1,112 @@
+"""The search request and response records, shared by the CLI and the LSP server."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from codesift.errors import QueryError
+from codesift.parsing.model import CHUNK_LAYERS
+
+__all__ = [
+    "BROAD_LAYERS",
+    "MAX_QUERY_CHARS",
+    "SearchRequest",
+    "SearchResponse",
+    "SearchResult",
+    "StreamHit",
+    "StreamReport",
+]
+
+# A broad search covers code, summaries and docs; the bare `ast` layer is only
+# searched when asked for, so signatures are not duplicated in broad results.
+BROAD_LAYERS: tuple[str, ...] = ("code", "summary", "doc")
+MAX_QUERY_CHARS = 2000
+SNIPPET_MIN, SNIPPET_MAX = 80, 4000
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRequest:
+    query: str
+    top_k: int = 10
+    layers: tuple[str, ...] = BROAD_LAYERS
+    languages: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()  # glob patterns over root-relative paths
+    snippet_chars: int = 600
+    max_tokens: int | None = None
+    include_graph: bool = False
+
+    def validated(self) -> SearchRequest:
+        """Return a request with clamped values, or raise QueryError."""
+        query = self.query.strip()
+        if not query:
+            raise QueryError("the query is empty")
+        if len(query) > MAX_QUERY_CHARS:
+            raise QueryError(
+                f"the query is {len(query)} characters long; the limit is {MAX_QUERY_CHARS}"
+            )
+        if self.top_k < 1 or self.top_k > 200:
+            raise QueryError(f"top_k must be between 1 and 200, got {self.top_k}")
+        layers = tuple(dict.fromkeys(self.layers)) or BROAD_LAYERS
+        unknown = [layer for layer in layers if layer not in CHUNK_LAYERS]
+        if unknown:
+            raise QueryError(
+                f"unknown layer(s) {', '.join(unknown)}; choose from {', '.join(CHUNK_LAYERS)}"
+            )
+        if self.max_tokens is not None and self.max_tokens < 50:
+            raise QueryError(f"max_tokens must be at least 50, got {self.max_tokens}")
+        snippet = min(max(self.snippet_chars, SNIPPET_MIN), SNIPPET_MAX)
+        return SearchRequest(
+            query=query,
+            top_k=self.top_k,
+            layers=layers,
+            languages=tuple(lang.lower() for lang in self.languages),
+            paths=self.paths,
+            snippet_chars=snippet,
+            max_tokens=self.max_tokens,
+            include_graph=self.include_graph,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class StreamHit:
+    """Provenance: a stream found this result at `rank` (1-based) with `score`."""
+
+    stream: str
+    rank: int
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    path: str
+    start_line: int
+    end_line: int
+    kind: str
+    qualified_name: str
+    layer: str
+    language: str
+    score: float
+    snippet: str
+    snippet_start_line: int
+    truncated: bool
+    provenance: tuple[StreamHit, ...]
+    chunk_id: int
+    node_id: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class StreamReport:
+    stream: str
+    candidates: int
+    ms: float
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class SearchResponse:
+    query: str
+    results: list[SearchResult] = field(default_factory=list)
+    streams: list[StreamReport] = field(default_factory=list)
+    took_ms: float = 0.0
+    tokens: int = 0  # estimated tokens of the results (see retrieval.budget)
+    truncated_by_budget: bool = False

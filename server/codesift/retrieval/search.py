@@ -1,0 +1,182 @@
+"""One search request: run the streams, fuse, collapse layers, cut snippets to
+the budget, and optionally attach each code result's graph neighbourhood."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import apsw
+
+from codesift.config import SearchSettings
+from codesift.retrieval.fusion import collapse_by_node, fuse_rankings
+from codesift.retrieval.query import QueryAnalysis, analyze_query
+from codesift.retrieval.request import (
+    SearchRequest,
+    SearchResponse,
+    SearchResult,
+    StreamReport,
+)
+from codesift.retrieval.snippets import estimate_tokens, snippet_window, source_line_map
+from codesift.retrieval.streams import (
+    StreamFilters,
+    lexical_doc_stream,
+    lexical_stream,
+    symbol_stream,
+)
+from codesift.store.reader import ChunkRow, chunk_rows
+
+__all__ = ["Searcher"]
+
+log = logging.getLogger(__name__)
+
+StreamFn = Callable[[apsw.Connection, QueryAnalysis, StreamFilters, int], list[tuple[int, float]]]
+# Per-result overhead in the token budget: path, lines, kind, name and punctuation.
+RESULT_OVERHEAD_TOKENS = 24
+MIN_SNIPPET_CHARS = 80
+
+
+@dataclass(frozen=True, slots=True)
+class _Stream:
+    name: str
+    run: StreamFn
+
+
+class Searcher:
+    """Answers search requests from one index connection (a reader)."""
+
+    def __init__(self, conn: apsw.Connection, settings: SearchSettings | None = None) -> None:
+        self.conn = conn
+        self.settings = settings or SearchSettings()
+
+    def _streams(self) -> list[_Stream]:
+        threshold = self.settings.symbol_threshold
+
+        def symbol(
+            conn: apsw.Connection, a: QueryAnalysis, f: StreamFilters, cap: int
+        ) -> list[tuple[int, float]]:
+            return symbol_stream(conn, a, f, cap, threshold)
+
+        return [
+            _Stream("lexical", lexical_stream),
+            _Stream("lexical_doc", lexical_doc_stream),
+            _Stream("symbol", symbol),
+        ]
+
+    def search(self, request: SearchRequest) -> SearchResponse:
+        started = time.perf_counter()
+        request = request.validated()
+        analysis = analyze_query(request.query)
+        filters = StreamFilters(request.layers, request.languages, request.paths)
+        cap = self.settings.candidate_cap
+        response = SearchResponse(query=request.query)
+        rankings: dict[str, list[tuple[int, float]]] = {}
+        for stream in self._streams():
+            t0 = time.perf_counter()
+            try:
+                ranked = stream.run(self.conn, analysis, filters, cap)[:cap]
+                error = None
+            except apsw.InterruptError:
+                raise
+            except apsw.Error as exc:  # a failing stream contributes nothing
+                log.warning("stream %s failed for %r: %s", stream.name, request.query, exc)
+                ranked, error = [], str(exc)
+            rankings[stream.name] = ranked
+            response.streams.append(
+                StreamReport(stream.name, len(ranked), (time.perf_counter() - t0) * 1000, error)
+            )
+
+        weights = {
+            "lexical": self.settings.weight_lexical,
+            "lexical_doc": self.settings.weight_lexical,
+            "symbol": self.settings.weight_symbol,
+        }
+        fused = fuse_rankings(rankings, weights, self.settings.rrf_k)
+        pool = fused[: max(request.top_k * 5, 50)]
+        meta = {
+            int(cid): (node_id, str(layer))
+            for cid, node_id, layer in _chunk_meta(self.conn, [c.chunk_id for c in pool])
+        }
+        collapsed = collapse_by_node(
+            pool,
+            {cid: m[0] for cid, m in meta.items()},
+            {cid: m[1] for cid, m in meta.items()},
+        )[: request.top_k]
+        rows = chunk_rows(self.conn, [c.chunk_id for c in collapsed])
+        budget = request.max_tokens
+        used = 0
+        for cand in collapsed:
+            row = rows.get(cand.chunk_id)
+            if row is None:
+                continue
+            snippet_chars = request.snippet_chars
+            if budget is not None:
+                room = (budget - used - RESULT_OVERHEAD_TOKENS) * 4
+                if room < MIN_SNIPPET_CHARS:
+                    response.truncated_by_budget = True
+                    break
+                snippet_chars = min(snippet_chars, room)
+            result = self._result(row, cand.score, cand.hits, analysis, snippet_chars)
+            used += RESULT_OVERHEAD_TOKENS + estimate_tokens(result.snippet)
+            response.results.append(result)
+        response.tokens = used
+        response.took_ms = (time.perf_counter() - started) * 1000
+        return response
+
+    def _result(
+        self,
+        row: ChunkRow,
+        score: float,
+        hits: list,  # type: ignore[type-arg]
+        analysis: QueryAnalysis,
+        snippet_chars: int,
+    ) -> SearchResult:
+        text_lines = row.text.count("\n") + 1
+        if row.layer == "code" and row.node_id is not None:
+            stubs = [
+                (int(s), int(e))
+                for s, e in self.conn.execute(
+                    "SELECT start_line, end_line FROM nodes WHERE parent_id = ?", (row.node_id,)
+                )
+            ]
+            line_map = source_line_map(row.start_line, text_lines, stubs, row.part > 0)
+        elif row.layer == "doc":
+            # Doc chunk text starts with the heading path and a blank line.
+            line_map = [row.start_line, row.start_line] + [
+                row.start_line + i for i in range(text_lines - 2)
+            ]
+        elif row.layer in ("ast", "summary"):
+            line_map = [row.start_line] * text_lines
+        else:
+            line_map = [row.start_line + i for i in range(text_lines)]
+        snippet = snippet_window(row.text, analysis.terms, snippet_chars, line_map)
+        return SearchResult(
+            path=row.path,
+            start_line=row.start_line,
+            end_line=row.end_line,
+            kind=row.kind,
+            qualified_name=row.qualified_name,
+            layer=row.layer,
+            language=row.language,
+            score=round(score, 6),
+            snippet=snippet.text,
+            snippet_start_line=snippet.start_line,
+            truncated=snippet.truncated,
+            provenance=tuple(hits),
+            chunk_id=row.id,
+            node_id=row.node_id,
+        )
+
+
+def _chunk_meta(conn: apsw.Connection, ids: list[int]) -> list[tuple[int, int | None, str]]:
+    if not ids:
+        return []
+    return [
+        (int(r[0]), r[1], str(r[2]))
+        for r in conn.execute(
+            f"SELECT id, node_id, layer FROM chunks WHERE id IN ({','.join('?' * len(ids))})",
+            ids,
+        )
+    ]

@@ -1,0 +1,199 @@
+"""Retrieval streams: each returns chunk ids ranked best first, with raw scores.
+
+lexical      FTS5 bm25 over code and ast chunks (identifier-split, unstemmed);
+             raw score is -bm25 (higher is better)
+lexical_doc  FTS5 bm25 over markdown sections (porter stemming)
+symbol       trigram similarity of the query's identifiers to definition names;
+             raw score in [0, 1], exact names 1.0
+
+Filters (languages, path globs, layers) are applied inside each stream's SQL,
+before the candidate cap.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import apsw
+
+from codesift.retrieval.query import QueryAnalysis, fts_or_query, fts_quote, trigrams
+
+__all__ = [
+    "StreamFilters",
+    "lexical_doc_stream",
+    "lexical_stream",
+    "symbol_stream",
+]
+
+Ranked = list[tuple[int, float]]
+
+
+@dataclass(frozen=True, slots=True)
+class StreamFilters:
+    layers: tuple[str, ...]
+    languages: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+
+    def file_sql(self, alias: str = "f") -> tuple[str, list[object]]:
+        """SQL conditions (prefixed with AND) on the files table, and their parameters."""
+        sql = ""
+        params: list[object] = []
+        if self.languages:
+            sql += f" AND {alias}.language IN ({','.join('?' * len(self.languages))})"
+            params.extend(self.languages)
+        if self.paths:
+            ors = []
+            for pattern in self.paths:
+                glob = pattern.replace("**/", "*").replace("**", "*")
+                if "/" in pattern:
+                    ors.append(f"{alias}.path GLOB ?")
+                    params.append(glob.lstrip("/"))
+                else:
+                    # A pattern without a slash matches the file name in any folder.
+                    ors.append(f"({alias}.path GLOB ? OR {alias}.path GLOB ?)")
+                    params.extend([glob, f"*/{glob}"])
+            sql += " AND (" + " OR ".join(ors) + ")"
+        return sql, params
+
+
+def lexical_stream(
+    conn: apsw.Connection, analysis: QueryAnalysis, filters: StreamFilters, cap: int
+) -> Ranked:
+    layers = [layer for layer in filters.layers if layer in ("code", "ast")]
+    if not layers or not analysis.terms:
+        return []
+    match = fts_or_query(list(analysis.terms))
+    file_sql, params = filters.file_sql()
+    rows = conn.execute(
+        "SELECT c.id, bm25(code_fts) AS s FROM code_fts"
+        " JOIN chunks c ON c.id = code_fts.rowid JOIN files f ON f.id = c.file_id"
+        f" WHERE code_fts MATCH ? AND c.layer IN ({','.join('?' * len(layers))}){file_sql}"
+        " ORDER BY s, c.id LIMIT ?",
+        [match, *layers, *params, cap],
+    ).fetchall()
+    return [(int(cid), -float(score)) for cid, score in rows]
+
+
+def lexical_doc_stream(
+    conn: apsw.Connection, analysis: QueryAnalysis, filters: StreamFilters, cap: int
+) -> Ranked:
+    if "doc" not in filters.layers or not analysis.terms:
+        return []
+    match = fts_or_query(list(analysis.terms))
+    file_sql, params = filters.file_sql()
+    rows = conn.execute(
+        "SELECT c.id, bm25(doc_fts) AS s FROM doc_fts"
+        " JOIN chunks c ON c.id = doc_fts.rowid JOIN files f ON f.id = c.file_id"
+        f" WHERE doc_fts MATCH ?{file_sql} ORDER BY s, c.id LIMIT ?",
+        [match, *params, cap],
+    ).fetchall()
+    return [(int(cid), -float(score)) for cid, score in rows]
+
+
+def _similarity(query: str, name: str) -> float:
+    q, n = query.lower(), name.lower()
+    if q == n:
+        return 1.0
+    qt, nt = set(trigrams(q)), set(trigrams(n))
+    if not qt or not nt:
+        return 0.0
+    return len(qt & nt) / len(qt | nt)
+
+
+def _name_candidates(conn: apsw.Connection, name: str, limit: int) -> list[int]:
+    """Node ids sharing the most trigrams with `name` (FTS5 trigram index)."""
+    tris = trigrams(name)
+    if not tris:
+        return []
+    counts: Counter[int] = Counter()
+    for tri in tris:
+        counts.update(
+            int(r[0])
+            for r in conn.execute(
+                "SELECT rowid FROM names_fts WHERE names_fts MATCH ?", (fts_quote(tri),)
+            )
+        )
+    return [node_id for node_id, _ in counts.most_common(limit)]
+
+
+def symbol_stream(
+    conn: apsw.Connection,
+    analysis: QueryAnalysis,
+    filters: StreamFilters,
+    cap: int,
+    threshold: float = 0.3,
+) -> Ranked:
+    """Definitions whose names match the query's identifiers, as chunks of the
+    first requested layer among code, ast and summary."""
+    wanted_layers = [layer for layer in ("code", "ast", "summary") if layer in filters.layers]
+    if not wanted_layers:
+        return []
+    if analysis.symbol_like:
+        probes = [analysis.symbol_tail]
+    else:
+        probes = [word for word in analysis.identifiers if len(word) >= 3]
+    if not probes:
+        return []
+    qualified = analysis.symbol.replace("::", ".").lower() if analysis.symbol_like else ""
+    scores: dict[int, float] = {}
+    for probe in probes:
+        ids = set(
+            int(r[0])
+            for r in conn.execute("SELECT id FROM nodes WHERE name = ? COLLATE NOCASE", (probe,))
+        )
+        if len(probe) >= 3:
+            ids.update(_name_candidates(conn, probe, 400))
+        if not ids:
+            continue
+        id_list = list(ids)
+        file_sql, params = filters.file_sql()
+        rows = conn.execute(
+            "SELECT n.id, n.name, n.qualified_name, n.kind FROM nodes n"
+            " JOIN files f ON f.id = n.file_id"
+            f" WHERE n.id IN ({','.join('?' * len(id_list))}){file_sql}",
+            [*id_list, *params],
+        ).fetchall()
+        for node_id, name, qname, kind in rows:
+            score = _similarity(probe, str(name))
+            if score < threshold:
+                continue
+            if qualified and score == 1.0:
+                # `Pool.imap_unordered`: the qualified name must end with what was typed.
+                normalized = str(qname).replace("::", ".").lower()
+                if normalized == qualified or normalized.endswith("." + qualified):
+                    score = 1.5
+                elif "." in qualified:
+                    score = 0.9
+            if kind == "module" and not analysis.symbol_like:
+                score *= 0.5
+            node_id = int(node_id)
+            if score > scores.get(node_id, 0.0):
+                scores[node_id] = score
+    if not scores:
+        return []
+    ranked_nodes = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:cap]
+    chunk_of = _chunks_for_nodes(conn, [n for n, _ in ranked_nodes], wanted_layers)
+    return [(chunk_of[n], s) for n, s in ranked_nodes if n in chunk_of]
+
+
+def _chunks_for_nodes(
+    conn: apsw.Connection, node_ids: Sequence[int], layers: Sequence[str]
+) -> dict[int, int]:
+    """node id -> its part-0 chunk in the first of `layers` it has."""
+    out: dict[int, tuple[int, int]] = {}
+    order = {layer: i for i, layer in enumerate(layers)}
+    for start in range(0, len(node_ids), 500):
+        batch = list(node_ids[start : start + 500])
+        for node_id, chunk_id, layer in conn.execute(
+            "SELECT node_id, id, layer FROM chunks WHERE part = 0"
+            f" AND layer IN ({','.join('?' * len(layers))})"
+            f" AND node_id IN ({','.join('?' * len(batch))})",
+            [*layers, *batch],
+        ):
+            rank = order[str(layer)]
+            current = out.get(int(node_id))
+            if current is None or rank < current[1]:
+                out[int(node_id)] = (int(chunk_id), rank)
+    return {node: chunk for node, (chunk, _) in out.items()}

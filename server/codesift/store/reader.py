@@ -1,0 +1,289 @@
+"""Read helpers over the index: chunk rows with their text, nodes, edges, counts.
+
+Everything returns small frozen records; callers never see apsw cursors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import apsw
+
+from codesift.parsing.chunks import summary_text
+from codesift.store.writer import unpack_text
+
+__all__ = [
+    "ChunkRow",
+    "EdgeRow",
+    "IndexCounts",
+    "NodeRow",
+    "chunk_rows",
+    "code_chunk_of_nodes",
+    "edges_from",
+    "edges_to",
+    "index_counts",
+    "node_rows",
+    "nodes_named",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRow:
+    id: int
+    path: str
+    language: str
+    kind: str
+    name: str
+    qualified_name: str
+    parent_id: int | None
+    start_line: int
+    end_line: int
+    signature: str
+    docstring: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    id: int
+    path: str
+    language: str
+    node_id: int | None
+    layer: str
+    part: int
+    start_line: int
+    end_line: int
+    title: str
+    text: str
+    kind: str  # the node's kind, or "section" (doc) / "text" (line window)
+    qualified_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeRow:
+    src_id: int
+    kind: str
+    dst_name: str
+    dst_id: int | None
+    line: int
+    resolution: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class IndexCounts:
+    files: int
+    nodes: int
+    edges: int
+    chunks: int
+    by_language: dict[str, int]
+    last_update: float | None
+
+
+_NODE_COLUMNS = (
+    "n.id, f.path, f.language, n.kind, n.name, n.qualified_name, n.parent_id, n.start_line,"
+    " n.end_line, n.signature, n.docstring"
+)
+
+
+def _node(row: Sequence[object]) -> NodeRow:
+    return NodeRow(*row)  # type: ignore[arg-type]
+
+
+def _placeholders(count: int) -> str:
+    return ",".join("?" * count)
+
+
+def node_rows(conn: apsw.Connection, ids: Iterable[int]) -> dict[int, NodeRow]:
+    wanted = list(dict.fromkeys(ids))
+    out: dict[int, NodeRow] = {}
+    for start in range(0, len(wanted), 500):
+        batch = wanted[start : start + 500]
+        for row in conn.execute(
+            f"SELECT {_NODE_COLUMNS} FROM nodes n JOIN files f ON f.id = n.file_id"
+            f" WHERE n.id IN ({_placeholders(len(batch))})",
+            batch,
+        ):
+            node = _node(row)
+            out[node.id] = node
+    return out
+
+
+def nodes_named(
+    conn: apsw.Connection, name: str, *, limit: int = 50, include_modules: bool = False
+) -> list[NodeRow]:
+    """Definitions whose name or qualified name equals `name` (case-insensitive),
+    or whose qualified name ends with `.name` / `::name`."""
+    kinds = "" if include_modules else " AND n.kind != 'module'"
+    rows = conn.execute(
+        f"SELECT {_NODE_COLUMNS} FROM nodes n JOIN files f ON f.id = n.file_id"
+        f" WHERE (n.name = ?1 COLLATE NOCASE OR n.qualified_name = ?1 COLLATE NOCASE){kinds}"
+        " ORDER BY (n.name = ?1) DESC, (n.qualified_name = ?1) DESC, f.path, n.start_line"
+        " LIMIT ?2",
+        (name, limit),
+    ).fetchall()
+    if rows:
+        return [_node(r) for r in rows]
+    last = name.replace("::", ".").rsplit(".", 1)[-1]
+    if last == name:
+        return []
+    suffixes = {f".{name}", f"::{name}", f"/{name}"}
+    found = [
+        _node(r)
+        for r in conn.execute(
+            f"SELECT {_NODE_COLUMNS} FROM nodes n JOIN files f ON f.id = n.file_id"
+            f" WHERE n.name = ? COLLATE NOCASE{kinds} ORDER BY f.path, n.start_line",
+            (last,),
+        )
+    ]
+    lowered = {s.lower() for s in suffixes}
+    return [n for n in found if any(n.qualified_name.lower().endswith(s) for s in lowered)][:limit]
+
+
+_CHUNK_SQL = (
+    "SELECT c.id, f.path, f.language, c.node_id, c.layer, c.part, c.start_line, c.end_line,"
+    " c.title, c.text, n.kind, n.qualified_name, n.signature, n.docstring, n.parent_id"
+    " FROM chunks c JOIN files f ON f.id = c.file_id LEFT JOIN nodes n ON n.id = c.node_id"
+)
+
+
+def chunk_rows(conn: apsw.Connection, ids: Iterable[int]) -> dict[int, ChunkRow]:
+    """Chunks by id, with their text (ast and summary texts are rebuilt from the node)."""
+    wanted = list(dict.fromkeys(ids))
+    raw: list[Sequence[object]] = []
+    for start in range(0, len(wanted), 500):
+        batch = wanted[start : start + 500]
+        raw.extend(conn.execute(f"{_CHUNK_SQL} WHERE c.id IN ({_placeholders(len(batch))})", batch))
+    out: dict[int, ChunkRow] = {}
+    for row in raw:
+        (
+            cid,
+            path,
+            language,
+            node_id,
+            layer,
+            part,
+            start,
+            end,
+            title,
+            text,
+            kind,
+            qname,
+            signature,
+            docstring,
+            parent_id,
+        ) = row
+        layer = str(layer)
+        if layer == "ast":
+            body = str(signature or "")
+        elif layer == "summary" and node_id is not None:
+            body = _summary(
+                conn, int(node_id), str(qname), str(kind), str(signature), str(docstring), parent_id
+            )  # type: ignore[arg-type]
+        else:
+            body = unpack_text(text) if text is not None else ""  # type: ignore[arg-type]
+        if kind is None:
+            kind = "section" if layer == "doc" else "text"
+        out[int(cid)] = ChunkRow(  # type: ignore[arg-type]
+            int(cid),
+            str(path),
+            str(language),
+            node_id,
+            layer,
+            part,
+            start,
+            end,
+            title,
+            body,
+            str(kind),
+            str(qname or title or path),
+        )
+    return out
+
+
+def _summary(
+    conn: apsw.Connection,
+    node_id: int,
+    qname: str,
+    kind: str,
+    signature: str,
+    docstring: str,
+    parent_id: int | None,
+) -> str:
+    parent = None
+    if parent_id is not None:
+        row = conn.execute(
+            "SELECT kind, qualified_name FROM nodes WHERE id = ?", (parent_id,)
+        ).fetchone()
+        if row:
+            parent = (str(row[0]), str(row[1]))
+    calls = [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT dst_name FROM edges WHERE src_id = ? AND kind = 'calls' ORDER BY line",
+            (node_id,),
+        )
+    ]
+    return summary_text(qname, kind, signature, docstring, parent, calls)
+
+
+def code_chunk_of_nodes(
+    conn: apsw.Connection, node_ids: Iterable[int], layer: str = "code"
+) -> dict[int, int]:
+    """node id -> id of its first chunk of `layer`."""
+    wanted = list(dict.fromkeys(node_ids))
+    out: dict[int, int] = {}
+    for start in range(0, len(wanted), 500):
+        batch = wanted[start : start + 500]
+        for node_id, chunk_id in conn.execute(
+            f"SELECT node_id, id FROM chunks WHERE layer = ? AND part = 0"
+            f" AND node_id IN ({_placeholders(len(batch))})",
+            [layer, *batch],
+        ):
+            out.setdefault(int(node_id), int(chunk_id))
+    return out
+
+
+def edges_from(
+    conn: apsw.Connection, node_id: int, kinds: Sequence[str] | None = None
+) -> list[EdgeRow]:
+    """Outgoing edges of a node (calls, imports, inherits, contains)."""
+    kind_filter = f" AND kind IN ({_placeholders(len(kinds))})" if kinds else ""
+    return [
+        EdgeRow(*r)
+        for r in conn.execute(
+            "SELECT src_id, kind, dst_name, dst_id, line, resolution FROM all_edges"
+            f" WHERE src_id = ?{kind_filter} ORDER BY line",
+            [node_id, *(kinds or ())],
+        )
+    ]
+
+
+def edges_to(
+    conn: apsw.Connection, node_id: int, kinds: Sequence[str] | None = None
+) -> list[EdgeRow]:
+    """Incoming edges of a node: resolved ones plus, for calls, unresolved edges by
+    the node's name (an ambiguous name may be called from anywhere)."""
+    kind_filter = f" AND kind IN ({_placeholders(len(kinds))})" if kinds else ""
+    return [
+        EdgeRow(*r)
+        for r in conn.execute(
+            "SELECT src_id, kind, dst_name, dst_id, line, resolution FROM all_edges"
+            f" WHERE dst_id = ?{kind_filter} ORDER BY src_id, line",
+            [node_id, *(kinds or ())],
+        )
+    ]
+
+
+def index_counts(conn: apsw.Connection) -> IndexCounts:
+    files = int(conn.execute("SELECT count(*) FROM files").fetchone()[0])
+    nodes = int(conn.execute("SELECT count(*) FROM nodes").fetchone()[0])
+    edges = int(conn.execute("SELECT count(*) FROM all_edges").fetchone()[0])
+    chunks = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+    by_language = {
+        str(lang): int(n)
+        for lang, n in conn.execute(
+            "SELECT language, count(*) FROM files GROUP BY language ORDER BY count(*) DESC"
+        )
+    }
+    row = conn.execute("SELECT value FROM meta WHERE key = 'last_update'").fetchone()
+    return IndexCounts(files, nodes, edges, chunks, by_language, float(row[0]) if row else None)
