@@ -36,6 +36,7 @@ StreamFn = Callable[[apsw.Connection, QueryAnalysis, StreamFilters, int], list[t
 # Per-result overhead in the token budget: path, lines, kind, name and punctuation.
 RESULT_OVERHEAD_TOKENS = 24
 MIN_SNIPPET_CHARS = 80
+SYMBOL_QUERY_BOOST = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,10 +89,13 @@ class Searcher:
                 StreamReport(stream.name, len(ranked), (time.perf_counter() - t0) * 1000, error)
             )
 
+        # A query that is one identifier asks for its definition: the symbol stream,
+        # which ranks definitions by name, counts double against uses found lexically.
+        symbol_boost = SYMBOL_QUERY_BOOST if analysis.symbol_like else 1.0
         weights = {
             "lexical": self.settings.weight_lexical,
             "lexical_doc": self.settings.weight_lexical,
-            "symbol": self.settings.weight_symbol,
+            "symbol": self.settings.weight_symbol * symbol_boost,
         }
         fused = fuse_rankings(rankings, weights, self.settings.rrf_k)
         pool = fused[: max(request.top_k * 5, 50)]
