@@ -80,11 +80,29 @@ def build_chunks(
 
     chunks: list[ParsedChunk] = []
     total = len(lines)
+    # offsets[i] = characters (with newlines) before line i+1: spans cost O(1) to measure.
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
     for node in nodes:
         is_module = node.index == 0
         start = 1 if is_module else node.start_line
         end = total if is_module else min(node.end_line, total)
         kids = sorted(children.get(node.index, ()), key=lambda n: n.start_line)
+        if (
+            not is_module
+            and not kids
+            and end - start < max_lines
+            and offsets[end] - offsets[start - 1] <= max_chars
+        ):
+            # The common case: a leaf definition that fits in one chunk.
+            body = "\n".join(lines[start - 1 : end])
+            if body.strip():
+                chunks.append(
+                    ParsedChunk("code", node.index, node.start_line, node.end_line, body, 0)
+                )
+            _add_signature_chunks(chunks, node, nodes, calls_by_node)
+            continue
         own: list[tuple[int, str]] = []
         line_no = start
         for kid in kids:
@@ -124,25 +142,26 @@ def build_chunks(
             chunks[-1] = ParsedChunk(
                 last.layer, last.node, node.start_line, node.end_line, last.text, 0
             )
-        chunks.append(
-            ParsedChunk(
-                layer="ast",
-                node=node.index,
-                start_line=node.start_line,
-                end_line=node.end_line,
-                text=node.signature,
-            )
-        )
-        chunks.append(
-            ParsedChunk(
-                layer="summary",
-                node=node.index,
-                start_line=node.start_line,
-                end_line=node.end_line,
-                text=_summary_text(node, nodes, calls_by_node.get(node.index, [])),
-            )
-        )
+        _add_signature_chunks(chunks, node, nodes, calls_by_node)
     return chunks
+
+
+def _add_signature_chunks(
+    chunks: list[ParsedChunk],
+    node: ParsedNode,
+    nodes: list[ParsedNode],
+    calls_by_node: dict[int, list[str]],
+) -> None:
+    chunks.append(ParsedChunk("ast", node.index, node.start_line, node.end_line, node.signature))
+    chunks.append(
+        ParsedChunk(
+            "summary",
+            node.index,
+            node.start_line,
+            node.end_line,
+            _summary_text(node, nodes, calls_by_node.get(node.index, [])),
+        )
+    )
 
 
 def _module_chunks(

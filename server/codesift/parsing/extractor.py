@@ -18,6 +18,7 @@ signatures, local call resolution) is done here once.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -215,6 +216,8 @@ def _signature(node: Node, src: bytes) -> str:
 
 
 def _last_component(name: str) -> str:
+    if name.isidentifier():
+        return name
     for sep in ("::", ".", "\\", "->", "#"):
         head, found, tail = name.rpartition(sep)
         if found and (head or sep != "#"):  # `#name` is a JS private name, not a path
@@ -240,6 +243,25 @@ def _name_text(node: Node, src: bytes) -> str:
     return _WS.sub("", _text(node, src))
 
 
+_ROLE_ORDER = ("reference.call", "scope", "reference.inherits", "import", "package")
+_pattern_role_cache: dict[str, dict[int, str]] = {}
+
+
+def _pattern_roles(language: str) -> dict[int, str]:
+    """Per query pattern, which capture is its role (learned from its first match)."""
+    return _pattern_role_cache.setdefault(language, {})
+
+
+def _role_of(caps: dict[str, list[Node]]) -> str:
+    for name in caps:
+        if name.startswith("definition."):
+            return name
+    for name in _ROLE_ORDER:
+        if name in caps:
+            return name
+    return ""
+
+
 def extract(
     text: str,
     rel_path: str,
@@ -259,68 +281,79 @@ def extract(
     line_count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
 
     defs_by_name_node: dict[tuple[int, int], _Def] = {}
-    calls: list[tuple[Node, str]] = []
+    calls: list[tuple[int, int, str]] = []  # (start byte, line, callee name)
     inherits: list[tuple[Node, str]] = []
     imports: list[tuple[str, str, str, int, bool]] = []
     package = ""
 
-    for _pattern, caps in QueryCursor(query_for(spec.name)).matches(root):
+    query = query_for(spec.name)
+    roles = _pattern_roles(spec.name)
+    for pattern, caps in QueryCursor(query).matches(root):
+        role = roles.get(pattern)
+        if role is None:
+            role = roles[pattern] = _role_of(caps)
+        if not role:
+            continue
         names = caps.get("name")
         name_node = names[0] if names else None
-        for cap_name, nodes in caps.items():
-            if cap_name.startswith("definition.") and name_node is not None:
-                kind = cap_name.removeprefix("definition.")
-                def_node = nodes[0]
-                key = (name_node.start_byte, name_node.end_byte)
+        if role == "reference.call":
+            if name_node is not None:
+                raw = src[name_node.start_byte : name_node.end_byte].decode("utf-8", "replace")
+                call_node = caps[role][0]
+                calls.append(
+                    (call_node.start_byte, call_node.start_point[0] + 1, _last_component(raw))
+                )
+        elif role.startswith("definition."):
+            if name_node is None:
+                continue
+            def_node = caps[role][0]
+            key = (name_node.start_byte, name_node.end_byte)
+            name = _name_text(name_node, src)
+            if not name:
+                continue
+            receiver_nodes = caps.get("receiver")
+            receiver = _name_text(receiver_nodes[0], src) if receiver_nodes else ""
+            existing = defs_by_name_node.get(key)
+            span = def_node.end_byte - def_node.start_byte
+            if existing is None or span > existing.node.end_byte - existing.node.start_byte:
+                kind = role.removeprefix("definition.")
+                defs_by_name_node[key] = _Def(kind, name, def_node, name_node, receiver)
+        elif role == "scope":
+            if name_node is None:
+                continue
+            scope_node = caps[role][0]
+            key = (scope_node.start_byte, -scope_node.end_byte)
+            if key not in defs_by_name_node:
                 name = _name_text(name_node, src)
-                if not name:
-                    continue
-                receiver_nodes = caps.get("receiver")
-                receiver = _name_text(receiver_nodes[0], src) if receiver_nodes else ""
-                existing = defs_by_name_node.get(key)
-                span = def_node.end_byte - def_node.start_byte
-                if existing is None or span > existing.node.end_byte - existing.node.start_byte:
-                    defs_by_name_node[key] = _Def(kind, name, def_node, name_node, receiver)
-                break
-            if cap_name == "scope" and name_node is not None:
-                key = (nodes[0].start_byte, -nodes[0].end_byte)
-                if key not in defs_by_name_node:
-                    name = _name_text(name_node, src)
-                    defs_by_name_node[key] = _Def("scope", name, nodes[0], name_node, is_scope=True)
-                break
-            if cap_name == "reference.call" and name_node is not None:
-                calls.append((nodes[0], _last_component(_name_text(name_node, src))))
-                break
-            if cap_name == "reference.inherits" and name_node is not None:
+                defs_by_name_node[key] = _Def("scope", name, scope_node, name_node, is_scope=True)
+        elif role == "reference.inherits":
+            if name_node is not None:
                 inherits.append((name_node, _last_component(_name_text(name_node, src))))
-                break
-            if cap_name == "import":
-                module = caps.get("import.module")
-                imported = caps.get("import.name")
-                alias = caps.get("import.alias")
-                # A module path may be several sibling nodes (Scala `a.b.c`): take the span.
-                raw_module = (
-                    _WS.sub(
-                        "",
-                        src[module[0].start_byte : module[-1].end_byte].decode("utf-8", "replace"),
-                    )
-                    if module
-                    else ""
+        elif role == "import":
+            module = caps.get("import.module")
+            imported = caps.get("import.name")
+            alias = caps.get("import.alias")
+            # A module path may be several sibling nodes (Scala `a.b.c`): take the span.
+            raw_module = (
+                _WS.sub(
+                    "",
+                    src[module[0].start_byte : module[-1].end_byte].decode("utf-8", "replace"),
                 )
-                imports.append(
-                    (
-                        raw_module.strip("\"'`<>"),
-                        _name_text(imported[0], src) if imported else "",
-                        _name_text(alias[0], src) if alias else "",
-                        nodes[0].start_point[0] + 1,
-                        # A quoted module is a path ("net/http", <stdio.h>), not a dotted name.
-                        raw_module[:1] in ('"', "'", "`", "<"),
-                    )
+                if module
+                else ""
+            )
+            imports.append(
+                (
+                    raw_module.strip("\"'`<>"),
+                    _name_text(imported[0], src) if imported else "",
+                    _name_text(alias[0], src) if alias else "",
+                    caps[role][0].start_point[0] + 1,
+                    # A quoted module is a path ("net/http", <stdio.h>), not a dotted name.
+                    raw_module[:1] in ('"', "'", "`", "<"),
                 )
-                break
-            if cap_name == "package" and not package:
-                package = _WS.sub("", _text(nodes[0], src)).strip(";")
-                break
+            )
+        elif role == "package" and not package:
+            package = _WS.sub("", _text(caps[role][0], src)).strip(";")
 
     # Module node first: every other node descends from it.
     if spec.qualifier == "python_module":
@@ -478,12 +511,29 @@ def extract(
         return 0
 
     # One calls edge per (caller, callee), at the first call site.
+    # Attribute each call site to the innermost definition around it: bisect the
+    # definitions' start bytes, then climb to the first one that still contains it.
+    node_entries = [e for e in entries if not e.is_scope]
+    starts = [e.node.start_byte for e in node_entries]
+    parent_of: dict[int, _Def | None] = {}
+    for e in node_entries:
+        walker = e.parent_entry
+        while walker is not None and walker.is_scope:
+            walker = walker.parent_entry
+        parent_of[id(e)] = walker
+
+    def caller_at(position: int) -> int:
+        i = bisect.bisect_right(starts, position) - 1
+        entry: _Def | None = node_entries[i] if i >= 0 else None
+        while entry is not None and entry.node.end_byte <= position:
+            entry = parent_of[id(entry)]
+        return entry.index if entry is not None else 0
+
     seen_calls: set[tuple[int, str]] = set()
-    for call_node, callee in calls:
+    for position, line, callee in calls:
         if not callee:
             continue
-        caller = enclosing_index(call_node)
-        line = call_node.start_point[0] + 1
+        caller = caller_at(position)
         key = (caller, callee)
         if key in seen_calls:
             continue
