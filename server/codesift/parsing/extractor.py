@@ -66,8 +66,11 @@ _BODY_TYPES = frozenset(
         "enum_class_body",
     }
 )
-_SKIPPABLE_BEFORE_DOC = frozenset({"attribute_item", "decorator", "annotation", "attribute"})
-_COMMENT_PREFIX = re.compile(r"^\s*(?:///?!?|/\*\*?|\*/|\*|#+!?|--+\|?|;+|%+)\s?")
+# `signature`: a Haskell type signature sits between the haddock and the first equation.
+_SKIPPABLE_BEFORE_DOC = frozenset(
+    {"attribute_item", "decorator", "annotation", "attribute", "signature"}
+)
+_COMMENT_PREFIX = re.compile(r"^\s*(?:///?!?|/\*\*?|\*/|\*|#+!?|--+ ?\|?|;+|%+)\s?")
 _WS = re.compile(r"\s+")
 MAX_SIGNATURE_CHARS = 400
 MAX_DOC_CHARS = 800
@@ -107,30 +110,40 @@ def _clean_comment(raw: str) -> str:
     return "\n".join(lines).strip()
 
 
+def _is_comment(node: Node) -> bool:
+    return "comment" in node.type or node.type == "haddock"  # Haskell `-- |` docs
+
+
 def _leading_comment(node: Node, src: bytes) -> str:
     target = node
     while True:
         prev = target.prev_named_sibling
+        anchor = target  # the comment must end right above the skipped attributes
         while prev is not None and prev.type in _SKIPPABLE_BEFORE_DOC:
+            anchor = prev
             prev = prev.prev_named_sibling
         if prev is not None and "comment" not in prev.type:
             # tree-sitter-kotlin puts the comments after a package/import header
             # inside that header: take them when they are its last tokens.
             tail = prev
-            while tail.child_count and "comment" not in tail.type:
+            while tail.child_count and not _is_comment(tail):
                 tail = tail.children[-1]
-            if "comment" in tail.type:
+            if _is_comment(tail):
                 prev = tail
-        if prev is not None and "comment" in prev.type:
+        if prev is not None and _is_comment(prev):
             break
         parent = target.parent
-        if parent is not None and parent.type in _WRAPPERS:
+        # The first statement of a body: Ruby keeps the comment above it outside the
+        # body (`module M` / `# doc` / `class A` puts the comment before body_statement).
+        if parent is not None and (
+            parent.type in _WRAPPERS or (prev is None and parent.type in _BODY_TYPES)
+        ):
             target = parent
             continue
         return ""
     comments: list[str] = []
-    expected_row = target.start_point[0]
-    while prev is not None and "comment" in prev.type and prev.end_point[0] >= expected_row - 1:
+    expected_row = anchor.start_point[0]
+    while prev is not None and _is_comment(prev) and prev.end_point[0] >= expected_row - 1:
         before = prev.prev_sibling
         if (
             before is not None
@@ -412,13 +425,15 @@ def extract(
         walker = enclosing
         while walker is not None:
             chain.append(walker.name)
+            if walker.receiver:  # `class Foo::Bar` / `defimpl P, for: T`: keep the qualifier
+                chain.append(walker.receiver)
             walker = walker.parent_entry
         chain.reverse()
         if entry.receiver:
             chain.append(entry.receiver)
         qualified = sep.join([*chain, entry.name])
         if prefix:
-            joiner = "." if spec.qualifier in ("python_module", "package") else sep
+            joiner = spec.package_separator if spec.qualifier == "package" else "."
             qualified = f"{prefix}{joiner}{qualified}"
         doc = _python_docstring(entry.node, src) if spec.body_docstring else ""
         if not doc:
@@ -478,7 +493,13 @@ def extract(
     ]
 
     import_hints: dict[str, str] = {}
-    import_sep = "." if spec.qualifier == "python_module" else sep
+    import_sep = (
+        "."
+        if spec.qualifier == "python_module"
+        else spec.package_separator
+        if spec.qualifier == "package"
+        else sep
+    )
     seen_imports: set[tuple[str, str]] = set()
     for module, imported, alias, line, is_path in imports:
         target = imported or module
@@ -571,6 +592,8 @@ def extract(
             continue
         candidates = [n for n in by_name.get(base, ()) if n.kind in CLASS_LIKE]
         dst = candidates[0].index if len(candidates) == 1 else None
+        if dst == owner:  # `@behaviour App.Policy` inside `defmodule Policy`: another Policy
+            dst = None
         edges.append(
             ParsedEdge(
                 src=owner,

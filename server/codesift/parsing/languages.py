@@ -36,6 +36,8 @@ class LanguageSpec:
     filenames: tuple[str, ...] = ()
     # Python-style docstrings: the first string statement of the body.
     body_docstring: bool = False
+    # Joins the @package prefix to a qualified name and an import's module to its names.
+    package_separator: str = "."
 
 
 LANGUAGES: dict[str, LanguageSpec] = {
@@ -69,7 +71,9 @@ LANGUAGES: dict[str, LanguageSpec] = {
             separator="::",
             filenames=("Rakefile", "Gemfile"),
         ),
-        LanguageSpec("php", "php", (".php",), separator="::"),
+        LanguageSpec(
+            "php", "php", (".php",), separator="::", qualifier="package", package_separator="\\"
+        ),
         LanguageSpec("kotlin", "kotlin", (".kt", ".kts"), qualifier="package"),
         LanguageSpec("swift", "swift", (".swift",)),
         LanguageSpec("scala", "scala", (".scala", ".sc"), qualifier="package"),
