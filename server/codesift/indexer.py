@@ -143,7 +143,23 @@ class Indexer:
         touched: set[str] = set()
         total = len(plan.to_index) + len(plan.deleted)
         bulk = len(plan.to_index) >= BULK_FILES and len(plan.to_index) > plan.known // 2
-        full_resolve = bulk or len(plan.to_index) > 2000
+        # A run that was killed or failed left edges unresolved and maybe FTS merging
+        # off: the marker it left behind makes this run finish its work.
+        interrupted = self.writer.run_marker()
+        full_resolve = bulk or interrupted or len(plan.to_index) > 2000
+        if not bulk and interrupted:
+            self.writer.set_fts_automerge(True)
+        if not plan.to_index and not plan.deleted and not interrupted:
+            return self._finish(
+                summary,
+                set(),
+                progress,
+                bulk=False,
+                full_resolve=False,
+                total=0,
+                started=started,
+            )
+        self.writer.set_run_marker(True)
         if bulk:
             self.writer.set_fts_automerge(False)
         try:
@@ -218,16 +234,18 @@ class Indexer:
                 self.writer.resolve_edges(None)
             elif touched:
                 self.writer.resolve_edges(touched)
-            conn.execute(
-                "INSERT INTO meta (key, value) VALUES ('last_update', ?) "
-                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (f"{time.time():.3f}",),
-            )
-            conn.execute(
-                "INSERT INTO meta (key, value) VALUES ('root', ?) "
-                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (str(self.root),),
-            )
+            self.writer.set_run_marker(False)
+            if total or full_resolve:
+                conn.execute(
+                    "INSERT INTO meta (key, value) VALUES ('last_update', ?) "
+                    "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                    (f"{time.time():.3f}",),
+                )
+                conn.execute(
+                    "INSERT INTO meta (key, value) VALUES ('root', ?) "
+                    "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                    (str(self.root),),
+                )
         if bulk:
             # Stable ids arrive in random order and leave B-tree pages half full;
             # after a bulk build one merge and VACUUM give a compact file.

@@ -78,6 +78,15 @@ def build_chunks(
             if edge.dst_name not in names:
                 names.append(edge.dst_name)
 
+    # The module's own lines exclude every outermost definition by span, whatever its
+    # parent: a Go method (parent: its receiver type) or a Rust `impl` method lies
+    # outside its type's lines and must not stay in the module-level chunks too.
+    outermost: list[ParsedNode] = []
+    for node in sorted(nodes[1:], key=lambda n: (n.start_line, -n.end_line)):
+        if outermost and node.start_line <= outermost[-1].end_line:
+            continue
+        outermost.append(node)
+    children[0] = outermost
     chunks: list[ParsedChunk] = []
     total = len(lines)
     # offsets[i] = characters (with newlines) before line i+1: spans cost O(1) to measure.

@@ -64,7 +64,8 @@ def analyze_query(text: str) -> QueryAnalysis:
     for word in words:
         lower = word.lower()
         parts = split_identifier(word)
-        is_ident = _looks_like_identifier(word) or symbol_like
+        # A capitalised stopword opening a question ("Where", "Does") is not a name.
+        is_ident = symbol_like or (_looks_like_identifier(word) and lower not in STOPWORDS)
         if is_ident:
             identifiers[word] = None
         if lower not in STOPWORDS or is_ident:

@@ -139,13 +139,25 @@ class Searcher:
     ) -> SearchResult:
         text_lines = row.text.count("\n") + 1
         if row.layer == "code" and row.node_id is not None:
-            stubs = [
-                (int(s), int(e))
-                for s, e in self.conn.execute(
-                    "SELECT start_line, end_line FROM nodes WHERE parent_id = ?", (row.node_id,)
-                )
-            ]
-            line_map = source_line_map(row.start_line, text_lines, stubs, row.part > 0)
+            is_module = row.kind == "module"
+            # Stubs replace nested definitions inside the node's own lines (a Go method
+            # whose parent is its receiver type lies outside the type's span: no stub).
+            stubs = (
+                []
+                if is_module
+                else [
+                    (int(s), int(e))
+                    for s, e in self.conn.execute(
+                        "SELECT start_line, end_line FROM nodes WHERE parent_id = ?"
+                        " AND start_line >= ? AND end_line <= ?",
+                        (row.node_id, row.start_line, row.end_line),
+                    )
+                ]
+            )
+            # Module-level chunks are contiguous runs: parts carry no repeated header.
+            line_map = source_line_map(
+                row.start_line, text_lines, stubs, row.part > 0 and not is_module
+            )
         elif row.layer == "doc":
             # Doc chunk text starts with the heading path and a blank line.
             line_map = [row.start_line, row.start_line] + [

@@ -95,6 +95,10 @@ def snippet_window(
         return Snippet("", 0, 0, bool(text))
     hit = _first_match(lines, terms)
     start = 0 if hit is None else max(0, hit - CONTEXT_ABOVE)
+    if hit is not None:
+        # Context above is dropped first when it would push the match out of the window.
+        while start < hit and sum(len(x) + 1 for x in lines[start : hit + 1]) - 1 > max_chars:
+            start += 1
     chosen: list[str] = []
     used = 0
     end = start
@@ -104,6 +108,7 @@ def snippet_window(
         if used + cost > max_chars:
             if not chosen:
                 chosen.append(lines[i][: max(0, max_chars - 1)] + "…")
+                used = len(chosen[0])
                 end = i
                 cut = True
             break

@@ -111,18 +111,39 @@ def open_database(path: Path, *, create: bool = True) -> apsw.Connection:
         raise CorruptIndexError(f"no index at {path}; run `codesift index` first")
     else:
         _ensure_folder(path)
+    conn = apsw.Connection(str(path))
     try:
-        conn = apsw.Connection(str(path))
+        conn.set_busy_timeout(10_000)
+        # Recognise a foreign database before changing anything in it (even its journal mode).
+        _refuse_foreign(conn, path)
         _configure(conn)
         _migrate(conn, path)
         # Touch every schema object so damage shows up now rather than mid-search.
         conn.execute("SELECT count(*) FROM files").fetchone()
     except (apsw.NotADBError, apsw.CorruptError) as exc:
+        conn.close()
         raise CorruptIndexError(
             f"{path} is damaged ({exc}); run `codesift index --rebuild` to move it aside and "
             "build a new index"
         ) from exc
+    except BaseException:
+        conn.close()
+        raise
     return conn
+
+
+def _refuse_foreign(conn: apsw.Connection, path: Path) -> None:
+    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+    if app_id == APPLICATION_ID:
+        return
+    has_tables = conn.execute(
+        "SELECT 1 FROM sqlite_schema WHERE type IN ('table', 'view') LIMIT 1"
+    ).fetchone()
+    if has_tables:
+        raise ForeignIndexError(
+            f"{path} is a SQLite database that codesift did not create; choose another "
+            "index path (index.db_path) or run `codesift index --rebuild` to move it aside"
+        )
 
 
 def move_aside(path: Path) -> Path | None:

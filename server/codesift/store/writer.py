@@ -302,6 +302,21 @@ class IndexWriter:
         self.conn.executemany("INSERT INTO doc_fts (rowid, body) VALUES (?,?)", doc_fts)
         return len(rows)
 
+    def run_marker(self) -> bool:
+        """True when an earlier run started writing and never finished."""
+        row = self.conn.execute("SELECT 1 FROM meta WHERE key = 'run_in_progress'").fetchone()
+        return row is not None
+
+    def set_run_marker(self, running: bool) -> None:
+        if running:
+            with self.conn:
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('run_in_progress', ?)",
+                    (f"{time.time():.3f}",),
+                )
+        else:
+            self.conn.execute("DELETE FROM meta WHERE key = 'run_in_progress'")
+
     def set_fts_automerge(self, enabled: bool) -> None:
         """Defer (False) or resume (True) FTS5 segment merging; bulk builds defer it."""
         level = 4 if enabled else 0

@@ -1,0 +1,496 @@
+"""The `codesift` command, run for real in a subprocess on temporary git repositories."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import codesift
+
+pytestmark = pytest.mark.usefixtures("git_isolation")
+
+MakeRepo = Callable[..., Path]
+SERVER_DIR = Path(codesift.__file__).resolve().parent.parent
+
+CHARGES_PY = '''\
+"""Charging customers and retrying declined payments."""
+
+from billing.gateway import PaymentGateway
+
+
+class Charge:
+    def __init__(self, customer_id: str, amount_cents: int) -> None:
+        self.customer_id = customer_id
+        self.amount_cents = amount_cents
+        self.attempts = 0
+
+
+def create_charge(gateway: PaymentGateway, customer_id: str, amount_cents: int) -> Charge:
+    """Create a charge and submit it once."""
+    charge = Charge(customer_id, amount_cents)
+    gateway.submit(charge.customer_id, charge.amount_cents)
+    return charge
+
+
+def retry_failed_charge(gateway: PaymentGateway, charge: Charge, max_attempts: int = 3) -> bool:
+    """Retry a failed charge until the gateway accepts it."""
+    while charge.attempts < max_attempts:
+        charge.attempts += 1
+        if gateway.submit(charge.customer_id, charge.amount_cents):
+            return True
+    return False
+'''
+
+GATEWAY_PY = """\
+class PaymentGateway:
+    def submit(self, customer_id: str, amount_cents: int) -> bool:
+        return amount_cents > 0
+"""
+
+TEST_CHARGES_PY = """\
+from billing.charges import Charge, retry_failed_charge
+from billing.gateway import PaymentGateway
+
+
+def test_retry_gives_up():
+    assert not retry_failed_charge(PaymentGateway(), Charge("cus_1", 0), max_attempts=1)
+
+
+def test_retry_succeeds():
+    assert retry_failed_charge(PaymentGateway(), Charge("cus_2", 100))
+"""
+
+SERVER_GO = """\
+package server
+
+import "net/http"
+
+type Server struct {
+\troutes map[string]http.HandlerFunc
+}
+
+func (s *Server) Handle(w http.ResponseWriter, r *http.Request) {
+\tif h, ok := s.routes[r.URL.Path]; ok {
+\t\th(w, r)
+\t\treturn
+\t}
+\thttp.NotFound(w, r)
+}
+
+func ServeOnce(s *Server, w http.ResponseWriter, r *http.Request) {
+\ts.Handle(w, r)
+}
+"""
+
+CONFIG_TS = """\
+export class ConfigParser {
+  parseConfig(text: string): Record<string, unknown> {
+    return JSON.parse(text);
+  }
+}
+"""
+
+LIB_RS = """\
+use std::collections::HashMap;
+
+pub struct Cache {
+    entries: HashMap<String, u64>,
+    order: Vec<String>,
+}
+
+impl Cache {
+    pub fn insert(&mut self, key: String, value: u64) {
+        if self.entries.len() > 100 {
+            self.evict();
+        }
+        self.order.push(key.clone());
+        self.entries.insert(key, value);
+    }
+
+    fn evict(&mut self) {
+        let oldest = self.order.remove(0);
+        self.entries.remove(&oldest);
+    }
+}
+"""
+
+README_MD = """\
+# Shop
+
+## Billing
+
+Failed card payments are retried by the billing module.
+"""
+
+WORKSPACE = {
+    "billing/__init__.py": "",
+    "billing/charges.py": CHARGES_PY,
+    "billing/gateway.py": GATEWAY_PY,
+    "tests/test_charges.py": TEST_CHARGES_PY,
+    "server/server.go": SERVER_GO,
+    "web/config.ts": CONFIG_TS,
+    "cache/src/lib.rs": LIB_RS,
+    "README.md": README_MD,
+}
+
+RESULT_FIELDS = {
+    "path": str,
+    "start_line": int,
+    "end_line": int,
+    "kind": str,
+    "qualified_name": str,
+    "layer": str,
+    "score": float,
+    "snippet": str,
+    "truncated": bool,
+    "provenance": list,
+}
+
+SUMMARY_LINE = re.compile(
+    r"indexed (\d+) file\(s\) in [0-9.]+s \((\d+) unchanged, (\d+) removed, (\d+) skipped\);"
+    r" index: (\d+) files, (\d+) nodes, (\d+) edges, (\d+) chunks"
+)
+
+
+def run_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(SERVER_DIR), env.get("PYTHONPATH", "")) if p
+    )
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "CLICOLOR_FORCE"):
+        env.pop(name, None)
+    return subprocess.run(
+        [sys.executable, "-m", "codesift.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def ok(result: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
+    assert result.returncode == 0, f"exit {result.returncode}\n{result.stdout}\n{result.stderr}"
+    return result
+
+
+def run_json(cwd: Path, *args: str) -> Any:
+    """Run a --json command: stdout must be exactly one JSON document."""
+    result = ok(run_cli(cwd, *args, "--json"))
+    return json.loads(result.stdout)
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.fixture
+def repo(make_repo: MakeRepo) -> Path:
+    return make_repo(WORKSPACE)
+
+
+@pytest.fixture
+def indexed(repo: Path) -> Path:
+    ok(run_cli(repo, "index", "--quiet"))
+    return repo
+
+
+# --- search ---------------------------------------------------------------------------------
+
+
+def test_search_builds_the_index_on_first_use(repo: Path) -> None:
+    assert not (repo / ".codesift").exists()
+    result = ok(run_cli(repo, "search", "retry_failed_charge"))
+    assert (repo / ".codesift" / "index.db").is_file()
+    assert (repo / ".codesift" / ".gitignore").is_file()
+    assert "billing/charges.py:20-26" in result.stdout
+    assert "billing.charges.retry_failed_charge" in result.stdout
+    assert "def retry_failed_charge(" in result.stdout
+    # The first run reports what it indexed, on stderr.
+    assert "indexed 8 file(s)" in one_line(result.stderr)
+    assert "indexed" not in result.stdout
+    # The index never shows up as a change in the repository.
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert ".codesift" not in status.stdout
+
+
+def test_search_from_a_subfolder_uses_the_repository_root(repo: Path) -> None:
+    result = ok(run_cli(repo / "billing", "search", "Cache::evict"))
+    assert (repo / ".codesift" / "index.db").is_file()
+    assert not (repo / "billing" / ".codesift").exists()
+    assert "cache/src/lib.rs:17-20" in result.stdout
+
+
+def test_search_json_on_a_fresh_folder_is_pure_json_with_the_documented_fields(
+    repo: Path,
+) -> None:
+    result = ok(run_cli(repo, "search", "parseConfig", "--json"))
+    data = json.loads(result.stdout)  # nothing but JSON, even while indexing
+    assert data["query"] == "parseConfig"
+    assert isinstance(data["tokens"], int)
+    assert data["truncated_by_budget"] is False
+    assert {s["stream"] for s in data["streams"]} == {"lexical", "lexical_doc", "symbol"}
+    assert data["results"]
+    for item in data["results"]:
+        for name, kind in RESULT_FIELDS.items():
+            assert isinstance(item[name], kind), (name, item[name])
+        assert item["start_line"] <= item["snippet_start_line"] <= item["end_line"]
+        assert item["provenance"]
+        for hit in item["provenance"]:
+            assert set(hit) == {"stream", "rank", "score"}
+            assert hit["stream"] in {"lexical", "lexical_doc", "symbol"}
+            assert isinstance(hit["rank"], int) and hit["rank"] >= 1
+            assert isinstance(hit["score"], float)
+    first = data["results"][0]
+    assert (first["path"], first["qualified_name"], first["kind"], first["layer"]) == (
+        "web/config.ts",
+        "ConfigParser.parseConfig",
+        "method",
+        "code",
+    )
+    assert (first["start_line"], first["end_line"]) == (2, 4)
+    assert "parseConfig(text: string)" in first["snippet"]
+
+
+def test_search_options_top_k_lang_and_path(indexed: Path) -> None:
+    query = "charge server cache config"
+    everything = run_json(indexed, "search", query, "--top-k", "50")["results"]
+    assert len({r["language"] for r in everything}) >= 3
+
+    top = run_json(indexed, "search", query, "--top-k", "2")["results"]
+    assert len(top) == 2
+    assert [r["chunk_id"] for r in top] == [r["chunk_id"] for r in everything[:2]]
+
+    go = run_json(indexed, "search", query, "--top-k", "50", "--lang", "go")["results"]
+    assert go
+    assert {r["language"] for r in go} == {"go"}
+
+    two_languages = ("--lang", "go", "--lang", "rust")
+    several = run_json(indexed, "search", query, "--top-k", "50", *two_languages)["results"]
+    assert {r["language"] for r in several} == {"go", "rust"}
+
+    billing = run_json(indexed, "search", query, "--top-k", "50", "--path", "billing/*")
+    assert billing["results"]
+    assert all(r["path"].startswith("billing/") for r in billing["results"])
+    expected = {r["path"] for r in everything if r["path"].startswith("billing/")}
+    assert {r["path"] for r in billing["results"]} == expected
+
+
+def test_search_layer_and_max_tokens(indexed: Path) -> None:
+    ast = run_json(indexed, "search", "charge", "--layer", "ast")["results"]
+    assert ast
+    assert {r["layer"] for r in ast} == {"ast"}
+
+    budget = run_json(indexed, "search", "charge retry gateway", "--max-tokens", "60")
+    assert budget["tokens"] <= 60
+    assert budget["truncated_by_budget"] is True
+
+
+def test_search_with_fts_operators_exits_0(indexed: Path) -> None:
+    query = 'NEAR(retry charge) AND OR NOT "unbalanced col:term * ^x a + b -x ('
+    result = ok(run_cli(indexed, "search", query))
+    assert "Traceback" not in result.stderr
+    data = run_json(indexed, "search", query)
+    assert all(s["error"] is None for s in data["streams"])
+
+
+def test_search_with_an_empty_query_is_a_clean_error(indexed: Path) -> None:
+    result = run_cli(indexed, "search", "   ")
+    assert result.returncode == 2
+    assert "empty" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_search_in_an_empty_folder(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = ok(run_cli(empty, "search", "anything"))
+    assert "no results" in result.stdout
+    data = run_json(empty, "search", "anything")
+    assert data["results"] == []
+
+
+# --- index and status -----------------------------------------------------------------------
+
+
+def test_index_prints_a_one_line_summary_with_counts(repo: Path) -> None:
+    first = ok(run_cli(repo, "index"))
+    lines = first.stdout.strip().split("\n")
+    assert len(lines) == 1
+    match = SUMMARY_LINE.fullmatch(lines[0])
+    assert match, lines[0]
+    indexed, unchanged, removed, _, files, nodes, edges, chunks = map(int, match.groups())
+    assert (indexed, unchanged, removed, files) == (8, 0, 0, 8)
+    assert nodes > 0 and edges > 0 and chunks > nodes
+
+    status = run_json(repo, "status")
+    assert (status["files"], status["nodes"], status["edges"], status["chunks"]) == (
+        files,
+        nodes,
+        edges,
+        chunks,
+    )
+
+    second = ok(run_cli(repo, "index"))
+    again = SUMMARY_LINE.fullmatch(second.stdout.strip())
+    assert again, second.stdout
+    assert tuple(map(int, again.groups()))[:2] == (0, 8)
+
+
+def test_index_json_summary(repo: Path) -> None:
+    data = run_json(repo, "index")
+    assert data["indexed"] == 8
+    assert data["files"] == 8
+    assert Path(data["root"]) == repo.resolve()
+    assert Path(data["database"]) == (repo / ".codesift" / "index.db").resolve()
+
+
+def test_status_json_counts_by_language(repo: Path) -> None:
+    before = run_json(repo, "status")
+    assert before["exists"] is False
+    assert not (repo / ".codesift" / "index.db").exists()  # status never creates an index
+
+    ok(run_cli(repo, "index", "--quiet"))
+    status = run_json(repo, "status")
+    assert status["exists"] is True
+    assert status["languages"] == {
+        "python": 4,
+        "go": 1,
+        "typescript": 1,
+        "rust": 1,
+        "markdown": 1,
+    }
+    assert status["files"] == 8
+    assert status["database_bytes"] > 0
+    assert isinstance(status["last_update"], float)
+
+
+# --- symbols, callers, callees --------------------------------------------------------------
+
+
+def test_symbols_exact_then_fuzzy(indexed: Path) -> None:
+    exact = run_json(indexed, "symbols", "evict")
+    assert [n["qualified_name"] for n in exact["exact"]] == ["Cache::evict"]
+    assert exact["exact"][0]["path"] == "cache/src/lib.rs"
+    assert exact["exact"][0]["start_line"] == 17
+    assert all(n["id"] != exact["exact"][0]["id"] for n in exact["fuzzy"])
+
+    fuzzy = run_json(indexed, "symbols", "evic")
+    assert fuzzy["exact"] == []
+    assert fuzzy["fuzzy"][0]["qualified_name"] == "Cache::evict"
+
+    qualified = run_json(indexed, "symbols", "ConfigParser.parseConfig")
+    assert [n["qualified_name"] for n in qualified["exact"]] == ["ConfigParser.parseConfig"]
+
+
+def test_symbols_human_output_lists_exact_before_similar(indexed: Path) -> None:
+    result = ok(run_cli(indexed, "symbols", "parseConfig"))
+    lines = result.stdout.strip().split("\n")
+    assert "web/config.ts:2-4" in lines[0]
+    assert "ConfigParser.parseConfig" in lines[0]
+    assert "similar names:" in lines
+    assert any("class ConfigParser" in line for line in lines[lines.index("similar names:") :])
+
+
+def test_symbols_unknown_name(indexed: Path) -> None:
+    data = run_json(indexed, "symbols", "zzqqxx")
+    assert data == {"exact": [], "fuzzy": []}
+    result = ok(run_cli(indexed, "symbols", "zzqqxx"))
+    assert "no definitions match" in result.stdout
+
+
+def related(data: dict[str, Any], direction: str) -> list[str | None]:
+    [entry] = data["nodes"]
+    return [item["node"]["qualified_name"] if item["node"] else None for item in entry[direction]]
+
+
+def test_callers(indexed: Path) -> None:
+    data = run_json(indexed, "callers", "retry_failed_charge")
+    assert data["name"] == "retry_failed_charge"
+    assert data["nodes"][0]["node"]["qualified_name"] == "billing.charges.retry_failed_charge"
+    assert sorted(related(data, "callers")) == [  # type: ignore[type-var]
+        "test_charges.test_retry_gives_up",
+        "test_charges.test_retry_succeeds",
+    ]
+    for item in data["nodes"][0]["callers"]:
+        assert item["edge"]["kind"] == "calls"
+        assert item["edge"]["name"] == "retry_failed_charge"
+
+    assert related(run_json(indexed, "callers", "Cache::evict"), "callers") == ["Cache::insert"]
+    go = run_json(indexed, "callers", "Handle")
+    assert related(go, "callers") == ["server.ServeOnce"]
+
+
+def test_callees(indexed: Path) -> None:
+    data = run_json(indexed, "callees", "create_charge")
+    callees = related(data, "callees")
+    assert "billing.charges.Charge" in callees
+    assert "billing.gateway.PaymentGateway.submit" in callees
+    lines = {item["edge"]["name"]: item["edge"]["line"] for item in data["nodes"][0]["callees"]}
+    assert lines["submit"] == 16
+
+    rust = related(run_json(indexed, "callees", "Cache::insert"), "callees")
+    assert "Cache::evict" in rust
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="_resolve_local resolves a method call by its name alone: `self.entries.insert(..)` "
+    "(HashMap::insert) resolves 'local' to Cache::insert, a self-call that does not exist",
+)
+def test_callees_do_not_confuse_a_fields_method_with_the_callers_own(indexed: Path) -> None:
+    rust = related(run_json(indexed, "callees", "Cache::insert"), "callees")
+    assert "Cache::insert" not in rust
+
+
+def test_callers_human_output_and_unknown_name(indexed: Path) -> None:
+    result = ok(run_cli(indexed, "callers", "retry_failed_charge"))
+    assert "billing/charges.py:20-26" in result.stdout
+    assert "tests/test_charges.py" in result.stdout
+    assert "no definition named" in ok(run_cli(indexed, "callers", "zzqqxx")).stdout
+    assert run_json(indexed, "callees", "zzqqxx") == {"name": "zzqqxx", "nodes": []}
+
+
+# --- a damaged index ------------------------------------------------------------------------
+
+
+def test_corrupt_index_is_refused_then_rebuilt(indexed: Path) -> None:
+    db = indexed / ".codesift" / "index.db"
+    for side in (db.with_name("index.db-wal"), db.with_name("index.db-shm")):
+        side.unlink(missing_ok=True)
+    garbage = b"this is not a database\x00" * 64
+    db.write_bytes(garbage)
+
+    for args in (("search", "retry_failed_charge"), ("search", "charge", "--json"), ("index",)):
+        result = run_cli(indexed, *args)
+        assert result.returncode == 2, args
+        assert "--rebuild" in one_line(result.stderr)
+        assert "Traceback" not in result.stderr
+        assert result.stdout == ""
+        assert db.read_bytes() == garbage
+
+    rebuilt = ok(run_cli(indexed, "index", "--rebuild"))
+    assert SUMMARY_LINE.fullmatch(rebuilt.stdout.strip())
+    assert "moved the old index aside" in one_line(rebuilt.stderr)
+    [kept] = list(db.parent.glob("index.db.bad-*"))
+    assert kept.read_bytes() == garbage
+    assert db.read_bytes() != garbage
+
+    data = run_json(indexed, "search", "retry_failed_charge")
+    assert data["results"][0]["qualified_name"] == "billing.charges.retry_failed_charge"

@@ -1,0 +1,292 @@
+"""Query analysis, FTS5 quoting and request validation."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import apsw
+import pytest
+
+from codesift.errors import QueryError
+from codesift.retrieval.query import (
+    STOPWORDS,
+    analyze_query,
+    fts_or_query,
+    fts_quote,
+    trigrams,
+)
+from codesift.retrieval.request import (
+    BROAD_LAYERS,
+    MAX_QUERY_CHARS,
+    SearchRequest,
+)
+
+# --- analyze_query: symbol-like detection ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "symbol", "tail"),
+    [
+        ("ParseConfig", "ParseConfig", "ParseConfig"),
+        ("pkg.mod.Class.method", "pkg.mod.Class.method", "method"),
+        ("Type::method", "Type::method", "method"),
+        ("Pool.imap_unordered", "Pool.imap_unordered", "imap_unordered"),
+        ("foo()", "foo", "foo"),
+        ("parse_http_header", "parse_http_header", "parse_http_header"),
+        ("  Cache::evict  ", "Cache::evict", "evict"),
+        ("Foo#bar", "Foo#bar", "bar"),
+        ("obj->method", "obj->method", "method"),
+    ],
+)
+def test_symbol_like_queries(query: str, symbol: str, tail: str) -> None:
+    analysis = analyze_query(query)
+    assert analysis.symbol_like is True
+    assert analysis.symbol == symbol
+    assert analysis.symbol_tail == tail
+    assert analysis.text == query.strip()
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "how does billing retry a failed charge",
+        "func (s *Server) Handle",
+        "parse config",
+        "retry_failed_charge gateway",
+        "foo(bar)",
+        "Type::",
+        "a.b.",
+        "3d_model",
+    ],
+)
+def test_not_symbol_like(query: str) -> None:
+    analysis = analyze_query(query)
+    assert analysis.symbol_like is False
+    assert analysis.symbol == ""
+    assert analysis.symbol_tail == ""
+
+
+# --- analyze_query: terms and identifiers ------------------------------------------------
+
+
+def test_prose_terms_are_lower_cased_without_stopwords() -> None:
+    analysis = analyze_query("How does Billing RETRY a failed charge")
+    assert analysis.terms == ("billing", "retry", "failed", "charge")
+    assert all(term not in STOPWORDS for term in analysis.terms)
+
+
+def test_identifiers_are_kept_whole_and_split_into_parts() -> None:
+    analysis = analyze_query("where is parseHTTPHeader called")
+    assert analysis.terms == ("parsehttpheader", "parse", "http", "header", "called")
+    assert analysis.identifiers == ("parseHTTPHeader",)
+
+
+def test_snake_case_identifier_parts() -> None:
+    analysis = analyze_query("retry_failed_charge")
+    assert analysis.terms == ("retry_failed_charge", "retry", "failed", "charge")
+    assert analysis.identifiers == ("retry_failed_charge",)
+
+
+def test_identifier_parts_drop_stopwords_and_single_letters() -> None:
+    analysis = analyze_query("get_a_value")
+    assert analysis.terms == ("get_a_value", "value")
+
+
+def test_a_symbol_query_keeps_stopword_components() -> None:
+    # `method` and `get` are stopwords in prose but they are names here.
+    analysis = analyze_query("Pool.get")
+    assert analysis.terms == ("pool", "get")
+    assert analysis.identifiers == ("Pool", "get")
+
+
+def test_qualified_symbol_identifiers_are_its_components() -> None:
+    assert analyze_query("pkg.mod.Class.method").identifiers == ("pkg", "mod", "Class", "method")
+    assert analyze_query("Type::method").identifiers == ("Type", "method")
+
+
+def test_signature_query_identifiers_and_terms() -> None:
+    analysis = analyze_query("func (s *Server) Handle")
+    assert analysis.identifiers == ("Server", "Handle")
+    assert analysis.terms == ("func", "s", "server", "handle")
+
+
+def test_terms_are_deduplicated_in_order() -> None:
+    analysis = analyze_query("cache Cache CACHE evict cache")
+    assert analysis.terms == ("cache", "evict")
+
+
+def test_a_query_of_stopwords_only_searches_them() -> None:
+    assert analyze_query("how does it work").terms == ("how", "does", "it", "work")
+
+
+def test_a_query_without_words_has_no_terms() -> None:
+    for query in ("*", "(", "+ - ^", '""'):
+        analysis = analyze_query(query)
+        assert analysis.terms == ()
+        assert analysis.identifiers == ()
+        # The streams must skip MATCH for such a query: an empty FTS5 query is an error.
+        assert fts_or_query(analysis.terms) == ""
+
+
+def test_a_capitalised_stopword_starting_a_question_is_not_an_identifier() -> None:
+    analysis = analyze_query("Where does the server handle requests")
+    assert analysis.identifiers == ()
+    assert "where" not in analysis.terms
+
+
+def test_trigrams() -> None:
+    assert trigrams("Evict") == ["evi", "ict", "vic"]
+    assert trigrams("ab") == []
+
+
+# --- FTS5 quoting ------------------------------------------------------------------------
+
+
+def test_fts_quote_wraps_and_doubles_quotes() -> None:
+    assert fts_quote("plain") == '"plain"'
+    assert fts_quote('say "hi"') == '"say ""hi"""'
+    assert fts_quote('"') == '""""'
+    assert fts_quote("") == '""'
+
+
+def test_fts_or_query_joins_quoted_terms_and_skips_empty_ones() -> None:
+    assert fts_or_query(["a", "", 'b"c']) == '"a" OR "b""c"'
+    assert fts_or_query(("only",)) == '"only"'
+    assert fts_or_query([]) == ""
+
+
+@pytest.fixture
+def fts() -> Iterator[apsw.Connection]:
+    """A tiny contentless FTS5 table like code_fts, in memory."""
+    conn = apsw.Connection(":memory:")
+    conn.execute(
+        "CREATE VIRTUAL TABLE t USING fts5(body, content='', contentless_delete=1,"
+        " tokenize=\"unicode61 remove_diacritics 2 tokenchars '_'\")"
+    )
+    rows = [
+        (1, "NEAR a b AND OR NOT unbalanced"),
+        (2, "col term x plus minus"),
+        (3, "retry_failed_charge retry failed charge"),
+    ]
+    conn.executemany("INSERT INTO t(rowid, body) VALUES (?, ?)", rows)
+    yield conn
+    conn.close()
+
+
+def match(conn: apsw.Connection, query: str) -> set[int]:
+    return {row[0] for row in conn.execute("SELECT rowid FROM t WHERE t MATCH ?", (query,))}
+
+
+OPERATOR_QUERIES = [
+    "NEAR(a b)",
+    "a AND OR NOT b",
+    '"unbalanced',
+    "col:term",
+    "*",
+    "^x",
+    "a + b",
+    "-x",
+    "(",
+    'NEAR("a" b, 2) OR (col:term AND -x) ^ "',
+    'retry_failed_charge" OR "*',
+]
+
+
+def test_raw_operator_queries_are_fts5_syntax_errors(fts: apsw.Connection) -> None:
+    # The control: unquoted, these strings are FTS5 syntax (or errors), not words.
+    for query in ('"unbalanced', "(", "-x", "a AND OR NOT b", "col:term"):
+        with pytest.raises(apsw.SQLError):
+            match(fts, query)
+
+
+@pytest.mark.parametrize("query", OPERATOR_QUERIES)
+def test_analyzed_operator_queries_run_against_fts5(fts: apsw.Connection, query: str) -> None:
+    terms = analyze_query(query).terms
+    assert bool(terms) == bool(re.search(r"\w", query))
+    if terms:
+        assert match(fts, fts_or_query(terms)) <= {1, 2, 3}  # runs, and finds only real rows
+
+
+@pytest.mark.parametrize("query", OPERATOR_QUERIES)
+def test_quoted_raw_words_run_against_fts5(fts: apsw.Connection, query: str) -> None:
+    # Even words that still carry operator characters are searched literally.
+    assert match(fts, fts_or_query(query.split())) <= {1, 2, 3}
+    assert match(fts, fts_quote(query)) <= {1, 2, 3}
+
+
+def test_quoted_operators_match_as_plain_words(fts: apsw.Connection) -> None:
+    assert match(fts, fts_or_query(analyze_query("NEAR(a b)").terms)) == {1}
+    assert match(fts, fts_or_query(analyze_query("a AND OR NOT b").terms)) == {1}
+    assert match(fts, fts_or_query(analyze_query('"unbalanced').terms)) == {1}
+    # "col:term" is the phrase `col term`, not a column filter.
+    assert match(fts, fts_quote("col:term")) == {2}
+    assert match(fts, fts_or_query(analyze_query("retry_failed_charge").terms)) == {3}
+
+
+# --- SearchRequest.validated -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n\t"])
+def test_empty_query_is_rejected(query: str) -> None:
+    with pytest.raises(QueryError, match="empty"):
+        SearchRequest(query).validated()
+
+
+def test_query_length_limit() -> None:
+    assert MAX_QUERY_CHARS == 2000
+    assert SearchRequest("x" * MAX_QUERY_CHARS).validated().query == "x" * MAX_QUERY_CHARS
+    assert SearchRequest(f"  {'x' * MAX_QUERY_CHARS}  ").validated().query == "x" * 2000
+    with pytest.raises(QueryError, match="2001"):
+        SearchRequest("x" * (MAX_QUERY_CHARS + 1)).validated()
+
+
+@pytest.mark.parametrize("top_k", [0, -1, 201, 10_000])
+def test_top_k_out_of_bounds_is_rejected(top_k: int) -> None:
+    with pytest.raises(QueryError, match="top_k"):
+        SearchRequest("q", top_k=top_k).validated()
+
+
+@pytest.mark.parametrize("top_k", [1, 10, 200])
+def test_top_k_in_bounds_is_kept(top_k: int) -> None:
+    assert SearchRequest("q", top_k=top_k).validated().top_k == top_k
+
+
+def test_unknown_layer_is_rejected_by_name() -> None:
+    with pytest.raises(QueryError, match="bogus"):
+        SearchRequest("q", layers=("code", "bogus")).validated()
+
+
+def test_layers_default_and_deduplicate() -> None:
+    assert SearchRequest("q").validated().layers == BROAD_LAYERS == ("code", "summary", "doc")
+    assert SearchRequest("q", layers=()).validated().layers == BROAD_LAYERS
+    assert SearchRequest("q", layers=("ast", "ast", "code")).validated().layers == ("ast", "code")
+
+
+@pytest.mark.parametrize(
+    ("asked", "kept"), [(0, 80), (79, 80), (80, 80), (600, 600), (4000, 4000), (4001, 4000)]
+)
+def test_snippet_chars_are_clamped(asked: int, kept: int) -> None:
+    assert SearchRequest("q", snippet_chars=asked).validated().snippet_chars == kept
+
+
+def test_max_tokens_minimum() -> None:
+    with pytest.raises(QueryError, match="max_tokens"):
+        SearchRequest("q", max_tokens=49).validated()
+    assert SearchRequest("q", max_tokens=50).validated().max_tokens == 50
+    assert SearchRequest("q").validated().max_tokens is None
+
+
+def test_validated_normalises_query_and_languages_and_keeps_the_rest() -> None:
+    request = SearchRequest(
+        "  Cache::evict ",
+        top_k=5,
+        languages=("Go", "PYTHON"),
+        paths=("src/**",),
+        include_graph=True,
+    ).validated()
+    assert request.query == "Cache::evict"
+    assert request.languages == ("go", "python")
+    assert request.paths == ("src/**",)
+    assert request.include_graph is True
+    assert request.top_k == 5
