@@ -28,8 +28,8 @@ from codesift import __version__
 from codesift.config import Settings, load_settings
 from codesift.errors import CodesiftError, CorruptIndexError, ForeignIndexError
 from codesift.indexer import Indexer, IndexProgress, IndexSummary
-from codesift.retrieval import Searcher, SearchRequest, SearchResponse
-from codesift.store.database import move_aside, open_database
+from codesift.retrieval import BROAD_LAYERS, Searcher, SearchRequest, SearchResponse
+from codesift.store.database import move_aside, open_database, scalar
 from codesift.store.reader import (
     NodeRow,
     edges_from,
@@ -132,7 +132,7 @@ def _prepare(args: argparse.Namespace) -> tuple[Path, Settings, apsw.Connection]
     settings = load_settings(root)
     conn = _open(root, settings)
     if not getattr(args, "no_update", False):
-        fresh = conn.execute("SELECT count(*) FROM files").fetchone()[0] == 0
+        fresh = scalar(conn, "SELECT count(*) FROM files") == 0
         summary = _run_index(root, settings, conn, quiet=args.json)
         if fresh and not args.json:
             _stderr().print(f"[dim]{escape(_summary_line(summary, conn))}[/]")
@@ -171,7 +171,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     request = SearchRequest(
         query=args.query,
         top_k=args.top_k or settings.search.top_k,
-        layers=tuple(args.layer or ()) or SearchRequest.__dataclass_fields__["layers"].default,
+        layers=tuple(args.layer or ()) or BROAD_LAYERS,
         languages=tuple(args.lang or ()),
         paths=tuple(args.path or ()),
         snippet_chars=args.snippet_chars or settings.search.snippet_chars,

@@ -22,6 +22,7 @@ import apsw
 from codesift.config import Settings
 from codesift.parsing import parse_source
 from codesift.parsing.languages import detect_language
+from codesift.store.database import scalar
 from codesift.store.writer import FileMeta, IndexWriter
 from codesift.workspace import ContentSkip, SourceFile, discover_files, read_source
 
@@ -250,7 +251,7 @@ class Indexer:
             # Stable ids arrive in random order and leave B-tree pages half full;
             # after a bulk build one merge and VACUUM give a compact file.
             self.writer.compact()
-        summary.files = int(conn.execute("SELECT count(*) FROM files").fetchone()[0])
+        summary.files = int(scalar(conn, "SELECT count(*) FROM files"))
         summary.seconds = time.perf_counter() - started
         if progress:
             progress(IndexProgress("done", done, total))

@@ -344,8 +344,8 @@ def extract(
                 inherits.append((name_node, _last_component(_name_text(name_node, src))))
         elif role == "import":
             module = caps.get("import.module")
-            imported = caps.get("import.name")
-            alias = caps.get("import.alias")
+            imported_nodes = caps.get("import.name")
+            alias_nodes = caps.get("import.alias")
             # A module path may be several sibling nodes (Scala `a.b.c`): take the span.
             raw_module = (
                 _WS.sub(
@@ -358,8 +358,8 @@ def extract(
             imports.append(
                 (
                     raw_module.strip("\"'`<>"),
-                    _name_text(imported[0], src) if imported else "",
-                    _name_text(alias[0], src) if alias else "",
+                    _name_text(imported_nodes[0], src) if imported_nodes else "",
+                    _name_text(alias_nodes[0], src) if alias_nodes else "",
                     caps[role][0].start_point[0] + 1,
                     # A quoted module is a path ("net/http", <stdio.h>), not a dotted name.
                     raw_module[:1] in ('"', "'", "`", "<"),
@@ -501,11 +501,11 @@ def extract(
         else sep
     )
     seen_imports: set[tuple[str, str]] = set()
-    for module, imported, alias, line, is_path in imports:
-        target = imported or module
+    for module_name_, imported, alias, line, is_path in imports:
+        target = imported or module_name_
         if not target:
             continue
-        hint = f"{module}{import_sep}{imported}" if module and imported else target
+        hint = f"{module_name_}{import_sep}{imported}" if module_name_ and imported else target
         short = (
             _import_tail(target)
             if (is_path or "/" in target) and not imported
@@ -555,10 +555,10 @@ def extract(
         if not callee:
             continue
         caller = caller_at(position)
-        key = (caller, callee)
-        if key in seen_calls:
+        call_key = (caller, callee)
+        if call_key in seen_calls:
             continue
-        seen_calls.add(key)
+        seen_calls.add(call_key)
         dst = _resolve_local(callee, caller, nodes_out, by_name)
         edges.append(
             ParsedEdge(

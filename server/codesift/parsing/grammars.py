@@ -26,7 +26,8 @@ def language_for(language: str) -> Language:
     spec = spec_for(language)
     if spec is None:
         raise KeyError(f"no grammar for language {language!r}")
-    return get_language(spec.grammar)  # type: ignore[no-any-return]
+    language_obj: Language = get_language(spec.grammar)  # type: ignore[arg-type]
+    return language_obj
 
 
 def query_source(language: str) -> str:

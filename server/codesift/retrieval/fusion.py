@@ -60,11 +60,13 @@ def collapse_by_node(
     that a code chunk of the node is preferred over its summary or ast when the
     node's code chunk is among the candidates.
     """
-    groups: dict[object, list[FusedCandidate]] = {}
-    order: list[object] = []
+    groups: dict[tuple[str, int | None], list[FusedCandidate]] = {}
+    order: list[tuple[str, int | None]] = []
     for cand in candidates:
         node = node_of.get(cand.chunk_id)
-        key: object = ("node", node) if node is not None else ("chunk", cand.chunk_id)
+        key: tuple[str, int | None] = (
+            ("node", node) if node is not None else ("chunk", cand.chunk_id)
+        )
         if key not in groups:
             groups[key] = []
             order.append(key)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import apsw
 
@@ -66,7 +67,7 @@ def lexical_stream(
         return []
     match = fts_or_query(list(analysis.terms))
     file_sql, params = filters.file_sql()
-    rows = conn.execute(
+    rows: list[Any] = conn.execute(
         "SELECT c.id, bm25(code_fts) AS s FROM code_fts"
         " JOIN chunks c ON c.id = code_fts.rowid JOIN files f ON f.id = c.file_id"
         f" WHERE code_fts MATCH ? AND c.layer IN ({','.join('?' * len(layers))}){file_sql}"
@@ -83,7 +84,7 @@ def lexical_doc_stream(
         return []
     match = fts_or_query(list(analysis.terms))
     file_sql, params = filters.file_sql()
-    rows = conn.execute(
+    rows: list[Any] = conn.execute(
         "SELECT c.id, bm25(doc_fts) AS s FROM doc_fts"
         " JOIN chunks c ON c.id = doc_fts.rowid JOIN files f ON f.id = c.file_id"
         f" WHERE doc_fts MATCH ?{file_sql} ORDER BY s, c.id LIMIT ?",
@@ -149,7 +150,7 @@ def symbol_stream(
             continue
         id_list = list(ids)
         file_sql, params = filters.file_sql()
-        rows = conn.execute(
+        rows: list[Any] = conn.execute(
             "SELECT n.id, n.name, n.qualified_name, n.kind FROM nodes n"
             " JOIN files f ON f.id = n.file_id"
             f" WHERE n.id IN ({','.join('?' * len(id_list))}){file_sql}",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
+from typing import Any
 
 import apsw
 
@@ -22,6 +23,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "move_aside",
     "open_database",
+    "scalar",
 ]
 
 log = logging.getLogger(__name__)
@@ -29,6 +31,12 @@ log = logging.getLogger(__name__)
 APPLICATION_ID = 0x43534654  # "CSFT"
 SCHEMA_VERSION = MIGRATIONS[-1].version
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def scalar(conn: apsw.Connection, sql: str, params: tuple[object, ...] = ()) -> Any:
+    """The first column of the first row of a query, or None when there is no row."""
+    row = conn.execute(sql, params).fetchone()
+    return None if row is None else row[0]
 
 
 def _check_header(path: Path) -> None:
@@ -62,7 +70,7 @@ def _configure(conn: apsw.Connection) -> None:
 
 
 def _migrate(conn: apsw.Connection, path: Path) -> None:
-    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+    app_id = scalar(conn, "PRAGMA application_id")
     tables = {
         row[0]
         for row in conn.execute("SELECT name FROM sqlite_schema WHERE type IN ('table','view')")
@@ -133,7 +141,7 @@ def open_database(path: Path, *, create: bool = True) -> apsw.Connection:
 
 
 def _refuse_foreign(conn: apsw.Connection, path: Path) -> None:
-    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+    app_id = scalar(conn, "PRAGMA application_id")
     if app_id == APPLICATION_ID:
         return
     has_tables = conn.execute(

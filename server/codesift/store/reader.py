@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import apsw
 
 from codesift.parsing.chunks import summary_text
+from codesift.store.database import scalar
 from codesift.store.writer import unpack_text
 
 __all__ = [
@@ -85,8 +87,8 @@ _NODE_COLUMNS = (
 )
 
 
-def _node(row: Sequence[object]) -> NodeRow:
-    return NodeRow(*row)  # type: ignore[arg-type]
+def _node(row: Any) -> NodeRow:
+    return NodeRow(*row)
 
 
 def _placeholders(count: int) -> str:
@@ -149,7 +151,7 @@ _CHUNK_SQL = (
 def chunk_rows(conn: apsw.Connection, ids: Iterable[int]) -> dict[int, ChunkRow]:
     """Chunks by id, with their text (ast and summary texts are rebuilt from the node)."""
     wanted = list(dict.fromkeys(ids))
-    raw: list[Sequence[object]] = []
+    raw: list[Any] = []
     for start in range(0, len(wanted), 500):
         batch = wanted[start : start + 500]
         raw.extend(conn.execute(f"{_CHUNK_SQL} WHERE c.id IN ({_placeholders(len(batch))})", batch))
@@ -178,12 +180,12 @@ def chunk_rows(conn: apsw.Connection, ids: Iterable[int]) -> dict[int, ChunkRow]
         elif layer == "summary" and node_id is not None:
             body = _summary(
                 conn, int(node_id), str(qname), str(kind), str(signature), str(docstring), parent_id
-            )  # type: ignore[arg-type]
+            )
         else:
-            body = unpack_text(text) if text is not None else ""  # type: ignore[arg-type]
+            body = unpack_text(text) if text is not None else ""
         if kind is None:
             kind = "section" if layer == "doc" else "text"
-        out[int(cid)] = ChunkRow(  # type: ignore[arg-type]
+        out[int(cid)] = ChunkRow(
             int(cid),
             str(path),
             str(language),
@@ -275,10 +277,10 @@ def edges_to(
 
 
 def index_counts(conn: apsw.Connection) -> IndexCounts:
-    files = int(conn.execute("SELECT count(*) FROM files").fetchone()[0])
-    nodes = int(conn.execute("SELECT count(*) FROM nodes").fetchone()[0])
-    edges = int(conn.execute("SELECT count(*) FROM all_edges").fetchone()[0])
-    chunks = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+    files = int(scalar(conn, "SELECT count(*) FROM files"))
+    nodes = int(scalar(conn, "SELECT count(*) FROM nodes"))
+    edges = int(scalar(conn, "SELECT count(*) FROM all_edges"))
+    chunks = int(scalar(conn, "SELECT count(*) FROM chunks"))
     by_language = {
         str(lang): int(n)
         for lang, n in conn.execute(
