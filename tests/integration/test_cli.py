@@ -449,11 +449,6 @@ def test_callees(indexed: Path) -> None:
     assert "Cache::evict" in rust
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_resolve_local resolves a method call by its name alone: `self.entries.insert(..)` "
-    "(HashMap::insert) resolves 'local' to Cache::insert, a self-call that does not exist",
-)
 def test_callees_do_not_confuse_a_fields_method_with_the_callers_own(indexed: Path) -> None:
     rust = related(run_json(indexed, "callees", "Cache::insert"), "callees")
     assert "Cache::insert" not in rust

@@ -294,7 +294,9 @@ def extract(
     line_count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
 
     defs_by_name_node: dict[tuple[int, int], _Def] = {}
-    calls: list[tuple[int, int, str]] = []  # (start byte, line, callee name)
+    # (start byte, line, callee name, the name node): the node is kept to look at the
+    # call's receiver when resolution needs it.
+    calls: list[tuple[int, int, str, Node]] = []
     inherits: list[tuple[Node, str]] = []
     imports: list[tuple[str, str, str, int, bool]] = []
     package = ""
@@ -314,7 +316,12 @@ def extract(
                 raw = src[name_node.start_byte : name_node.end_byte].decode("utf-8", "replace")
                 call_node = caps[role][0]
                 calls.append(
-                    (call_node.start_byte, call_node.start_point[0] + 1, _last_component(raw))
+                    (
+                        call_node.start_byte,
+                        call_node.start_point[0] + 1,
+                        _last_component(raw),
+                        name_node,
+                    )
                 )
         elif role.startswith("definition."):
             if name_node is None:
@@ -551,7 +558,7 @@ def extract(
         return entry.index if entry is not None else 0
 
     seen_calls: set[tuple[int, str]] = set()
-    for position, line, callee in calls:
+    for position, line, callee, callee_node in calls:
         if not callee:
             continue
         caller = caller_at(position)
@@ -560,6 +567,17 @@ def extract(
             continue
         seen_calls.add(call_key)
         dst = _resolve_local(callee, caller, nodes_out, by_name)
+        if (
+            dst is not None
+            and dst != caller
+            and nodes_out[dst].parent == nodes_out[caller].parent
+            and nodes_out[dst].parent
+            and _receiver_is_other(callee_node, src)
+        ):
+            # `self.entries.insert()` calls a field's method, not the class's own insert.
+            dst = None
+        elif dst == caller and _receiver_is_other(callee_node, src):
+            dst = None
         edges.append(
             ParsedEdge(
                 src=caller,
@@ -606,6 +624,38 @@ def extract(
         )
     parsed.edges = edges
     return parsed
+
+
+# Node types that join an object and a member name (`a.b`, `a->b`, `a::b`, Ruby `a.b()`).
+_MEMBER_TYPES = frozenset(
+    {
+        "attribute",
+        "member_expression",
+        "field_expression",
+        "selector_expression",
+        "navigation_expression",
+        "member_access_expression",
+        "method_invocation",
+        "call",
+        "dot_index_expression",
+        "method_index_expression",
+        "scoped_call_expression",
+        "member_call_expression",
+    }
+)
+
+
+def _receiver_is_other(name_node: Node, src: bytes) -> bool:
+    """True when a call's name is reached through a chain of members or a call
+    result (`self.items.append()`, `get().run()`): the callee then belongs to
+    that object, not to the caller's own class. A bare call or one on a single
+    identifier (`self.run()`, `s.evict()` with Go's receiver `s`) is not."""
+    parent = name_node.parent
+    if parent is None or parent.type not in _MEMBER_TYPES:
+        return False
+    head = src[parent.start_byte : name_node.start_byte].decode("utf-8", "replace")
+    head = head.rstrip(".:->?!&# \t\n")
+    return any(sep in head for sep in (".", "->", "::", "(", "["))
 
 
 def _resolve_local(

@@ -369,6 +369,8 @@ class IndexWriter:
                 FROM (SELECT name, min(id) AS id FROM nodes
                       WHERE kind != 'module' {name_filter}
                       GROUP BY name HAVING count(*) = 1) AS u
-                WHERE {where} AND edges.resolution IS NULL AND edges.dst_name = u.name"""
+                WHERE {where} AND edges.resolution IS NULL AND edges.dst_name = u.name
+                  -- a call that did not resolve in its own file is not a self-call
+                  AND u.id != edges.src_id"""
         )
         return int(conn.changes())
