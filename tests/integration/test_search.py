@@ -599,8 +599,10 @@ def test_whole_chunk_snippet_is_not_truncated(searcher: Searcher) -> None:
     response = search(searcher, "Cache::evict")
     first = response.results[0]
     assert first.truncated is False
-    assert first.snippet == "\n".join(LIB_RS.split("\n")[23:29])
-    assert (first.snippet_start_line, first.start_line, first.end_line) == (24, 24, 29)
+    # The chunk starts at the doc comment above the method (line 23).
+    assert first.snippet == "\n".join(LIB_RS.split("\n")[22:29])
+    assert first.snippet.startswith("    /// Remove the oldest entry.")
+    assert (first.snippet_start_line, first.start_line, first.end_line) == (23, 23, 29)
 
 
 def test_snippet_line_numbers_in_a_later_module_run(

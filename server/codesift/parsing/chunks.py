@@ -82,8 +82,8 @@ def build_chunks(
     # parent: a Go method (parent: its receiver type) or a Rust `impl` method lies
     # outside its type's lines and must not stay in the module-level chunks too.
     outermost: list[ParsedNode] = []
-    for node in sorted(nodes[1:], key=lambda n: (n.start_line, -n.end_line)):
-        if outermost and node.start_line <= outermost[-1].end_line:
+    for node in sorted(nodes[1:], key=lambda n: (n.code_start_line, -n.end_line)):
+        if outermost and node.code_start_line <= outermost[-1].end_line:
             continue
         outermost.append(node)
     children[0] = outermost
@@ -95,9 +95,9 @@ def build_chunks(
         offsets.append(offsets[-1] + len(line) + 1)
     for node in nodes:
         is_module = node.index == 0
-        start = 1 if is_module else node.start_line
+        start = 1 if is_module else node.code_start_line
         end = total if is_module else min(node.end_line, total)
-        kids = sorted(children.get(node.index, ()), key=lambda n: n.start_line)
+        kids = sorted(children.get(node.index, ()), key=lambda n: n.code_start_line)
         if (
             not is_module
             and not kids
@@ -107,20 +107,19 @@ def build_chunks(
             # The common case: a leaf definition that fits in one chunk.
             body = "\n".join(lines[start - 1 : end])
             if body.strip():
-                chunks.append(
-                    ParsedChunk("code", node.index, node.start_line, node.end_line, body, 0)
-                )
+                chunks.append(ParsedChunk("code", node.index, start, node.end_line, body, 0))
             _add_signature_chunks(chunks, node, nodes, calls_by_node)
             continue
         own: list[tuple[int, str]] = []
         line_no = start
         for kid in kids:
-            if kid.start_line < line_no:
+            kid_start = kid.code_start_line
+            if kid_start < line_no:
                 continue  # overlapping spans (odd grammars): keep the first
-            own.extend((n, lines[n - 1]) for n in range(line_no, min(kid.start_line, end + 1)))
-            if not is_module and kid.start_line <= end:
+            own.extend((n, lines[n - 1]) for n in range(line_no, min(kid_start, end + 1)))
+            if not is_module and kid_start <= end:
                 stub_src = lines[kid.start_line - 1] if kid.start_line <= total else ""
-                own.append((kid.start_line, f"{_indent_of(stub_src)}{kid.signature} …"))
+                own.append((kid_start, f"{_indent_of(stub_src)}{kid.signature} …"))
             line_no = max(line_no, kid.end_line + 1)
         own.extend((n, lines[n - 1]) for n in range(line_no, end + 1))
 
@@ -139,7 +138,7 @@ def build_chunks(
                 ParsedChunk(
                     layer="code",
                     node=node.index,
-                    start_line=piece[0][0] if part > 0 else node.start_line,
+                    start_line=piece[0][0] if part > 0 else start,
                     end_line=piece[-1][0],
                     text=body,
                     part=part,
@@ -148,9 +147,7 @@ def build_chunks(
         if chunks and chunks[-1].node == node.index and chunks[-1].part == 0:
             # A single-part body covers the node's whole span.
             last = chunks[-1]
-            chunks[-1] = ParsedChunk(
-                last.layer, last.node, node.start_line, node.end_line, last.text, 0
-            )
+            chunks[-1] = ParsedChunk(last.layer, last.node, start, node.end_line, last.text, 0)
         _add_signature_chunks(chunks, node, nodes, calls_by_node)
     return chunks
 

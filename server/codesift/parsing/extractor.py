@@ -114,7 +114,9 @@ def _is_comment(node: Node) -> bool:
     return "comment" in node.type or node.type == "haddock"  # Haskell `-- |` docs
 
 
-def _leading_comment(node: Node, src: bytes) -> str:
+def _leading_comment(node: Node, src: bytes) -> tuple[str, int]:
+    """The doc comment right above a definition, cleaned, and the 1-based line it
+    starts on (0 when there is none)."""
     target = node
     while True:
         prev = target.prev_named_sibling
@@ -140,7 +142,7 @@ def _leading_comment(node: Node, src: bytes) -> str:
         ):
             target = parent
             continue
-        return ""
+        return "", 0
     comments: list[str] = []
     expected_row = anchor.start_point[0]
     while prev is not None and _is_comment(prev) and prev.end_point[0] >= expected_row - 1:
@@ -155,7 +157,9 @@ def _leading_comment(node: Node, src: bytes) -> str:
         expected_row = prev.start_point[0]
         prev = prev.prev_named_sibling
     comments.reverse()
-    return _clean_comment("\n".join(comments))[:MAX_DOC_CHARS]
+    if not comments:
+        return "", 0
+    return _clean_comment("\n".join(comments))[:MAX_DOC_CHARS], expected_row + 1
 
 
 def _inner_definition(node: Node) -> Node:
@@ -443,8 +447,9 @@ def extract(
             joiner = spec.package_separator if spec.qualifier == "package" else "."
             qualified = f"{prefix}{joiner}{qualified}"
         doc = _python_docstring(entry.node, src) if spec.body_docstring else ""
+        doc_start = 0
         if not doc:
-            doc = _leading_comment(entry.node, src)
+            doc, doc_start = _leading_comment(entry.node, src)
         entry.index = len(nodes_out)
         node_index_by_id[entry.node.id] = entry.index
         if entry.node.type == "decorated_definition":
@@ -462,6 +467,7 @@ def extract(
                 end_line=_end_line(entry.node, src),
                 signature=_signature(entry.node, src),
                 docstring=doc,
+                doc_start_line=doc_start,
             )
         )
         if entry.receiver:
@@ -490,6 +496,7 @@ def extract(
                     old.end_line,
                     old.signature,
                     old.docstring,
+                    old.doc_start_line,
                 )
 
     parsed.nodes = nodes_out

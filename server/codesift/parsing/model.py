@@ -62,6 +62,13 @@ class ParsedNode:
     end_line: int  # 1-based, inclusive
     signature: str
     docstring: str
+    # First line of a doc comment written above the definition (0: none). The node's
+    # code chunk starts there so the comment travels with the code it documents.
+    doc_start_line: int = 0
+
+    @property
+    def code_start_line(self) -> int:
+        return self.doc_start_line or self.start_line
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,122 @@
+"""build_chunks: code/ast/summary layers, stubs for nested definitions, parts,
+module-level runs and doc comments travelling with their definition."""
+
+from __future__ import annotations
+
+from codesift.config import IndexSettings
+from codesift.parsing import parse_source
+from codesift.parsing.model import ParsedChunk, ParsedFile
+
+PY = '''"""Module doc."""
+import os
+
+LIMIT = 3
+
+
+class Store:
+    """Keeps things."""
+
+    def get(self, key):
+        return self.data[key]
+
+    def put(self, key, value):
+        self.data[key] = value
+        self.get(key)
+
+
+def helper():
+    return os.getcwd()
+'''
+
+GO = """package cache
+
+import "time"
+
+// Store keeps entries.
+type Store struct {
+	items map[string]string
+}
+
+// Get returns the value for key.
+// It never blocks.
+func (s *Store) Get(key string) string {
+	return s.items[key]
+}
+"""
+
+
+def parse(text: str, path: str, language: str, **settings: int) -> ParsedFile:
+    return parse_source(text, path, language, IndexSettings(**settings))  # type: ignore[arg-type]
+
+
+def code_chunks(parsed: ParsedFile) -> list[ParsedChunk]:
+    return [c for c in parsed.chunks if c.layer == "code"]
+
+
+def by_name(parsed: ParsedFile, name: str) -> int:
+    return next(n.index for n in parsed.nodes if n.name == name)
+
+
+def test_every_definition_gets_code_ast_and_summary_layers() -> None:
+    parsed = parse(PY, "pkg/store.py", "python")
+    for name in ("Store", "get", "put", "helper"):
+        index = by_name(parsed, name)
+        layers = sorted(c.layer for c in parsed.chunks if c.node == index)
+        assert layers == ["ast", "code", "summary"], name
+
+
+def test_class_chunk_shows_methods_as_stubs_and_keeps_its_span() -> None:
+    parsed = parse(PY, "pkg/store.py", "python")
+    store = by_name(parsed, "Store")
+    chunk = next(c for c in code_chunks(parsed) if c.node == store)
+    assert (chunk.start_line, chunk.end_line) == (7, 15)
+    assert "    def get(self, key) …" in chunk.text
+    assert "return self.data[key]" not in chunk.text  # the body lives in get's own chunk
+    assert '"""Keeps things."""' in chunk.text
+
+
+def test_module_chunks_hold_only_lines_outside_definitions() -> None:
+    parsed = parse(PY, "pkg/store.py", "python")
+    module_chunks = [c for c in code_chunks(parsed) if c.node == 0]
+    assert [(c.start_line, c.end_line) for c in module_chunks] == [(1, 4)]
+    assert "class Store" not in module_chunks[0].text
+    every_line = "\n".join(c.text for c in code_chunks(parsed))
+    assert every_line.count("return os.getcwd()") == 1
+
+
+def test_summary_names_parent_doc_and_calls() -> None:
+    parsed = parse(PY, "pkg/store.py", "python")
+    put = by_name(parsed, "put")
+    summary = next(c for c in parsed.chunks if c.node == put and c.layer == "summary")
+    assert summary.text.splitlines()[0] == "pkg.store.Store.put (method)"
+    assert "in class pkg.store.Store" in summary.text
+    assert "calls get" in summary.text
+
+
+def test_long_body_is_split_into_parts_that_repeat_the_header() -> None:
+    body = "\n".join(f"    x{i} = {i}" for i in range(30))
+    text = f"def big():\n{body}\n"
+    parsed = parse(text, "long_module.py", "python", max_chunk_lines=10)
+    parts = [c for c in code_chunks(parsed) if c.node == by_name(parsed, "big")]
+    assert [c.part for c in parts] == [0, 1, 2, 3]
+    assert parts[0].start_line == 1
+    assert parts[1].text.startswith("def big() …(part 2)\n")
+    assert parts[1].start_line == 11
+    assert parts[-1].end_line == 31
+    # every body line is in exactly one part
+    body_lines = [line for p in parts for line in p.text.split("\n") if "=" in line]
+    assert body_lines == [f"    x{i} = {i}" for i in range(30)]
+
+
+def test_doc_comment_travels_with_its_definition() -> None:
+    parsed = parse(GO, "cache/store.go", "go")
+    get = next(n for n in parsed.nodes if n.name == "Get")
+    assert (get.doc_start_line, get.start_line) == (10, 12)
+    assert get.docstring.startswith("Get returns the value for key.")
+    chunk = next(c for c in code_chunks(parsed) if c.node == get.index)
+    assert chunk.start_line == 10
+    assert chunk.text.startswith("// Get returns the value for key.")
+    module_text = "\n".join(c.text for c in code_chunks(parsed) if c.node == 0)
+    assert "Get returns" not in module_text
+    assert "Store keeps entries" not in module_text
+    assert 'import "time"' in module_text
