@@ -8,6 +8,7 @@ overrides (CLI flags, LSP initializationOptions). An invalid value raises
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -86,6 +87,8 @@ class IndexSettings:
     max_chunk_chars: int = 4000
     # Lines per chunk for files without a grammar (YAML, SQL, ...).
     text_window_lines: int = 40
+    # Processes that parse files during a large (re)index; 1 parses in-process.
+    workers: int = field(default_factory=lambda: max(1, min(4, os.cpu_count() or 1)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,9 +3,11 @@
 plan   discover the workspace's files and compare (size, mtime) with the files
        table: added, possibly changed, deleted.
 apply  read, hash, parse and write each file; a file whose content hash is
-       unchanged only gets its mtime refreshed. Writes are batched into
-       transactions that each contain whole files, so a run killed at any
-       moment leaves a consistent index that the next run completes.
+       unchanged only gets its mtime refreshed. A bulk of files is prepared
+       (read, parsed, chunked) in worker processes while this process, the one
+       writer, inserts rows. Writes are batched into transactions that each
+       contain whole files, so a run killed at any moment leaves a consistent
+       index that the next run completes.
 """
 
 from __future__ import annotations
@@ -13,18 +15,22 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from multiprocessing import get_context
 from pathlib import Path
 
 import apsw
 
 from codesift.config import Settings
-from codesift.parsing import parse_source
 from codesift.parsing.languages import detect_language
+from codesift.preparation import FileJob, PreparedFile, prepare_file
 from codesift.store.database import scalar
-from codesift.store.writer import FileMeta, IndexWriter
-from codesift.workspace import ContentSkip, SourceFile, discover_files, read_source
+from codesift.store.writer import IndexWriter
+from codesift.workspace import ContentSkip, SourceFile, discover_files
 
 __all__ = ["IndexPlan", "IndexProgress", "IndexSummary", "Indexer"]
 
@@ -33,6 +39,8 @@ log = logging.getLogger(__name__)
 # A transaction is committed after this many files or seconds, whichever first.
 BATCH_FILES = 200
 BATCH_SECONDS = 1.0
+# Files are prepared in worker processes when a run has at least this many.
+PARALLEL_MIN_FILES = 100
 # A run that (re)indexes at least this many files, and more than half of the
 # index, is a bulk build: FTS merging is deferred to the end and the file compacted.
 BULK_FILES = 500
@@ -53,6 +61,7 @@ class IndexPlan:
     unchanged: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
     known: int = 0  # files in the index before this run
+    forgotten: list[str] = field(default_factory=list)  # skipped files that are gone
 
 
 @dataclass(slots=True)
@@ -90,17 +99,25 @@ class Indexer:
             row[0]: (row[1], row[2])
             for row in self.conn.execute("SELECT path, size, mtime_ns FROM files")
         }
+        skipped_before = {
+            row[0]: (row[1], row[2], row[3])
+            for row in self.conn.execute("SELECT path, size, mtime_ns, reason FROM skipped_files")
+        }
         plan = IndexPlan(known=len(known))
         plan.skipped = [(s.path, s.reason) for s in discovery.skipped]
         seen: set[str] = set()
         for source in discovery.files:
             seen.add(source.path)
             stamp = known.get(source.path)
+            skipped = skipped_before.get(source.path)
             if stamp is not None and stamp == (source.size, source.mtime_ns):
                 plan.unchanged += 1
+            elif skipped is not None and skipped[:2] == (source.size, source.mtime_ns):
+                plan.skipped.append((source.path, skipped[2]))  # read before, unchanged
             else:
                 plan.to_index.append(source)
         plan.deleted = sorted(set(known) - seen)
+        plan.forgotten = sorted(set(skipped_before) - seen)
         return plan
 
     def plan_paths(self, paths: Iterable[str]) -> IndexPlan:
@@ -116,6 +133,8 @@ class Indexer:
                 plan.to_index.append(source)
             elif self.writer.file_id(path) is not None:
                 plan.deleted.append(path)
+            else:
+                plan.forgotten.append(path)
         return plan
 
     # -- applying -----------------------------------------------------------------
@@ -150,7 +169,7 @@ class Indexer:
         full_resolve = bulk or interrupted or len(plan.to_index) > 2000
         if not bulk and interrupted:
             self.writer.set_fts_automerge(True)
-        if not plan.to_index and not plan.deleted and not interrupted:
+        if not plan.to_index and not plan.deleted and not plan.forgotten and not interrupted:
             return self._finish(
                 summary,
                 set(),
@@ -190,30 +209,89 @@ class Indexer:
         conn = self.conn
         done = 0
         pending_deletes = list(plan.deleted)
-        queue = list(plan.to_index)
-        while pending_deletes or queue:
-            if cancel is not None and cancel.is_set():
-                summary.cancelled = True
-                break
-            batch_started = time.perf_counter()
-            with conn:
-                while pending_deletes:
-                    path = pending_deletes.pop()
-                    touched |= self.writer.delete_file(path)
-                    summary.deleted += 1
-                    done += 1
-                count = 0
-                while queue and count < BATCH_FILES:
-                    source = queue.pop(0)
-                    count += 1
-                    done += 1
-                    self._index_one(source, summary, touched)
-                    if progress:
-                        progress(IndexProgress("parsing", done, total, source.path))
-                    if time.perf_counter() - batch_started > BATCH_SECONDS:
-                        break
-                    if cancel is not None and cancel.is_set():
-                        break
+        with self._prepared_files(plan.to_index) as prepared:
+            results = iter(prepared)
+            exhausted = False
+            while pending_deletes or plan.forgotten or not exhausted:
+                if cancel is not None and cancel.is_set():
+                    summary.cancelled = True
+                    break
+                batch_started = time.perf_counter()
+                with conn:
+                    while plan.forgotten:
+                        self.writer.forget_skipped(plan.forgotten.pop())
+                    while pending_deletes:
+                        path = pending_deletes.pop()
+                        touched |= self.writer.delete_file(path)
+                        summary.deleted += 1
+                        done += 1
+                    count = 0
+                    while count < BATCH_FILES:
+                        item = next(results, None)
+                        if item is None:
+                            exhausted = True
+                            break
+                        source, result = item
+                        count += 1
+                        done += 1
+                        self._write_one(source, result, summary, touched)
+                        if progress:
+                            progress(IndexProgress("parsing", done, total, source.path))
+                        if time.perf_counter() - batch_started > BATCH_SECONDS:
+                            break
+                        if cancel is not None and cancel.is_set():
+                            break
+
+    @contextmanager
+    def _prepared_files(
+        self, sources: list[SourceFile]
+    ) -> Iterator[Iterator[tuple[SourceFile, PreparedFile | ContentSkip]]]:
+        """Prepared files in order: in worker processes for a bulk of files (parsing
+        is CPU-bound and the writer only inserts rows), else in this process."""
+        jobs = [self._job(source) for source in sources]
+        workers = self.settings.index.workers
+        if workers <= 1 or len(jobs) < PARALLEL_MIN_FILES:
+            yield ((source, prepare_file(job)) for source, job in zip(sources, jobs, strict=True))
+            return
+        try:
+            pool = ProcessPoolExecutor(
+                max_workers=min(workers, len(jobs)), mp_context=get_context("spawn")
+            )
+        except (OSError, ValueError) as exc:  # no processes here: prepare in-process
+            log.warning("cannot start index workers (%s); indexing in one process", exc)
+            yield ((source, prepare_file(job)) for source, job in zip(sources, jobs, strict=True))
+            return
+        try:
+            yield self._pooled(pool, sources, jobs)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _pooled(
+        self, pool: ProcessPoolExecutor, sources: list[SourceFile], jobs: list[FileJob]
+    ) -> Iterator[tuple[SourceFile, PreparedFile | ContentSkip]]:
+        done = 0
+        try:
+            for result in pool.map(prepare_file, jobs, chunksize=8):
+                yield sources[done], result
+                done += 1
+        except BrokenProcessPool as exc:
+            # A worker died (out of memory, a crashing grammar): finish in this process.
+            log.warning("an index worker died (%s); continuing in one process", exc)
+            for source, job in zip(sources[done:], jobs[done:], strict=True):
+                yield source, prepare_file(job)
+
+    def _job(self, source: SourceFile) -> FileJob:
+        language = source.language or detect_language(source.path)
+        module_path = self._python_module_path(source.path) if language == "python" else None
+        return FileJob(
+            abs_path=str(source.abs_path),
+            path=source.path,
+            language=language,
+            size=source.size,
+            mtime_ns=source.mtime_ns,
+            module_path=module_path,
+            settings=self.settings.index,
+        )
 
     def _finish(
         self,
@@ -257,41 +335,32 @@ class Indexer:
             progress(IndexProgress("done", done, total))
         return summary
 
-    def _index_one(self, source: SourceFile, summary: IndexSummary, touched: set[str]) -> None:
-        settings = self.settings.index
-        content = read_source(
-            source.abs_path, settings.max_file_bytes, settings.minified_line_chars
-        )
-        if isinstance(content, ContentSkip):
-            summary.skipped.append((source.path, content.reason))
+    def _write_one(
+        self,
+        source: SourceFile,
+        result: PreparedFile | ContentSkip,
+        summary: IndexSummary,
+        touched: set[str],
+    ) -> None:
+        if isinstance(result, ContentSkip):
+            summary.skipped.append((source.path, result.reason))
+            if result.reason != "vanished":
+                self.writer.record_skipped(source.path, source.size, source.mtime_ns, result.reason)
             if self.writer.file_id(source.path) is not None:
                 touched |= self.writer.delete_file(source.path)
                 summary.deleted += 1
             return
-        row = self.conn.execute(
-            "SELECT content_hash FROM files WHERE path = ?", (source.path,)
-        ).fetchone()
-        if row is not None and row[0] == content.content_hash:
+        self.writer.forget_skipped(source.path)
+        known_hash = scalar(
+            self.conn, "SELECT content_hash FROM files WHERE path = ?", (source.path,)
+        )
+        if known_hash == result.meta.content_hash:
             self.writer.touch_file(source.path, source.size, source.mtime_ns)
             summary.unchanged += 1
             return
-        language = source.language or detect_language(source.path)
-        module_path = self._python_module_path(source.path) if language == "python" else None
-        parsed = parse_source(content.text, source.path, language, self.settings.index, module_path)
-        text = content.text
-        line_count = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
-        meta = FileMeta(
-            path=source.path,
-            size=source.size,
-            mtime_ns=source.mtime_ns,
-            content_hash=content.content_hash,
-            language=language,
-            line_count=line_count,
-            invalid_utf8=content.invalid_utf8,
-        )
-        counts, names = self.writer.replace_file(meta, parsed)
+        counts, names = self.writer.replace_file(result.meta, result.parsed, result.payloads)
         touched |= names
-        touched.update(e.dst_name for e in parsed.edges if e.dst is None)
+        touched.update(e.dst_name for e in result.parsed.edges if e.dst is None)
         summary.indexed += 1
         summary.nodes += counts.nodes
         summary.edges += counts.edges

@@ -33,18 +33,21 @@ def split_identifier(identifier: str) -> tuple[str, ...]:
     return tuple(parts) if parts else (identifier.lower(),)
 
 
-# Only identifiers with an inner boundary: an underscore between word characters,
-# a lower-to-upper step, an upper run followed by lower, or letters next to digits.
-_COMPOUND = re.compile(
-    r"[A-Za-z0-9]*(?:[A-Za-z0-9]_[A-Za-z0-9]|[a-z][A-Z]|[A-Z][A-Z][a-z]|[A-Za-z][0-9])\w*"
-)
+# An inner boundary: an underscore between word characters, a lower-to-upper step,
+# an upper run followed by lower, or a letter next to a digit.
+_BOUNDARY = re.compile(r"[A-Za-z0-9]_[A-Za-z0-9]|[a-z][A-Z]|[A-Z][A-Z][a-z]|[A-Za-z][0-9]")
+
+
+@lru_cache(maxsize=200_000)
+def _compound_parts(identifier: str) -> tuple[str, ...]:
+    return split_identifier(identifier) if _BOUNDARY.search(identifier) else ()
 
 
 def code_index_text(text: str) -> str:
     """Text to put in the code FTS index: `text` plus the parts of its compound identifiers."""
     extra: dict[str, None] = {}
-    for ident in set(_COMPOUND.findall(text)):
-        for part in split_identifier(ident):
+    for ident in set(_IDENTIFIER.findall(text)):
+        for part in _compound_parts(ident):
             extra[part] = None
     if not extra:
         return text

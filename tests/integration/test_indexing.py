@@ -1248,3 +1248,61 @@ def test_new_ignore_rule_removes_indexed_files(
     assert summary.deleted == 1
     assert scalar(conn, "SELECT count(*) FROM nodes WHERE name IN ('app', 'fixture')") == 0
     assert_fts_in_step(conn)
+
+
+def test_a_file_skipped_for_its_content_is_not_read_again_until_it_changes(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace
+) -> None:
+    root = make_repo(
+        {"data.txt": "looks like text\x00but is binary\n", "a.py": "def f():\n    pass\n"}
+    )
+    conn, first = index_workspace(root)
+    assert ("data.txt", "binary") in first.skipped
+    assert scalar(conn, "SELECT reason FROM skipped_files WHERE path = 'data.txt'") == "binary"
+
+    _, second = index_workspace(root)
+    assert second.indexed == 0
+    assert ("data.txt", "binary") in second.skipped  # still reported, from the record
+
+    (root / "data.txt").write_text("now plain text\n")
+    _, third = index_workspace(root)
+    assert third.indexed == 1
+    assert scalar(conn, "SELECT count(*) FROM skipped_files") == 0
+    assert scalar(conn, "SELECT count(*) FROM files WHERE path = 'data.txt'") == 1
+
+    (root / "data.txt").write_bytes(b"\x00\x01binary again")
+    index_workspace(root)
+    (root / "data.txt").unlink()
+    index_workspace(root)
+    assert scalar(conn, "SELECT count(*) FROM skipped_files") == 0
+    assert scalar(conn, "SELECT count(*) FROM files WHERE path = 'data.txt'") == 0
+
+
+def test_worker_processes_build_the_same_index_as_one_process(
+    tmp_path: Path, index_workspace: IndexWorkspace
+) -> None:
+    rows: list[tuple[set[int], set[int], set[tuple[Any, ...]], list[tuple[str, str]]]] = []
+    for workers in (1, 2):
+        root = tmp_path / f"many{workers}"
+        for i in range(120):  # above PARALLEL_MIN_FILES, so the pool is used
+            pkg = root / f"pkg{i % 7}"
+            pkg.mkdir(parents=True, exist_ok=True)
+            (pkg / f"mod{i}.py").write_text(
+                f'"""Module {i}."""\n\n\nclass Thing{i}:\n    def run(self):\n'
+                f"        return helper{i}()\n\n\ndef helper{i}():\n    return {i}\n"
+            )
+        (root / "data.txt").write_bytes(b"text\x00then binary")
+        conn, summary = index_workspace(root, workers=workers)
+        assert summary.indexed == 120
+        rows.append(
+            (
+                {r[0] for r in conn.execute("SELECT id FROM nodes")},
+                {r[0] for r in conn.execute("SELECT id FROM chunks")},
+                {tuple(r) for r in conn.execute("SELECT src_id, kind, dst_name FROM edges")},
+                sorted(summary.skipped),
+            )
+        )
+    # Stable ids derive from paths and names, so both runs must agree exactly.
+    assert rows[0] == rows[1]
+    assert len(rows[0][0]) == 120 * 4
+    assert ("data.txt", "binary") in rows[0][3]

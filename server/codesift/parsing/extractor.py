@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node, QueryCursor
 
-from codesift.parsing.grammars import parser_for, query_for
+from codesift.parsing.grammars import parser_for, split_queries
 from codesift.parsing.languages import LanguageSpec
 from codesift.parsing.model import ParsedEdge, ParsedFile, ParsedNode
 
@@ -305,9 +305,19 @@ def extract(
     imports: list[tuple[str, str, str, int, bool]] = []
     package = ""
 
-    query = query_for(spec.name)
+    structure_query, calls_query = split_queries(spec.name)
+    for callee_name in QueryCursor(calls_query).captures(root).get("name", ()):
+        raw = src[callee_name.start_byte : callee_name.end_byte].decode("utf-8", "replace")
+        calls.append(
+            (
+                callee_name.start_byte,
+                callee_name.start_point[0] + 1,
+                _last_component(raw),
+                callee_name,
+            )
+        )
     roles = _pattern_roles(spec.name)
-    for pattern, caps in QueryCursor(query).matches(root):
+    for pattern, caps in QueryCursor(structure_query).matches(root):
         role = roles.get(pattern)
         if role is None:
             role = roles[pattern] = _role_of(caps)
@@ -315,19 +325,7 @@ def extract(
             continue
         names = caps.get("name")
         name_node = names[0] if names else None
-        if role == "reference.call":
-            if name_node is not None:
-                raw = src[name_node.start_byte : name_node.end_byte].decode("utf-8", "replace")
-                call_node = caps[role][0]
-                calls.append(
-                    (
-                        call_node.start_byte,
-                        call_node.start_point[0] + 1,
-                        _last_component(raw),
-                        name_node,
-                    )
-                )
-        elif role.startswith("definition."):
+        if role.startswith("definition."):
             if name_node is None:
                 continue
             def_node = caps[role][0]

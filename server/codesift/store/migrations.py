@@ -3,6 +3,7 @@ recorded in `schema_migrations`. Never edit a released step; append a new one.
 
 Tables
   files     one row per indexed file: path, size, mtime, content hash, language
+  skipped_files  files read once and found not indexable, with their size and mtime
   nodes     definitions (stable ids derived from path + qualified name + kind)
   edges     node -> node (dst_id) or node -> unresolved name (dst_name, dst_hint);
             the all_edges view adds `contains` edges from nodes.parent_id
@@ -47,6 +48,14 @@ MIGRATIONS: tuple[Migration, ...] = (
             invalid_utf8 INTEGER NOT NULL DEFAULT 0,
             indexed_at REAL NOT NULL
         );
+        -- Files that were read and found not indexable (binary, minified...): kept so an
+        -- unchanged one is not read again on every run.
+        CREATE TABLE skipped_files (
+            path TEXT PRIMARY KEY,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            reason TEXT NOT NULL
+        ) WITHOUT ROWID;
         CREATE TABLE nodes (
             id INTEGER PRIMARY KEY,
             file_id INTEGER NOT NULL REFERENCES files(id),

@@ -23,7 +23,16 @@ import apsw
 from codesift.parsing.model import ParsedFile
 from codesift.tokens import code_index_text
 
-__all__ = ["FileMeta", "FileRowCounts", "IndexWriter", "pack_text", "stable_id", "unpack_text"]
+__all__ = [
+    "ChunkPayload",
+    "FileMeta",
+    "FileRowCounts",
+    "IndexWriter",
+    "chunk_payloads",
+    "pack_text",
+    "stable_id",
+    "unpack_text",
+]
 
 _ID_MASK = (1 << 63) - 1
 _FTS_TABLES = ("code_fts", "doc_fts", "names_fts")
@@ -54,6 +63,43 @@ def text_hash(text: str) -> int:
     """A signed 64-bit hash of a chunk's text (fits an SQLite integer)."""
     digest = hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
     return int.from_bytes(digest, "big", signed=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkPayload:
+    """What the store keeps of one chunk, computed away from the database (in a
+    worker process during bulk builds): the stored text, its hash, and the text
+    for the full-text index (None when the chunk is not in one)."""
+
+    stored: str | bytes | None
+    text_hash: int
+    fts_table: str | None  # "code_fts", "doc_fts" or None
+    fts_body: str | None
+
+
+def chunk_payloads(parsed: ParsedFile) -> list[ChunkPayload]:
+    out: list[ChunkPayload] = []
+    for chunk in parsed.chunks:
+        digest = text_hash(chunk.text)
+        if chunk.layer == "doc":
+            out.append(ChunkPayload(pack_text(chunk.text), digest, "doc_fts", chunk.text))
+        elif chunk.layer == "code":
+            body = chunk.text
+            if chunk.node is not None and chunk.part == 0:
+                # A doc comment kept outside the chunk's lines is indexed with them.
+                doc = parsed.nodes[chunk.node].docstring
+                if doc and doc[:60] not in body:
+                    body = f"{body}\n{doc}"
+            out.append(
+                ChunkPayload(pack_text(chunk.text), digest, "code_fts", code_index_text(body))
+            )
+        elif chunk.layer == "ast":
+            # ast and summary texts are rebuilt from the node row on read
+            out.append(ChunkPayload(None, digest, "code_fts", code_index_text(chunk.text)))
+        else:
+            # summary chunks are for the vector stream; their words are in the code chunk
+            out.append(ChunkPayload(None, digest, None, None))
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,14 +169,29 @@ class IndexWriter:
         self.conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
         return names
 
+    def record_skipped(self, path: str, size: int, mtime_ns: int, reason: str) -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO skipped_files (path, size, mtime_ns, reason) VALUES (?,?,?,?)",
+            (path, size, mtime_ns, reason),
+        )
+
+    def forget_skipped(self, path: str) -> None:
+        self.conn.execute("DELETE FROM skipped_files WHERE path = ?", (path,))
+
     def touch_file(self, path: str, size: int, mtime_ns: int) -> None:
         """Record a new mtime for a file whose content hash did not change."""
         self.conn.execute(
             "UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, path)
         )
 
-    def replace_file(self, meta: FileMeta, parsed: ParsedFile) -> tuple[FileRowCounts, set[str]]:
-        """Replace every row of `meta.path` with `parsed`.
+    def replace_file(
+        self,
+        meta: FileMeta,
+        parsed: ParsedFile,
+        payloads: list[ChunkPayload] | None = None,
+    ) -> tuple[FileRowCounts, set[str]]:
+        """Replace every row of `meta.path` with `parsed` (and its chunk payloads,
+        computed here when not given).
 
         Returns the row counts and the set of node names that appeared or
         disappeared (edges elsewhere that point at those names need resolving).
@@ -181,7 +242,9 @@ class IndexWriter:
                 with conn:  # a savepoint: an id collision retries the file with salted ids
                     node_ids = self._insert_nodes(file_id, meta.path, parsed, salt)
                     edge_count = self._insert_edges(parsed, node_ids)
-                    chunk_count = self._insert_chunks(file_id, meta.path, parsed, node_ids, salt)
+                    chunk_count = self._insert_chunks(
+                        file_id, meta.path, parsed, node_ids, salt, payloads
+                    )
                 break
             except apsw.ConstraintError:
                 if attempt == 2:
@@ -252,13 +315,20 @@ class IndexWriter:
         return len(rows)
 
     def _insert_chunks(
-        self, file_id: int, path: str, parsed: ParsedFile, node_ids: list[int], salt: str
+        self,
+        file_id: int,
+        path: str,
+        parsed: ParsedFile,
+        node_ids: list[int],
+        salt: str,
+        payloads: list[ChunkPayload] | None,
     ) -> int:
+        if payloads is None:
+            payloads = chunk_payloads(parsed)
         rows = []
-        code_fts = []
-        doc_fts = []
+        fts: dict[str, list[tuple[int, str]]] = {"code_fts": [], "doc_fts": []}
         seen: dict[str, int] = {}
-        for chunk in parsed.chunks:
+        for chunk, payload in zip(parsed.chunks, payloads, strict=True):
             node_id = node_ids[chunk.node] if chunk.node is not None else None
             owner = str(node_id) if node_id is not None else f"{path}\0{chunk.title}"
             base = f"{owner}\0{chunk.layer}\0{chunk.part}"
@@ -275,31 +345,19 @@ class IndexWriter:
                     chunk.start_line,
                     chunk.end_line,
                     chunk.title,
-                    # ast and summary texts are rebuilt from the node row on read
-                    None if chunk.layer in ("ast", "summary") else pack_text(chunk.text),
-                    text_hash(chunk.text),
+                    payload.stored,
+                    payload.text_hash,
                 )
             )
-            if chunk.layer == "doc":
-                doc_fts.append((chunk_id, chunk.text))
-            elif chunk.layer == "code":
-                body = chunk.text
-                if chunk.node is not None and chunk.part == 0:
-                    # A leading doc comment sits outside the node's lines: index it with them.
-                    doc = parsed.nodes[chunk.node].docstring
-                    if doc and doc[:60] not in body:
-                        body = f"{body}\n{doc}"
-                code_fts.append((chunk_id, code_index_text(body)))
-            elif chunk.layer == "ast":
-                code_fts.append((chunk_id, code_index_text(chunk.text)))
-            # summary chunks are for the vector stream; their words are in the code chunk
+            if payload.fts_table is not None and payload.fts_body is not None:
+                fts[payload.fts_table].append((chunk_id, payload.fts_body))
         self.conn.executemany(
             "INSERT INTO chunks (id, file_id, node_id, layer, part, start_line, end_line, title,"
             " text, text_hash) VALUES (?,?,?,?,?,?,?,?,?,?)",
             rows,
         )
-        self.conn.executemany("INSERT INTO code_fts (rowid, body) VALUES (?,?)", code_fts)
-        self.conn.executemany("INSERT INTO doc_fts (rowid, body) VALUES (?,?)", doc_fts)
+        self.conn.executemany("INSERT INTO code_fts (rowid, body) VALUES (?,?)", fts["code_fts"])
+        self.conn.executemany("INSERT INTO doc_fts (rowid, body) VALUES (?,?)", fts["doc_fts"])
         return len(rows)
 
     def run_marker(self) -> bool:
@@ -332,6 +390,9 @@ class IndexWriter:
             for table in _FTS_TABLES:
                 self.conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
         self.conn.execute("VACUUM")
+        # VACUUM in WAL mode writes the whole database through the WAL: fold it back
+        # and truncate it so the index does not occupy twice its size on disk.
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def resolve_edges(self, names: Iterable[str] | None = None) -> int:
         """Resolve calls/inherits/imports edges that are not resolved locally.

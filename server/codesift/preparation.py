@@ -1,0 +1,62 @@
+"""Preparing one file for the store, away from the database.
+
+`prepare_file` reads a file, parses it and computes everything the writer
+needs (chunk payloads, hashes, full-text bodies). It takes and returns plain,
+picklable data so a bulk build can run it in worker processes while the one
+writer only inserts rows.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from codesift.config import IndexSettings
+from codesift.parsing import parse_source
+from codesift.parsing.model import ParsedFile
+from codesift.store.writer import ChunkPayload, FileMeta, chunk_payloads
+from codesift.workspace import ContentSkip, read_source
+
+__all__ = ["FileJob", "PreparedFile", "prepare_file"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class FileJob:
+    abs_path: str
+    path: str
+    language: str
+    size: int
+    mtime_ns: int
+    module_path: str | None
+    settings: IndexSettings
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedFile:
+    meta: FileMeta
+    parsed: ParsedFile
+    payloads: list[ChunkPayload]
+
+
+def prepare_file(job: FileJob) -> PreparedFile | ContentSkip:
+    """Read, parse and chunk one file. Never raises for bad content."""
+    settings = job.settings
+    content = read_source(Path(job.abs_path), settings.max_file_bytes, settings.minified_line_chars)
+    if isinstance(content, ContentSkip):
+        return content
+    parsed = parse_source(content.text, job.path, job.language, settings, job.module_path)
+    text = content.text
+    line_count = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+    meta = FileMeta(
+        path=job.path,
+        size=job.size,
+        mtime_ns=job.mtime_ns,
+        content_hash=content.content_hash,
+        language=job.language,
+        line_count=line_count,
+        invalid_utf8=content.invalid_utf8,
+    )
+    return PreparedFile(meta, parsed, chunk_payloads(parsed))
