@@ -73,7 +73,7 @@ _SKIPPABLE_BEFORE_DOC = frozenset(
 _COMMENT_PREFIX = re.compile(r"^\s*(?:///?!?|/\*\*?|\*/|\*|#+!?|--+ ?\|?|;+|%+)\s?")
 _WS = re.compile(r"\s+")
 MAX_SIGNATURE_CHARS = 400
-MAX_DOC_CHARS = 800
+MAX_DOC_CHARS = 400
 
 
 @dataclass(slots=True)

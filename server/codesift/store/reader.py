@@ -5,6 +5,7 @@ Everything returns small frozen records; callers never see apsw cursors.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -110,35 +111,57 @@ def node_rows(conn: apsw.Connection, ids: Iterable[int]) -> dict[int, NodeRow]:
     return out
 
 
+_QUALIFIER_SEPARATORS = re.compile(r"::|\.|#|->|\\|/")
+
+
 def nodes_named(
     conn: apsw.Connection, name: str, *, limit: int = 50, include_modules: bool = False
 ) -> list[NodeRow]:
-    """Definitions whose name or qualified name equals `name` (case-insensitive),
-    or whose qualified name ends with `.name` / `::name`."""
-    kinds = "" if include_modules else " AND n.kind != 'module'"
-    rows = conn.execute(
-        f"SELECT {_NODE_COLUMNS} FROM nodes n JOIN files f ON f.id = n.file_id"
-        f" WHERE (n.name = ?1 COLLATE NOCASE OR n.qualified_name = ?1 COLLATE NOCASE){kinds}"
-        " ORDER BY (n.name = ?1) DESC, (n.qualified_name = ?1) DESC, f.path, n.start_line"
-        " LIMIT ?2",
-        (name, limit),
-    ).fetchall()
-    if rows:
-        return [_node(r) for r in rows]
-    last = name.replace("::", ".").rsplit(".", 1)[-1]
-    if last == name:
+    """Definitions named `name`, or whose qualified name is `name` or ends with it
+    after a separator (`Pool.imap_unordered`, `Cache::evict`); case-insensitive.
+
+    Exact-case matches come first, then qualified-name matches, then by path.
+    Looks up the last component through the name index, so it never scans.
+    """
+    tail = _QUALIFIER_SEPARATORS.split(name.strip())[-1]
+    if not tail:
         return []
-    suffixes = {f".{name}", f"::{name}", f"/{name}"}
+    kinds = "" if include_modules else " AND n.kind != 'module'"
     found = [
         _node(r)
         for r in conn.execute(
             f"SELECT {_NODE_COLUMNS} FROM nodes n JOIN files f ON f.id = n.file_id"
-            f" WHERE n.name = ? COLLATE NOCASE{kinds} ORDER BY f.path, n.start_line",
-            (last,),
+            f" WHERE n.name = ? COLLATE NOCASE{kinds}",
+            (tail,),
         )
     ]
-    lowered = {s.lower() for s in suffixes}
-    return [n for n in found if any(n.qualified_name.lower().endswith(s) for s in lowered)][:limit]
+    wanted = name.strip().lower()
+    qualified = tail != name.strip()
+
+    def normalized(qname: str) -> str:
+        return qname.lower()
+
+    def matches(node: NodeRow) -> bool:
+        if not qualified:
+            return True
+        qname = normalized(node.qualified_name)
+        return qname == wanted or any(
+            qname.endswith(sep + wanted) for sep in (".", "::", "#", "/", "\\")
+        )
+
+    hits = [n for n in found if matches(n)]
+    if include_modules and not hits:
+        # A module asked for by its dotted path (`email.header`) is named by its last part.
+        hits = [n for n in found if n.kind == "module" and normalized(n.qualified_name) == wanted]
+    hits.sort(
+        key=lambda n: (
+            n.name != tail and n.qualified_name != name,
+            normalized(n.qualified_name) != wanted,
+            n.path,
+            n.start_line,
+        )
+    )
+    return hits[:limit]
 
 
 _CHUNK_SQL = (

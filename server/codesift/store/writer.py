@@ -36,6 +36,12 @@ __all__ = [
 
 _ID_MASK = (1 << 63) - 1
 _FTS_TABLES = ("code_fts", "doc_fts", "names_fts")
+# SQL for the last component of edges.dst_hint (after its last '.', ':' or '\'):
+# rtrim strips every character that is not a separator from the right.
+_HINT_TAIL = (
+    "substr(edges.dst_hint, length(rtrim(edges.dst_hint, replace(replace(replace("
+    "edges.dst_hint, '.', ''), ':', ''), '\\', ''))) + 1)"
+)
 
 
 def stable_id(key: str) -> int:
@@ -423,7 +429,9 @@ class IndexWriter:
         conn.execute(f"UPDATE edges SET dst_id = NULL, resolution = NULL WHERE {where}")
         conn.execute(
             f"""UPDATE edges SET dst_id = n.id, resolution = 'hint' FROM nodes n
-                WHERE {where} AND edges.dst_hint != '' AND n.qualified_name = edges.dst_hint"""
+                WHERE {where} AND edges.dst_hint != ''
+                  -- through the name index: the hint's last component is the node's name
+                  AND n.name = {_HINT_TAIL} AND n.qualified_name = edges.dst_hint"""
         )
         conn.execute(
             f"""UPDATE edges SET dst_id = u.id, resolution = 'unique'
