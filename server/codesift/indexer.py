@@ -30,7 +30,7 @@ from codesift.parsing.languages import detect_language
 from codesift.preparation import FileJob, PreparedFile, prepare_file
 from codesift.store.database import scalar
 from codesift.store.writer import IndexWriter
-from codesift.workspace import ContentSkip, SourceFile, discover_files
+from codesift.workspace import ContentSkip, SourceFile, discover_files, discover_paths
 
 __all__ = ["IndexPlan", "IndexProgress", "IndexSummary", "Indexer"]
 
@@ -81,6 +81,12 @@ class IndexSummary:
 ProgressCallback = Callable[[IndexProgress], None]
 
 
+def _normalize_rel_path(path: str) -> str:
+    """`./a//b.py` or `a\\b.py` -> `a/b.py` (the form the files table uses)."""
+    parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
+    return "/".join(parts)
+
+
 class Indexer:
     """Indexes one workspace folder into one database connection (the writer)."""
 
@@ -90,6 +96,7 @@ class Indexer:
         self.conn = conn
         self.writer = IndexWriter(conn)
         self._package_dirs: dict[str, bool] = {}
+        self._written_sources: set[int] = set()  # node ids whose edges were just written
 
     # -- planning -----------------------------------------------------------------
 
@@ -123,8 +130,8 @@ class Indexer:
     def plan_paths(self, paths: Iterable[str]) -> IndexPlan:
         """Plan for specific relative paths (from a watcher): index those that are
         discoverable now, delete those that are gone or no longer indexable."""
-        wanted = sorted(set(paths))
-        discovery = discover_files(self.root, self.settings.index) if wanted else None
+        wanted = sorted({_normalize_rel_path(p) for p in paths} - {""})
+        discovery = discover_paths(self.root, self.settings.index, wanted) if wanted else None
         by_path = {f.path: f for f in discovery.files} if discovery else {}
         plan = IndexPlan()
         for path in wanted:
@@ -179,9 +186,10 @@ class Indexer:
                 total=0,
                 started=started,
             )
-        self.writer.set_run_marker(True)
         if bulk:
-            self.writer.set_fts_automerge(False)
+            with self.conn:  # the mark makes a killed run's successor merge again
+                self.writer.set_run_marker(True)
+                self.writer.set_fts_automerge(False)
         try:
             self._apply_batches(plan, summary, touched, progress, cancel, total)
         finally:
@@ -218,6 +226,7 @@ class Indexer:
                     break
                 batch_started = time.perf_counter()
                 with conn:
+                    self.writer.set_run_marker(True)
                     while plan.forgotten:
                         self.writer.forget_skipped(plan.forgotten.pop())
                     while pending_deletes:
@@ -311,8 +320,9 @@ class Indexer:
         with conn:
             if full_resolve:
                 self.writer.resolve_edges(None)
-            elif touched:
-                self.writer.resolve_edges(touched)
+            elif touched or self._written_sources:
+                self.writer.resolve_edges(touched, self._written_sources)
+            self._written_sources = set()
             self.writer.set_run_marker(False)
             if total or full_resolve:
                 conn.execute(
@@ -360,7 +370,15 @@ class Indexer:
             return
         counts, names = self.writer.replace_file(result.meta, result.parsed, result.payloads)
         touched |= names
-        touched.update(e.dst_name for e in result.parsed.edges if e.dst is None)
+        # The new edges of this file resolve by themselves (through their sources),
+        # without revisiting every edge elsewhere that shares a callee name.
+        self._written_sources.update(
+            int(r[0])
+            for r in self.conn.execute(
+                "SELECT n.id FROM nodes n JOIN files f ON f.id = n.file_id WHERE f.path = ?",
+                (source.path,),
+            )
+        )
         summary.indexed += 1
         summary.nodes += counts.nodes
         summary.edges += counts.edges

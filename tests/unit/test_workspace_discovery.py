@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
@@ -10,7 +11,8 @@ import pytest
 
 from codesift.config import IndexSettings
 from codesift.errors import WorkspaceError
-from codesift.workspace import Discovery, SourceFile, discover_files
+from codesift.workspace import Discovery, SkippedFile, SourceFile, discover_files, discover_paths
+from codesift.workspace import discovery as discovery_module
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -588,3 +590,417 @@ def test_results_are_sorted_and_typed(tmp_path: Path, settings: IndexSettings) -
         "a/b.rs": "rust",
         "z.py": "python",
     }
+
+
+# --- discover_paths: the same verdict for a few paths ---------------------------------
+
+# Excluded dirs, ignores, limits and name checks all in play at once.
+MIXED_SETTINGS = IndexSettings(exclude=("docs/generated/", "*_test.py"), max_file_bytes=1000)
+
+# Paths no tree below contains, asked about alongside the real ones.
+MISSING_PATHS = (
+    "missing.py",
+    "gone.py",  # tracked, then deleted (git trees)
+    "sub/missing.py",
+    "nope/deeper/x.py",
+    "dirlink/impl.py",  # through a symlinked folder, which the walk never enters
+    "real/impl.py/x",  # below a file
+    "ext/missing.py",
+    "tools/missing.py",
+)
+
+
+def build_mixed(root: Path) -> None:
+    """A tree exercising every rule discover_files applies to a file."""
+    write(root, ".gitignore", "/top.txt\n*.log\n!keep.log\nout/\ngen/\n!gen/keep.py\n")
+    for relpath in ("top.txt", "sub/top.txt", "a.log", "keep.log", "trace.log"):
+        write(root, relpath, "text\n")
+    write(root, "out/gen.py")
+    write(root, "sub/out/gen.py")
+    write(root, "gen/keep.py")  # inside an ignored folder: the negation cannot reach it
+    write(root, "sub/.gitignore", "/local.py\n*.gen\n!special.log\n")
+    write(root, "sub/local.py")
+    write(root, "sub/deeper/local.py")
+    write(root, "sub/code.gen", "x\n")
+    write(root, "other/code.gen", "x\n")
+    write(root, "sub/special.log", "x\n")
+    write(root, ".codesiftignore", "*.snap\nfixtures/\n!*.log\n")
+    write(root, "pkg/.codesiftignore", "/gen.py\n")
+    write(root, "pkg/gen.py")
+    write(root, "pkg/inner/gen.py")
+    write(root, "pkg/mod.py")
+    write(root, "tests/a.snap", "x\n")
+    write(root, "fixtures/data.py")
+    write(root, "node_modules/x/index.js", "1\n")
+    write(root, "web/app/node_modules/y/index.js", "1\n")
+    write(root, "py/.venv/lib/site.py")
+    write(root, "vendor/lib/a.go", "package lib\n")
+    write(root, "build", "#!/bin/sh\n")  # a file named like an excluded folder
+    write(root, "docs/generated/api.md", "# api\n")
+    write(root, "docs/guide.md", "# guide\n")
+    write(root, "src/a_test.py")
+    write(root, "src/b.py")
+    write(root, "big.py", "a" * 1001)
+    write(root, "exact.py", "a" * 1000)
+    write(root, "logo.PNG", b"\x89PNG")
+    write(root, "static/app.min.js", "var a=1;\n")
+    write(root, "static/app.js", "export const a = 1;\n")
+    write(root, "web/yarn.lock", "{}\n")
+    write(root, "Cargo.lock", "{}\n")
+    # Names that are globs or pathspec magic to git.
+    for relpath in ("a[1].py", "a1.py", ":x.py", "x.py", "*.py", "sp ace/é.py"):
+        write(root, relpath)
+    write(root, "real/impl.py", "def f():\n    pass\n")
+    (root / "alias.py").symlink_to("real/impl.py")
+    (root / "dirlink").symlink_to("real", target_is_directory=True)
+    (root / "dangling.py").symlink_to("missing.py")
+    write(root.parent, "outside/secret.py")
+    (root / "leak.py").symlink_to("../outside/secret.py")
+
+
+def tree_paths(root: Path) -> list[str]:
+    """Every file, folder and link under root, without git's own database."""
+    found: list[str] = []
+    for folder, dirs, names in os.walk(root):
+        reldir = Path(folder).relative_to(root).as_posix()
+        for name in [*dirs, *names]:
+            relpath = name if reldir == "." else f"{reldir}/{name}"
+            found.append(relpath)
+        dirs[:] = [d for d in dirs if d != ".git"]
+    return found
+
+
+def filtered(full: Discovery, root: Path, asked: Iterable[str]) -> Discovery:
+    """discover_files restricted to the asked paths, without folder-level entries."""
+    wanted = set(asked)
+    return Discovery(
+        files=[f for f in full.files if f.path in wanted],
+        skipped=[
+            s
+            for s in full.skipped
+            if s.path in wanted
+            and not ((root / s.path).is_dir() and not (root / s.path).is_symlink())
+        ],
+    )
+
+
+def assert_paths_match_files(root: Path, settings: IndexSettings) -> Discovery:
+    """discover_paths agrees with discover_files on every path, asked together or alone."""
+    full = discover_files(root, settings)
+    asked = [*tree_paths(root), *MISSING_PATHS]
+
+    together = discover_paths(root, settings, asked)
+
+    assert together == filtered(full, root, asked)
+    for relpath in asked:
+        assert discover_paths(root, settings, [relpath]) == filtered(full, root, [relpath]), relpath
+    return together
+
+
+def build_walk_tree(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    build_mixed(root)
+    write(root, "hidden/.codesiftignore", "*.py\n")
+    write(root, "hidden/a.py")
+    write(root, "nested/.git/HEAD", "ref: refs/heads/main\n")  # not a repo: walked
+    write(root, "nested/n.py")
+    return root
+
+
+def build_git_tree(tmp_path: Path) -> Path:
+    upstream = init_repo(tmp_path / "upstream")
+    write(upstream, "lib.py")
+    write(upstream, ".codesiftignore", "skipped.py\n")
+    write(upstream, "skipped.py")
+    commit_all(upstream)
+    repo = init_repo(tmp_path / "repo")
+    build_mixed(repo)
+    write(repo, "tracked/gen.py")
+    gone = write(repo, "gone.py")
+    commit_all(repo)
+    gone.unlink()  # tracked but deleted: "vanished"
+    ignores = (repo / ".gitignore").read_text(encoding="utf-8")
+    write(repo, ".gitignore", ignores + "tracked/\nhidden/.codesiftignore\n")
+    # A .codesiftignore git does not list is not applied in git mode.
+    write(repo, "hidden/.codesiftignore", "*.py\n")
+    write(repo, "hidden/a.py")
+    write(repo, "fresh/new.py")  # untracked
+    submodule = "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(upstream)
+    git(repo, *submodule, "ext")
+    git(repo, *submodule, "deps/vendor")  # inside an excluded folder
+    tools = init_repo(repo / "tools")  # untracked nested repository
+    write(tools, ".gitignore", "*.cache\n")
+    write(tools, ".codesiftignore", "skip.py\n")
+    write(tools, "tool.py")
+    write(tools, "skip.py")
+    write(tools, "data.cache", "junk\n")
+    write(tools, "inner/deep.py")
+    return repo
+
+
+def test_paths_match_files_in_walk_mode(tmp_path: Path) -> None:
+    root = build_walk_tree(tmp_path)
+
+    result = assert_paths_match_files(root, MIXED_SETTINGS)
+
+    # Guard against a vacuous match: the tree does exercise the rules.
+    assert {"pkg/mod.py", "alias.py", "a[1].py", ":x.py", "nested/n.py"} <= set(paths(result))
+    assert {"big.py", "leak.py", "dirlink", "dangling.py", "logo.PNG"} <= set(reasons(result))
+    assert "hidden/a.py" not in paths(result)
+
+
+@needs_git
+def test_paths_match_files_in_git_mode(tmp_path: Path) -> None:
+    root = build_git_tree(tmp_path)
+
+    result = assert_paths_match_files(root, MIXED_SETTINGS)
+
+    found = set(paths(result))
+    assert {"pkg/mod.py", "a[1].py", ":x.py", "fresh/new.py", "tracked/gen.py"} <= found
+    assert {"ext/lib.py", "tools/tool.py", "tools/inner/deep.py", "hidden/a.py"} <= found
+    assert not {"ext/skipped.py", "tools/skip.py", "tools/data.cache", "deps/vendor/lib.py"} & found
+    assert reasons(result)["gone.py"] == "vanished"
+
+
+@needs_git
+def test_paths_match_files_in_git_subfolder_root(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    write(repo, ".gitignore", "*.tmp\n")
+    write(repo, "top.py")
+    build_mixed(repo / "app")
+    write(repo, "app/scratch.tmp", "x\n")
+    commit_all(repo)
+    write(repo, "app/fresh.py")
+
+    result = assert_paths_match_files(repo / "app", MIXED_SETTINGS)
+
+    assert {"fresh.py", "pkg/mod.py"} <= set(paths(result))
+    assert "scratch.tmp" not in paths(result)
+
+
+@needs_git
+def test_paths_match_files_in_git_subfolder_ignored_by_its_repo(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    write(repo, ".gitignore", "scratch/\n")
+    write(repo, "main.py")
+    commit_all(repo)
+    build_mixed(repo / "scratch")
+
+    result = assert_paths_match_files(repo / "scratch", MIXED_SETTINGS)
+
+    assert "pkg/mod.py" in paths(result)  # walked, not listed as empty
+
+
+def test_paths_match_files_when_git_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "ws"
+    build_mixed(root)
+    write(root, ".git/config", "[core]\n")
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+
+    result = assert_paths_match_files(root, MIXED_SETTINGS)
+
+    assert "keep.log" in paths(result)
+    assert "a.log" not in paths(result)
+
+
+@needs_git
+def test_paths_match_files_when_too_many_for_pathspecs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = build_git_tree(tmp_path)
+    # Every call falls back to a full listing, filtered afterwards.
+    monkeypatch.setattr(discovery_module, "_MAX_PATHSPECS", 1)
+
+    assert_paths_match_files(root, MIXED_SETTINGS)
+
+
+def spy_on_git(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
+    calls: list[tuple[str, ...]] = []
+    run_git = discovery_module._run_git
+
+    def spy(directory: Path, *args: str) -> subprocess.CompletedProcess[bytes] | None:
+        calls.append(args)
+        return run_git(directory, *args)
+
+    monkeypatch.setattr(discovery_module, "_run_git", spy)
+    return calls
+
+
+def refuse_full_listing(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object) -> object:
+        raise AssertionError("discover_paths walked the whole tree")
+
+    monkeypatch.setattr(discovery_module, "_walk", refuse)
+
+
+@needs_git
+def test_git_mode_asks_git_about_the_paths_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = build_git_tree(tmp_path)
+    calls = spy_on_git(monkeypatch)
+    refuse_full_listing(monkeypatch)
+
+    result = discover_paths(root, MIXED_SETTINGS, ["pkg/mod.py", "tools/tool.py"])
+
+    assert paths(result) == ["pkg/mod.py", "tools/tool.py"]
+    listings = [c for c in calls if "ls-files" in c]
+    assert listings == [
+        (
+            "--literal-pathspecs", "ls-files", "-co", "--exclude-standard", "-z", "--",
+            ".codesiftignore", "pkg/.codesiftignore", "pkg/mod.py", "tools",
+        ),
+        (
+            "--literal-pathspecs", "ls-files", "-co", "--exclude-standard", "-z", "--",
+            ".codesiftignore", "tool.py",
+        ),
+    ]  # fmt: skip
+
+
+def test_walk_mode_reads_only_ancestor_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = build_walk_tree(tmp_path)
+    refuse_full_listing(monkeypatch)
+    scanned: list[str] = []
+    scandir = os.scandir
+
+    def spy(path: Path) -> object:
+        scanned.append(Path(path).relative_to(root).as_posix())
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", spy)
+
+    result = discover_paths(root, MIXED_SETTINGS, ["pkg/inner/gen.py"])
+
+    assert paths(result) == ["pkg/inner/gen.py"]
+    assert scanned == [".", "pkg", "pkg/inner"]  # opened to check it is readable, not listed
+
+
+# --- discover_paths: targeted cases -----------------------------------------------------
+
+
+def both_modes(tmp_path: Path, build: Callable[[Path], None]) -> list[Path]:
+    walked = tmp_path / "walked"
+    build(walked)
+    roots = [walked]
+    if shutil.which("git") is not None:
+        repo = init_repo(tmp_path / "repo")
+        build(repo)
+        commit_all(repo)
+        roots.append(repo)
+    return roots
+
+
+def test_path_under_excluded_folder_is_neither_found_nor_reported(tmp_path: Path) -> None:
+    def build(root: Path) -> None:
+        write(root, "web/node_modules/x/index.js", "1\n")
+        write(root, "web/app.js", "1\n")
+
+    for root in both_modes(tmp_path, build):
+        result = discover_paths(root, IndexSettings(), ["web/node_modules/x/index.js"])
+        assert result == Discovery(files=[], skipped=[])
+        assert paths(discover_paths(root, IndexSettings(), ["web/app.js"])) == ["web/app.js"]
+
+
+def test_ignored_path_is_neither_found_nor_reported(tmp_path: Path) -> None:
+    def build(root: Path) -> None:
+        write(root, ".gitignore", "build_out/\n*.tmp\n")
+        write(root, "build_out/a.py")
+        write(root, "src/x.tmp", "x\n")
+        write(root, ".codesiftignore", "gen_*.py\n")
+        write(root, "src/gen_api.py")
+
+    for root in both_modes(tmp_path, build):
+        asked = ["build_out/a.py", "src/x.tmp", "src/gen_api.py"]
+        assert discover_paths(root, IndexSettings(), asked) == Discovery(files=[], skipped=[])
+
+
+def test_deleted_path(tmp_path: Path) -> None:
+    def build(root: Path) -> None:
+        write(root, "keep.py")
+        write(root, "gone.py")
+
+    roots = both_modes(tmp_path, build)
+    for root in roots:
+        (root / "gone.py").unlink()
+    walked, *repos = roots
+
+    assert discover_paths(walked, IndexSettings(), ["gone.py", "keep.py"]) == Discovery(
+        files=discover_files(walked, IndexSettings()).files, skipped=[]
+    )
+    for repo in repos:
+        # Still tracked: reported as vanished, as discover_files does.
+        result = discover_paths(repo, IndexSettings(), ["gone.py"])
+        assert result == Discovery(files=[], skipped=[SkippedFile("gone.py", "vanished")])
+
+
+def test_glob_and_magic_characters_are_literal(tmp_path: Path) -> None:
+    def build(root: Path) -> None:
+        for name in ("a[1].py", "a1.py", ":x.py", "x.py", "*.py", "b?.py", "bc.py"):
+            write(root, name)
+
+    for root in both_modes(tmp_path, build):
+        full = {f.path: f for f in discover_files(root, IndexSettings()).files}
+        for name in ("a[1].py", ":x.py", "*.py", "b?.py"):
+            assert discover_paths(root, IndexSettings(), [name]).files == [full[name]]
+
+
+def test_paths_are_normalised_and_outside_paths_dropped(tmp_path: Path) -> None:
+    def build(root: Path) -> None:
+        write(root, "pkg/mod.py")
+        write(root, "top.py")
+        write(root.parent, "elsewhere.py")
+
+    for root in both_modes(tmp_path, build):
+        asked = [
+            "./pkg/mod.py",
+            "pkg//mod.py",
+            str(root / "top.py"),  # absolute, inside the root
+            "../elsewhere.py",
+            "pkg/../../elsewhere.py",
+            str(root.parent / "elsewhere.py"),
+            "",
+            ".",
+            "pkg",  # a folder
+        ]
+        result = discover_paths(root, IndexSettings(), asked)
+        assert paths(result) == ["pkg/mod.py", "top.py"]
+        assert result.files[0].abs_path == root / "pkg" / "mod.py"
+        assert result.skipped == []
+
+
+def test_absolute_path_through_the_real_root_is_accepted(tmp_path: Path) -> None:
+    real = tmp_path / "real-ws"
+    write(real, "a.py")
+    via = tmp_path / "via"
+    via.symlink_to(real, target_is_directory=True)
+
+    result = discover_paths(via, IndexSettings(), [str(real / "a.py")])
+
+    assert result.files == discover_files(via, IndexSettings()).files
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() == 0, reason="needs permissions that bind"
+)
+def test_path_in_unreadable_folder_matches_files(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    write(root, "ok/a.py")
+    write(root, "locked/b.py")
+    write(root, "locked/inner/c.py")
+    (root / "locked").chmod(0)
+    try:
+        asked = ["ok/a.py", "locked/b.py", "locked/inner/c.py"]
+        full = discover_files(root, IndexSettings())
+        assert discover_paths(root, IndexSettings(), asked) == filtered(full, root, asked)
+    finally:
+        (root / "locked").chmod(0o755)
+
+
+def test_discover_paths_checks_the_root(tmp_path: Path) -> None:
+    with pytest.raises(WorkspaceError, match="does not exist"):
+        discover_paths(tmp_path / "nope", IndexSettings(), ["a.py"])
+    assert discover_paths(tmp_path, IndexSettings(), []) == Discovery(files=[], skipped=[])

@@ -372,12 +372,13 @@ class IndexWriter:
         return row is not None
 
     def set_run_marker(self, running: bool) -> None:
+        """Mark (or unmark) a run in progress; call inside the caller's transaction,
+        so the mark is committed together with the first rows it covers."""
         if running:
-            with self.conn:
-                self.conn.execute(
-                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('run_in_progress', ?)",
-                    (f"{time.time():.3f}",),
-                )
+            self.conn.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('run_in_progress', ?)",
+                (f"{time.time():.3f}",),
+            )
         else:
             self.conn.execute("DELETE FROM meta WHERE key = 'run_in_progress'")
 
@@ -400,32 +401,53 @@ class IndexWriter:
         # and truncate it so the index does not occupy twice its size on disk.
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
-    def resolve_edges(self, names: Iterable[str] | None = None) -> int:
+    def resolve_edges(
+        self, names: Iterable[str] | None = None, sources: Iterable[int] | None = None
+    ) -> int:
         """Resolve calls/inherits/imports edges that are not resolved locally.
 
-        With `names`, only edges whose target name is among them (plus those that
-        are still unresolved) are revisited; with None, all of them. An import
+        With neither argument, every such edge. Otherwise only edges whose target
+        name is in `names` (definitions of that name appeared, vanished or changed
+        id) or whose source node is in `sources` (edges just written). An import
         hint that names a qualified node wins; otherwise a name defined exactly
         once in the index.
         """
         conn = self.conn
-        if names is None:
+        if names is None and sources is None:
             where = "edges.resolution IS NOT 'local'"
             name_filter = ""
         else:
-            name_list = sorted(set(names))
-            if not name_list:
+            name_list = sorted(set(names or ()))
+            source_list = sorted(set(sources or ()))
+            if not name_list and not source_list:
                 return 0
             conn.execute("CREATE TEMP TABLE IF NOT EXISTS touched_names (name TEXT PRIMARY KEY)")
+            conn.execute("CREATE TEMP TABLE IF NOT EXISTS touched_sources (id INTEGER PRIMARY KEY)")
             conn.execute("DELETE FROM temp.touched_names")
+            conn.execute("DELETE FROM temp.touched_sources")
             conn.executemany(
                 "INSERT OR IGNORE INTO temp.touched_names VALUES (?)", [(n,) for n in name_list]
             )
-            where = (
-                "edges.resolution IS NOT 'local'"
-                " AND edges.dst_name IN (SELECT name FROM temp.touched_names)"
+            conn.executemany(
+                "INSERT OR IGNORE INTO temp.touched_sources VALUES (?)",
+                [(i,) for i in source_list],
             )
-            name_filter = "AND name IN (SELECT name FROM temp.touched_names)"
+            # Names the revisited edges point at: the touched names and the targets of
+            # the touched sources' edges (only these need the unique-name count).
+            conn.execute("CREATE TEMP TABLE IF NOT EXISTS wanted_names (name TEXT PRIMARY KEY)")
+            conn.execute("DELETE FROM temp.wanted_names")
+            conn.execute("INSERT INTO temp.wanted_names SELECT name FROM temp.touched_names")
+            conn.executemany(
+                "INSERT OR IGNORE INTO temp.wanted_names"
+                " SELECT dst_name FROM edges WHERE src_id = ? AND resolution IS NOT 'local'",
+                [(i,) for i in source_list],
+            )
+            where = (
+                "edges.resolution IS NOT 'local' AND ("
+                "edges.dst_name IN (SELECT name FROM temp.touched_names)"
+                " OR edges.src_id IN (SELECT id FROM temp.touched_sources))"
+            )
+            name_filter = "AND name IN (SELECT name FROM temp.wanted_names)"
         conn.execute(f"UPDATE edges SET dst_id = NULL, resolution = NULL WHERE {where}")
         conn.execute(
             f"""UPDATE edges SET dst_id = n.id, resolution = 'hint' FROM nodes n

@@ -1,8 +1,9 @@
 """Which files of a workspace get indexed, and how their content is read.
 
 `discover_files` lists the candidate files of one workspace folder (git or a
-walk, ignore files, limits, cheap name/size checks); `read_source` reads one of
-them and decides, from its content, whether it is indexable text.
+walk, ignore files, limits, cheap name/size checks); `discover_paths` gives the
+same verdict for a few given paths without listing the whole folder; `read_source`
+reads one of them and decides, from its content, whether it is indexable text.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from codesift.workspace.discovery import (
     SkippedFile,
     SourceFile,
     discover_files,
+    discover_paths,
 )
 
 __all__ = [
@@ -30,5 +32,6 @@ __all__ = [
     "SourceFile",
     "SourceText",
     "discover_files",
+    "discover_paths",
     "read_source",
 ]

@@ -27,15 +27,21 @@ excluded folders, symlinks, vanished files), so a user can ask "why is this file
 not found". Files hidden by an ignore file or an `exclude` pattern are not part
 of the workspace and are not listed. An excluded folder is listed once, by its
 own path, not file by file.
+
+`discover_paths` gives the same verdict for a few given paths (a save, a watcher
+batch) without listing the whole workspace: git is asked about those paths only,
+and a walk reads only the ignore files of their ancestor folders. Both functions
+run the same filters and the same git-listing loop, so they cannot drift apart.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import posixpath
 import stat
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -55,6 +61,7 @@ __all__ = [
     "SkippedFile",
     "SourceFile",
     "discover_files",
+    "discover_paths",
 ]
 
 logger = logging.getLogger(__name__)
@@ -67,6 +74,12 @@ _GIT_TIMEOUT_S = 30.0
 # Set by git hooks and some editors; they would point our git calls at another
 # repository than the one holding the root.
 _GIT_ENV_OVERRIDES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX")
+# Past this many pathspecs (or this much command line) git matching every index
+# entry against every pathspec costs more than one plain listing, and a long
+# command line could exceed the OS limit: list everything and filter instead.
+_MAX_PATHSPECS = 256
+_MAX_PATHSPEC_CHARS = 24_000
+_IGNORE_FILE_NAMES = (_GITIGNORE_FILE, CODESIFT_IGNORE_FILE)
 
 # Lower-case extensions of files that are never source text.
 BINARY_EXTENSIONS: frozenset[str] = frozenset(
@@ -307,12 +320,7 @@ def discover_files(root: Path, settings: IndexSettings) -> Discovery:
 
     Raises WorkspaceError when `root` is missing, not a folder, or unreadable.
     """
-    root = root.absolute()
-    if not root.exists():
-        raise WorkspaceError(f"workspace folder {root} does not exist")
-    if not root.is_dir():
-        raise WorkspaceError(f"workspace folder {root} is not a folder")
-
+    root = _checked_root(root)
     listing = _git_listing(root)
     filters = _Filters(root, settings, use_gitignore=listing is None)
     if listing is None:
@@ -327,6 +335,82 @@ def discover_files(root: Path, settings: IndexSettings) -> Discovery:
         "discovered %d files in %s (%s mode), skipped %d", len(files), root, mode, len(skipped)
     )
     return Discovery(files=files, skipped=skipped)
+
+
+def discover_paths(root: Path, settings: IndexSettings, paths: Iterable[str]) -> Discovery:
+    """The verdict `discover_files(root, settings)` gives on just these paths.
+
+    `paths` are relative to `root` (POSIX or OS separators, "./" allowed) or
+    absolute under it; paths outside the root are dropped. A path that is missing,
+    a folder, or ignored is in neither list, as with `discover_files`; a file's
+    skip reason is the one `discover_files` would give. Folder-level entries
+    ("excluded folder", "unreadable folder", "nested repository git cannot
+    list") describe folders, not the files asked about, and are never returned.
+
+    Costs a few git calls (git mode) or a few stats per ancestor folder (walk
+    mode), whatever the size of the workspace.
+
+    Raises WorkspaceError when `root` is missing, not a folder, or unreadable.
+    """
+    root = _checked_root(root)
+    # Folders only ever get folder-level verdicts; asking git about one would
+    # list its whole subtree for nothing.
+    wanted = {p for p in _relative_paths(root, paths) if not _is_real_dir(root / p)}
+    if not wanted:
+        return Discovery(files=[], skipped=[])
+
+    listing: list[str] | None = None
+    query: _GitPathQuery | None = None
+    if _in_git_work_tree(root):
+        query = _GitPathQuery(root, wanted)
+        listing = _ls_files(root, query.pathspecs(""))
+    filters = _Filters(root, settings, use_gitignore=listing is None)
+    if listing is None or query is None:
+        files, skipped = _walk_paths(filters, wanted)
+    else:
+        files, skipped = _from_git(filters, listing, query.list_nested)
+    # Git may list more than was asked (ancestor .codesiftignore files, whole
+    # nested repositories when a call had to be widened): keep what was asked.
+    files = sorted((f for f in files if f.path in wanted), key=lambda f: f.path)
+    skipped = sorted((s for s in skipped if s.path in wanted), key=lambda s: s.path)
+    return Discovery(files=files, skipped=skipped)
+
+
+def _checked_root(root: Path) -> Path:
+    root = root.absolute()
+    if not root.exists():
+        raise WorkspaceError(f"workspace folder {root} does not exist")
+    if not root.is_dir():
+        raise WorkspaceError(f"workspace folder {root} is not a folder")
+    return root
+
+
+def _relative_paths(root: Path, paths: Iterable[str]) -> set[str]:
+    """Normalised relative POSIX paths; those outside the root are dropped."""
+    bases: tuple[Path, ...] | None = None
+    result: set[str] = set()
+    for raw in paths:
+        path = Path(raw)
+        if path.is_absolute():
+            if bases is None:
+                # An editor may report the resolved path of a root opened via a link.
+                bases = (root, Path(os.path.realpath(root)))
+            base = next((b for b in bases if path.is_relative_to(b)), None)
+            if base is None:
+                continue
+            path = path.relative_to(base)
+        relpath = posixpath.normpath(path.as_posix())
+        if relpath in (".", "..") or relpath.startswith(("../", "/")):
+            continue
+        result.add(relpath)
+    return result
+
+
+def _is_real_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 # --- walk mode -------------------------------------------------------------------------
@@ -381,6 +465,74 @@ def _walk(filters: _Filters) -> tuple[list[SourceFile], list[SkippedFile]]:
     return files, skipped
 
 
+def _walk_paths(
+    filters: _Filters, wanted: Iterable[str]
+) -> tuple[list[SourceFile], list[SkippedFile]]:
+    """What `_walk` would find for these paths, visiting only their ancestors."""
+    files: list[SourceFile] = []
+    skipped: list[SkippedFile] = []
+    root = filters.root
+    try:
+        with os.scandir(root):
+            pass
+    except OSError as exc:
+        raise WorkspaceError(f"cannot read workspace folder {root}: {exc}") from exc
+    filters.load_ignore_files("", _IGNORE_FILE_NAMES)
+    # Memo: would the walk scan this folder (and so load its ignore files)?
+    scanned: dict[str, bool] = {"": True}
+
+    def walk_reaches(reldir: str) -> bool:
+        known = scanned.get(reldir)
+        if known is not None:
+            return known
+        cut = reldir.rfind("/")
+        # The parent first: its ignore files decide this folder's verdict.
+        result = walk_reaches(reldir[:cut] if cut >= 0 else "")
+        if result:
+            abs_dir = root / reldir
+            # The walk never enters a symlinked folder, nor one it cannot list.
+            result = (
+                _is_real_dir(abs_dir)
+                and filters.dir_verdict(reldir) is _DirVerdict.KEEP
+                and _can_list(abs_dir)
+            )
+        if result:
+            filters.load_ignore_files(reldir, _IGNORE_FILE_NAMES)
+        scanned[reldir] = result
+        return result
+
+    for relpath in sorted(wanted):
+        cut = relpath.rfind("/")
+        if not walk_reaches(relpath[:cut] if cut >= 0 else ""):
+            continue
+        abs_path = root / relpath
+        error: OSError | None = None
+        try:
+            st = os.lstat(abs_path)
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # not in its folder's listing
+        except OSError as exc:
+            error = exc
+        else:
+            if stat.S_ISDIR(st.st_mode):
+                continue
+        if filters.ignored(relpath, is_dir=False):
+            continue
+        if error is not None:
+            skipped.append(SkippedFile(relpath, f"unreadable: {error.strerror or error}"))
+            continue
+        _add(filters.inspect(relpath, abs_path, st), files, skipped)
+    return files, skipped
+
+
+def _can_list(abs_dir: Path) -> bool:
+    try:
+        with os.scandir(abs_dir):
+            return True
+    except OSError:
+        return False
+
+
 def _add(
     result: SourceFile | SkippedFile, files: list[SourceFile], skipped: list[SkippedFile]
 ) -> None:
@@ -413,9 +565,14 @@ def _run_git(directory: Path, *args: str) -> subprocess.CompletedProcess[bytes] 
 
 def _git_listing(root: Path) -> list[str] | None:
     """The root's `git ls-files` paths, or None when walk mode should be used."""
+    return _ls_files(root) if _in_git_work_tree(root) else None
+
+
+def _in_git_work_tree(root: Path) -> bool:
+    """Whether git mode applies to the root (else it is walked)."""
     probe = _run_git(root, "rev-parse", "--is-inside-work-tree", "--show-prefix")
     if probe is None:
-        return None
+        return False
     if probe.returncode != 0:
         # The usual case outside a repository; other failures (say, "dubious
         # ownership") deserve a visible note since results will differ.
@@ -424,10 +581,10 @@ def _git_listing(root: Path) -> list[str] | None:
             logger.debug("%s is not in a git work tree", root)
         else:
             logger.warning("git cannot list %s, walking it instead: %s", root, message)
-        return None
+        return False
     lines = os.fsdecode(probe.stdout).splitlines()
     if not lines or lines[0].strip() != "true":
-        return None  # inside a .git folder
+        return False  # inside a .git folder
     prefix = lines[1].strip() if len(lines) > 1 else ""
     if prefix:
         # A folder the enclosing repo ignores (say a dotfiles repo ignoring "*")
@@ -435,16 +592,30 @@ def _git_listing(root: Path) -> list[str] | None:
         ignored = _run_git(root, "check-ignore", "-q", ".")
         if ignored is not None and ignored.returncode == 0:
             logger.info("%s is ignored by its enclosing git repository; walking it", root)
-            return None
-    return _ls_files(root)
+            return False
+    return True
 
 
-def _ls_files(directory: Path) -> list[str] | None:
-    result = _run_git(directory, "ls-files", "-co", "--exclude-standard", "-z")
+def _ls_files(directory: Path, pathspecs: Sequence[str] | None = None) -> list[str] | None:
+    """`git ls-files` of `directory`, restricted to `pathspecs` unless None."""
+    if pathspecs is not None and (
+        len(pathspecs) > _MAX_PATHSPECS or sum(map(len, pathspecs)) > _MAX_PATHSPEC_CHARS
+    ):
+        pathspecs = None
+    args = ["ls-files", "-co", "--exclude-standard", "-z"]
+    if pathspecs is not None:
+        # Literal: a file named "a[1].py" or ":x.py" must not act as a glob or magic.
+        args = ["--literal-pathspecs", *args, "--", *pathspecs]
+    result = _run_git(directory, *args)
     if result is None:
         return None
     if result.returncode != 0:
         message = os.fsdecode(result.stderr).strip()
+        if pathspecs is not None:
+            # A failure due to the pathspecs alone must not switch to walk mode,
+            # which the full listing would not do.
+            logger.debug("git ls-files with pathspecs failed in %s: %s", directory, message)
+            return _ls_files(directory)
         logger.warning("git ls-files failed in %s, walking it instead: %s", directory, message)
         return None
     # Paths are relative to `directory` even when it is a subfolder of the repo.
@@ -452,7 +623,77 @@ def _ls_files(directory: Path) -> list[str] | None:
     return list(dict.fromkeys(os.fsdecode(p) for p in result.stdout.split(b"\0") if p))
 
 
-def _from_git(filters: _Filters, listing: list[str]) -> tuple[list[SourceFile], list[SkippedFile]]:
+def _list_nested_repo(relpath: str, abs_path: Path) -> list[str] | None:
+    return _ls_files(abs_path)
+
+
+class _GitPathQuery:
+    """Pathspecs that make git list, at each repository level, what matters for
+    some paths: the paths themselves and the .codesiftignore files of their
+    ancestor folders (git mode applies only those git lists).
+
+    Git does not look into a nested repository or submodule for a pathspec below
+    it, so a path there is asked about as its repository's folder, which the
+    enclosing repository lists as one entry, and then asked in that repository.
+    """
+
+    def __init__(self, root: Path, wanted: Iterable[str]) -> None:
+        self.root = root
+        self._repo_dirs: dict[str, bool] = {}
+        asked = set(wanted)
+        seen: set[str] = set()
+        for relpath in wanted:
+            folder = relpath
+            while folder:
+                cut = folder.rfind("/")
+                folder = folder[:cut] if cut >= 0 else ""
+                if folder in seen:
+                    break  # so are all its ancestors
+                seen.add(folder)
+                ignore_file = f"{folder}/{CODESIFT_IGNORE_FILE}" if folder else CODESIFT_IGNORE_FILE
+                if os.path.lexists(root / ignore_file):
+                    asked.add(ignore_file)
+        self._asked = sorted(asked)
+
+    def pathspecs(self, repo_dir: str) -> list[str]:
+        """Pathspecs relative to `repo_dir` ("" for the root) for the paths under it."""
+        prefix = f"{repo_dir}/" if repo_dir else ""
+        specs: dict[str, None] = {}
+        for relpath in self._asked:
+            if relpath.startswith(prefix):
+                specs[self._stop_at_repo(prefix, relpath)[len(prefix) :]] = None
+        return list(specs)
+
+    def list_nested(self, relpath: str, abs_path: Path) -> list[str] | None:
+        specs = self.pathspecs(relpath)
+        # Nothing asked below it: its listing would only be filtered away.
+        return _ls_files(abs_path, specs) if specs else []
+
+    def _stop_at_repo(self, prefix: str, relpath: str) -> str:
+        """`relpath`, or its shallowest ancestor below `prefix` that is a repository."""
+        cut = relpath.find("/", len(prefix))
+        while cut >= 0:
+            folder = relpath[:cut]
+            if self._is_repo_dir(folder):
+                return folder
+            cut = relpath.find("/", cut + 1)
+        return relpath
+
+    def _is_repo_dir(self, relpath: str) -> bool:
+        known = self._repo_dirs.get(relpath)
+        if known is None:
+            path = self.root / relpath
+            # A ".git" folder or file (submodule) is what makes git stop there.
+            known = _is_real_dir(path) and os.path.lexists(path / ".git")
+            self._repo_dirs[relpath] = known
+        return known
+
+
+def _from_git(
+    filters: _Filters,
+    listing: list[str],
+    list_nested: Callable[[str, Path], list[str] | None] = _list_nested_repo,
+) -> tuple[list[SourceFile], list[SkippedFile]]:
     files: list[SourceFile] = []
     skipped: list[SkippedFile] = []
     root = filters.root
@@ -503,7 +744,7 @@ def _from_git(filters: _Filters, listing: list[str]) -> tuple[list[SourceFile], 
             # own git so its own ignore rules apply.
             if dir_blocked(relpath):
                 continue
-            nested = _ls_files(abs_path)
+            nested = list_nested(relpath, abs_path)
             if nested is None:
                 skipped.append(SkippedFile(relpath, "nested repository git cannot list"))
                 continue
