@@ -8,6 +8,7 @@ it on first use), unless `--no-update` is given.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import logging
 import os
@@ -26,7 +27,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from codesift import __version__
 from codesift.config import Settings, load_settings
-from codesift.errors import CodesiftError, CorruptIndexError, ForeignIndexError
+from codesift.embedding import Embedder, fill_vectors, vector_coverage
+from codesift.errors import CodesiftError, CorruptIndexError, EmbeddingError, ForeignIndexError
 from codesift.indexer import Indexer, IndexProgress, IndexSummary
 from codesift.retrieval import BROAD_LAYERS, Searcher, SearchRequest, SearchResponse
 from codesift.store.database import move_aside, open_database, scalar
@@ -139,6 +141,93 @@ def _prepare(args: argparse.Namespace) -> tuple[Path, Settings, apsw.Connection]
     return root, settings, conn
 
 
+# -- vectors -------------------------------------------------------------------------
+
+# A search computes this many missing vectors itself before answering; more are
+# left to a background `codesift embed` so the answer is not delayed.
+FOREGROUND_EMBED_LIMIT = 256
+
+
+def _embedder(settings: Settings) -> Embedder:
+    cache = settings.embedding.cache_dir
+    return Embedder(
+        Path(os.path.expanduser(cache)) if cache else None,
+        max_tokens=settings.embedding.max_tokens,
+        batch_size=settings.embedding.batch_size,
+    )
+
+
+def _fill_with_progress(
+    conn: apsw.Connection, embedder: Embedder, settings: Settings, *, quiet: bool
+) -> int:
+    console = _stderr()
+    layers = settings.embedding.layers
+    pending = vector_coverage(conn, layers)
+    missing = pending.embeddable - pending.embedded
+    if missing <= 0:
+        return 0
+    if quiet or not console.is_terminal:
+        return fill_vectors(conn, embedder, layers=layers)
+    columns = (
+        TextColumn("[bold]codesift[/] embedding"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task("embedding", total=missing)
+        return fill_vectors(
+            conn,
+            embedder,
+            layers=layers,
+            progress=lambda done, total: progress.update(task, completed=done),
+        )
+
+
+def _start_background_embedding(root: Path) -> None:
+    """Compute the remaining vectors in a detached `codesift embed` process."""
+    log_path = root / ".codesift" / "embed.log"
+    try:
+        with log_path.open("ab") as log_file:
+            subprocess.Popen(
+                [sys.executable, "-m", "codesift.cli", "embed", "--root", str(root), "--quiet"],
+                stdin=subprocess.DEVNULL,
+                stdout=log_file,
+                stderr=log_file,
+                start_new_session=True,
+            )
+    except OSError as exc:
+        log.warning("cannot start background embedding: %s", exc)
+
+
+def _searcher(
+    root: Path, settings: Settings, conn: apsw.Connection, args: argparse.Namespace
+) -> Searcher:
+    """A searcher with the vector stream when embeddings are on and vectors exist;
+    missing vectors are computed now (a few) or in the background (many)."""
+    if not settings.embedding.enabled or getattr(args, "no_embed", False):
+        return Searcher(conn, settings.search)
+    embedder = _embedder(settings)
+    layers = settings.embedding.layers
+    coverage = vector_coverage(conn, layers)
+    missing = coverage.embeddable - coverage.embedded
+    if 0 < missing <= FOREGROUND_EMBED_LIMIT:
+        try:
+            fill_vectors(conn, embedder, layers=layers)
+        except EmbeddingError as exc:
+            _stderr().print(f"[yellow]warning:[/] {escape(str(exc))}; searching without vectors")
+            return Searcher(conn, settings.search)
+        coverage = vector_coverage(conn, layers)
+    elif missing > FOREGROUND_EMBED_LIMIT and not args.no_update:
+        _start_background_embedding(root)
+        if not args.json:
+            _stderr().print(
+                f"[dim]vectors: {coverage.ratio:.0%} of {coverage.embeddable} chunks;"
+                " the rest are being computed in the background[/]"
+            )
+    return Searcher(conn, settings.search, embedder if coverage.embedded else None)
+
+
 # -- commands ------------------------------------------------------------------------
 
 
@@ -152,10 +241,44 @@ def cmd_index(args: argparse.Namespace) -> int:
             _stderr().print(f"moved the old index aside to {moved}")
     conn = open_database(db_path)
     summary = _run_index(root, settings, conn, quiet=args.quiet)
+    embedded = 0
+    if settings.embedding.enabled and not args.no_embed:
+        try:
+            embedded = _fill_with_progress(conn, _embedder(settings), settings, quiet=args.quiet)
+        except EmbeddingError as exc:
+            _stderr().print(f"[yellow]warning:[/] {escape(str(exc))}; index has no vectors")
     if args.json:
-        print(json.dumps({**asdict(summary), "root": str(root), "database": str(db_path)}))
+        print(
+            json.dumps(
+                {
+                    **asdict(summary),
+                    "embedded": embedded,
+                    "root": str(root),
+                    "database": str(db_path),
+                }
+            )
+        )
     elif not args.quiet:
         print(_summary_line(summary, conn))
+    return EXIT_OK
+
+
+def cmd_embed(args: argparse.Namespace) -> int:
+    """Compute missing vectors; one embedder per index at a time (a file lock)."""
+    root = Path(args.root).resolve() if args.root else find_root(Path.cwd())
+    settings = load_settings(root)
+    db_path = db_path_for(root, settings)
+    conn = open_database(db_path)
+    lock_path = db_path.with_name(db_path.name + ".embed-lock")
+    with lock_path.open("w") as lock:
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return EXIT_OK  # another process is already computing them
+        embedded = _fill_with_progress(conn, _embedder(settings), settings, quiet=args.quiet)
+    if not args.quiet:
+        coverage = vector_coverage(conn, settings.embedding.layers)
+        print(f"embedded {embedded} chunks; vectors cover {coverage.ratio:.0%} of the index")
     return EXIT_OK
 
 
@@ -167,7 +290,7 @@ def _response_json(response: SearchResponse) -> dict[str, Any]:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    _, settings, conn = _prepare(args)
+    root, settings, conn = _prepare(args)
     request = SearchRequest(
         query=args.query,
         top_k=args.top_k or settings.search.top_k,
@@ -177,7 +300,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         snippet_chars=args.snippet_chars or settings.search.snippet_chars,
         max_tokens=args.max_tokens,
     )
-    response = Searcher(conn, settings.search).search(request)
+    response = _searcher(root, settings, conn, args).search(request)
     if args.json:
         print(json.dumps(_response_json(response), ensure_ascii=False))
         return EXIT_OK
@@ -320,6 +443,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         return EXIT_OK
     conn = open_database(db_path, create=False)
     counts = index_counts(conn)
+    coverage = vector_coverage(conn, settings.embedding.layers)
     size = sum(
         p.stat().st_size for p in (db_path, db_path.with_name(db_path.name + "-wal")) if p.exists()
     )
@@ -333,6 +457,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         "edges": counts.edges,
         "chunks": counts.chunks,
         "languages": counts.by_language,
+        "vectors": {"embedded": coverage.embedded, "embeddable": coverage.embeddable},
         "last_update": counts.last_update,
     }
     if args.json:
@@ -349,6 +474,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"nodes       {counts.nodes}")
     print(f"edges       {counts.edges}")
     print(f"chunks      {counts.chunks}")
+    print(f"vectors     {coverage.embedded} of {coverage.embeddable} chunks ({coverage.ratio:.0%})")
     print(f"updated     {when}")
     print("languages   " + ", ".join(f"{k} {v}" for k, v in counts.by_language.items()))
     return EXIT_OK
@@ -391,7 +517,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     p.add_argument("--json", action="store_true", help="print the run summary as JSON")
+    p.add_argument("--no-embed", action="store_true", help="do not compute vectors")
     p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("embed", help="compute the missing vectors of an index")
+    p.add_argument("--root", help="workspace folder")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    p.set_defaults(func=cmd_embed)
 
     p = sub.add_parser("search", help="hybrid search: symbols, signatures or prose")
     p.add_argument("query")
@@ -406,6 +538,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--snippet-chars", type=int, help="snippet size, 80..4000 (default 600)")
     p.add_argument("--max-tokens", type=int, help="fit the whole answer in this many tokens")
+    p.add_argument(
+        "--no-embed", action="store_true", help="lexical and symbol streams only (no vectors)"
+    )
     common(p)
     p.set_defaults(func=cmd_search)
 

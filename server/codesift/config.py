@@ -19,6 +19,7 @@ from codesift.errors import ConfigError
 __all__ = [
     "CONFIG_FILE_NAME",
     "DEFAULT_EXCLUDED_DIRS",
+    "EmbeddingSettings",
     "IndexSettings",
     "SearchSettings",
     "Settings",
@@ -102,12 +103,29 @@ class SearchSettings:
     symbol_threshold: float = 0.3
     weight_lexical: float = 1.0
     weight_symbol: float = 1.0
+    weight_vector: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingSettings:
+    """On-device embeddings for the vector stream."""
+
+    enabled: bool = True
+    # Layers that get vectors. Summaries (name, signature, doc sentence, calls) are
+    # short and cheap to embed; code bodies cost ~5x more per chunk on a CPU.
+    layers: tuple[str, ...] = ("summary", "doc")
+    # Tokens the model reads per chunk; longer text is truncated.
+    max_tokens: int = 256
+    batch_size: int = 32
+    # Where the assembled model folder lives (default: ~/.cache/codesift).
+    cache_dir: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class Settings:
     index: IndexSettings = field(default_factory=IndexSettings)
     search: SearchSettings = field(default_factory=SearchSettings)
+    embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
 
 
 def _coerce(section: str, name: str, current: Any, value: Any) -> Any:
@@ -151,7 +169,7 @@ def _apply(base: Any, section: str, values: dict[str, Any]) -> Any:
 
 def merge_settings(settings: Settings, overrides: dict[str, Any]) -> Settings:
     """Apply a nested mapping like {"index": {"max_file_bytes": 10}} to `settings`."""
-    index, search = settings.index, settings.search
+    index, search, embedding = settings.index, settings.search, settings.embedding
     for section, values in overrides.items():
         if not isinstance(values, dict):
             raise ConfigError(f"setting section {section!r} must be a table")
@@ -159,9 +177,11 @@ def merge_settings(settings: Settings, overrides: dict[str, Any]) -> Settings:
             index = _apply(index, section, values)
         elif section == "search":
             search = _apply(search, section, values)
+        elif section == "embedding":
+            embedding = _apply(embedding, section, values)
         else:
             raise ConfigError(f"unknown setting section {section!r}")
-    return Settings(index=index, search=search)
+    return Settings(index=index, search=search, embedding=embedding)
 
 
 def load_settings(root: Path, overrides: dict[str, Any] | None = None) -> Settings:

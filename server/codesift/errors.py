@@ -15,6 +15,7 @@ __all__ = [
     "CodesiftError",
     "ConfigError",
     "CorruptIndexError",
+    "EmbeddingError",
     "ForeignIndexError",
     "IndexError_",
     "QueryError",
@@ -47,4 +48,8 @@ class WorkspaceError(CodesiftError):
 
 
 class QueryError(CodesiftError):
+    pass
+
+
+class EmbeddingError(CodesiftError):
     pass

@@ -11,6 +11,9 @@ from dataclasses import dataclass
 import apsw
 
 from codesift.config import SearchSettings
+from codesift.embedding.model import Embedder
+from codesift.embedding.vectors import quantize
+from codesift.errors import CodesiftError
 from codesift.retrieval.fusion import collapse_by_node, fuse_rankings
 from codesift.retrieval.query import QueryAnalysis, analyze_query
 from codesift.retrieval.request import (
@@ -25,6 +28,7 @@ from codesift.retrieval.streams import (
     lexical_doc_stream,
     lexical_stream,
     symbol_stream,
+    vector_stream,
 )
 from codesift.store.reader import ChunkRow, chunk_rows
 
@@ -48,9 +52,15 @@ class _Stream:
 class Searcher:
     """Answers search requests from one index connection (a reader)."""
 
-    def __init__(self, conn: apsw.Connection, settings: SearchSettings | None = None) -> None:
+    def __init__(
+        self,
+        conn: apsw.Connection,
+        settings: SearchSettings | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
         self.conn = conn
         self.settings = settings or SearchSettings()
+        self.embedder = embedder
 
     def _streams(self) -> list[_Stream]:
         threshold = self.settings.symbol_threshold
@@ -60,11 +70,22 @@ class Searcher:
         ) -> list[tuple[int, float]]:
             return symbol_stream(conn, a, f, cap, threshold)
 
-        return [
+        streams = [
             _Stream("lexical", lexical_stream),
             _Stream("lexical_doc", lexical_doc_stream),
             _Stream("symbol", symbol),
         ]
+        embedder = self.embedder
+        if embedder is not None:
+
+            def vector(
+                conn: apsw.Connection, a: QueryAnalysis, f: StreamFilters, cap: int
+            ) -> list[tuple[int, float]]:
+                query = quantize(embedder.embed_query(a.text)[None, :])[0]
+                return vector_stream(conn, query.tobytes(), f, cap)
+
+            streams.append(_Stream("vector", vector))
+        return streams
 
     def search(self, request: SearchRequest) -> SearchResponse:
         started = time.perf_counter()
@@ -81,7 +102,7 @@ class Searcher:
                 error = None
             except apsw.InterruptError:
                 raise
-            except apsw.Error as exc:  # a failing stream contributes nothing
+            except (apsw.Error, CodesiftError) as exc:  # a failing stream contributes nothing
                 log.warning("stream %s failed for %r: %s", stream.name, request.query, exc)
                 ranked, error = [], str(exc)
             rankings[stream.name] = ranked
@@ -96,6 +117,7 @@ class Searcher:
             "lexical": self.settings.weight_lexical,
             "lexical_doc": self.settings.weight_lexical,
             "symbol": self.settings.weight_symbol * symbol_boost,
+            "vector": self.settings.weight_vector,
         }
         fused = fuse_rankings(rankings, weights, self.settings.rrf_k)
         pool = fused[: max(request.top_k * 5, 50)]

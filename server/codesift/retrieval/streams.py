@@ -5,6 +5,7 @@ lexical      FTS5 bm25 over code and ast chunks (identifier-split, unstemmed);
 lexical_doc  FTS5 bm25 over markdown sections (porter stemming)
 symbol       trigram similarity of the query's identifiers to definition names;
              raw score in [0, 1], exact names 1.0
+vector       cosine kNN over chunk embeddings (sqlite-vec); raw score 1 - distance
 
 Filters (languages, path globs, layers) are applied inside each stream's SQL,
 before the candidate cap.
@@ -26,6 +27,7 @@ __all__ = [
     "lexical_doc_stream",
     "lexical_stream",
     "symbol_stream",
+    "vector_stream",
 ]
 
 Ranked = list[tuple[int, float]]
@@ -198,3 +200,43 @@ def _chunks_for_nodes(
             if current is None or rank < current[1]:
                 out[int(node_id)] = (int(chunk_id), rank)
     return {node: chunk for node, (chunk, _) in out.items()}
+
+
+def vector_stream(
+    conn: apsw.Connection,
+    query_vector: bytes,
+    filters: StreamFilters,
+    cap: int,
+) -> Ranked:
+    """Nearest chunks to an int8 query vector, among the requested layers.
+
+    Layer filtering happens inside the KNN (a metadata column); language and path
+    filters, and vectors made stale by an edit, are removed afterwards from a
+    larger k so the cap still fills.
+    """
+    layers = [layer for layer in filters.layers if layer in ("code", "summary", "doc")]
+    if not layers:
+        return []
+    file_sql, params = filters.file_sql()
+    k = min(4096, cap * (3 if file_sql else 1) + 50)
+    hits: list[Any] = conn.execute(
+        "SELECT chunk_id, distance FROM chunk_vectors WHERE embedding MATCH vec_int8(?)"
+        f" AND k = ? AND layer IN ({','.join('?' * len(layers))})",
+        [query_vector, k, *layers],
+    ).fetchall()
+    if not hits:
+        return []
+    distance = {int(cid): float(d) for cid, d in hits}
+    ids = list(distance)
+    kept = {
+        int(r[0])
+        for r in conn.execute(
+            "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id"
+            " JOIN embedded e ON e.chunk_id = c.id AND e.text_hash = c.text_hash"
+            f" WHERE c.id IN ({','.join('?' * len(ids))}){file_sql}",
+            [*ids, *params],
+        )
+    }
+    ranked = [(cid, 1.0 - distance[cid]) for cid in ids if cid in kept]
+    ranked.sort(key=lambda item: (-item[1], item[0]))
+    return ranked[:cap]

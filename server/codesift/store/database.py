@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import apsw
+import sqlite_vec
 
 from codesift.errors import CorruptIndexError, ForeignIndexError
 from codesift.store.migrations import MIGRATIONS
@@ -58,6 +59,16 @@ def _ensure_folder(path: Path) -> None:
         ignore = path.parent / ".gitignore"
         if not ignore.exists():
             ignore.write_text("# created by codesift: the index is a local cache\n*\n")
+
+
+def _load_vector_extension(conn: apsw.Connection) -> None:
+    """sqlite-vec provides the vec0 table; apsw can load it where the stdlib
+    sqlite3 module often cannot."""
+    conn.enable_load_extension(True)
+    try:
+        conn.load_extension(sqlite_vec.loadable_path())
+    finally:
+        conn.enable_load_extension(False)
 
 
 def _configure(conn: apsw.Connection) -> None:
@@ -128,6 +139,7 @@ def open_database(path: Path, *, create: bool = True) -> apsw.Connection:
         conn.set_busy_timeout(10_000)
         # Recognise a foreign database before changing anything in it (even its journal mode).
         _refuse_foreign(conn, path)
+        _load_vector_extension(conn)
         _configure(conn)
         _migrate(conn, path)
         # Touch every schema object so damage shows up now rather than mid-search.

@@ -122,4 +122,23 @@ MIGRATIONS: tuple[Migration, ...] = (
         );
         """,
     ),
+    Migration(
+        2,
+        "chunk vectors",
+        """
+        -- int8-quantised all-MiniLM-L6-v2 vectors of code, summary and doc chunks, keyed
+        -- by chunk id; `layer` is a metadata column so KNN can filter on it.
+        CREATE VIRTUAL TABLE chunk_vectors USING vec0(
+            chunk_id INTEGER PRIMARY KEY,
+            layer TEXT,
+            embedding int8[384] distance_metric=cosine
+        );
+        -- Which text each vector was computed from: a chunk whose text hash differs
+        -- (or that is gone) has a stale vector, removed before the next fill.
+        CREATE TABLE embedded (
+            chunk_id INTEGER PRIMARY KEY,
+            text_hash INTEGER NOT NULL
+        );
+        """,
+    ),
 )

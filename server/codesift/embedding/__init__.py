@@ -1,0 +1,20 @@
+"""On-device embeddings: the offline model and the chunk vector table."""
+
+from __future__ import annotations
+
+from codesift.embedding.model import DIMENSIONS, Embedder
+from codesift.embedding.vectors import (
+    EMBEDDED_LAYERS,
+    VectorCoverage,
+    fill_vectors,
+    vector_coverage,
+)
+
+__all__ = [
+    "DIMENSIONS",
+    "EMBEDDED_LAYERS",
+    "Embedder",
+    "VectorCoverage",
+    "fill_vectors",
+    "vector_coverage",
+]

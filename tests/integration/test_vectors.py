@@ -1,0 +1,148 @@
+"""On-device embeddings and the vector stream: the real model (offline), a real
+sqlite-vec table, re-embedding only what changed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import apsw
+import numpy as np
+import pytest
+
+from codesift.embedding import Embedder, fill_vectors, vector_coverage
+from codesift.embedding.vectors import quantize
+from codesift.indexer import IndexSummary
+from codesift.retrieval import Searcher, SearchRequest
+from codesift.store.database import scalar
+
+pytestmark = pytest.mark.usefixtures("git_isolation")
+
+MakeRepo = Callable[..., Path]
+IndexWorkspace = Callable[..., tuple[apsw.Connection, IndexSummary]]
+
+FILES = {
+    "billing/charges.py": (
+        "def retry_failed_charge(charge, attempts=3):\n"
+        '    """Try a declined credit card payment again with exponential backoff."""\n'
+        "    for attempt in range(attempts):\n"
+        "        if charge.submit():\n"
+        "            return True\n"
+        "    return False\n"
+    ),
+    "text/markdown.py": (
+        "def split_headings(document):\n"
+        '    """Cut a markdown document into sections at each heading line."""\n'
+        "    return [part for part in document.split('#') if part]\n"
+    ),
+    "net/server.go": (
+        "package net\n\n"
+        "// Listen opens a TCP socket and accepts incoming network connections.\n"
+        "func Listen(addr string) error {\n\treturn nil\n}\n"
+    ),
+    "README.md": "# Payments\n\nCards that are declined are retried a few times.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def embedder(tmp_path_factory: pytest.TempPathFactory) -> Embedder:
+    return Embedder(tmp_path_factory.mktemp("model-cache"), max_tokens=128)
+
+
+def test_embedder_runs_offline_and_gives_unit_vectors(
+    embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    vectors = embedder.embed(
+        ["retry a declined card payment", "try a failed charge again", "parse an XML file"]
+    )
+    assert vectors.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
+    # Paraphrases are closer than unrelated text.
+    assert float(vectors[0] @ vectors[1]) > float(vectors[0] @ vectors[2]) + 0.1
+    query = embedder.embed_query("retry a declined card payment")
+    assert query.shape == (384,)
+
+
+def test_quantize_keeps_direction() -> None:
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(20, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    q = quantize(vectors).astype(np.float32)
+    assert q.dtype == np.float32 and np.abs(q).max() == 127
+    cosine = (q * vectors).sum(axis=1) / np.linalg.norm(q, axis=1)
+    assert cosine.min() > 0.999
+
+
+def test_vectors_fill_search_and_follow_edits(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace, embedder: Embedder
+) -> None:
+    root = make_repo(FILES)
+    conn, _ = index_workspace(root)
+    layers = ("summary", "doc")
+    before = vector_coverage(conn, layers)
+    assert before.embedded == 0 and before.embeddable > 0
+
+    filled = fill_vectors(conn, embedder, layers=layers)
+    after = vector_coverage(conn, layers)
+    assert filled == before.embeddable
+    assert after.embedded == after.embeddable and after.ratio == 1.0
+    assert scalar(conn, "SELECT count(*) FROM chunk_vectors") == filled
+    # Nothing left to do: a second fill embeds nothing.
+    assert fill_vectors(conn, embedder, layers=layers) == 0
+
+    searcher = Searcher(conn, embedder=embedder)
+    response = searcher.search(
+        SearchRequest("give a rejected credit card payment another go", top_k=3)
+    )
+    vector_hits = [
+        (r.path, h.rank, h.score)
+        for r in response.results
+        for h in r.provenance
+        if h.stream == "vector"
+    ]
+    assert vector_hits, response.results
+    # No query word occurs in the function: the vector stream finds it.
+    charges = next(r for r in response.results if r.path == "billing/charges.py")
+    assert any(h.stream == "vector" and h.rank <= 2 for h in charges.provenance)
+    assert all(0.0 < score <= 1.0 for _, _, score in vector_hits)
+    assert any(s.stream == "vector" and s.error is None for s in response.streams)
+
+    # Filters apply to the vector stream too.
+    go_only = searcher.search(
+        SearchRequest("accept incoming network connections", top_k=5, languages=("go",))
+    )
+    assert go_only.results and {r.language for r in go_only.results} == {"go"}
+
+    # Editing one file re-embeds only that file's changed chunks.
+    charges = root / "billing" / "charges.py"
+    charges.write_text(charges.read_text().replace("exponential backoff", "a fixed delay"))
+    index_workspace(root)
+    stale = vector_coverage(conn, layers)
+    assert stale.embeddable - stale.embedded == 1  # the summary of retry_failed_charge
+    assert fill_vectors(conn, embedder, layers=layers) == 1
+
+    # Deleting a file removes its vectors.
+    (root / "text" / "markdown.py").unlink()
+    index_workspace(root)
+    fill_vectors(conn, embedder, layers=layers)
+    assert (
+        scalar(conn, "SELECT count(*) FROM chunk_vectors") == vector_coverage(conn, layers).embedded
+    )
+    orphans = scalar(
+        conn,
+        "SELECT count(*) FROM embedded e LEFT JOIN chunks c ON c.id = e.chunk_id"
+        " WHERE c.id IS NULL",
+    )
+    assert orphans == 0
+
+
+def test_searcher_without_embedder_has_no_vector_stream(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace
+) -> None:
+    root = make_repo(FILES)
+    conn, _ = index_workspace(root)
+    response = Searcher(conn).search(SearchRequest("retry_failed_charge"))
+    assert {s.stream for s in response.streams} == {"lexical", "lexical_doc", "symbol"}
+    # billing/ has no __init__.py, so the module path starts at `charges`.
+    assert response.results[0].qualified_name == "charges.retry_failed_charge"
