@@ -102,8 +102,15 @@ class SearchSettings:
     snippet_chars: int = 600
     symbol_threshold: float = 0.3
     weight_lexical: float = 1.0
+    # Markdown sections: useful, but they outrank the code a question is about
+    # when weighted like code (see bench/RESULTS.md, quality ablation).
+    weight_doc: float = 0.3
     weight_symbol: float = 1.0
     weight_vector: float = 1.0
+    # Code-aware ranking priors (retrieval/ranking.py), switchable for ablation.
+    prior_definition: bool = True
+    prior_tests: bool = True
+    prior_path: bool = True
 
 
 @dataclass(frozen=True, slots=True)

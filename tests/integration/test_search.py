@@ -392,12 +392,6 @@ def test_prose_query_finds_the_billing_function(searcher: Searcher) -> None:
     assert 1 <= rank <= 5
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="no code-aware ranking prior: the test module's import line and a test function "
-    "(short chunks that repeat the identifier) outrank the definition in bm25, and the "
-    "symbol stream does not run for prose, so the definition comes 4th",
-)
 def test_prose_query_finds_the_billing_function_in_the_top_3(searcher: Searcher) -> None:
     response = search(searcher, "how does billing retry a failed charge")
     rank = position(response, "billing.charges.retry_failed_charge", "billing/charges.py")
@@ -571,7 +565,7 @@ def test_snippet_start_line_is_the_source_line_of_the_snippets_first_line(
         if result.layer != "code" or first.endswith(" …"):
             continue  # a heading path or a stub line is not a source line
         if result.kind == "module":
-            continue  # later module runs are off by one: see the xfail below
+            continue  # later module runs: checked in their own test below
         assert first == source_line(root, result, result.snippet_start_line)
 
 

@@ -16,6 +16,7 @@ from codesift.embedding.vectors import quantize
 from codesift.errors import CodesiftError
 from codesift.retrieval.fusion import collapse_by_node, fuse_rankings
 from codesift.retrieval.query import QueryAnalysis, analyze_query
+from codesift.retrieval.ranking import ChunkFeatures, RankingPriors, apply_priors
 from codesift.retrieval.request import (
     SearchRequest,
     SearchResponse,
@@ -115,16 +116,30 @@ class Searcher:
         symbol_boost = SYMBOL_QUERY_BOOST if analysis.symbol_like else 1.0
         weights = {
             "lexical": self.settings.weight_lexical,
-            "lexical_doc": self.settings.weight_lexical,
+            "lexical_doc": self.settings.weight_doc,
             "symbol": self.settings.weight_symbol * symbol_boost,
             "vector": self.settings.weight_vector,
         }
         fused = fuse_rankings(rankings, weights, self.settings.rrf_k)
-        pool = fused[: max(request.top_k * 5, 50)]
-        meta = {
-            int(cid): (node_id, str(layer))
-            for cid, node_id, layer in _chunk_meta(self.conn, [c.chunk_id for c in pool])
-        }
+        # Priors may lift a candidate from deep in the fused list (a definition that
+        # lexical ranked low), so they see a wider pool than the page needs.
+        wide = fused[: max(request.top_k * 20, 200)]
+        meta_rows = _chunk_meta(self.conn, [c.chunk_id for c in wide])
+        meta = {cid: (node_id, layer) for cid, node_id, layer, _, _ in meta_rows}
+        features: dict[int, ChunkFeatures] = {}
+        for cid, _, _, path, kind in meta_rows:
+            features[cid] = ChunkFeatures(path=path, kind=kind, symbol_score=0.0)
+        for cand in wide:
+            symbol_score = max((h.score for h in cand.hits if h.stream == "symbol"), default=0.0)
+            feat = features.get(cand.chunk_id)
+            if feat is not None and symbol_score:
+                features[cand.chunk_id] = ChunkFeatures(feat.path, feat.kind, symbol_score)
+        priors = RankingPriors(
+            definition=self.settings.prior_definition,
+            tests=self.settings.prior_tests,
+            path=self.settings.prior_path,
+        )
+        pool = apply_priors(wide, features, analysis, priors)[: max(request.top_k * 5, 50)]
         collapsed = collapse_by_node(
             pool,
             {cid: m[0] for cid, m in meta.items()},
@@ -212,13 +227,24 @@ class Searcher:
         )
 
 
-def _chunk_meta(conn: apsw.Connection, ids: list[int]) -> list[tuple[int, int | None, str]]:
+def _chunk_meta(
+    conn: apsw.Connection, ids: list[int]
+) -> list[tuple[int, int | None, str, str, str]]:
+    """(chunk id, node id, layer, path, kind) for each chunk."""
     if not ids:
         return []
     return [
-        (int(r[0]), r[1], str(r[2]))
+        (
+            int(r[0]),
+            r[1],
+            str(r[2]),
+            str(r[3]),
+            str(r[4] or ("section" if r[2] == "doc" else "text")),
+        )
         for r in conn.execute(
-            f"SELECT id, node_id, layer FROM chunks WHERE id IN ({','.join('?' * len(ids))})",
+            "SELECT c.id, c.node_id, c.layer, f.path, n.kind FROM chunks c"
+            " JOIN files f ON f.id = c.file_id LEFT JOIN nodes n ON n.id = c.node_id"
+            f" WHERE c.id IN ({','.join('?' * len(ids))})",
             ids,
         )
     ]

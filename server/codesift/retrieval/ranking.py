@@ -1,0 +1,106 @@
+"""Code-aware ranking priors applied to fused scores. Pure functions on plain data.
+
+Plain RRF over lexical and dense streams is no better than BM25 alone on code;
+these priors carry the gains (each one is switchable for the ablation in
+bench/quality.py):
+
+definition   for a symbol-shaped query, the chunk that defines the symbol (an
+             exact name match from the symbol stream) ranks above every chunk that
+             merely uses it
+tests        for a prose query that is not about tests, test, example, vendored
+             and generated code is demoted
+path         query words that name the file or its folders lift the result
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from codesift.retrieval.fusion import FusedCandidate
+from codesift.retrieval.query import QueryAnalysis
+from codesift.tokens import split_identifier
+
+__all__ = ["ChunkFeatures", "RankingPriors", "apply_priors", "is_test_like_path"]
+
+# Above any RRF score (at most a few times 1/61), so definitions lead.
+DEFINITION_BONUS = 1.0
+TEST_FACTOR = 0.5
+PATH_BONUS_PER_WORD = 0.004
+PATH_BONUS_CAP = 0.012
+
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|testing|testdata|__tests__|spec|specs|examples?|benchmarks?|benches"
+    r"|fixtures?|vendor|third_party|generated)(/|$)"
+    r"|(^|/)test_[^/]*$|_test\.[a-z]+$|[._-](test|spec)\.[a-z]+$|(^|/)conftest\.py$",
+    re.IGNORECASE,
+)
+_TEST_WORDS = frozenset({"test", "tests", "testing", "unittest", "spec", "fixture", "mock"})
+
+
+@dataclass(frozen=True, slots=True)
+class RankingPriors:
+    definition: bool = True
+    tests: bool = True
+    path: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkFeatures:
+    path: str
+    kind: str
+    symbol_score: float  # the symbol stream's raw score, 0 when it did not find it
+
+
+def is_test_like_path(path: str) -> bool:
+    return bool(_TEST_PATH.search(path))
+
+
+def _path_words(path: str) -> set[str]:
+    words: set[str] = set()
+    for component in re.split(r"[/.\-]", path.lower()):
+        if component:
+            words.add(component)
+            words.update(split_identifier(component))
+    return words
+
+
+def _path_hits(query_words: set[str], path: str) -> int:
+    """Query words found in the path's names: whole parts, or inside a component
+    of at least 4 letters (`robot` in `robotparser`); a plural `s` is ignored."""
+    words = _path_words(path)
+    hits = 0
+    for word in query_words:
+        stem = word[:-1] if word.endswith("s") and len(word) > 4 else word
+        if stem in words or (len(stem) >= 4 and any(stem in w for w in words)):
+            hits += 1
+    return hits
+
+
+def apply_priors(
+    candidates: Sequence[FusedCandidate],
+    features: dict[int, ChunkFeatures],
+    analysis: QueryAnalysis,
+    priors: RankingPriors,
+) -> list[FusedCandidate]:
+    """Return the candidates rescored and re-sorted (ties on chunk id)."""
+    about_tests = any(term in _TEST_WORDS for term in analysis.terms)
+    prose = not analysis.symbol_like
+    query_words = {t for t in analysis.terms if len(t) > 2}
+    out: list[FusedCandidate] = []
+    for cand in candidates:
+        feat = features.get(cand.chunk_id)
+        score = cand.score
+        if feat is not None:
+            if priors.definition and analysis.symbol_like and feat.symbol_score >= 1.0:
+                score += DEFINITION_BONUS * feat.symbol_score
+            if priors.tests and prose and not about_tests and is_test_like_path(feat.path):
+                score *= TEST_FACTOR
+            if priors.path and prose and query_words:
+                score += min(
+                    PATH_BONUS_CAP, PATH_BONUS_PER_WORD * _path_hits(query_words, feat.path)
+                )
+        out.append(FusedCandidate(cand.chunk_id, score, cand.hits))
+    out.sort(key=lambda c: (-c.score, c.chunk_id))
+    return out
