@@ -523,10 +523,11 @@ def test_syntax_error_keeps_the_definitions_that_parse(language: str) -> None:
 
 
 def test_tsx_query_is_the_typescript_query_plus_jsx() -> None:
-    ts = query_source("typescript").split("\n", 1)[1]
-    tsx = query_source("tsx").split("\n", 1)[1]
+    ts = query_source("typescript")
+    tsx = query_source("tsx")
     assert tsx.startswith(ts)
     assert "jsx_" in tsx[len(ts) :]
+    assert "jsx_" not in ts
 
 
 def test_javascript_private_fields_are_not_methods_but_private_methods_are() -> None:

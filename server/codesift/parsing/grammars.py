@@ -30,10 +30,17 @@ def language_for(language: str) -> Language:
     return language_obj
 
 
+# Query files that extend another language's query (the grammar is a superset).
+_QUERY_BASES = {"tsx": "typescript"}
+
+
 def query_source(language: str) -> str:
-    return (resources.files("codesift.parsing") / "queries" / f"{language}.scm").read_text(
-        encoding="utf-8"
-    )
+    folder = resources.files("codesift.parsing") / "queries"
+    own = (folder / f"{language}.scm").read_text(encoding="utf-8")
+    base = _QUERY_BASES.get(language)
+    if base is None:
+        return own
+    return (folder / f"{base}.scm").read_text(encoding="utf-8") + "\n" + own
 
 
 @cache

@@ -61,38 +61,41 @@ class StreamFilters:
         return sql, params
 
 
-def lexical_stream(
-    conn: apsw.Connection, analysis: QueryAnalysis, filters: StreamFilters, cap: int
+def _bm25_stream(
+    conn: apsw.Connection,
+    table: str,
+    layers: list[str],
+    analysis: QueryAnalysis,
+    filters: StreamFilters,
+    cap: int,
 ) -> Ranked:
-    layers = [layer for layer in filters.layers if layer in ("code", "ast")]
+    """bm25 over one FTS5 table (a fixed name, never user text), best first."""
     if not layers or not analysis.terms:
         return []
     match = fts_or_query(list(analysis.terms))
     file_sql, params = filters.file_sql()
     rows: list[Any] = conn.execute(
-        "SELECT c.id, bm25(code_fts) AS s FROM code_fts"
-        " JOIN chunks c ON c.id = code_fts.rowid JOIN files f ON f.id = c.file_id"
-        f" WHERE code_fts MATCH ? AND c.layer IN ({','.join('?' * len(layers))}){file_sql}"
+        f"SELECT c.id, bm25({table}) AS s FROM {table}"
+        f" JOIN chunks c ON c.id = {table}.rowid JOIN files f ON f.id = c.file_id"
+        f" WHERE {table} MATCH ? AND c.layer IN ({','.join('?' * len(layers))}){file_sql}"
         " ORDER BY s, c.id LIMIT ?",
         [match, *layers, *params, cap],
     ).fetchall()
     return [(int(cid), -float(score)) for cid, score in rows]
 
 
+def lexical_stream(
+    conn: apsw.Connection, analysis: QueryAnalysis, filters: StreamFilters, cap: int
+) -> Ranked:
+    layers = [layer for layer in filters.layers if layer in ("code", "ast")]
+    return _bm25_stream(conn, "code_fts", layers, analysis, filters, cap)
+
+
 def lexical_doc_stream(
     conn: apsw.Connection, analysis: QueryAnalysis, filters: StreamFilters, cap: int
 ) -> Ranked:
-    if "doc" not in filters.layers or not analysis.terms:
-        return []
-    match = fts_or_query(list(analysis.terms))
-    file_sql, params = filters.file_sql()
-    rows: list[Any] = conn.execute(
-        "SELECT c.id, bm25(doc_fts) AS s FROM doc_fts"
-        " JOIN chunks c ON c.id = doc_fts.rowid JOIN files f ON f.id = c.file_id"
-        f" WHERE doc_fts MATCH ?{file_sql} ORDER BY s, c.id LIMIT ?",
-        [match, *params, cap],
-    ).fetchall()
-    return [(int(cid), -float(score)) for cid, score in rows]
+    layers = [layer for layer in filters.layers if layer == "doc"]
+    return _bm25_stream(conn, "doc_fts", layers, analysis, filters, cap)
 
 
 def _similarity(query: str, name: str) -> float:
