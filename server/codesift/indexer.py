@@ -12,7 +12,11 @@ apply  read, hash, parse and write each file; a file whose content hash is
 
 from __future__ import annotations
 
+import ctypes
 import logging
+import os
+import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -79,6 +83,21 @@ class IndexSummary:
 
 
 ProgressCallback = Callable[[IndexProgress], None]
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Worker initializer: a worker must not outlive an indexer that was killed
+    (SIGKILL gives the pool no chance to stop it). Linux delivers SIGTERM to the
+    worker when its parent dies; elsewhere workers exit when their queue closes."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            pr_set_pdeathsig = 1
+            libc.prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
+        except (OSError, AttributeError):
+            return
+    if os.getppid() != parent_pid:  # the parent died before the signal was armed
+        os._exit(1)
 
 
 def _normalize_rel_path(path: str) -> str:
@@ -264,7 +283,10 @@ class Indexer:
             return
         try:
             pool = ProcessPoolExecutor(
-                max_workers=min(workers, len(jobs)), mp_context=get_context("spawn")
+                max_workers=min(workers, len(jobs)),
+                mp_context=get_context("spawn"),
+                initializer=_die_with_parent,
+                initargs=(os.getpid(),),
             )
         except (OSError, ValueError) as exc:  # no processes here: prepare in-process
             log.warning("cannot start index workers (%s); indexing in one process", exc)

@@ -797,6 +797,30 @@ def clean_index_counts(root: Path, db: Path) -> dict[str, int]:
         conn.close()
 
 
+def child_pids(parent: int) -> list[int]:
+    """Processes whose parent is `parent` (read from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[1]) == parent:
+            found.append(int(entry.name))
+    return found
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return state[state.rindex(")") + 2] != "Z"
+
+
 def test_sigkill_leaves_consistent_index_that_next_run_completes(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     generate_workspace(root)
@@ -810,10 +834,16 @@ def test_sigkill_leaves_consistent_index_that_next_run_completes(tmp_path: Path)
             assert proc.poll() is None, log.read_text()
             assert time.monotonic() < deadline, "the indexer never committed a batch"
             time.sleep(0.02)
+        workers = child_pids(proc.pid)
         proc.send_signal(signal.SIGKILL)
     finally:
         proc.wait()
     assert proc.returncode == -signal.SIGKILL, log.read_text()
+    # The indexer's worker processes die with it instead of lingering as orphans.
+    deadline = time.monotonic() + 20
+    while any(pid_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [pid for pid in workers if pid_alive(pid)]
 
     conn = open_database(db)
     try:
