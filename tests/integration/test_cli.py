@@ -244,7 +244,13 @@ def test_search_json_on_a_fresh_folder_is_pure_json_with_the_documented_fields(
     assert data["query"] == "parseConfig"
     assert isinstance(data["tokens"], int)
     assert data["truncated_by_budget"] is False
-    assert {s["stream"] for s in data["streams"]} == {"lexical", "lexical_doc", "symbol", "vector"}
+    assert {s["stream"] for s in data["streams"]} == {
+        "lexical",
+        "lexical_doc",
+        "symbol",
+        "vector",
+        "vector_doc",
+    }
     assert data["results"]
     for item in data["results"]:
         for name, kind in RESULT_FIELDS.items():
@@ -253,7 +259,7 @@ def test_search_json_on_a_fresh_folder_is_pure_json_with_the_documented_fields(
         assert item["provenance"]
         for hit in item["provenance"]:
             assert set(hit) == {"stream", "rank", "score"}
-            assert hit["stream"] in {"lexical", "lexical_doc", "symbol", "vector"}
+            assert hit["stream"] in {"lexical", "lexical_doc", "symbol", "vector", "vector_doc"}
             assert isinstance(hit["rank"], int) and hit["rank"] >= 1
             assert isinstance(hit["score"], float)
     first = data["results"][0]

@@ -105,7 +105,7 @@ def test_vectors_fill_search_and_follow_edits(
     # No query word occurs in the function: the vector stream finds it.
     charges = next(r for r in response.results if r.path == "billing/charges.py")
     assert any(h.stream == "vector" and h.rank <= 2 for h in charges.provenance)
-    assert all(0.0 < score <= 1.0 for _, _, score in vector_hits)
+    assert all(-1.0 <= score <= 1.0 for _, _, score in vector_hits)  # 1 - cosine distance
     assert any(s.stream == "vector" and s.error is None for s in response.streams)
 
     # Filters apply to the vector stream too.

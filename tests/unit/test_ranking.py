@@ -69,7 +69,8 @@ def test_query_words_in_the_path_lift_a_result() -> None:
         1: ChunkFeatures("urllib/request.py", "function", 0.0),
         2: ChunkFeatures("urllib/robotparser.py", "function", 0.0),
     }
-    scores = {1: 0.020, 2: 0.017}
+    # A near-tie: the path bonus breaks it, it would not overturn a real gap.
+    scores = {1: 0.0200, 2: 0.0190}
     # "robot" and "parser" are both parts of robotparser
     assert ranked(features, scores, "robot parser rules for crawling", ALL) == [2, 1]
     assert ranked(features, scores, "robot parser rules for crawling", NONE) == [1, 2]
@@ -78,3 +79,12 @@ def test_query_words_in_the_path_lift_a_result() -> None:
 def test_ties_break_on_chunk_id_and_unknown_chunks_keep_their_score() -> None:
     scores = {5: 0.02, 3: 0.02, 9: 0.01}
     assert ranked({}, scores, "anything at all", ALL) == [3, 5, 9]
+
+
+def test_path_bonus_does_not_overturn_a_clear_gap() -> None:
+    features = {
+        1: ChunkFeatures("x509/verify.go", "function", 0.0),
+        2: ChunkFeatures("x509/root_unix.go", "function", 0.0),
+    }
+    scores = {1: 0.0300, 2: 0.0250}
+    assert ranked(features, scores, "verify the root certificate chain", ALL) == [1, 2]

@@ -27,8 +27,11 @@ __all__ = ["ChunkFeatures", "RankingPriors", "apply_priors", "is_test_like_path"
 # Above any RRF score (at most a few times 1/61), so definitions lead.
 DEFINITION_BONUS = 1.0
 TEST_FACTOR = 0.5
-PATH_BONUS_PER_WORD = 0.004
-PATH_BONUS_CAP = 0.012
+# Small next to the gap between adjacent top RRF ranks: it breaks near-ties, it does
+# not reorder (a larger bonus let generic words like `root` or `errors` pull file
+# names up: bench/RESULTS.md, quality ablation).
+PATH_BONUS_PER_WORD = 0.001
+PATH_BONUS_CAP = 0.002
 
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|testing|testdata|__tests__|spec|specs|examples?|benchmarks?|benches"

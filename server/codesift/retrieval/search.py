@@ -78,14 +78,32 @@ class Searcher:
         ]
         embedder = self.embedder
         if embedder is not None:
+            query_vectors: dict[str, bytes] = {}
+
+            def query_vector(text: str) -> bytes:
+                if text not in query_vectors:
+                    query_vectors.clear()
+                    query_vectors[text] = quantize(embedder.embed_query(text)[None, :])[0].tobytes()
+                return query_vectors[text]
 
             def vector(
                 conn: apsw.Connection, a: QueryAnalysis, f: StreamFilters, cap: int
             ) -> list[tuple[int, float]]:
-                query = quantize(embedder.embed_query(a.text)[None, :])[0]
-                return vector_stream(conn, query.tobytes(), f, cap)
+                code_layers = tuple(layer for layer in f.layers if layer != "doc")
+                code_filters = StreamFilters(code_layers, f.languages, f.paths)
+                return vector_stream(conn, query_vector(a.text), code_filters, cap)
 
+            def vector_doc(
+                conn: apsw.Connection, a: QueryAnalysis, f: StreamFilters, cap: int
+            ) -> list[tuple[int, float]]:
+                if "doc" not in f.layers:
+                    return []
+                doc_filters = StreamFilters(("doc",), f.languages, f.paths)
+                return vector_stream(conn, query_vector(a.text), doc_filters, cap)
+
+            # Doc sections found by meaning are weighted like those found by words.
             streams.append(_Stream("vector", vector))
+            streams.append(_Stream("vector_doc", vector_doc))
         return streams
 
     def search(self, request: SearchRequest) -> SearchResponse:
@@ -119,6 +137,7 @@ class Searcher:
             "lexical_doc": self.settings.weight_doc,
             "symbol": self.settings.weight_symbol * symbol_boost,
             "vector": self.settings.weight_vector,
+            "vector_doc": self.settings.weight_vector * self.settings.weight_doc,
         }
         fused = fuse_rankings(rankings, weights, self.settings.rrf_k)
         # Priors may lift a candidate from deep in the fused list (a definition that
