@@ -209,11 +209,13 @@ class Indexer:
             with self.conn:  # the mark makes a killed run's successor merge again
                 self.writer.set_run_marker(True)
                 self.writer.set_fts_automerge(False)
+
         try:
             self._apply_batches(plan, summary, touched, progress, cancel, total)
         finally:
             if bulk:
                 self.writer.set_fts_automerge(True)
+
         return self._finish(
             summary,
             touched,
@@ -394,13 +396,7 @@ class Indexer:
         touched |= names
         # The new edges of this file resolve by themselves (through their sources),
         # without revisiting every edge elsewhere that shares a callee name.
-        self._written_sources.update(
-            int(r[0])
-            for r in self.conn.execute(
-                "SELECT n.id FROM nodes n JOIN files f ON f.id = n.file_id WHERE f.path = ?",
-                (source.path,),
-            )
-        )
+        self._written_sources.update(counts.node_ids)
         summary.indexed += 1
         summary.nodes += counts.nodes
         summary.edges += counts.edges

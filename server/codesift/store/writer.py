@@ -124,6 +124,7 @@ class FileRowCounts:
     nodes: int
     edges: int
     chunks: int
+    node_ids: tuple[int, ...] = ()
 
 
 class IndexWriter:
@@ -260,7 +261,7 @@ class IndexWriter:
         # Names whose definitions appeared, vanished or changed id: edges elsewhere
         # that point at them must be resolved again.
         touched = {name for name, _ in old_keys.symmetric_difference(new_keys)}
-        return FileRowCounts(len(node_ids), edge_count, chunk_count), touched
+        return FileRowCounts(len(node_ids), edge_count, chunk_count, tuple(node_ids)), touched
 
     def _insert_nodes(self, file_id: int, path: str, parsed: ParsedFile, salt: str) -> list[int]:
         ids: list[int] = []
