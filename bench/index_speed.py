@@ -48,7 +48,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_DIR = BENCH_DIR.parent
@@ -59,6 +59,7 @@ DB_DIR = DATA_DIR / "db"
 LOG_DIR = DATA_DIR / "logs"
 PROFILE_DIR = DATA_DIR / "profiles"
 RAW_RESULTS = DATA_DIR / "index_speed-last.json"
+LOCK_FILE = DATA_DIR / "index_speed.lock"
 DEFAULT_OUT = BENCH_DIR / "RESULTS.md"
 
 GO_ROOT = Path("/usr/share/go-1.19/src")
@@ -1270,6 +1271,27 @@ def child_main(argv: list[str]) -> int:
     return 0
 
 
+def take_run_lock() -> TextIO | None:
+    """One run at a time: two runs share the databases under bench/.data/db and
+    would slow each other down. The lock lasts as long as the returned file is open."""
+    import fcntl
+
+    handle = LOCK_FILE.open("a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "unknown"
+        log(f"another bench/index_speed.py run holds {LOCK_FILE} ({holder}); try again later")
+        handle.close()
+        return None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"pid {os.getpid()}, started {datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC\n")
+    handle.flush()
+    return handle
+
+
 def earlier_results(corpora: list[Corpus]) -> list[Json]:
     """Results of corpora not run now, from the last raw results (for --merge)."""
     if not RAW_RESULTS.exists():
@@ -1321,6 +1343,9 @@ def main(argv: list[str] | None = None) -> int:
 
     for folder in (CORPORA_DIR, DB_DIR, LOG_DIR):
         folder.mkdir(parents=True, exist_ok=True)
+    lock = take_run_lock()
+    if lock is None:
+        return 2
     machine = machine_info()
     machine["load_start"] = loadavg()
     corpora: list[Corpus] = []
