@@ -268,35 +268,32 @@ def code_chunk_of_nodes(
     return out
 
 
-def edges_from(
-    conn: apsw.Connection, node_id: int, kinds: Sequence[str] | None = None
+def _edges(
+    conn: apsw.Connection, column: str, node_id: int, kinds: Sequence[str] | None, order: str
 ) -> list[EdgeRow]:
-    """Outgoing edges of a node (calls, imports, inherits, contains)."""
     kind_filter = f" AND kind IN ({_placeholders(len(kinds))})" if kinds else ""
     return [
         EdgeRow(*r)
         for r in conn.execute(
             "SELECT src_id, kind, dst_name, dst_id, line, resolution FROM all_edges"
-            f" WHERE src_id = ?{kind_filter} ORDER BY line",
+            f" WHERE {column} = ?{kind_filter} ORDER BY {order}",
             [node_id, *(kinds or ())],
         )
     ]
+
+
+def edges_from(
+    conn: apsw.Connection, node_id: int, kinds: Sequence[str] | None = None
+) -> list[EdgeRow]:
+    """Outgoing edges of a node (calls, imports, inherits, contains)."""
+    return _edges(conn, "src_id", node_id, kinds, "line")
 
 
 def edges_to(
     conn: apsw.Connection, node_id: int, kinds: Sequence[str] | None = None
 ) -> list[EdgeRow]:
-    """Incoming edges of a node: resolved ones plus, for calls, unresolved edges by
-    the node's name (an ambiguous name may be called from anywhere)."""
-    kind_filter = f" AND kind IN ({_placeholders(len(kinds))})" if kinds else ""
-    return [
-        EdgeRow(*r)
-        for r in conn.execute(
-            "SELECT src_id, kind, dst_name, dst_id, line, resolution FROM all_edges"
-            f" WHERE dst_id = ?{kind_filter} ORDER BY src_id, line",
-            [node_id, *(kinds or ())],
-        )
-    ]
+    """Incoming edges of a node: those resolved to it."""
+    return _edges(conn, "dst_id", node_id, kinds, "src_id, line")
 
 
 def index_counts(conn: apsw.Connection) -> IndexCounts:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import apsw
 
 from codesift.parsing.model import ParsedFile
+from codesift.store.database import scalar
 from codesift.tokens import code_index_text
 
 __all__ = [
@@ -210,25 +211,17 @@ class IndexWriter:
         if file_id is not None:
             old_keys = self.node_keys_of(file_id)
             self._delete_rows(file_id)
-            conn.execute(
-                "UPDATE files SET size=?, mtime_ns=?, content_hash=?, language=?, line_count=?,"
-                " parse_errors=?, invalid_utf8=?, indexed_at=? WHERE id=?",
-                (
-                    meta.size,
-                    meta.mtime_ns,
-                    meta.content_hash,
-                    meta.language,
-                    meta.line_count,
-                    parsed.errors,
-                    int(meta.invalid_utf8),
-                    now,
-                    file_id,
-                ),
-            )
-        else:
-            conn.execute(
+        # One upsert for new and known files: an update keeps the file's row id.
+        file_id = int(
+            scalar(
+                conn,
                 "INSERT INTO files (path, size, mtime_ns, content_hash, language, line_count,"
-                " parse_errors, invalid_utf8, indexed_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                " parse_errors, invalid_utf8, indexed_at) VALUES (?,?,?,?,?,?,?,?,?)"
+                " ON CONFLICT(path) DO UPDATE SET size=excluded.size,"
+                " mtime_ns=excluded.mtime_ns, content_hash=excluded.content_hash,"
+                " language=excluded.language, line_count=excluded.line_count,"
+                " parse_errors=excluded.parse_errors, invalid_utf8=excluded.invalid_utf8,"
+                " indexed_at=excluded.indexed_at RETURNING id",
                 (
                     meta.path,
                     meta.size,
@@ -241,7 +234,7 @@ class IndexWriter:
                     now,
                 ),
             )
-            file_id = conn.last_insert_rowid()
+        )
 
         salt = ""
         for attempt in range(3):
