@@ -19,8 +19,9 @@ import signal
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -31,9 +32,9 @@ import apsw
 
 from codesift.config import Settings
 from codesift.parsing.languages import detect_language
-from codesift.preparation import FileJob, PreparedFile, prepare_file
+from codesift.preparation import FileJob, PreparedFile, prepare_file, prepare_files
 from codesift.store.database import scalar
-from codesift.store.writer import IndexWriter
+from codesift.store.writer import FileChange, IndexWriter
 from codesift.workspace import ContentSkip, SourceFile, discover_files, discover_paths
 
 __all__ = ["IndexPlan", "IndexProgress", "IndexSummary", "Indexer"]
@@ -45,6 +46,11 @@ BATCH_FILES = 200
 BATCH_SECONDS = 1.0
 # Files are prepared in worker processes when a run has at least this many.
 PARALLEL_MIN_FILES = 100
+# Workers get files in batches of this many, and at most this many batches per
+# worker are queued or waiting to be written: the writer is the slower side, and
+# results it has not written yet would otherwise pile up in its memory.
+WORKER_BATCH_FILES = 8
+BATCHES_IN_FLIGHT_PER_WORKER = 3
 # A run that (re)indexes at least this many files, and more than half of the
 # index, is a bulk build: FTS merging is deferred to the end and the file compacted.
 BULK_FILES = 500
@@ -115,7 +121,9 @@ class Indexer:
         self.conn = conn
         self.writer = IndexWriter(conn)
         self._package_dirs: dict[str, bool] = {}
-        self._written_sources: set[int] = set()  # node ids whose edges were just written
+        # Nodes whose edges must be resolved: just written, or pointing at a node that
+        # is gone.
+        self._sources_to_resolve: set[int] = set()
 
     # -- planning -----------------------------------------------------------------
 
@@ -252,7 +260,7 @@ class Indexer:
                         self.writer.forget_skipped(plan.forgotten.pop())
                     while pending_deletes:
                         path = pending_deletes.pop()
-                        touched |= self.writer.delete_file(path)
+                        self._note_change(self.writer.delete_file(path), touched)
                         summary.deleted += 1
                         done += 1
                     count = 0
@@ -295,23 +303,42 @@ class Indexer:
             yield ((source, prepare_file(job)) for source, job in zip(sources, jobs, strict=True))
             return
         try:
-            yield self._pooled(pool, sources, jobs)
+            yield self._pooled(pool, sources, jobs, workers=min(workers, len(jobs)))
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
     def _pooled(
-        self, pool: ProcessPoolExecutor, sources: list[SourceFile], jobs: list[FileJob]
+        self,
+        pool: ProcessPoolExecutor,
+        sources: list[SourceFile],
+        jobs: list[FileJob],
+        *,
+        workers: int,
     ) -> Iterator[tuple[SourceFile, PreparedFile | ContentSkip]]:
-        done = 0
-        try:
-            for result in pool.map(prepare_file, jobs, chunksize=8):
-                yield sources[done], result
-                done += 1
-        except BrokenProcessPool as exc:
-            # A worker died (out of memory, a crashing grammar): finish in this process.
-            log.warning("an index worker died (%s); continuing in one process", exc)
-            for source, job in zip(sources[done:], jobs[done:], strict=True):
-                yield source, prepare_file(job)
+        starts = iter(range(0, len(jobs), WORKER_BATCH_FILES))
+        pending: deque[tuple[int, Future[list[PreparedFile | ContentSkip]]]] = deque()
+
+        def submit_next() -> None:
+            start = next(starts, None)
+            if start is not None:
+                batch = jobs[start : start + WORKER_BATCH_FILES]
+                pending.append((start, pool.submit(prepare_files, batch)))
+
+        for _ in range(workers * BATCHES_IN_FLIGHT_PER_WORKER):
+            submit_next()
+        while pending:
+            start, future = pending.popleft()
+            try:
+                results = future.result()
+            except BrokenProcessPool as exc:
+                # A worker died (out of memory, a crashing grammar): finish in this process.
+                log.warning("an index worker died (%s); continuing in one process", exc)
+                for source, job in zip(sources[start:], jobs[start:], strict=True):
+                    yield source, prepare_file(job)
+                return
+            submit_next()
+            for offset, result in enumerate(results):
+                yield sources[start + offset], result
 
     def _job(self, source: SourceFile) -> FileJob:
         language = source.language or detect_language(source.path)
@@ -344,9 +371,9 @@ class Indexer:
         with conn:
             if full_resolve:
                 self.writer.resolve_edges(None)
-            elif touched or self._written_sources:
-                self.writer.resolve_edges(touched, self._written_sources)
-            self._written_sources = set()
+            elif touched or self._sources_to_resolve:
+                self.writer.resolve_edges(touched, self._sources_to_resolve)
+            self._sources_to_resolve = set()
             self.writer.set_run_marker(False)
             if total or full_resolve:
                 conn.execute(
@@ -381,7 +408,7 @@ class Indexer:
             if result.reason != "vanished":
                 self.writer.record_skipped(source.path, source.size, source.mtime_ns, result.reason)
             if self.writer.file_id(source.path) is not None:
-                touched |= self.writer.delete_file(source.path)
+                self._note_change(self.writer.delete_file(source.path), touched)
                 summary.deleted += 1
             return
         self.writer.forget_skipped(source.path)
@@ -392,15 +419,19 @@ class Indexer:
             self.writer.touch_file(source.path, source.size, source.mtime_ns)
             summary.unchanged += 1
             return
-        counts, names = self.writer.replace_file(result.meta, result.parsed, result.payloads)
-        touched |= names
+        change = self.writer.replace_file(result.meta, result.rows)
+        self._note_change(change, touched)
         # The new edges of this file resolve by themselves (through their sources),
         # without revisiting every edge elsewhere that shares a callee name.
-        self._written_sources.update(counts.node_ids)
+        self._sources_to_resolve.update(change.node_ids)
         summary.indexed += 1
-        summary.nodes += counts.nodes
-        summary.edges += counts.edges
-        summary.chunks += counts.chunks
+        summary.nodes += change.nodes
+        summary.edges += change.edges
+        summary.chunks += change.chunks
+
+    def _note_change(self, change: FileChange, touched: set[str]) -> None:
+        touched |= change.touched_names
+        self._sources_to_resolve |= change.orphaned_sources
 
     def _is_package_dir(self, rel_dir: str) -> bool:
         cached = self._package_dirs.get(rel_dir)

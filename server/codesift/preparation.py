@@ -1,9 +1,9 @@
 """Preparing one file for the store, away from the database.
 
 `prepare_file` reads a file, parses it and computes everything the writer
-needs (chunk payloads, hashes, full-text bodies). It takes and returns plain,
-picklable data so a bulk build can run it in worker processes while the one
-writer only inserts rows.
+needs (the rows of store/rows.py: compressed chunk text, hashes, full-text
+bodies). It takes and returns plain, cheaply picklable data so a bulk build can
+run it in worker processes while the one writer only inserts rows.
 """
 
 from __future__ import annotations
@@ -14,11 +14,10 @@ from pathlib import Path
 
 from codesift.config import IndexSettings
 from codesift.parsing import parse_source
-from codesift.parsing.model import ParsedFile
-from codesift.store.writer import ChunkPayload, FileMeta, chunk_payloads
+from codesift.store.rows import FileMeta, FileRows, file_rows
 from codesift.workspace import ContentSkip, read_source
 
-__all__ = ["FileJob", "PreparedFile", "prepare_file"]
+__all__ = ["FileJob", "PreparedFile", "prepare_file", "prepare_files"]
 
 log = logging.getLogger(__name__)
 
@@ -37,8 +36,7 @@ class FileJob:
 @dataclass(frozen=True, slots=True)
 class PreparedFile:
     meta: FileMeta
-    parsed: ParsedFile
-    payloads: list[ChunkPayload]
+    rows: FileRows
 
 
 def prepare_file(job: FileJob) -> PreparedFile | ContentSkip:
@@ -59,4 +57,9 @@ def prepare_file(job: FileJob) -> PreparedFile | ContentSkip:
         line_count=line_count,
         invalid_utf8=content.invalid_utf8,
     )
-    return PreparedFile(meta, parsed, chunk_payloads(parsed))
+    return PreparedFile(meta, file_rows(parsed))
+
+
+def prepare_files(jobs: list[FileJob]) -> list[PreparedFile | ContentSkip]:
+    """`prepare_file` for a batch (one round trip to a worker process)."""
+    return [prepare_file(job) for job in jobs]

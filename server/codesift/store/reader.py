@@ -14,7 +14,7 @@ import apsw
 
 from codesift.parsing.chunks import summary_text
 from codesift.store.database import scalar
-from codesift.store.writer import unpack_text
+from codesift.store.rows import unpack_text
 
 __all__ = [
     "ChunkRow",

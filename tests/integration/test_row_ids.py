@@ -1,0 +1,173 @@
+"""Node and chunk ids: allocated in insertion order, kept by what a file still has,
+and never left pointing at something that is gone."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from codesift.config import load_settings
+from codesift.indexer import Indexer, IndexSummary
+from codesift.store.database import open_database
+from codesift.store.migrations import MIGRATIONS
+
+MakeRepo = Callable[..., Path]
+IndexWorkspace = Callable[..., tuple[apsw.Connection, IndexSummary]]
+
+A_PY = '''"""Helpers."""
+
+
+def foo(x):
+    return x + 1
+
+
+def untouched(y):
+    return y * 2
+'''
+
+B_PY = """from a import foo as bar
+
+
+def use(v):
+    return bar(v)
+"""
+
+
+def scalar(conn: apsw.Connection, sql: str, params: tuple[Any, ...] = ()) -> Any:
+    row = conn.execute(sql, params).fetchone()
+    return row[0] if row else None
+
+
+def ids(conn: apsw.Connection, table: str) -> list[int]:
+    return [row[0] for row in conn.execute(f"SELECT id FROM {table} ORDER BY id")]
+
+
+def node_id(conn: apsw.Connection, qualified_name: str) -> int | None:
+    return scalar(conn, "SELECT id FROM nodes WHERE qualified_name = ?", (qualified_name,))
+
+
+def add_vectors(conn: apsw.Connection) -> None:
+    """A vector row for every embeddable chunk (the values do not matter here)."""
+    with conn:
+        for chunk_id, layer, text_hash in conn.execute(
+            "SELECT id, layer, text_hash FROM chunks WHERE layer IN ('code', 'summary', 'doc')"
+        ).fetchall():
+            conn.execute(
+                "INSERT INTO chunk_vectors (chunk_id, layer, embedding) VALUES (?, ?, vec_int8(?))",
+                (chunk_id, layer, bytes(384)),
+            )
+            conn.execute(
+                "INSERT INTO embedded (chunk_id, text_hash) VALUES (?, ?)", (chunk_id, text_hash)
+            )
+
+
+def vector_ids(conn: apsw.Connection) -> set[int]:
+    return {row[0] for row in conn.execute("SELECT chunk_id FROM chunk_vectors")}
+
+
+def test_a_fresh_index_numbers_rows_in_insertion_order(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace
+) -> None:
+    root = make_repo({"a.py": A_PY, "b.py": B_PY})
+    conn, _ = index_workspace(root)
+    node_ids = ids(conn, "nodes")
+    chunk_ids = ids(conn, "chunks")
+    assert node_ids == list(range(1, len(node_ids) + 1))
+    assert chunk_ids == list(range(1, len(chunk_ids) + 1))
+    # Parents are written with their children (no second pass), and point inside the file.
+    parent = scalar(
+        conn,
+        "SELECT p.qualified_name FROM nodes c JOIN nodes p ON p.id = c.parent_id"
+        " WHERE c.qualified_name = 'a.foo'",
+    )
+    assert parent == "a"
+
+
+def test_an_edit_keeps_ids_and_vectors_of_what_stayed_and_drops_the_rest(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace
+) -> None:
+    root = make_repo({"a.py": A_PY, "b.py": B_PY})
+    conn, _ = index_workspace(root)
+    add_vectors(conn)
+    kept_node = node_id(conn, "a.untouched")
+    gone_node = node_id(conn, "a.foo")
+    kept_chunks = {
+        row[0] for row in conn.execute("SELECT id FROM chunks WHERE node_id = ?", (kept_node,))
+    }
+    gone_chunks = {
+        row[0] for row in conn.execute("SELECT id FROM chunks WHERE node_id = ?", (gone_node,))
+    }
+    max_node = scalar(conn, "SELECT max(id) FROM nodes")
+    assert kept_chunks & vector_ids(conn) and gone_chunks & vector_ids(conn)
+
+    (root / "a.py").write_text(A_PY.replace("def foo(x)", "def renamed(x)"))
+    _, summary = index_workspace(root)
+
+    assert summary.indexed == 1
+    assert node_id(conn, "a.untouched") == kept_node
+    assert node_id(conn, "a.foo") is None
+    new_id = node_id(conn, "a.renamed")
+    assert new_id is not None and new_id > max_node
+    still = {
+        row[0] for row in conn.execute("SELECT id FROM chunks WHERE node_id = ?", (kept_node,))
+    }
+    assert still == kept_chunks
+    vectors = vector_ids(conn)
+    assert (kept_chunks & vectors) and not (gone_chunks & vectors)
+    assert not gone_chunks & {row[0] for row in conn.execute("SELECT chunk_id FROM embedded")}
+
+
+def test_an_aliased_import_edge_lets_go_of_a_definition_that_is_gone(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace
+) -> None:
+    root = make_repo({"a.py": A_PY, "b.py": B_PY})
+    conn, _ = index_workspace(root)
+    foo = node_id(conn, "a.foo")
+    edge = "SELECT dst_id, resolution FROM edges WHERE dst_name = 'bar' AND kind = 'calls'"
+    assert conn.execute(edge).fetchone() == (foo, "hint")
+
+    # The written name (`bar`) is not the definition's name (`foo`): only the edge's
+    # target id ties it to the definition that disappears.
+    (root / "a.py").write_text(A_PY.replace("def foo(x)", "def renamed(x)"))
+    index_workspace(root)
+    assert conn.execute(edge).fetchone() == (None, None)
+
+    (root / "a.py").write_text(A_PY)
+    index_workspace(root)
+    assert conn.execute(edge).fetchone() == (node_id(conn, "a.foo"), "hint")
+
+
+def test_an_index_with_scattered_ids_is_rebuilt_after_the_upgrade(
+    make_repo: MakeRepo, tmp_path: Path
+) -> None:
+    root = make_repo({"a.py": A_PY})
+    db = tmp_path / "old" / "index.db"
+    db.parent.mkdir()
+    # An index as the version-2 schema left it: a file with a node at a hashed id.
+    conn = open_database(db)
+    conn.close()
+    conn = apsw.Connection(str(db))
+    conn.execute("PRAGMA user_version=2")
+    conn.execute("DELETE FROM schema_migrations WHERE version >= 3")
+    conn.execute("DROP INDEX edges_aliased")
+    conn.execute(
+        "INSERT INTO files (id, path, size, mtime_ns, content_hash, language, line_count,"
+        " indexed_at) VALUES (1, 'a.py', 1, 1, 'x', 'python', 1, 0)"
+    )
+    conn.execute(
+        "INSERT INTO nodes (id, file_id, kind, name, qualified_name, start_line, end_line,"
+        " signature, docstring) VALUES (?, 1, 'function', 'foo', 'a.foo', 1, 2, '', '')",
+        ((1 << 62) + 12345,),
+    )
+    conn.close()
+
+    conn = open_database(db)
+    assert scalar(conn, "PRAGMA user_version") == MIGRATIONS[-1].version
+    assert scalar(conn, "SELECT count(*) FROM nodes") == 0
+    summary = Indexer(root, load_settings(root), conn).run()
+    assert summary.indexed == 1
+    assert scalar(conn, "SELECT max(id) FROM nodes") < 100
+    conn.close()
