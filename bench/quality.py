@@ -477,6 +477,11 @@ class IndexReport:
     problems: list[str] = field(default_factory=list)
 
 
+# Databases are bench/.data/db/<DB_PREFIX>-<corpus>.db (--db-prefix keeps runs of
+# different checkouts apart).
+DB_PREFIX = "quality"
+
+
 def corpus_settings(corpus: Corpus, db_path: Path) -> Settings:
     return load_settings(
         corpus.root,
@@ -502,7 +507,7 @@ def index_corpus(
     corpus: Corpus, queries: Sequence[DevQuery], keep_stale: bool, fresh: bool
 ) -> tuple[apsw.Connection, Settings, IndexReport]:
     DB_DIR.mkdir(parents=True, exist_ok=True)
-    db_path = (DB_DIR / f"quality-{corpus.name}.db").resolve()
+    db_path = (DB_DIR / f"{DB_PREFIX}-{corpus.name}.db").resolve()
     stamp_path = db_path.with_name(db_path.name + ".built")
     digest = sources_digest(INDEXING_SOURCES)
     report = IndexReport(db_path)
@@ -1287,11 +1292,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--write", action="store_true", help=f"update the {SECTION} section")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results markdown file")
+    parser.add_argument(
+        "--db-prefix",
+        default=DB_PREFIX,
+        help="databases are bench/.data/db/<prefix>-<corpus>.db (default: %(default)s)",
+    )
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    global DB_PREFIX
     args = parse_args(argv)
+    DB_PREFIX = args.db_prefix
     k = args.top_k
     if not 1 <= k <= 200:
         raise SystemExit("--top-k must be between 1 and 200")

@@ -111,6 +111,10 @@ class SearchSettings:
     prior_definition: bool = True
     prior_tests: bool = True
     prior_path: bool = True
+    # A chunk gains this much of the scores of the next best chunks of its file.
+    file_evidence: float = 0.0
+    # Each further result from a file already shown counts this much less (1: off).
+    file_diversity: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)

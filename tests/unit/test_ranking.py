@@ -10,6 +10,8 @@ from codesift.retrieval.ranking import (
     ChunkFeatures,
     RankingPriors,
     apply_priors,
+    diversify_files,
+    file_evidence,
     is_test_like_path,
 )
 
@@ -88,3 +90,43 @@ def test_path_bonus_does_not_overturn_a_clear_gap() -> None:
     }
     scores = {1: 0.0300, 2: 0.0250}
     assert ranked(features, scores, "verify the root certificate chain", ALL) == [1, 2]
+
+
+def test_file_evidence_lifts_a_file_with_several_matching_chunks() -> None:
+    # One lucky chunk in a.py against three good ones in b.py.
+    candidates = [
+        FusedCandidate(1, 0.030),
+        FusedCandidate(2, 0.025),
+        FusedCandidate(3, 0.020),
+        FusedCandidate(4, 0.018),
+    ]
+    path_of = {1: "a.py", 2: "b.py", 3: "b.py", 4: "b.py"}
+    assert [c.chunk_id for c in file_evidence(candidates, path_of, 0.0)] == [1, 2, 3, 4]
+    lifted = file_evidence(candidates, path_of, 0.5)
+    assert [c.chunk_id for c in lifted] == [2, 3, 4, 1]
+    # chunk 2 gains half of the next best chunks of its file (0.020 + 0.018)
+    assert lifted[0].score == pytest.approx(0.025 + 0.5 * 0.038)
+    assert lifted[-1].score == pytest.approx(0.030)
+
+
+def test_file_evidence_counts_at_most_depth_other_chunks() -> None:
+    candidates = [FusedCandidate(i, 0.01) for i in range(1, 7)]
+    path_of = dict.fromkeys(range(1, 7), "a.py")
+    out = file_evidence(candidates, path_of, 1.0, depth=2)
+    assert [c.score for c in out] == pytest.approx([0.03] * 6)
+
+
+def test_diversify_files_spreads_the_page_over_files() -> None:
+    candidates = [
+        FusedCandidate(1, 0.05),
+        FusedCandidate(2, 0.04),
+        FusedCandidate(3, 0.035),
+        FusedCandidate(4, 0.03),
+    ]
+    path_of = {1: "a.py", 2: "a.py", 3: "a.py", 4: "b.py"}
+    assert [c.chunk_id for c in diversify_files(candidates, path_of, 1.0, 3)] == [1, 2, 3]
+    # a.py's second chunk counts 0.02 against b.py's 0.03; its third only 0.00875
+    assert [c.chunk_id for c in diversify_files(candidates, path_of, 0.5, 4)] == [1, 4, 2, 3]
+    assert [c.chunk_id for c in diversify_files(candidates, path_of, 0.5, 2)] == [1, 4]
+    # scores are reported as they were
+    assert diversify_files(candidates, path_of, 0.5, 4)[1].score == 0.03

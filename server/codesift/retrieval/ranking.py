@@ -22,7 +22,14 @@ from codesift.retrieval.fusion import FusedCandidate
 from codesift.retrieval.query import QueryAnalysis
 from codesift.tokens import split_identifier
 
-__all__ = ["ChunkFeatures", "RankingPriors", "apply_priors", "is_test_like_path"]
+__all__ = [
+    "ChunkFeatures",
+    "RankingPriors",
+    "apply_priors",
+    "diversify_files",
+    "file_evidence",
+    "is_test_like_path",
+]
 
 # Above any RRF score (at most a few times 1/61), so definitions lead.
 DEFINITION_BONUS = 1.0
@@ -106,4 +113,62 @@ def apply_priors(
                 )
         out.append(FusedCandidate(cand.chunk_id, score, cand.hits))
     out.sort(key=lambda c: (-c.score, c.chunk_id))
+    return out
+
+
+def file_evidence(
+    candidates: Sequence[FusedCandidate],
+    path_of: dict[int, str],
+    weight: float,
+    depth: int = 3,
+) -> list[FusedCandidate]:
+    """Lift each candidate by the evidence of the other candidates of its file.
+
+    A file where several chunks match a question is more likely what it is about
+    than a file with one lucky chunk: each chunk gains `weight` times the scores of
+    the next `depth` best chunks of its file (the best one's score is its own).
+    Returns the candidates re-sorted (ties on chunk id).
+    """
+    if weight <= 0:
+        return list(candidates)
+    by_file: dict[str, list[float]] = {}
+    for cand in candidates:
+        by_file.setdefault(path_of.get(cand.chunk_id, ""), []).append(cand.score)
+    support: dict[str, float] = {}
+    for path, scores in by_file.items():
+        scores.sort(reverse=True)
+        support[path] = sum(scores[1 : depth + 1])
+    out = [
+        FusedCandidate(c.chunk_id, c.score + weight * support[path_of.get(c.chunk_id, "")], c.hits)
+        for c in candidates
+    ]
+    out.sort(key=lambda c: (-c.score, c.chunk_id))
+    return out
+
+
+def diversify_files(
+    candidates: Sequence[FusedCandidate], path_of: dict[int, str], factor: float, limit: int
+) -> list[FusedCandidate]:
+    """Pick `limit` candidates greedily, each later result from an already chosen
+    file counting `factor` times less per earlier one (1.0: plain score order).
+
+    Scores are left as they were; only the order changes.
+    """
+    if factor >= 1.0:
+        return list(candidates[:limit])
+    remaining = list(candidates)
+    seen: dict[str, int] = {}
+    out: list[FusedCandidate] = []
+    while remaining and len(out) < limit:
+        best_i = max(
+            range(len(remaining)),
+            key=lambda i: (
+                remaining[i].score * factor ** seen.get(path_of.get(remaining[i].chunk_id, ""), 0),
+                -remaining[i].chunk_id,
+            ),
+        )
+        chosen = remaining.pop(best_i)
+        path = path_of.get(chosen.chunk_id, "")
+        seen[path] = seen.get(path, 0) + 1
+        out.append(chosen)
     return out

@@ -16,7 +16,13 @@ from codesift.embedding.vectors import quantize
 from codesift.errors import CodesiftError
 from codesift.retrieval.fusion import collapse_by_node, fuse_rankings
 from codesift.retrieval.query import QueryAnalysis, analyze_query
-from codesift.retrieval.ranking import ChunkFeatures, RankingPriors, apply_priors
+from codesift.retrieval.ranking import (
+    ChunkFeatures,
+    RankingPriors,
+    apply_priors,
+    diversify_files,
+    file_evidence,
+)
 from codesift.retrieval.request import (
     SearchRequest,
     SearchResponse,
@@ -158,12 +164,20 @@ class Searcher:
             tests=self.settings.prior_tests,
             path=self.settings.prior_path,
         )
-        pool = apply_priors(wide, features, analysis, priors)[: max(request.top_k * 5, 50)]
-        collapsed = collapse_by_node(
-            pool,
-            {cid: m[0] for cid, m in meta.items()},
-            {cid: m[1] for cid, m in meta.items()},
-        )[: request.top_k]
+        path_of = {cid: path for cid, _, _, path, _ in meta_rows}
+        rescored = apply_priors(wide, features, analysis, priors)
+        rescored = file_evidence(rescored, path_of, self.settings.file_evidence)
+        pool = rescored[: max(request.top_k * 5, 50)]
+        collapsed = diversify_files(
+            collapse_by_node(
+                pool,
+                {cid: m[0] for cid, m in meta.items()},
+                {cid: m[1] for cid, m in meta.items()},
+            ),
+            path_of,
+            self.settings.file_diversity,
+            request.top_k,
+        )
         rows = chunk_rows(self.conn, [c.chunk_id for c in collapsed])
         budget = request.max_tokens
         used = 0
