@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -26,7 +27,7 @@ from urllib.parse import unquote, urlparse
 
 import attrs
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
@@ -47,6 +48,8 @@ T = TypeVar("T")
 
 CUSTOM_PREFIX = "codesift/"
 INDEX_STATUS = "codesift/indexStatus"
+# Seconds each read request waits before it starts (tests of cancellation only).
+_TEST_READ_DELAY = float(os.environ.get("CODESIFT_TEST_READ_DELAY", "0") or 0)
 # Progress and status notifications are sent at most this often per folder.
 REPORT_INTERVAL = 0.25
 
@@ -192,7 +195,18 @@ class CodesiftServer(LanguageServer):
     async def read(self, fn: Callable[[Cancellation], T]) -> T:
         """Run `fn` in a reader thread; a cancelled request interrupts its queries."""
         cancel = Cancellation()
-        future = self.readers.submit(fn, cancel)
+        delay = _TEST_READ_DELAY
+        if delay > 0:  # tests of $/cancelRequest need a request that is still running
+
+            def slow(cancel: Cancellation) -> T:
+                cancel.event.wait(delay)
+                if cancel.cancelled:
+                    raise JsonRpcRequestCancelled(message="the request was cancelled")
+                return fn(cancel)
+
+            future = self.readers.submit(slow, cancel)
+        else:
+            future = self.readers.submit(fn, cancel)
         try:
             return await asyncio.wrap_future(future)
         except asyncio.CancelledError:

@@ -73,10 +73,11 @@ def score_name(query: str, name: str) -> float:
         qt, nt = set(trigrams(q)), set(trigrams(n))
         if not qt or not nt:
             return 0.0
-        overlap = len(qt & nt) / len(qt | nt)
-        if overlap < 0.3:
+        # How much of what was typed the name contains (a typo costs a few trigrams).
+        overlap = len(qt & nt) / len(qt)
+        if overlap < 0.5:
             return 0.0
-        score = 30.0 * overlap
+        score = 30.0 * overlap - min(len(n) - len(q), 30) * 0.2
     return score
 
 
@@ -91,6 +92,16 @@ def symbol_candidates(conn: apsw.Connection, tail: str) -> set[int]:
             "SELECT id FROM nodes WHERE name LIKE ? ESCAPE '\\' LIMIT 500", (escaped + "%",)
         )
     )
+    if 2 <= len(tail) <= 6 and tail.isalpha():
+        # Word initials (`trfh` for TimedRotatingFileHandler) share no trigram with the
+        # name; such names start with the query's first letter.
+        first = tail[0].replace("_", "\\_")
+        ids.update(
+            int(r[0])
+            for r in conn.execute(
+                "SELECT id FROM nodes WHERE name LIKE ? ESCAPE '\\' LIMIT 2000", (first + "%",)
+            )
+        )
     tris = trigrams(tail)
     if tris:
         match = " AND ".join(fts_quote(t) for t in tris)
