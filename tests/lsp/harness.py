@@ -217,7 +217,9 @@ class LspSession:
 
     def wait_ready(self, timeout: float = 60) -> None:
         """Wait until every folder's first index is complete."""
-        reply = self.request("codesift/reindex", {"wait": True, "timeout_ms": int(timeout * 1000)})
+        reply = self.request(
+            "codesift/reindex", {"wait": True, "timeout_ms": int(timeout * 1000)}, timeout + 10
+        )
         assert reply["done"], reply
 
     def messages(self, method: str) -> list[Any]:
