@@ -92,7 +92,7 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
                     folder.settings.embedding.enabled
                     and conn.execute("SELECT 1 FROM embedded LIMIT 1").fetchone()
                 ):
-                    embedder = server.embedder()
+                    embedder = server.embedder(folder.settings.embedding)
                 response = Searcher(conn, folder.settings.search, embedder).search(request)
             finally:
                 cancel.detach(conn)

@@ -34,6 +34,7 @@ from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
 from pygls.uris import from_fs_path
 
 from codesift import __version__
+from codesift.config import EmbeddingSettings
 from codesift.embedding import Embedder
 from codesift.errors import CodesiftError
 from codesift.lsp.folders import Cancellation, FolderIndex, FolderListener, ReaderPool
@@ -181,7 +182,7 @@ class CodesiftServer(LanguageServer):
         self.readers = ReaderPool()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.listener = _Listener(self)
-        self._embedder: Embedder | None = None
+        self._embedders: dict[tuple[str, int, int], Embedder] = {}
         self._embedder_lock = threading.Lock()
         self._folders_lock = threading.Lock()
         self._progress_tokens: dict[str, tuple[str, bool]] = {}
@@ -215,11 +216,19 @@ class CodesiftServer(LanguageServer):
 
     # -- folders ---------------------------------------------------------------------
 
-    def embedder(self) -> Embedder | None:
+    def embedder(self, settings: EmbeddingSettings) -> Embedder:
+        """The embedding model for these settings; folders with the same model
+        settings share one (it is the largest thing in memory)."""
+        key = (settings.cache_dir, settings.max_tokens, settings.batch_size)
         with self._embedder_lock:
-            if self._embedder is None:
-                self._embedder = Embedder()
-            return self._embedder
+            embedder = self._embedders.get(key)
+            if embedder is None:
+                cache = Path(os.path.expanduser(settings.cache_dir)) if settings.cache_dir else None
+                embedder = Embedder(
+                    cache, max_tokens=settings.max_tokens, batch_size=settings.batch_size
+                )
+                self._embedders[key] = embedder
+            return embedder
 
     def folder_list(self) -> list[FolderIndex]:
         with self._folders_lock:
@@ -242,7 +251,7 @@ class CodesiftServer(LanguageServer):
             root,
             settings,
             self.listener,
-            self.embedder,
+            lambda: self.embedder(settings.embedding),
             watch=self.options.watch,
             quiet=self.options.quiet_ms / 1000,
             max_wait=self.options.max_wait_ms / 1000,
