@@ -36,7 +36,7 @@ __all__ = ["document_symbols", "score_name", "symbol_candidates", "workspace_sym
 
 MAX_SYMBOLS = 100
 _SEPARATORS = re.compile(r"::|\.|#|->|\\|/|\s+")
-_CANDIDATE_LIMIT = 3000
+_CANDIDATE_LIMIT = 800
 
 
 def _initials(name: str) -> str:
@@ -89,7 +89,7 @@ def symbol_candidates(conn: apsw.Connection, tail: str) -> set[int]:
     ids.update(
         int(r[0])
         for r in conn.execute(
-            "SELECT id FROM nodes WHERE name LIKE ? ESCAPE '\\' LIMIT 500", (escaped + "%",)
+            "SELECT id FROM nodes WHERE name LIKE ? ESCAPE '\\' LIMIT 300", (escaped + "%",)
         )
     )
     if 2 <= len(tail) <= 6 and tail.isalpha():
@@ -99,7 +99,7 @@ def symbol_candidates(conn: apsw.Connection, tail: str) -> set[int]:
         ids.update(
             int(r[0])
             for r in conn.execute(
-                "SELECT id FROM nodes WHERE name LIKE ? ESCAPE '\\' LIMIT 2000", (first + "%",)
+                "SELECT id FROM nodes WHERE name LIKE ? ESCAPE '\\' LIMIT 500", (first + "%",)
             )
         )
     tris = trigrams(tail)
@@ -112,15 +112,20 @@ def symbol_candidates(conn: apsw.Connection, tail: str) -> set[int]:
                 (match, _CANDIDATE_LIMIT),
             )
         )
-        if len(ids) < 20 and len(tris) > 1:
-            loose = " OR ".join(fts_quote(t) for t in tris)
-            ids.update(
-                int(r[0])
-                for r in conn.execute(
-                    "SELECT rowid FROM names_fts WHERE names_fts MATCH ? ORDER BY rank LIMIT 300",
-                    (loose,),
+        if len(ids) < 20 and len(tris) >= 4:
+            # A typo breaks the trigrams around it: the part before it or the part
+            # after it still matches in full.
+            ordered = [tail[i : i + 3].lower() for i in range(len(tail) - 2)]
+            half = len(ordered) // 2
+            for part in (ordered[:half], ordered[half:]):
+                match = " AND ".join(fts_quote(t) for t in dict.fromkeys(part))
+                ids.update(
+                    int(r[0])
+                    for r in conn.execute(
+                        "SELECT rowid FROM names_fts WHERE names_fts MATCH ? LIMIT 300",
+                        (match,),
+                    )
                 )
-            )
     return ids
 
 
