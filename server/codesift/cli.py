@@ -1,4 +1,4 @@
-"""The `codesift` command: index, search, symbols, callers, callees, status.
+"""The `codesift` command: index, search, symbols, callers, callees, status, serve.
 
 Results go to stdout; progress bars, warnings and logs go to stderr. `search`,
 `symbols`, `callers` and `callees` bring the index up to date first (building
@@ -480,6 +480,29 @@ def cmd_status(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    """The language server on stdio (or TCP); logs go to stderr or --log-file."""
+    from codesift.lsp import serve  # pygls loads only for this command
+
+    if args.log_file:
+        handler: logging.Handler = logging.FileHandler(args.log_file, encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root_logger = logging.getLogger()
+        for old in list(root_logger.handlers):
+            root_logger.removeHandler(old)
+        root_logger.addHandler(handler)
+        if args.verbose == 0:
+            root_logger.setLevel(logging.INFO)
+    tcp = None
+    if args.tcp:
+        host, _, port = args.tcp.rpartition(":")
+        if not host or not port.isdigit():
+            raise CodesiftError(f"--tcp wants HOST:PORT, got {args.tcp!r}")
+        tcp = (host, int(port))
+    serve(tcp=tcp)
+    return EXIT_OK
+
+
 # -- argument parsing ----------------------------------------------------------------
 
 
@@ -562,6 +585,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("status", help="what is indexed: counts by language, size, last update")
     common(p, update=False)
     p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("serve", help="run the language server (LSP over stdio)")
+    p.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio (debugging)")
+    p.add_argument("--log-file", help="write logs to this file instead of stderr")
+    p.set_defaults(func=cmd_serve)
     return parser
 
 

@@ -1,0 +1,85 @@
+"""The codesift language server: `codesift serve`.
+
+Modules, one per LSP area:
+  server.py     the server object, its protocol, folders, progress to the client
+  lifecycle.py  initialize, workspace folders, configuration, saves and file events
+  search.py     codesift/search
+  graph.py      codesift/graph and the call hierarchy
+  status.py     codesift/status and codesift/reindex
+  symbols.py    workspace/symbol and textDocument/documentSymbol
+  hover.py      textDocument/hover and textDocument/definition
+  folders.py    one folder's index: writer thread, watcher, reader connections
+  options.py    initializationOptions / didChangeConfiguration
+  params.py     checking request parameters
+  navigation.py positions -> nodes -> locations
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from lsprotocol import types
+
+from codesift.lsp import graph, hover, lifecycle, search, status, symbols
+from codesift.lsp.server import INDEX_STATUS, CodesiftServer, bind
+
+__all__ = ["INDEX_STATUS", "CodesiftServer", "create_server", "serve"]
+
+
+def _sync(
+    server: CodesiftServer, handler: Callable[[CodesiftServer, Any], Any]
+) -> Callable[[Any], Any]:
+    def handle(params: Any) -> Any:
+        return handler(server, params)
+
+    handle.__name__ = getattr(handler, "__name__", "handler")
+    return handle
+
+
+def create_server() -> CodesiftServer:
+    server = CodesiftServer()
+    notifications: list[tuple[str, Callable[[CodesiftServer, Any], Any]]] = [
+        (types.INITIALIZE, lifecycle.initialize),
+        (types.INITIALIZED, lifecycle.initialized),
+        (types.SHUTDOWN, lifecycle.shutdown),
+        (types.EXIT, lifecycle.shutdown),
+        (types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, lifecycle.did_change_workspace_folders),
+        (types.WORKSPACE_DID_CHANGE_CONFIGURATION, lifecycle.did_change_configuration),
+        (types.TEXT_DOCUMENT_DID_SAVE, lifecycle.did_save),
+        (types.WORKSPACE_DID_CHANGE_WATCHED_FILES, lifecycle.did_change_watched_files),
+    ]
+    for method, handler in notifications:
+        server.feature(method)(_sync(server, handler))
+    requests: list[tuple[str, Callable[[CodesiftServer, Any], Any], Any]] = [
+        (search.SEARCH, search.search, None),
+        (graph.GRAPH, graph.graph, None),
+        (status.STATUS, status.status, None),
+        (status.REINDEX, status.reindex, None),
+        (types.WORKSPACE_SYMBOL, symbols.workspace_symbols, None),
+        (types.TEXT_DOCUMENT_DOCUMENT_SYMBOL, symbols.document_symbols, None),
+        (types.TEXT_DOCUMENT_HOVER, hover.hover, None),
+        (types.TEXT_DOCUMENT_DEFINITION, hover.definition, None),
+        (types.TEXT_DOCUMENT_PREPARE_CALL_HIERARCHY, graph.prepare_call_hierarchy, None),
+        (types.CALL_HIERARCHY_INCOMING_CALLS, graph.incoming_calls, None),
+        (types.CALL_HIERARCHY_OUTGOING_CALLS, graph.outgoing_calls, None),
+    ]
+    for method, handler, options in requests:
+        server.feature(method, options)(bind(server, handler))
+    return server
+
+
+def serve(*, tcp: tuple[str, int] | None = None) -> None:
+    """Run the server on stdio (or TCP) until the client says exit."""
+    for name in ("pygls", "pygls.protocol", "pygls.server", "pygls.feature_manager"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    server = create_server()
+    try:
+        if tcp is not None:
+            server.start_tcp(*tcp)
+        else:
+            server.start_io()
+    finally:
+        if not server.stopped:
+            server.shutdown_folders()

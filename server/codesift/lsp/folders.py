@@ -1,0 +1,517 @@
+"""One workspace folder's index: a writer thread, a watcher, and reader connections.
+
+One writer per folder: a thread that owns the folder's write connection and does
+all indexing and embedding, in this order of priority: a rescan, changed paths,
+then missing vectors (in small batches, so a save never waits long behind them).
+Readers never block on it: each reader thread has its own apsw connection per
+database (`ReaderPool`), and SQLite's WAL lets them read the last committed
+state while the writer works.
+
+Changes reach the writer from the watcher (coalesced), from didSave and
+didChangeWatchedFiles (at once), and from codesift/reindex. They all land in
+one pending set; a path whose size and mtime already match the index is dropped
+before parsing, so a save reported by both the editor and the watcher is
+indexed once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import apsw
+
+from codesift.config import Settings
+from codesift.embedding import Embedder, fill_vectors, vector_coverage
+from codesift.errors import CodesiftError
+from codesift.indexer import Indexer, IndexPlan, IndexProgress
+from codesift.store.database import open_database
+from codesift.watcher import ChangeBatch, FolderWatcher, PathFilter
+
+__all__ = ["Cancellation", "FolderIndex", "FolderListener", "ReaderPool", "db_path_for"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# Vectors are computed this many chunks at a time; new changes wait at most one batch.
+EMBED_BATCH = 16
+
+
+def db_path_for(root: Path, settings: Settings) -> Path:
+    path = Path(os.path.expanduser(settings.index.db_path))
+    return path if path.is_absolute() else root / path
+
+
+class Cancellation:
+    """Cancels one request: sets a flag and interrupts the SQLite statements of the
+    reader connections the request is using."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self._conns: list[apsw.Connection] = []
+        self._lock = threading.Lock()
+
+    def attach(self, conn: apsw.Connection) -> None:
+        with self._lock:
+            self._conns.append(conn)
+            cancelled = self.event.is_set()
+        if cancelled:
+            conn.interrupt()
+
+    def detach(self, conn: apsw.Connection) -> None:
+        with self._lock:
+            if conn in self._conns:
+                self._conns.remove(conn)
+
+    def cancel(self) -> None:
+        with self._lock:
+            self.event.set()
+            conns = list(self._conns)
+        for conn in conns:
+            conn.interrupt()
+
+    @property
+    def cancelled(self) -> bool:
+        return self.event.is_set()
+
+
+class ReaderPool:
+    """Threads that answer read requests, each with its own connection per database."""
+
+    def __init__(self, workers: int = 3) -> None:
+        self._executor = ThreadPoolExecutor(workers, thread_name_prefix="codesift-reader")
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._generation: dict[str, int] = {}
+        self._open: list[apsw.Connection] = []
+
+    def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        return self._executor.submit(fn, *args)
+
+    def connection(self, db_path: Path) -> apsw.Connection:
+        """This thread's connection to `db_path` (opened on first use)."""
+        key = str(db_path)
+        conns: dict[str, tuple[int, apsw.Connection]] = getattr(self._local, "conns", None) or {}
+        self._local.conns = conns
+        with self._lock:
+            generation = self._generation.get(key, 0)
+        held = conns.get(key)
+        if held is not None and held[0] == generation:
+            return held[1]
+        if held is not None:
+            held[1].close()
+        conn = open_database(db_path, create=False)
+        conns[key] = (generation, conn)
+        with self._lock:
+            self._open.append(conn)
+        return conn
+
+    def forget(self, db_path: Path) -> None:
+        """Connections to `db_path` are reopened (or never used again) from now on."""
+        with self._lock:
+            key = str(db_path)
+            self._generation[key] = self._generation.get(key, 0) + 1
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True, cancel_futures=True)
+        with self._lock:
+            conns, self._open = self._open, []
+        for conn in conns:
+            with contextlib.suppress(apsw.Error):
+                conn.close()
+
+
+class FolderListener:
+    """What a folder tells the server: progress and state changes (any thread)."""
+
+    def progress(self, folder: FolderIndex, phase: str, done: int, total: int) -> None:
+        pass
+
+    def state_changed(self, folder: FolderIndex) -> None:
+        pass
+
+    def problem(self, folder: FolderIndex, message: str) -> None:
+        pass
+
+
+@dataclass(slots=True)
+class FolderProgress:
+    state: str = "starting"  # starting, scanning, indexing, embedding, ready, error, stopped
+    files_done: int = 0
+    files_total: int = 0
+    chunks_done: int = 0
+    chunks_total: int = 0
+    first_index_done: bool = False
+    vectors_embedded: int = 0
+    vectors_embeddable: int = 0
+    last_update: float | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+class FolderIndex:
+    """A workspace folder, its index database and the thread that writes it."""
+
+    def __init__(
+        self,
+        name: str,
+        uri: str,
+        root: Path,
+        settings: Settings,
+        listener: FolderListener,
+        embedder: Callable[[], Embedder | None],
+        *,
+        watch: bool = True,
+        quiet: float = 0.2,
+        max_wait: float = 2.0,
+    ) -> None:
+        self.name = name
+        self.uri = uri
+        self.root = root.resolve()
+        self.settings = settings
+        self.db_path = db_path_for(self.root, settings)
+        self.listener = listener
+        self._embedder = embedder
+        self.progress = FolderProgress()
+        self._cond = threading.Condition()
+        self._pending: set[str] = set()
+        self._rescan = True  # the first run scans the whole folder
+        self._busy = False
+        self._stopping = False
+        self._work_done = 0  # bumped after each batch of work, for waiters
+        self._embed_cancel = threading.Event()
+        self._needs_vectors = settings.embedding.enabled
+        self._thread = threading.Thread(
+            target=self._run, name=f"codesift-writer-{name}", daemon=False
+        )
+        self._watcher: FolderWatcher | None = None
+        self._watch = watch
+        self._quiet = quiet
+        self._max_wait = max_wait
+        self._ready = threading.Event()  # the database exists (readers may open it)
+        self._open_error: str | None = None
+
+    # -- life cycle ------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread.start()
+        if self._watch:
+            private = []
+            with contextlib.suppress(ValueError):
+                private.append(self.db_path.parent.relative_to(self.root).as_posix())
+            path_filter = PathFilter(self.settings.index.excluded_dirs, private)
+            try:
+                watcher = FolderWatcher(
+                    self.root,
+                    self._on_batch,
+                    path_filter,
+                    quiet=self._quiet,
+                    max_wait=self._max_wait,
+                )
+                watcher.start()
+                self._watcher = watcher
+            except OSError as exc:  # inotify limits, a vanished folder
+                self._warn(f"cannot watch {self.root} for changes ({exc}); save files to update")
+
+    def stop(self, timeout: float = 10.0) -> None:
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            watcher.stop()
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        self._embed_cancel.set()
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
+            self._thread.join(timeout)
+
+    def wait_open(self, timeout: float = 30.0) -> None:
+        """Wait until the database exists; raise CodesiftError if it cannot be opened."""
+        self._ready.wait(timeout)
+        if self._open_error is not None:
+            raise CodesiftError(self._open_error)
+        if not self._ready.is_set():
+            raise CodesiftError(f"the index of {self.root} is not open yet")
+
+    # -- changes -----------------------------------------------------------------------
+
+    def _on_batch(self, batch: ChangeBatch) -> None:
+        if batch.rescan:
+            log.info("%s: rescan (%s)", self.name, "; ".join(batch.reasons))
+            self.request_rescan()
+        else:
+            self.add_paths(batch.paths)
+
+    def add_paths(self, paths: Iterable[str]) -> None:
+        with self._cond:
+            before = len(self._pending)
+            self._pending.update(p for p in paths if p)
+            if len(self._pending) != before:
+                self._embed_cancel.set()  # changes go before vectors
+                self._cond.notify_all()
+
+    def request_rescan(self) -> None:
+        with self._cond:
+            self._rescan = True
+            self._pending.clear()
+            self._embed_cancel.set()
+            self._cond.notify_all()
+
+    def request_vectors(self) -> None:
+        with self._cond:
+            self._needs_vectors = self.settings.embedding.enabled
+            self._cond.notify_all()
+
+    def pending_work(self) -> dict[str, Any]:
+        with self._cond:
+            watcher = self._watcher
+            return {
+                "paths": len(self._pending),
+                "rescan": self._rescan,
+                "busy": self._busy,
+                "watcher_paths": watcher.coalescer.pending() if watcher else 0,
+            }
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until every change queued so far is indexed (vectors excluded)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._pending or self._rescan or self._busy:
+                if self._stopping:
+                    return False
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(left)
+        return True
+
+    def wait_vectors(self, timeout: float) -> bool:
+        """Wait until the index is idle and every vector is computed."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._pending or self._rescan or self._busy or self._needs_vectors:
+                if self._stopping:
+                    return False
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(left)
+        return True
+
+    # -- the writer thread -------------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            conn = open_database(self.db_path)
+        except CodesiftError as exc:
+            self._open_error = str(exc)
+            self._ready.set()
+            self._set_state("error")
+            self._warn(str(exc))
+            return
+        self._ready.set()
+        try:
+            self._loop(conn)
+        except Exception as exc:  # keep the server alive; say what happened
+            log.exception("indexing %s failed", self.root)
+            self._set_state("error")
+            self._warn(f"indexing {self.root} failed: {exc}")
+        finally:
+            conn.close()
+            with self._cond:
+                self._busy = False
+                self._cond.notify_all()
+
+    def _loop(self, conn: apsw.Connection) -> None:
+        indexer = Indexer(self.root, self.settings, conn)
+        self._refresh_coverage(conn)
+        while True:
+            with self._cond:
+                while (
+                    not self._stopping
+                    and not self._rescan
+                    and not self._pending
+                    and not self._needs_vectors
+                ):
+                    self._cond.wait()
+                if self._stopping:
+                    self._set_state("stopped")
+                    return
+                rescan, self._rescan = self._rescan, False
+                paths, self._pending = self._pending, set()
+                self._busy = True
+                self._embed_cancel.clear()
+            try:
+                if rescan:
+                    self._index(indexer, None)
+                elif paths:
+                    self._index(indexer, paths)
+                else:
+                    self._embed(conn)
+            except CodesiftError as exc:
+                self._warn(str(exc))
+            finally:
+                with self._cond:
+                    self._busy = False
+                    self._work_done += 1
+                    if self.progress.state != "error":
+                        idle = not (self._pending or self._rescan or self._needs_vectors)
+                        self.progress.state = "ready" if idle else self.progress.state
+                    self._cond.notify_all()
+                self.listener.state_changed(self)
+
+    def _index(self, indexer: Indexer, paths: set[str] | None) -> None:
+        started = time.perf_counter()
+        cancel = threading.Event()
+        if paths is None:
+            self._set_state("scanning")
+            self.listener.progress(self, "scanning", 0, 0)
+            plan = indexer.plan()
+        else:
+            plan = _drop_unchanged(indexer, indexer.plan_paths(paths))
+        work = len(plan.to_index) + len(plan.deleted)
+        if work or paths is None:
+            self.progress.files_done, self.progress.files_total = 0, work
+            self._set_state("indexing")
+
+        def report(event: IndexProgress) -> None:
+            if event.phase == "parsing":
+                self.progress.files_done = event.done
+                self.listener.progress(self, "parsing", event.done, event.total)
+            if self._stopping:
+                cancel.set()
+
+        summary = indexer.apply(plan, report, cancel, started=started)
+        self.progress.files_done = self.progress.files_total
+        self.progress.last_update = time.time()
+        if paths is None:
+            self.progress.first_index_done = True
+        if summary.indexed or summary.deleted:
+            log.info(
+                "%s: indexed %d, removed %d file(s) in %.0f ms",
+                self.name,
+                summary.indexed,
+                summary.deleted,
+                (time.perf_counter() - started) * 1000,
+            )
+            with self._cond:
+                self._needs_vectors = self.settings.embedding.enabled
+        self.listener.progress(self, "indexed", work, work)
+
+    def _embed(self, conn: apsw.Connection) -> None:
+        with self._cond:
+            self._needs_vectors = False
+        if not self.settings.embedding.enabled:
+            return
+        embedder = self._embedder()
+        if embedder is None:
+            return
+        layers = self.settings.embedding.layers
+        coverage = vector_coverage(conn, layers)
+        missing = coverage.embeddable - coverage.embedded
+        self.progress.vectors_embedded = coverage.embedded
+        self.progress.vectors_embeddable = coverage.embeddable
+        if missing <= 0:
+            return
+        self.progress.chunks_done, self.progress.chunks_total = 0, missing
+        self._set_state("embedding")
+
+        def report(done: int, total: int) -> None:
+            self.progress.chunks_done = done
+            self.progress.vectors_embedded = coverage.embedded + done
+            self.listener.progress(self, "embedding", done, total)
+
+        try:
+            fill_vectors(
+                conn,
+                embedder,
+                layers=layers,
+                batch_size=EMBED_BATCH,
+                progress=report,
+                cancel=self._embed_cancel,
+            )
+        except CodesiftError as exc:
+            self._warn(f"vectors are not computed: {exc}")
+            return
+        if self._embed_cancel.is_set():
+            with self._cond:  # interrupted by new changes: finish after them
+                self._needs_vectors = True
+        self._refresh_coverage(conn)
+        self.listener.progress(self, "embedded", self.progress.chunks_done, missing)
+
+    def _refresh_coverage(self, conn: apsw.Connection) -> None:
+        coverage = vector_coverage(conn, self.settings.embedding.layers)
+        self.progress.vectors_embedded = coverage.embedded
+        self.progress.vectors_embeddable = coverage.embeddable
+
+    def _set_state(self, state: str) -> None:
+        if self.progress.state != state:
+            self.progress.state = state
+            self.listener.state_changed(self)
+
+    def _warn(self, message: str) -> None:
+        if message not in self.progress.warnings:
+            self.progress.warnings.append(message)
+        self.listener.problem(self, message)
+
+    # -- what readers see ----------------------------------------------------------------
+
+    def completeness(self) -> dict[str, Any]:
+        """How complete the index is, for search responses and status."""
+        p = self.progress
+        with self._cond:
+            pending = len(self._pending) + (1 if self._rescan else 0)
+            busy = self._busy
+        coverage = 1.0 if p.vectors_embeddable == 0 else p.vectors_embedded / p.vectors_embeddable
+        files_ratio = 1.0 if p.files_total == 0 else p.files_done / p.files_total
+        return {
+            "folder": self.name,
+            "uri": self.uri,
+            "state": p.state,
+            "complete": p.first_index_done and not pending and not busy,
+            "files_done": p.files_done,
+            "files_total": p.files_total,
+            "files_ratio": round(files_ratio, 4) if not p.first_index_done or busy else 1.0,
+            "vectors": {
+                "enabled": self.settings.embedding.enabled,
+                "embedded": p.vectors_embedded,
+                "embeddable": p.vectors_embeddable,
+                "coverage": round(coverage, 4),
+            },
+        }
+
+
+def _drop_unchanged(indexer: Indexer, plan: IndexPlan) -> IndexPlan:
+    """Drop files whose size and mtime already match the index (indexed by an
+    earlier batch: the editor and the watcher both report one save). A path that
+    is gone and was a folder takes its indexed files with it."""
+    for gone in list(plan.forgotten):
+        prefix = gone.rstrip("/") + "/"
+        under = [
+            str(r[0])
+            for r in indexer.conn.execute(
+                "SELECT path FROM files WHERE path >= ? AND path < ?", (prefix, prefix[:-1] + "0")
+            )
+        ]
+        plan.deleted.extend(p for p in under if p not in plan.deleted)
+    if not plan.to_index:
+        return plan
+    stamps = {
+        str(path): (int(size), int(mtime))
+        for path, size, mtime in indexer.conn.execute(
+            "SELECT path, size, mtime_ns FROM files WHERE path IN"
+            f" ({','.join('?' * len(plan.to_index))})",
+            [s.path for s in plan.to_index],
+        )
+    }
+    kept = [s for s in plan.to_index if stamps.get(s.path) != (s.size, s.mtime_ns)]
+    plan.unchanged += len(plan.to_index) - len(kept)
+    plan.to_index = kept
+    return plan

@@ -1,0 +1,94 @@
+"""textDocument/hover and textDocument/definition for the identifier under the cursor."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from codesift.lsp.folders import Cancellation
+from codesift.lsp.navigation import document_lines, node_location, resolve_position
+from codesift.store.reader import NodeRow, edges_to, node_rows
+
+if TYPE_CHECKING:
+    from codesift.lsp.server import CodesiftServer
+
+__all__ = ["definition", "first_sentence", "hover"]
+
+CALLERS_SHOWN = 5
+
+
+def first_sentence(doc: str) -> str:
+    """The docstring's first sentence (up to the first '. ' or blank line)."""
+    text = doc.strip()
+    if not text:
+        return ""
+    paragraph = re.split(r"\n\s*\n", text, maxsplit=1)[0]
+    paragraph = " ".join(line.strip().lstrip("*/#").strip() for line in paragraph.splitlines())
+    match = re.search(r"(.+?[.!?])(\s|$)", paragraph)
+    sentence = match.group(1) if match else paragraph
+    return sentence[:300]
+
+
+async def hover(server: CodesiftServer, params: types.HoverParams) -> types.Hover | None:
+    from codesift.lsp.server import path_to_uri
+
+    uri = params.text_document.uri
+    folder, rel = server.folder_for_uri(uri)
+
+    def run(cancel: Cancellation) -> types.Hover | None:
+        folder.wait_open()
+        conn = server.readers.connection(folder.db_path)
+        lines = document_lines(server, uri, folder.root / rel)
+        resolved = resolve_position(conn, rel, lines, params.position, uri)
+        if not resolved.nodes:
+            return None
+        node: NodeRow = resolved.nodes[0]
+        calls = edges_to(conn, node.id, ["calls"])
+        callers = node_rows(conn, [e.src_id for e in calls])
+        parts = [f"```{node.language}\n{node.signature or node.qualified_name}\n```"]
+        sentence = first_sentence(node.docstring)
+        if sentence:
+            parts.append(sentence)
+        where = f"{node.kind} `{node.qualified_name}` in `{node.path}:{node.start_line}`"
+        if len(resolved.nodes) > 1:
+            where += f" (1 of {len(resolved.nodes)} definitions named `{resolved.word}`)"
+        parts.append(where)
+        caller_ids = list(dict.fromkeys(e.src_id for e in calls))
+        if caller_ids:
+            links = []
+            for caller_id in caller_ids[:CALLERS_SHOWN]:
+                caller = callers.get(caller_id)
+                if caller is None:
+                    continue
+                target = f"{path_to_uri(folder.root / caller.path)}#L{caller.start_line}"
+                links.append(f"[{caller.qualified_name}]({target})")
+            more = len(caller_ids) - len(links)
+            tail = f" and {more} more" if more > 0 else ""
+            parts.append(f"called by {len(caller_ids)}: " + ", ".join(links) + tail)
+        else:
+            parts.append("called by 0")
+        return types.Hover(
+            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n".join(parts))
+        )
+
+    return await server.read(run)
+
+
+async def definition(
+    server: CodesiftServer, params: types.DefinitionParams
+) -> list[types.Location] | None:
+    uri = params.text_document.uri
+    folder, rel = server.folder_for_uri(uri)
+
+    def run(cancel: Cancellation) -> list[types.Location] | None:
+        folder.wait_open()
+        conn = server.readers.connection(folder.db_path)
+        lines = document_lines(server, uri, folder.root / rel)
+        resolved = resolve_position(conn, rel, lines, params.position, uri)
+        if not resolved.nodes:
+            return None
+        return [node_location(folder, node) for node in resolved.nodes[:10]]
+
+    return await server.read(run)

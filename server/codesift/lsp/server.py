@@ -1,0 +1,435 @@
+"""The codesift language server object and its protocol.
+
+`CodesiftServer` holds the workspace folders (`FolderIndex`, one writer each),
+the reader threads, the options and the shared embedding model. The handlers
+live in one module per LSP area and are plain functions `(server, params) ->
+result`, registered by `create_server`. Read handlers run in reader threads
+(`CodesiftServer.read`), so the event loop keeps reading messages and a
+$/cancelRequest reaches a running search, which is then interrupted.
+
+`CodesiftProtocol` adjusts pygls for two things: custom `codesift/*` requests
+get their params as plain JSON objects, and a request whose params do not fit
+its LSP type gets an InvalidParams error instead of being dropped unanswered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import unquote, urlparse
+
+import attrs
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
+from pygls.uris import from_fs_path
+
+from codesift import __version__
+from codesift.config import EmbeddingSettings
+from codesift.embedding import Embedder
+from codesift.errors import CodesiftError
+from codesift.lsp.folders import Cancellation, FolderIndex, FolderListener, ReaderPool
+from codesift.lsp.options import ServerOptions, folder_settings
+from codesift.lsp.params import invalid
+
+__all__ = ["CodesiftProtocol", "CodesiftServer"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+CUSTOM_PREFIX = "codesift/"
+INDEX_STATUS = "codesift/indexStatus"
+# Seconds each read request waits before it starts (tests of cancellation only).
+_TEST_READ_DELAY = float(os.environ.get("CODESIFT_TEST_READ_DELAY", "0") or 0)
+# Progress and status notifications are sent at most this often per folder.
+REPORT_INTERVAL = 0.25
+
+
+@attrs.define
+class _InvalidRequest:
+    """A request whose params could not be read: answered with InvalidParams."""
+
+    id: int | str
+    method: str
+    jsonrpc: str
+    error: str
+
+
+class CodesiftProtocol(LanguageServerProtocol):
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        if "jsonrpc" not in data:
+            return data
+        method = data.get("method")
+        if isinstance(method, str) and method.startswith(CUSTOM_PREFIX):
+            # Plain JSON objects: the handlers check them and say what is wrong.
+            if "id" in data:
+                return JsonRPCRequestMessage(
+                    id=data["id"], method=method, jsonrpc=data["jsonrpc"], params=data.get("params")
+                )
+            return JsonRPCNotification(
+                method=method, jsonrpc=data["jsonrpc"], params=data.get("params")
+            )
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if "id" in data and isinstance(method, str):
+                cause = exc.__cause__
+                detail = _describe_structure_error(cause) if cause is not None else str(exc)
+                return _InvalidRequest(
+                    id=data["id"],
+                    method=method,
+                    jsonrpc=data["jsonrpc"],
+                    error=f"invalid params for {method}: {detail}",
+                )
+            raise
+
+    def handle_message(self, message: Any) -> None:
+        if isinstance(message, _InvalidRequest):
+            self._send_response(
+                message.id, None, JsonRpcInvalidParams(message=message.error).to_response_error()
+            )
+            return
+        super().handle_message(message)
+
+
+def _describe_structure_error(exc: BaseException) -> str:
+    """The first leaf of a cattrs validation error as a path and a problem, e.g.
+    "params.position: missing" or "params.position.line: invalid literal ..."."""
+    found: list[str] = []
+
+    def walk(error: BaseException, path: list[str]) -> None:
+        subs = getattr(error, "exceptions", None)
+        if subs:
+            for sub in subs:
+                attribute = ""
+                for note in getattr(sub, "__notes__", None) or []:
+                    if "@ attribute " in str(note):
+                        attribute = str(note).rsplit("@ attribute ", 1)[1].strip()
+                walk(sub, [*path, attribute] if attribute else path)
+            return
+        where = ".".join(path) or "params"
+        if isinstance(error, KeyError):
+            found.append(f"{where}: required field is missing")
+        else:
+            found.append(f"{where}: {error}")
+
+    walk(exc, [])
+    return found[0] if found else str(exc)
+
+
+class _Listener(FolderListener):
+    """Turns folder events into $/progress and codesift/indexStatus notifications."""
+
+    def __init__(self, server: CodesiftServer) -> None:
+        self.server = server
+        self._last: dict[str, float] = {}
+        self._tokens: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def progress(self, folder: FolderIndex, phase: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        final = phase in ("indexed", "embedded", "scanning")
+        with self._lock:
+            if not final and now - self._last.get(folder.uri, 0.0) < REPORT_INTERVAL:
+                return
+            self._last[folder.uri] = now
+        if phase == "scanning":
+            message = f"{folder.name}: scanning"
+        elif phase == "parsing":
+            message = f"{folder.name}: parsing {done}/{total} files"
+        elif phase == "embedding":
+            message = f"{folder.name}: embedding {done}/{total} chunks"
+        elif phase == "indexed":
+            message = f"{folder.name}: indexed {total} files"
+        else:
+            message = f"{folder.name}: embedded {done} chunks"
+        percent = int(100 * done / total) if total else None
+        if phase in ("indexed", "embedded"):
+            self.server.end_progress(folder, message)
+        else:
+            self.server.report_progress(folder, message, percent)
+        self.server.send_index_status(folder)
+
+    def state_changed(self, folder: FolderIndex) -> None:
+        self.server.send_index_status(folder)
+        if folder.progress.state == "ready":
+            self.server.end_progress(folder, f"{folder.name}: ready")
+
+    def problem(self, folder: FolderIndex, message: str) -> None:
+        self.server.show_message(message, types.MessageType.Warning)
+
+
+class CodesiftServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(
+            "codesift",
+            __version__,
+            protocol_cls=CodesiftProtocol,
+            text_document_sync_kind=types.TextDocumentSyncKind.Full,
+        )
+        self.options = ServerOptions()
+        self.folders: dict[str, FolderIndex] = {}
+        self.readers = ReaderPool()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.listener = _Listener(self)
+        self._embedders: dict[tuple[str, int, int], Embedder] = {}
+        self._embedder_lock = threading.Lock()
+        self._folders_lock = threading.Lock()
+        self._progress_tokens: dict[str, tuple[str, bool]] = {}
+        self._token_count = 0
+        self._tasks: set[asyncio.Future[None]] = set()
+        self.client_progress = False
+        self.stopped = False
+
+    # -- reading ---------------------------------------------------------------------
+
+    async def read(self, fn: Callable[[Cancellation], T]) -> T:
+        """Run `fn` in a reader thread; a cancelled request interrupts its queries."""
+        cancel = Cancellation()
+        delay = _TEST_READ_DELAY
+        if delay > 0:  # tests of $/cancelRequest need a request that is still running
+
+            def slow(cancel: Cancellation) -> T:
+                cancel.event.wait(delay)
+                if cancel.cancelled:
+                    raise JsonRpcRequestCancelled(message="the request was cancelled")
+                return fn(cancel)
+
+            future = self.readers.submit(slow, cancel)
+        else:
+            future = self.readers.submit(fn, cancel)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            cancel.cancel()
+            raise
+
+    # -- folders ---------------------------------------------------------------------
+
+    def embedder(self, settings: EmbeddingSettings) -> Embedder:
+        """The embedding model for these settings; folders with the same model
+        settings share one (it is the largest thing in memory)."""
+        key = (settings.cache_dir, settings.max_tokens, settings.batch_size)
+        with self._embedder_lock:
+            embedder = self._embedders.get(key)
+            if embedder is None:
+                cache = Path(os.path.expanduser(settings.cache_dir)) if settings.cache_dir else None
+                embedder = Embedder(
+                    cache, max_tokens=settings.max_tokens, batch_size=settings.batch_size
+                )
+                self._embedders[key] = embedder
+            return embedder
+
+    def folder_list(self) -> list[FolderIndex]:
+        with self._folders_lock:
+            return list(self.folders.values())
+
+    def add_folder(self, uri: str, name: str) -> FolderIndex | None:
+        root = uri_to_path(uri)
+        if root is None or not root.is_dir():
+            self.show_message(f"codesift: workspace folder {uri} is not a local folder; skipped")
+            return None
+        with self._folders_lock:
+            if uri in self.folders:
+                return self.folders[uri]
+        settings, problems = folder_settings(root, self.options)
+        for problem in problems:
+            self.show_message(f"codesift: {problem}")
+        folder = FolderIndex(
+            name or root.name,
+            uri,
+            root,
+            settings,
+            self.listener,
+            lambda: self.embedder(settings.embedding),
+            watch=self.options.watch,
+            quiet=self.options.quiet_ms / 1000,
+            max_wait=self.options.max_wait_ms / 1000,
+        )
+        with self._folders_lock:
+            self.folders[uri] = folder
+        folder.start()
+        log.info("indexing %s into %s", root, folder.db_path)
+        return folder
+
+    def remove_folder(self, uri: str) -> None:
+        with self._folders_lock:
+            folder = self.folders.pop(uri, None)
+        if folder is not None:
+            folder.stop()
+            self.readers.forget(folder.db_path)
+            self.end_progress(folder, f"{folder.name}: removed")
+
+    def folder_for_uri(self, uri: str) -> tuple[FolderIndex, str]:
+        """The folder containing `uri` (the innermost one) and the path relative to it."""
+        path = uri_to_path(uri)
+        if path is None:
+            raise invalid(f"{uri!r} is not a file URI")
+        best: tuple[FolderIndex, str] | None = None
+        for folder in self.folder_list():
+            for root in (folder.root, Path(str(folder.root))):
+                try:
+                    rel = path.relative_to(root).as_posix()
+                except ValueError:
+                    try:
+                        rel = path.resolve().relative_to(root).as_posix()
+                    except (ValueError, OSError):
+                        continue
+                if best is None or len(str(folder.root)) > len(str(best[0].root)):
+                    best = (folder, "" if rel == "." else rel)
+                break
+        if best is None:
+            raise invalid(f"{uri} is outside every workspace folder")
+        return best
+
+    def select_folders(self, wanted: tuple[str, ...]) -> list[FolderIndex]:
+        """Folders chosen by name, URI or path; all when `wanted` is empty."""
+        folders = self.folder_list()
+        if not wanted:
+            return folders
+        chosen: list[FolderIndex] = []
+        for item in wanted:
+            match = [
+                f
+                for f in folders
+                if item in (f.name, f.uri, str(f.root)) or uri_to_path(item) == f.root
+            ]
+            if not match:
+                names = ", ".join(f.name for f in folders) or "none"
+                raise invalid(f"no workspace folder {item!r} (folders: {names})")
+            chosen.extend(m for m in match if m not in chosen)
+        return chosen
+
+    def apply_options(self, options: ServerOptions) -> None:
+        """New options: folders whose settings changed are restarted (and rescanned)."""
+        old = self.options
+        self.options = options
+        for folder in self.folder_list():
+            settings, _ = folder_settings(folder.root, options)
+            restart = settings != folder.settings or (
+                (old.watch, old.quiet_ms, old.max_wait_ms)
+                != (options.watch, options.quiet_ms, options.max_wait_ms)
+            )
+            if restart:
+                self.remove_folder(folder.uri)
+                self.add_folder(folder.uri, folder.name)
+
+    def shutdown_folders(self) -> None:
+        self.stopped = True
+        for folder in self.folder_list():
+            with self._folders_lock:
+                self.folders.pop(folder.uri, None)
+            folder.stop()
+        self.readers.close()
+
+    # -- talking to the client from any thread -----------------------------------------
+
+    def call_soon(self, fn: Callable[[], Any]) -> None:
+        loop = self.loop
+        if loop is None or loop.is_closed() or self.stopped:
+            return
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(fn)
+
+    def show_message(
+        self, message: str, kind: types.MessageType = types.MessageType.Warning
+    ) -> None:
+        log.warning("%s", message)
+        self.call_soon(
+            lambda: self.window_show_message(types.ShowMessageParams(type=kind, message=message))
+        )
+
+    def send_index_status(self, folder: FolderIndex) -> None:
+        status = folder.completeness()
+        pending = folder.pending_work()
+        status["pending"] = pending
+        status["chunks_done"] = folder.progress.chunks_done
+        status["chunks_total"] = folder.progress.chunks_total
+        self.call_soon(lambda: self.protocol.notify(INDEX_STATUS, status))
+
+    def report_progress(self, folder: FolderIndex, message: str, percent: int | None) -> None:
+        """$/progress for a folder's indexing: begun on the first report (after the
+        client accepted the token), reported until `end_progress`."""
+        if not self.client_progress:
+            return
+
+        async def begin(token: str) -> None:
+            try:
+                await asyncio.wait_for(self.work_done_progress.create_async(token), 10)
+            except Exception as exc:  # the client refused or never answered
+                log.info("no progress token from the client: %s", exc)
+                if self._progress_tokens.get(folder.uri) == (token, False):
+                    self._progress_tokens.pop(folder.uri, None)
+                return
+            self.work_done_progress.begin(
+                token,
+                types.WorkDoneProgressBegin(
+                    title="codesift", message=message, percentage=percent, cancellable=False
+                ),
+            )
+            if self._progress_tokens.get(folder.uri) == (token, False):
+                self._progress_tokens[folder.uri] = (token, True)
+            else:  # ended while the token was being created
+                self.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+
+        def send() -> None:
+            current = self._progress_tokens.get(folder.uri)
+            if current is None:
+                self._token_count += 1
+                token = f"codesift-index-{self._token_count}"
+                self._progress_tokens[folder.uri] = (token, False)
+                task = asyncio.ensure_future(begin(token))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+            elif current[1]:
+                self.work_done_progress.report(
+                    current[0], types.WorkDoneProgressReport(message=message, percentage=percent)
+                )
+
+        self.call_soon(send)
+
+    def end_progress(self, folder: FolderIndex, message: str) -> None:
+        def end() -> None:
+            current = self._progress_tokens.pop(folder.uri, None)
+            if current is not None and current[1]:
+                self.work_done_progress.end(current[0], types.WorkDoneProgressEnd(message=message))
+
+        self.call_soon(end)
+
+
+def uri_to_path(uri: str) -> Path | None:
+    if uri.startswith("/"):
+        return Path(uri)
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        return None
+    return Path(unquote(parsed.path))
+
+
+def path_to_uri(path: Path) -> str:
+    return from_fs_path(str(path)) or path.as_uri()
+
+
+def bind(
+    server: CodesiftServer, handler: Callable[[CodesiftServer, Any], Awaitable[T]]
+) -> Callable[[Any], Awaitable[T]]:
+    """An async handler `(server, params)` as pygls wants it: `(params)`."""
+
+    async def handle(params: Any) -> T:
+        try:
+            return await handler(server, params)
+        except CodesiftError as exc:
+            raise invalid(str(exc)) from exc
+
+    handle.__name__ = getattr(handler, "__name__", "handler")
+    return handle

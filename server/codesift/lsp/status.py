@@ -1,0 +1,129 @@
+"""codesift/status (per folder: counts, vectors, pending work, warnings) and
+codesift/reindex (the whole workspace, some folders, or some paths)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from codesift.lsp.folders import Cancellation, FolderIndex
+from codesift.lsp.params import invalid, opt_bool, opt_int, opt_str_list
+from codesift.store.reader import index_counts
+
+if TYPE_CHECKING:
+    from codesift.lsp.server import CodesiftServer
+
+__all__ = ["REINDEX", "STATUS", "reindex", "status"]
+
+STATUS = "codesift/status"
+REINDEX = "codesift/reindex"
+
+
+def _iso(stamp: float | None) -> str | None:
+    if stamp is None:
+        return None
+    return datetime.fromtimestamp(stamp, UTC).isoformat(timespec="seconds")
+
+
+def _db_bytes(folder: FolderIndex) -> int:
+    total = 0
+    for suffix in ("", "-wal"):
+        path = folder.db_path.with_name(folder.db_path.name + suffix)
+        with contextlib.suppress(OSError):
+            total += path.stat().st_size
+    return total
+
+
+async def status(server: CodesiftServer, params: Any) -> dict[str, Any]:
+    data = params if isinstance(params, dict) else {}
+    if params is not None and not isinstance(params, dict):
+        raise invalid(f"{STATUS} params must be an object or absent")
+    folders = server.select_folders(opt_str_list(data, "folders"))
+
+    def run(cancel: Cancellation) -> dict[str, Any]:
+        out = []
+        for folder in folders:
+            entry: dict[str, Any] = {
+                "name": folder.name,
+                "uri": folder.uri,
+                "root": str(folder.root),
+                "database": str(folder.db_path),
+                "state": folder.progress.state,
+                "pending": folder.pending_work(),
+                "warnings": list(folder.progress.warnings),
+            }
+            completeness = folder.completeness()
+            entry["complete"] = completeness["complete"]
+            entry["vectors"] = completeness["vectors"]
+            try:
+                folder.wait_open(timeout=5)
+                conn = server.readers.connection(folder.db_path)
+                counts = index_counts(conn)
+                entry.update(
+                    files=counts.files,
+                    nodes=counts.nodes,
+                    edges=counts.edges,
+                    chunks=counts.chunks,
+                    languages=counts.by_language,
+                    last_update=_iso(counts.last_update),
+                    database_bytes=_db_bytes(folder),
+                )
+            except Exception as exc:  # report, do not fail the whole status
+                entry["warnings"].append(f"cannot read the index: {exc}")
+            if not folder.settings.embedding.enabled:
+                entry["warnings"].append("embeddings are off: searches are lexical and symbol only")
+            out.append(entry)
+        return {"folders": out, "time": _iso(time.time())}
+
+    return await server.read(run)
+
+
+async def reindex(server: CodesiftServer, params: Any) -> dict[str, Any]:
+    """Queue work; with `wait: true`, answer when it is indexed (vectors excluded)."""
+    if params is not None and not isinstance(params, dict):
+        raise invalid(f"{REINDEX} params must be an object or absent")
+    data = params or {}
+    paths = opt_str_list(data, "paths")
+    wait = opt_bool(data, "wait", False)
+    timeout = opt_int(data, "timeout_ms", 60_000, 1, 3_600_000) or 60_000
+    queued: list[dict[str, Any]] = []
+    touched: list[FolderIndex] = []
+    if paths:
+        by_folder: dict[str, tuple[FolderIndex, list[str]]] = {}
+        for item in paths:
+            if item.startswith("file:") or item.startswith("/"):
+                folder, rel = server.folder_for_uri(item)
+            else:
+                folders = server.select_folders(opt_str_list(data, "folders"))
+                if len(folders) != 1:
+                    raise invalid(
+                        f"relative path {item!r} is ambiguous with {len(folders)} folders;"
+                        " give a file URI or one folder"
+                    )
+                folder, rel = folders[0], item.strip("/")
+            by_folder.setdefault(folder.uri, (folder, []))[1].append(rel)
+        for folder, rels in by_folder.values():
+            if "" in rels:
+                folder.request_rescan()
+                queued.append({"folder": folder.name, "rescan": True})
+            else:
+                folder.add_paths(rels)
+                queued.append({"folder": folder.name, "paths": sorted(rels)})
+            touched.append(folder)
+    else:
+        for folder in server.select_folders(opt_str_list(data, "folders")):
+            folder.request_rescan()
+            queued.append({"folder": folder.name, "rescan": True})
+            touched.append(folder)
+    done = True
+    if wait:
+        loop = asyncio.get_running_loop()
+        deadline = timeout / 1000
+        results = await asyncio.gather(
+            *(loop.run_in_executor(None, f.wait_idle, deadline) for f in touched)
+        )
+        done = all(results)
+    return {"queued": queued, "done": done if wait else None}

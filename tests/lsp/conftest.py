@@ -1,0 +1,29 @@
+"""Fixtures for the language server tests: a temporary git workspace and a running
+`codesift serve` with a real LSP client (see harness.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from harness import WORKSPACE, LspSession, make_workspace
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_workspace(tmp_path_factory.mktemp("ws") / "billing-ws", WORKSPACE)
+
+
+@pytest.fixture(scope="module")
+def lsp(workspace: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LspSession]:
+    """One server per test module on the module's workspace, indexed and ready."""
+    log = tmp_path_factory.mktemp("log") / "server.log"
+    session = LspSession([workspace], {"embeddings": False}, log_file=log)
+    session.start()
+    try:
+        session.wait_ready()
+        yield session
+    finally:
+        code = session.close()
+        assert code == 0, log.read_text()

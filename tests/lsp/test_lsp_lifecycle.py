@@ -1,0 +1,155 @@
+"""Initialisation, progress, options, multi-root folders and a clean shutdown."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from harness import WORKSPACE, LspSession, git, make_workspace
+
+
+def children_of(pid: int) -> set[int]:
+    """Processes whose parent is `pid` (from /proc)."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[1]) == pid:
+            found.add(int(entry))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_initialize_progress_and_clean_exit(tmp_path: Path) -> None:
+    # Enough files for worker processes (index.workers=2 parses >= 100 files in a pool).
+    files = dict(WORKSPACE)
+    files.update(
+        {f"gen/mod{i}.py": f"def generated_{i}(x):\n    return x + {i}\n" for i in range(120)}
+    )
+    root = make_workspace(tmp_path / "big", files)
+    lsp = LspSession(
+        [root], {"embeddings": False, "index": {"workers": 2}}, log_file=tmp_path / "log"
+    )
+    lsp.start()
+    caps = lsp.initialize_result.capabilities
+    assert caps.workspace_symbol_provider and caps.hover_provider and caps.call_hierarchy_provider
+    assert caps.document_symbol_provider and caps.definition_provider
+    seen_children: set[int] = set()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert lsp.pid is not None
+        seen_children |= children_of(lsp.pid)
+        status = lsp.request("codesift/status")["folders"][0]
+        if status["complete"]:
+            break
+        time.sleep(0.05)
+    lsp.wait_ready()
+    progress = [p.value for m, p in lsp.notifications if m == "$/progress"]
+    kinds = [v["kind"] if isinstance(v, dict) else v.kind for v in progress]
+    assert kinds[0] == "begin" and "end" in kinds
+    messages = [v.get("message", "") if isinstance(v, dict) else v.message for v in progress]
+    assert any("scanning" in (m or "") for m in messages)
+    assert any("parsing" in (m or "") and "files" in (m or "") for m in messages), messages
+    statuses = lsp.messages("codesift/indexStatus")
+    assert statuses and statuses[-1]["state"] == "ready" and statuses[-1]["complete"] is True
+    assert lsp.request("codesift/search", {"query": "generated_77"})["results"]
+    pid = lsp.pid
+    assert lsp.close() == 0
+    assert not alive(pid)
+    assert not [c for c in seen_children if alive(c)], "worker processes outlived the server"
+    log = (tmp_path / "log").read_text()
+    assert "Traceback" not in log, log
+
+
+def test_invalid_options_are_reported_and_replaced(workspace: Path) -> None:
+    options = {
+        "embeddings": "yes",
+        "quietMs": -5,
+        "colour": "blue",
+        "search": {"top_k": "ten", "rrf_k": 30},
+    }
+    with LspSession([workspace], options) as lsp:
+        lsp.wait_ready()
+        lsp.wait_for(lambda n: sum(m == "window/showMessage" for m, _ in n) >= 4)
+        shown = " | ".join(p.message for p in lsp.messages("window/showMessage"))
+        assert "embeddings must be true or false" in shown
+        assert "quietMs" in shown and "unknown codesift option 'colour'" in shown
+        assert "search.top_k must be an integer" in shown
+        # the valid parts apply; the server works
+        assert lsp.request("codesift/search", {"query": "submit"})["results"]
+        lsp.notify("workspace/didChangeConfiguration", {"settings": {"codesift": {"watch": 3}}})
+        lsp.wait_for(
+            lambda n: any("watch must be" in str(p) for m, p in n if m == "window/showMessage")
+        )
+    assert lsp.returncode == 0
+
+
+def test_multi_root_folders_added_and_removed(tmp_path: Path) -> None:
+    one = make_workspace(tmp_path / "one", {"alpha.py": "def alpha_handler():\n    return 1\n"})
+    two = make_workspace(tmp_path / "two", {"beta.py": "def beta_handler():\n    return 2\n"})
+    three = make_workspace(tmp_path / "three", {"gamma.py": "def gamma_handler():\n    return 3\n"})
+    with LspSession([one, two], {"embeddings": False}) as lsp:
+        lsp.wait_ready()
+        reply = lsp.request("codesift/search", {"query": "handler"})
+        assert {r["folder"] for r in reply["results"]} == {"one", "two"}
+        assert {i["folder"] for i in reply["index"]} == {"one", "two"}
+        only = lsp.request("codesift/search", {"query": "handler", "folders": ["two"]})
+        assert {r["folder"] for r in only["results"]} == {"two"}
+        lsp.notify(
+            "workspace/didChangeWorkspaceFolders",
+            {
+                "event": {
+                    "added": [{"uri": three.as_uri(), "name": "three"}],
+                    "removed": [{"uri": one.as_uri(), "name": "one"}],
+                }
+            },
+        )
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            folders = {f["name"] for f in lsp.request("codesift/status")["folders"]}
+            if folders == {"two", "three"}:
+                break
+            time.sleep(0.05)
+        assert folders == {"two", "three"}
+        lsp.wait_ready()
+        reply = lsp.request("codesift/search", {"query": "handler"})
+        assert {r["folder"] for r in reply["results"]} == {"two", "three"}
+        assert (one / ".codesift" / "index.db").exists()  # each folder has its own index
+    assert lsp.returncode == 0
+
+
+def test_git_checkout_triggers_a_rescan(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path / "repo", {"main.py": "def on_main_branch():\n    pass\n"})
+    git(root, "checkout", "-q", "-b", "feature")
+    (root / "main.py").write_text("def on_feature_branch():\n    pass\n")
+    git(root, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-qam", "feature")
+    git(root, "checkout", "-q", "master") if (
+        root / ".git" / "refs" / "heads" / "master"
+    ).exists() else git(root, "checkout", "-q", "main")
+    with LspSession([root], {"embeddings": False}) as lsp:
+        lsp.wait_ready()
+        assert lsp.request("codesift/search", {"query": "on_main_branch"})["results"]
+        git(root, "checkout", "-q", "feature")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            names = [
+                r["qualified_name"]
+                for r in lsp.request("codesift/search", {"query": "on_feature_branch"})["results"]
+            ]
+            if "main.on_feature_branch" in names:
+                break
+            time.sleep(0.05)
+        assert "main.on_feature_branch" in names

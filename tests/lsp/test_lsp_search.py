@@ -1,0 +1,138 @@
+"""codesift/search over stdio: results, live updates from disk, cancellation, bad input."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from harness import LspSession
+from pygls.exceptions import JsonRpcException
+
+
+def names(reply: dict[str, Any]) -> list[str]:
+    return [r["qualified_name"] for r in reply["results"]]
+
+
+def search_until(
+    lsp: LspSession, query: str, check: Any, timeout: float = 10, **extra: Any
+) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        reply = lsp.request("codesift/search", {"query": query, **extra})
+        if check(reply) or time.monotonic() > deadline:
+            return reply
+        time.sleep(0.05)
+
+
+def test_search_answers_with_provenance_and_completeness(lsp: LspSession, workspace: Path) -> None:
+    reply = lsp.request("codesift/search", {"query": "retry_failed_charge", "top_k": 5})
+    assert reply["results"], reply
+    first = reply["results"][0]
+    assert first["qualified_name"].endswith("retry_failed_charge")
+    assert first["uri"] == (workspace / "billing.py").as_uri()
+    assert first["provenance"] and {"stream", "rank", "score"} <= set(first["provenance"][0])
+    assert isinstance(first["node_id"], str)  # 63-bit ids travel as strings
+    assert reply["complete"] is True
+    (index,) = reply["index"]
+    assert index["folder"] == workspace.name and index["state"] == "ready"
+
+
+def test_search_options_are_applied(lsp: LspSession) -> None:
+    reply = lsp.request(
+        "codesift/search",
+        {"query": "gateway", "layers": ["doc"], "languages": ["markdown"], "snippet_chars": 80},
+    )
+    assert reply["results"] and all(r["layer"] == "doc" for r in reply["results"])
+    reply = lsp.request("codesift/search", {"query": "charge", "paths": ["reports.py"]})
+    assert {r["path"] for r in reply["results"]} == {"reports.py"}
+    reply = lsp.request("codesift/search", {"query": "charge", "max_tokens": 60, "top_k": 10})
+    assert reply["tokens"] <= 60 and reply["truncated_by_budget"]
+
+
+def test_file_changed_on_disk_is_found(lsp: LspSession, workspace: Path) -> None:
+    path = workspace / "invoices.py"
+    path.write_text("def issue_quarterly_invoice(customer):\n    return customer\n")
+    old, new = "invoices.issue_quarterly_invoice", "invoices.issue_yearly_invoice"
+    reply = search_until(lsp, "issue_quarterly_invoice", lambda r: old in names(r))
+    assert old in names(reply)
+    path.write_text("def issue_yearly_invoice(customer):\n    return customer\n")
+    reply = search_until(lsp, "issue_yearly_invoice", lambda r: new in names(r))
+    assert new in names(reply)
+    assert old not in names(lsp.request("codesift/search", {"query": "issue_quarterly_invoice"}))
+    path.unlink()
+    reply = search_until(lsp, "issue_yearly_invoice", lambda r: new not in names(r))
+    assert new not in names(reply)
+
+
+def test_did_save_and_watched_files_without_a_watcher(workspace: Path) -> None:
+    with LspSession([workspace], {"embeddings": False, "watch": False}) as lsp:
+        lsp.wait_ready()
+        path = workspace / "saved.py"
+        path.write_text("def settle_disputed_payment(p):\n    return p\n")
+        lsp.notify("textDocument/didSave", {"textDocument": {"uri": path.as_uri()}})
+        reply = search_until(lsp, "settle_disputed_payment", lambda r: r["results"])
+        assert names(reply) == ["saved.settle_disputed_payment"]
+        path.unlink()
+        lsp.notify(
+            "workspace/didChangeWatchedFiles", {"changes": [{"uri": path.as_uri(), "type": 3}]}
+        )
+        reply = search_until(lsp, "settle_disputed_payment", lambda r: not r["results"])
+        assert reply["results"] == []
+    assert lsp.returncode == 0
+
+
+def test_reindex_paths_and_status(lsp: LspSession, workspace: Path) -> None:
+    reply = lsp.request(
+        "codesift/reindex", {"paths": [(workspace / "billing.py").as_uri()], "wait": True}
+    )
+    assert reply["done"] is True and reply["queued"][0]["paths"] == ["billing.py"]
+    status = lsp.request("codesift/status")
+    (folder,) = status["folders"]
+    assert folder["files"] >= 3 and folder["nodes"] >= 5 and folder["chunks"] > 0
+    assert folder["database_bytes"] > 0 and folder["last_update"]
+    assert folder["vectors"]["enabled"] is False
+    assert any("embeddings are off" in w for w in folder["warnings"])
+    assert set(folder["pending"]) >= {"paths", "rescan", "busy"}
+
+
+def test_cancelled_search_gets_request_cancelled(workspace: Path, monkeypatch: Any) -> None:
+    monkeypatch.setenv("CODESIFT_TEST_READ_DELAY", "5")
+    with LspSession([workspace], {"embeddings": False, "watch": False}) as lsp:
+        msg_id = str(uuid.uuid4())
+        future = lsp.request_future("codesift/search", {"query": "charge"}, msg_id)
+        time.sleep(0.5)  # the request is running (waiting in its reader thread)
+        started = time.monotonic()
+        lsp.cancel(msg_id)
+        with pytest.raises(JsonRpcException) as caught:
+            future.result(10)
+        assert caught.value.code == -32800
+        assert time.monotonic() - started < 3
+    assert lsp.returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        (None, "needs params"),
+        ([1, 2], "must be an object"),
+        ({}, "missing required parameter 'query'"),
+        ({"query": 5}, "must be a string"),
+        ({"query": "x" * 100_000}, "100000 characters long"),
+        ({"query": "   "}, "the query is empty"),
+        ({"query": "a", "top_k": 0}, "'top_k' must be between 1 and 200"),
+        ({"query": "a", "layers": ["bogus"]}, "unknown layer"),
+        ({"query": "a", "since": "last tuesday"}, "not an ISO 8601 date"),
+        ({"query": "a", "as_of": "2025-01-01"}, "not supported yet"),
+        ({"query": "a", "since": "2025-02-01", "until": "2025-01-01"}, "later than"),
+        ({"query": "a", "folders": ["nope"]}, "no workspace folder 'nope'"),
+    ],
+)
+def test_bad_search_params_are_invalid_params(lsp: LspSession, params: Any, message: str) -> None:
+    with pytest.raises(JsonRpcException) as caught:
+        lsp.raw_request("codesift/search", params)
+    assert caught.value.code == -32602
+    assert message in caught.value.message
+    assert lsp.request("codesift/search", {"query": "charge"})["results"]  # still serving

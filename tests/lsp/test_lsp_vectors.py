@@ -1,0 +1,48 @@
+"""With embeddings on, a saved file gets vectors in the server's background."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from harness import LspSession, make_workspace
+
+
+def test_saved_file_gets_vectors(tmp_path: Path) -> None:
+    root = make_workspace(
+        tmp_path / "ws",
+        {"pay.py": 'def charge(card):\n    """Charge a credit card."""\n    return card\n'},
+    )
+    cache = os.environ.get("CODESIFT_TEST_MODEL_CACHE") or str(tmp_path / "model-cache")
+    options = {"embeddings": True, "embedding": {"cache_dir": cache}}
+    with LspSession([root], options, log_file=tmp_path / "log") as lsp:
+        lsp.wait_ready()
+
+        def vectors() -> dict[str, int]:
+            return lsp.request("codesift/status")["folders"][0]["vectors"]
+
+        deadline = time.monotonic() + 60
+        while vectors()["embedded"] < vectors()["embeddable"] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        before = vectors()
+        assert before["embedded"] == before["embeddable"] > 0
+        (root / "refunds.py").write_text(
+            'def give_money_back(order):\n    """Return the payment to the customer."""\n'
+        )
+        lsp.notify(
+            "textDocument/didSave", {"textDocument": {"uri": (root / "refunds.py").as_uri()}}
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            now = vectors()
+            if now["embeddable"] > before["embeddable"] and now["embedded"] == now["embeddable"]:
+                break
+            time.sleep(0.05)
+        assert now["embedded"] == now["embeddable"] > before["embeddable"]
+        reply = lsp.request("codesift/search", {"query": "reimburse a purchase"})
+        streams = {s["stream"] for s in reply["streams"]}
+        assert "vector" in streams
+        hit = next(r for r in reply["results"] if r["path"] == "refunds.py")
+        assert any(p["stream"] == "vector" for p in hit["provenance"])
+    assert lsp.returncode == 0
