@@ -191,9 +191,17 @@ def span_times(
     spans: Iterable[tuple[int, int]],
 ) -> list[tuple[int, int, int, int]]:
     """For each 1-based inclusive line span: (created time, created commit, changed
-    time, changed commit), from the minimum `born` and the maximum `last` (or a
-    deletion inside the span) over its lines. `times` maps a commit number to its
-    time; its last element is the time of UNCOMMITTED."""
+    time, changed commit). `times` maps a commit number to its time; its last
+    element is the time of UNCOMMITTED.
+
+    changed  the newest `last` over the span's lines, or a deletion between them
+    created  when the span's first line (a definition's header, a section's
+             heading) appeared, or when half of its lines existed, whichever is
+             earlier. Not the oldest line: diffs align blank lines and common
+             statements of a new function with old ones, and one such line would
+             make the whole function old. A function whose body changed keeps its
+             header; one whose signature changed keeps most of its lines.
+    """
     last = np.asarray(lines.last, dtype=np.int64)
     born = np.asarray(lines.born, dtype=np.int64)
     gone = np.asarray(lines.gone, dtype=np.int64)
@@ -208,7 +216,9 @@ def span_times(
                 out.append((0, 0, 0, 0))
                 continue
             lo, hi = min(lo, count - 1), min(lo, count - 1) + 1
-        i_born = lo + int(np.argmin(t_born[lo:hi]))
+        window = t_born[lo:hi]
+        i_half = lo + int(np.argpartition(window, (hi - lo - 1) // 2)[(hi - lo - 1) // 2])
+        i_born = lo if t_born[lo] <= t_born[i_half] else i_half
         i_last = lo + int(np.argmax(t_last[lo:hi]))
         created, created_commit = int(t_born[i_born]), int(born[i_born])
         changed, changed_commit = int(t_last[i_last]), int(last[i_last])

@@ -35,8 +35,10 @@ __all__ = [
 # Lines changed in the working tree and not committed count as changed "now",
 # whenever the query runs: they carry this time (9999-12-31), which every
 # `since` accepts, and bounds at or after the query time (`until`, `as_of`)
-# are dropped so they are included there too.
+# are dropped so they are included there too. "At or after the query time" allows
+# NOW_SLACK seconds, so `until=now` parsed a moment before the query still counts.
 UNCOMMITTED_TIME = 253402300799
+NOW_SLACK = 60.0
 
 TimeValue = str | int | float | datetime | date
 
@@ -182,7 +184,7 @@ class TimeFilter:
         A row without times (history not computed yet) passes no bound. Bounds at
         or after `now` do not exclude uncommitted content, which changed "now".
         """
-        current = time.time() if now is None else now
+        current = (time.time() if now is None else now) - NOW_SLACK
         sql = ""
         params: list[object] = []
         if self.since is not None:
@@ -200,7 +202,7 @@ class TimeFilter:
         self, created: float | None, changed: float | None, now: float | None = None
     ) -> bool:
         """The same test as `sql`, on values in Python."""
-        current = time.time() if now is None else now
+        current = (time.time() if now is None else now) - NOW_SLACK
         last = changed if changed is not None else created
         if self.since is not None and (last is None or last < self.since):
             return False
