@@ -93,7 +93,7 @@ def _relative(text: str, now: float) -> float | None:
     return now - amount * seconds
 
 
-def _iso(text: str) -> float | None:
+def _iso(text: str, name: str) -> float | None:
     candidate = text.strip()
     if candidate.endswith(("z", "Z")):
         candidate = candidate[:-1] + "+00:00"
@@ -105,7 +105,7 @@ def _iso(text: str) -> float | None:
             return None
         return _from_datetime(datetime.fromisoformat(candidate))
     except ValueError as exc:
-        raise QueryError(f"invalid date or time {text!r}: {exc}") from exc
+        raise QueryError(f"invalid {name} {text!r}: {exc}") from exc
 
 
 def _revision(text: str, root: Path) -> float | None:
@@ -151,7 +151,7 @@ def parse_time_spec(
     text = value.strip()
     if not text:
         raise QueryError(f"{name} is empty; give {_ACCEPTED}")
-    parsed = _iso(text)
+    parsed = _iso(text, name)
     if parsed is None:
         parsed = _relative(text, current)
     if parsed is None and root is not None and not text.startswith("-"):
