@@ -46,6 +46,9 @@ log = logging.getLogger(__name__)
 _ADDED = pygit2.enums.DeltaStatus.ADDED
 _DELETED = pygit2.enums.DeltaStatus.DELETED
 _RENAMED = pygit2.enums.DeltaStatus.RENAMED
+# git diff (and so git blame) slides hunks by indentation since git 2.14; libgit2
+# does so only when asked. Without it about 0.1% of lines blame another commit.
+_DIFF_FLAGS = pygit2.enums.DiffOption.INDENT_HEURISTIC
 
 
 @dataclass(slots=True)
@@ -162,9 +165,9 @@ def _apply_commit(
     except (KeyError, pygit2.GitError):
         parent = None
     if parent is None:
-        diff = commit.tree.diff_to_tree(context_lines=0, swap=True)
+        diff = commit.tree.diff_to_tree(flags=_DIFF_FLAGS, context_lines=0, swap=True)
     else:
-        diff = parent.tree.diff_to_tree(commit.tree, context_lines=0)
+        diff = parent.tree.diff_to_tree(commit.tree, flags=_DIFF_FLAGS, context_lines=0)
     statuses = {delta.status for delta in diff.deltas}
     if _ADDED in statuses and _DELETED in statuses:
         diff.find_similar()
@@ -277,7 +280,7 @@ def _working_lines(
     blob = repo.get(entry.id)
     if not isinstance(blob, pygit2.Blob):
         return committed, False
-    patch = pygit2.Patch.create_from(blob.data, data, context_lines=0)
+    patch = pygit2.Patch.create_from(blob.data, data, flag=_DIFF_FLAGS, context_lines=0)
     return apply_patch(committed, patch, UNCOMMITTED), True
 
 
