@@ -431,3 +431,22 @@ def test_cli_filters_and_shows_the_last_change(
 def test_cli_rejects_a_malformed_time(in_repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["search", "ledger", "--no-embed", "--since", "soonish"]) == 2
     assert "cannot read since 'soonish'" in " ".join(capsys.readouterr().err.split())
+
+
+def test_a_workspace_inside_a_repository_uses_its_history(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace
+) -> None:
+    root = make_repo({}, commit=False)
+    (root / "service").mkdir()
+    (root / "service" / "billing.py").write_text(BILLING_V1)
+    (root / "other.py").write_text(fn("outside"))
+    commit_at(root, T1, "first")
+    (root / "service" / "billing.py").write_text(BILLING_V2)
+    commit_at(root, T2, "second")
+    conn, _ = index_workspace(root / "service")
+    times = node_times(conn)
+    assert "outside" not in times
+    assert times["invoice"] == (ts(T2), ts(T2))
+    assert times["charge"] == (ts(T1), ts(T1))
+    paths = [str(r[0]) for r in conn.execute("SELECT path FROM history_files")]
+    assert paths == ["service/billing.py"]
