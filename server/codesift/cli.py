@@ -29,6 +29,8 @@ from codesift import __version__
 from codesift.config import Settings, load_settings
 from codesift.embedding import Embedder, fill_vectors, vector_coverage
 from codesift.errors import CodesiftError, CorruptIndexError, EmbeddingError, ForeignIndexError
+from codesift.history.records import ChangeInfo, node_history, nodes_in_time
+from codesift.history.timespec import TimeFilter, time_filter
 from codesift.indexer import Indexer, IndexProgress, IndexSummary
 from codesift.retrieval import BROAD_LAYERS, Searcher, SearchRequest, SearchResponse
 from codesift.store.database import move_aside, open_database, scalar
@@ -289,7 +291,26 @@ def _response_json(response: SearchResponse) -> dict[str, Any]:
     return data
 
 
+def _time_filter(args: argparse.Namespace, root: Path) -> TimeFilter:
+    """--as-of/--since/--until as Unix times (tags and commits resolved in `root`)."""
+    return time_filter(args.as_of, args.since, args.until, root=root)
+
+
+def _history_text(info: ChangeInfo | None) -> str:
+    """`changed 2024-05-01 (abc1234 subject)` for human output."""
+    if info is None or info.changed is None:
+        return ""
+    if info.source == "uncommitted":
+        return "changed: uncommitted"
+    if info.source == "mtime":
+        return f"modified {info.changed[:10]}"
+    subject = (info.subject or "")[:60]
+    return f"changed {info.changed[:10]} ({(info.commit or '')[:7]} {subject})"
+
+
 def cmd_search(args: argparse.Namespace) -> int:
+    root = Path(args.root).resolve() if args.root else find_root(Path.cwd())
+    times = _time_filter(args, root)  # a malformed time fails before any indexing
     root, settings, conn = _prepare(args)
     request = SearchRequest(
         query=args.query,
@@ -299,6 +320,9 @@ def cmd_search(args: argparse.Namespace) -> int:
         paths=tuple(args.path or ()),
         snippet_chars=args.snippet_chars or settings.search.snippet_chars,
         max_tokens=args.max_tokens,
+        as_of=times.as_of,
+        since=times.since,
+        until=times.until,
     )
     response = _searcher(root, settings, conn, args).search(request)
     if args.json:
@@ -315,6 +339,9 @@ def cmd_search(args: argparse.Namespace) -> int:
             f"  [green]{escape(result.kind)}[/] [bold]{escape(result.qualified_name)}[/]"
             f"  [dim]{result.layer} · {found_by} · {result.score:.4f}[/]"
         )
+        when = _history_text(result.history)
+        if when:
+            console.print(f"     [dim]{escape(when)}[/]")
         for line in result.snippet.split("\n"):
             console.print(f"     [dim]│[/] {escape(line)}")
         if result.truncated:
@@ -323,34 +350,56 @@ def cmd_search(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _node_json(node: NodeRow) -> dict[str, Any]:
-    return asdict(node)
+def _node_json(node: NodeRow, times: dict[int, ChangeInfo] | None = None) -> dict[str, Any]:
+    data = asdict(node)
+    info = (times or {}).get(node.id)
+    data["history"] = asdict(info) if info is not None else None
+    return data
 
 
-def _print_node(console: Console, node: NodeRow, prefix: str = "") -> None:
+def _print_node(
+    console: Console,
+    node: NodeRow,
+    prefix: str = "",
+    times: dict[int, ChangeInfo] | None = None,
+) -> None:
+    when = _history_text((times or {}).get(node.id))
     console.print(
         f"{prefix}[cyan]{escape(node.path)}:{node.start_line}-{node.end_line}[/]  "
         f"[green]{node.kind}[/] [bold]{escape(node.qualified_name)}[/]  "
-        f"[dim]{escape(node.signature[:120])}[/]"
+        f"[dim]{escape(node.signature[:120])}[/]" + (f"  [dim]{escape(when)}[/]" if when else "")
     )
 
 
 def cmd_symbols(args: argparse.Namespace) -> int:
+    root = Path(args.root).resolve() if args.root else find_root(Path.cwd())
+    times = _time_filter(args, root)
     _, settings, conn = _prepare(args)
-    exact = nodes_named(conn, args.name, limit=args.limit, include_modules=True)
+    exact = nodes_named(conn, args.name, limit=args.limit, include_modules=True, times=times)
     fuzzy: list[NodeRow] = []
     if len(exact) < args.limit:
         response = Searcher(conn, settings.search).search(
-            SearchRequest(query=args.name, top_k=min(200, args.limit), layers=("ast",))
+            SearchRequest(
+                query=args.name,
+                top_k=min(200, args.limit),
+                layers=("ast",),
+                as_of=times.as_of,
+                since=times.since,
+                until=times.until,
+            )
         )
         seen = {n.id for n in exact}
         ids = [r.node_id for r in response.results if r.node_id is not None]
         found = node_rows(conn, [i for i in ids if i not in seen])
         fuzzy = [found[i] for i in ids if i in found][: args.limit - len(exact)]
+    history = node_history(conn, [n.id for n in (*exact, *fuzzy)])
     if args.json:
         print(
             json.dumps(
-                {"exact": [_node_json(n) for n in exact], "fuzzy": [_node_json(n) for n in fuzzy]}
+                {
+                    "exact": [_node_json(n, history) for n in exact],
+                    "fuzzy": [_node_json(n, history) for n in fuzzy],
+                }
             )
         )
         return EXIT_OK
@@ -358,17 +407,19 @@ def cmd_symbols(args: argparse.Namespace) -> int:
     if not exact and not fuzzy:
         console.print(f"no definitions match {escape(args.name)!r}")
     for node in exact:
-        _print_node(console, node)
+        _print_node(console, node, times=history)
     if fuzzy:
         console.print("[dim]similar names:[/]")
         for node in fuzzy:
-            _print_node(console, node, "  ")
+            _print_node(console, node, "  ", history)
     return EXIT_OK
 
 
 def _graph_command(args: argparse.Namespace, direction: str) -> int:
+    root = Path(args.root).resolve() if args.root else find_root(Path.cwd())
+    times = _time_filter(args, root)
     _, _, conn = _prepare(args)
-    targets = nodes_named(conn, args.name, limit=20)
+    targets = nodes_named(conn, args.name, limit=20, times=times)
     payload: list[dict[str, Any]] = []
     console = Console(highlight=False, soft_wrap=True)
     if not targets:
@@ -386,10 +437,17 @@ def _graph_command(args: argparse.Namespace, direction: str) -> int:
             edges = edges_from(conn, target.id, ["calls"])
             others = node_rows(conn, [e.dst_id for e in edges if e.dst_id is not None])
             pairs = [(others.get(e.dst_id) if e.dst_id else None, e) for e in edges]
+        if times:
+            # Neighbours outside the time window are left out (unresolved names stay).
+            kept = nodes_in_time(conn, [n.id for n, _ in pairs if n is not None], times)
+            pairs = [(n, e) for n, e in pairs if n is None or n.id in kept]
+            if direction == "callers":
+                pairs = [(n, e) for n, e in pairs if n is not None]
+        history = node_history(conn, [target.id, *(n.id for n, _ in pairs if n is not None)])
         if args.json:
             payload.append(
                 {
-                    "node": _node_json(target),
+                    "node": _node_json(target, history),
                     direction: [
                         {
                             "edge": {
@@ -398,20 +456,21 @@ def _graph_command(args: argparse.Namespace, direction: str) -> int:
                                 "name": e.dst_name,
                                 "resolution": e.resolution,
                             },
-                            "node": _node_json(n) if n else None,
+                            "node": _node_json(n, history) if n else None,
                         }
                         for n, e in pairs
                     ],
                 }
             )
             continue
-        _print_node(console, target)
+        _print_node(console, target, times=history)
         if not pairs:
             console.print(f"  [dim]no {direction} found[/]")
         for other, edge in pairs:
             if other is not None:
                 where = f"line {edge.line}" if direction == "callers" else f"called at {edge.line}"
-                _print_node(console, other, f"  {'←' if direction == 'callers' else '→'} ")
+                arrow = "←" if direction == "callers" else "→"
+                _print_node(console, other, f"  {arrow} ", history)
                 console.print(f"      [dim]{where} ({edge.resolution or 'unresolved'})[/]")
             else:
                 console.print(
@@ -517,13 +576,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def common(p: argparse.ArgumentParser, *, update: bool = True) -> None:
+    def common(p: argparse.ArgumentParser, *, update: bool = True, times: bool = True) -> None:
         p.add_argument(
             "--root",
             help="workspace folder (default: nearest indexed folder, "
             "else the git work tree, else the current folder)",
         )
         p.add_argument("--json", action="store_true", help="machine-readable output")
+        if times:
+            p.add_argument(
+                "--as-of",
+                metavar="TIME",
+                help="only content created at or before TIME (date, time, 2w, '3 days ago', tag)",
+            )
+            p.add_argument(
+                "--since", metavar="TIME", help="only content last changed at or after TIME"
+            )
+            p.add_argument(
+                "--until", metavar="TIME", help="only content last changed at or before TIME"
+            )
         if update:
             p.add_argument(
                 "--no-update",
@@ -583,7 +654,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=func)
 
     p = sub.add_parser("status", help="what is indexed: counts by language, size, last update")
-    common(p, update=False)
+    common(p, update=False, times=False)
     p.set_defaults(func=cmd_status)
 
     p = sub.add_parser("serve", help="run the language server (LSP over stdio)")

@@ -29,8 +29,10 @@ from multiprocessing import get_context
 from pathlib import Path
 
 import apsw
+import pygit2
 
 from codesift.config import Settings
+from codesift.history.update import update_history
 from codesift.parsing.languages import detect_language
 from codesift.preparation import FileJob, PreparedFile, prepare_file, prepare_files
 from codesift.store.database import scalar
@@ -386,6 +388,7 @@ class Indexer:
                     "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                     (str(self.root),),
                 )
+        self._update_history()
         if bulk:
             # Stable ids arrive in random order and leave B-tree pages half full;
             # after a bulk build one merge and VACUUM give a compact file.
@@ -395,6 +398,14 @@ class Indexer:
         if progress:
             progress(IndexProgress("done", done, total))
         return summary
+
+    def _update_history(self) -> None:
+        """Created / last-changed times from git (codesift.history); a failure there
+        leaves the times as they were and never fails the index run."""
+        try:
+            update_history(self.conn, self.root)
+        except (pygit2.GitError, OSError, ValueError) as exc:
+            log.warning("git history not updated: %s", exc)
 
     def _write_one(
         self,

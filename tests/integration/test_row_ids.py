@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import apsw
+import pytest
 
 from codesift.config import load_settings
 from codesift.indexer import Indexer, IndexSummary
+from codesift.store import database
 from codesift.store.database import open_database
 from codesift.store.migrations import MIGRATIONS
 
@@ -141,18 +143,16 @@ def test_an_aliased_import_edge_lets_go_of_a_definition_that_is_gone(
 
 
 def test_an_index_with_scattered_ids_is_rebuilt_after_the_upgrade(
-    make_repo: MakeRepo, tmp_path: Path
+    make_repo: MakeRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = make_repo({"a.py": A_PY})
     db = tmp_path / "old" / "index.db"
     db.parent.mkdir()
     # An index as the version-2 schema left it: a file with a node at a hashed id.
-    conn = open_database(db)
-    conn.close()
-    conn = apsw.Connection(str(db))
-    conn.execute("PRAGMA user_version=2")
-    conn.execute("DELETE FROM schema_migrations WHERE version >= 3")
-    conn.execute("DROP INDEX edges_aliased")
+    with monkeypatch.context() as patch:
+        patch.setattr(database, "MIGRATIONS", MIGRATIONS[:2])
+        conn = open_database(db)
+    assert scalar(conn, "PRAGMA user_version") == 2
     conn.execute(
         "INSERT INTO files (id, path, size, mtime_ns, content_hash, language, line_count,"
         " indexed_at) VALUES (1, 'a.py', 1, 1, 'x', 'python', 1, 0)"

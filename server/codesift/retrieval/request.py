@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from codesift.errors import QueryError
+from codesift.history.records import ChangeInfo
+from codesift.history.timespec import TimeFilter, TimeValue, time_filter
 from codesift.parsing.model import CHUNK_LAYERS
 
 __all__ = [
@@ -34,9 +37,19 @@ class SearchRequest:
     snippet_chars: int = 600
     max_tokens: int | None = None
     include_graph: bool = False
+    # Git time (codesift.history.timespec): ISO 8601 dates or times, relative forms
+    # ("2w", "3 days ago"), git revisions (resolved in `root`), or Unix seconds.
+    as_of: TimeValue | None = None  # only content created at or before this time
+    since: TimeValue | None = None  # only content last changed at or after this time
+    until: TimeValue | None = None  # only content last changed at or before this time
 
-    def validated(self) -> SearchRequest:
-        """Return a request with clamped values, or raise QueryError."""
+    def time_filter(self) -> TimeFilter:
+        """The time options as a TimeFilter (QueryError on a malformed one)."""
+        return time_filter(self.as_of, self.since, self.until)
+
+    def validated(self, *, root: Path | None = None) -> SearchRequest:
+        """Return a request with clamped values and times in Unix seconds, or raise
+        QueryError. `root` is the workspace where git revisions are resolved."""
         query = self.query.strip()
         if not query:
             raise QueryError("the query is empty")
@@ -55,6 +68,7 @@ class SearchRequest:
         if self.max_tokens is not None and self.max_tokens < 50:
             raise QueryError(f"max_tokens must be at least 50, got {self.max_tokens}")
         snippet = min(max(self.snippet_chars, SNIPPET_MIN), SNIPPET_MAX)
+        times = time_filter(self.as_of, self.since, self.until, root=root)
         return SearchRequest(
             query=query,
             top_k=self.top_k,
@@ -64,6 +78,9 @@ class SearchRequest:
             snippet_chars=snippet,
             max_tokens=self.max_tokens,
             include_graph=self.include_graph,
+            as_of=times.as_of,
+            since=times.since,
+            until=times.until,
         )
 
 
@@ -92,6 +109,9 @@ class SearchResult:
     provenance: tuple[StreamHit, ...]
     chunk_id: int
     node_id: int | None
+    # created / last-changed time and the commit that last changed it (None when
+    # the index has no times for it yet)
+    history: ChangeInfo | None = None
 
 
 @dataclass(frozen=True, slots=True)

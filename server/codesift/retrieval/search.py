@@ -6,7 +6,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 import apsw
 
@@ -14,6 +15,7 @@ from codesift.config import SearchSettings
 from codesift.embedding.model import Embedder
 from codesift.embedding.vectors import quantize
 from codesift.errors import CodesiftError
+from codesift.history.records import chunk_history
 from codesift.retrieval.fusion import collapse_by_node, fuse_rankings
 from codesift.retrieval.query import QueryAnalysis, analyze_query
 from codesift.retrieval.ranking import (
@@ -37,6 +39,7 @@ from codesift.retrieval.streams import (
     symbol_stream,
     vector_stream,
 )
+from codesift.store.database import scalar
 from codesift.store.reader import ChunkRow, chunk_rows
 
 __all__ = ["Searcher"]
@@ -96,7 +99,7 @@ class Searcher:
                 conn: apsw.Connection, a: QueryAnalysis, f: StreamFilters, cap: int
             ) -> list[tuple[int, float]]:
                 code_layers = tuple(layer for layer in f.layers if layer != "doc")
-                code_filters = StreamFilters(code_layers, f.languages, f.paths)
+                code_filters = replace(f, layers=code_layers)
                 return vector_stream(conn, query_vector(a.text), code_filters, cap)
 
             def vector_doc(
@@ -104,7 +107,7 @@ class Searcher:
             ) -> list[tuple[int, float]]:
                 if "doc" not in f.layers:
                     return []
-                doc_filters = StreamFilters(("doc",), f.languages, f.paths)
+                doc_filters = replace(f, layers=("doc",))
                 return vector_stream(conn, query_vector(a.text), doc_filters, cap)
 
             # Doc sections found by meaning are weighted like those found by words.
@@ -112,11 +115,21 @@ class Searcher:
             streams.append(_Stream("vector_doc", vector_doc))
         return streams
 
+    def _revision_root(self, request: SearchRequest) -> Path | None:
+        """The indexed folder, where a git revision given as a time is resolved
+        (read only when a time option is a string)."""
+        if not any(isinstance(v, str) for v in (request.as_of, request.since, request.until)):
+            return None
+        root = scalar(self.conn, "SELECT value FROM meta WHERE key = 'root'")
+        return Path(str(root)) if root else None
+
     def search(self, request: SearchRequest) -> SearchResponse:
         started = time.perf_counter()
-        request = request.validated()
+        request = request.validated(root=self._revision_root(request))
         analysis = analyze_query(request.query)
-        filters = StreamFilters(request.layers, request.languages, request.paths)
+        filters = StreamFilters(
+            request.layers, request.languages, request.paths, request.time_filter()
+        )
         cap = self.settings.candidate_cap
         response = SearchResponse(query=request.query)
         rankings: dict[str, list[tuple[int, float]]] = {}
@@ -195,6 +208,7 @@ class Searcher:
             result = self._result(row, cand.score, cand.hits, analysis, snippet_chars)
             used += RESULT_OVERHEAD_TOKENS + estimate_tokens(result.snippet)
             response.results.append(result)
+        _attach_history(self.conn, response)
         response.tokens = used
         response.took_ms = (time.perf_counter() - started) * 1000
         return response
@@ -258,6 +272,15 @@ class Searcher:
             chunk_id=row.id,
             node_id=row.node_id,
         )
+
+
+def _attach_history(conn: apsw.Connection, response: SearchResponse) -> None:
+    """Each result's created / last-changed time and last commit."""
+    times = chunk_history(conn, [r.chunk_id for r in response.results])
+    response.results = [
+        replace(r, history=times.get(r.chunk_id)) if r.chunk_id in times else r
+        for r in response.results
+    ]
 
 
 def _chunk_meta(

@@ -7,19 +7,22 @@ symbol       trigram similarity of the query's identifiers to definition names;
              raw score in [0, 1], exact names 1.0
 vector       cosine kNN over chunk embeddings (sqlite-vec); raw score 1 - distance
 
-Filters (languages, path globs, layers) are applied inside each stream's SQL,
-before the candidate cap.
+Filters (languages, path globs, layers, and git time: as_of / since / until on
+the chunk's or node's created and last-changed times) are applied inside each
+stream's SQL, before the candidate cap; the vector stream passes the time filter
+to the KNN as a chunk-id constraint, so its k nearest all pass it.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import apsw
 
+from codesift.history.timespec import TimeFilter
 from codesift.retrieval.query import QueryAnalysis, fts_or_query, fts_quote, trigrams
 
 __all__ = [
@@ -38,6 +41,7 @@ class StreamFilters:
     layers: tuple[str, ...]
     languages: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()
+    times: TimeFilter = field(default_factory=TimeFilter)
 
     def file_sql(self, alias: str = "f") -> tuple[str, list[object]]:
         """SQL conditions (prefixed with AND) on the files table, and their parameters."""
@@ -74,12 +78,13 @@ def _bm25_stream(
         return []
     match = fts_or_query(list(analysis.terms))
     file_sql, params = filters.file_sql()
+    time_sql, time_params = filters.times.sql("c.changed", "c.created")
     rows: list[Any] = conn.execute(
         f"SELECT c.id, bm25({table}) AS s FROM {table}"
         f" JOIN chunks c ON c.id = {table}.rowid JOIN files f ON f.id = c.file_id"
         f" WHERE {table} MATCH ? AND c.layer IN ({','.join('?' * len(layers))}){file_sql}"
-        " ORDER BY s, c.id LIMIT ?",
-        [match, *layers, *params, cap],
+        f"{time_sql} ORDER BY s, c.id LIMIT ?",
+        [match, *layers, *params, *time_params, cap],
     ).fetchall()
     return [(int(cid), -float(score)) for cid, score in rows]
 
@@ -155,11 +160,12 @@ def symbol_stream(
             continue
         id_list = list(ids)
         file_sql, params = filters.file_sql()
+        time_sql, time_params = filters.times.sql("n.changed", "n.created")
         rows: list[Any] = conn.execute(
             "SELECT n.id, n.name, n.qualified_name, n.kind FROM nodes n"
             " JOIN files f ON f.id = n.file_id"
-            f" WHERE n.id IN ({','.join('?' * len(id_list))}){file_sql}",
-            [*id_list, *params],
+            f" WHERE n.id IN ({','.join('?' * len(id_list))}){file_sql}{time_sql}",
+            [*id_list, *params, *time_params],
         ).fetchall()
         for node_id, name, qname, kind in rows:
             score = _similarity(probe, str(name))
@@ -213,19 +219,26 @@ def vector_stream(
 ) -> Ranked:
     """Nearest chunks to an int8 query vector, among the requested layers.
 
-    Layer filtering happens inside the KNN (a metadata column); language and path
-    filters, and vectors made stale by an edit, are removed afterwards from a
-    larger k so the cap still fills.
+    Layer filtering happens inside the KNN (a metadata column), and so does the
+    time filter (a chunk-id constraint: sqlite-vec scores only those chunks);
+    language and path filters, and vectors made stale by an edit, are removed
+    afterwards from a larger k so the cap still fills.
     """
     layers = [layer for layer in filters.layers if layer in ("code", "summary", "doc")]
     if not layers:
         return []
     file_sql, params = filters.file_sql()
     k = min(4096, cap * (3 if file_sql else 1) + 50)
+    time_sql, time_params = filters.times.sql("changed", "created")
+    in_time = (
+        f" AND chunk_id IN (SELECT id FROM chunks WHERE changed IS NOT NULL{time_sql})"
+        if time_sql
+        else ""
+    )
     hits: list[Any] = conn.execute(
         "SELECT chunk_id, distance FROM chunk_vectors WHERE embedding MATCH vec_int8(?)"
-        f" AND k = ? AND layer IN ({','.join('?' * len(layers))})",
-        [query_vector, k, *layers],
+        f" AND k = ? AND layer IN ({','.join('?' * len(layers))}){in_time}",
+        [query_vector, k, *layers, *time_params],
     ).fetchall()
     if not hits:
         return []

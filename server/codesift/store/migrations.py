@@ -11,6 +11,7 @@ Tables
   code_fts  FTS5 over code and ast chunk text (identifier-split, no stemming)
   doc_fts   FTS5 with porter stemming over markdown sections
   names_fts FTS5 trigram over node names (qualified names are scored on the candidates)
+  history_commits, history_files  line-level git history (see codesift.history)
 """
 
 from __future__ import annotations
@@ -25,6 +26,45 @@ class Migration:
     version: int
     name: str
     sql: str
+
+
+def _git_history_migration(version: int) -> Migration:
+    """Created and last-changed times of nodes and chunks, from git line history.
+
+    Times are Unix seconds; `*_commit` columns number rows of history_commits (0: a
+    file-time fallback, -1: uncommitted working-tree lines). files.history_at says
+    when a file's times were last computed (older than indexed_at: stale).
+    """
+    return Migration(
+        version,
+        "git history",
+        """
+        ALTER TABLE nodes ADD COLUMN created INTEGER;
+        ALTER TABLE nodes ADD COLUMN created_commit INTEGER;
+        ALTER TABLE nodes ADD COLUMN changed INTEGER;
+        ALTER TABLE nodes ADD COLUMN changed_commit INTEGER;
+        ALTER TABLE chunks ADD COLUMN created INTEGER;
+        ALTER TABLE chunks ADD COLUMN changed INTEGER;
+        ALTER TABLE chunks ADD COLUMN changed_commit INTEGER;
+        ALTER TABLE files ADD COLUMN history_at REAL;
+        -- Candidate sets for the vector stream's time filters.
+        CREATE INDEX chunks_changed ON chunks(changed);
+        CREATE INDEX chunks_created ON chunks(created);
+        -- Commits of the first-parent history, numbered in walk order (oldest first).
+        CREATE TABLE history_commits (
+            id INTEGER PRIMARY KEY,
+            oid TEXT NOT NULL,
+            time INTEGER NOT NULL,
+            subject TEXT NOT NULL
+        );
+        -- Per tracked file at the last walked commit: run-length encoded commit
+        -- numbers of each line (codesift.history.lines.encode_lines).
+        CREATE TABLE history_files (
+            path TEXT PRIMARY KEY,
+            lines BLOB NOT NULL
+        );
+        """,
+    )
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -166,4 +206,5 @@ MIGRATIONS: tuple[Migration, ...] = (
                 replace(replace(replace(dst_hint, '.', ''), ':', ''), '\\', ''))) + 1);
         """,
     ),
+    _git_history_migration(4),
 )

@@ -12,6 +12,7 @@ from typing import Any
 
 import apsw
 
+from codesift.history.timespec import TimeFilter
 from codesift.parsing.chunks import summary_text
 from codesift.store.database import scalar
 from codesift.store.rows import unpack_text
@@ -115,24 +116,31 @@ _QUALIFIER_SEPARATORS = re.compile(r"::|\.|#|->|\\|/")
 
 
 def nodes_named(
-    conn: apsw.Connection, name: str, *, limit: int = 50, include_modules: bool = False
+    conn: apsw.Connection,
+    name: str,
+    *,
+    limit: int = 50,
+    include_modules: bool = False,
+    times: TimeFilter | None = None,
 ) -> list[NodeRow]:
     """Definitions named `name`, or whose qualified name is `name` or ends with it
     after a separator (`Pool.imap_unordered`, `Cache::evict`); case-insensitive.
 
     Exact-case matches come first, then qualified-name matches, then by path.
     Looks up the last component through the name index, so it never scans.
+    `times` keeps only nodes in a git time window (in the query, before the limit).
     """
     tail = _QUALIFIER_SEPARATORS.split(name.strip())[-1]
     if not tail:
         return []
     kinds = "" if include_modules else " AND n.kind != 'module'"
+    time_sql, time_params = times.sql("n.changed", "n.created") if times else ("", [])
     found = [
         _node(r)
         for r in conn.execute(
             f"SELECT {_NODE_COLUMNS} FROM nodes n JOIN files f ON f.id = n.file_id"
-            f" WHERE n.name = ? COLLATE NOCASE{kinds}",
-            (tail,),
+            f" WHERE n.name = ? COLLATE NOCASE{kinds}{time_sql}",
+            (tail, *time_params),
         )
     ]
     wanted = name.strip().lower()

@@ -1,0 +1,28 @@
+"""Git time for nodes and chunks: line-level history and the as_of/since/until filters.
+
+timespec  parse dates, relative times and git revisions into Unix times;
+          TimeFilter, the SQL conditions every stream applies
+lines     per-line commit numbers of one file, updated one diff at a time
+update    walk new first-parent commits and time stale files' nodes and chunks
+records   read a node's or chunk's created / last-changed time and commit
+"""
+
+from __future__ import annotations
+
+from codesift.history.timespec import (
+    UNCOMMITTED_TIME,
+    TimeFilter,
+    TimeValue,
+    format_time,
+    parse_time_spec,
+    time_filter,
+)
+
+__all__ = [
+    "UNCOMMITTED_TIME",
+    "TimeFilter",
+    "TimeValue",
+    "format_time",
+    "parse_time_spec",
+    "time_filter",
+]

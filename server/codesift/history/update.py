@@ -1,0 +1,402 @@
+"""Bring the index's git times up to date: walk new commits, then time the nodes
+and chunks of every file whose rows or history changed.
+
+The walk follows first parents from the last walked HEAD (meta `history_head`)
+to the current HEAD, oldest first, and applies each commit's zero-context diff
+to the per-line commit numbers of the files it touches (codesift.history.lines).
+Only those files' line histories are loaded and written back, so an update after
+a few commits costs a few diffs. When the stored HEAD is no longer on the first-
+parent chain (a rebase, a reset, another branch) the history is rebuilt.
+
+Renames are followed: a commit whose diff both adds and deletes files runs
+libgit2's rename detection (`find_similar`, 50% similarity), and a renamed file
+keeps its lines' history. A merge counts as one commit on the first-parent line:
+what it brings in changed when it was merged. Times are committer times.
+
+Lines that differ between HEAD and the working tree count as changed now
+(UNCOMMITTED_TIME); a file git does not track is uncommitted as a whole. Outside
+a git repository every line of a file carries the file's modification time.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import apsw
+import numpy as np
+import numpy.typing as npt
+import pygit2
+
+from codesift.history.lines import UNCOMMITTED, FileLines, apply_patch, decode_lines, encode_lines
+from codesift.history.lines import span_times as _span_times
+from codesift.history.timespec import UNCOMMITTED_TIME
+from codesift.store.database import scalar
+
+__all__ = ["HistoryStats", "update_history"]
+
+log = logging.getLogger(__name__)
+
+_ADDED = pygit2.enums.DeltaStatus.ADDED
+_DELETED = pygit2.enums.DeltaStatus.DELETED
+_RENAMED = pygit2.enums.DeltaStatus.RENAMED
+# git diff (and so git blame) slides hunks by indentation since git 2.14; libgit2
+# does so only when asked. Without it about 0.1% of lines blame another commit.
+_DIFF_FLAGS = pygit2.enums.DiffOption.INDENT_HEURISTIC
+
+
+@dataclass(slots=True)
+class HistoryStats:
+    source: str = "none"  # "git", "mtime" or "none"
+    commits: int = 0  # commits walked in this update
+    rebuilt: bool = False  # the stored history was discarded and walked again
+    files_timed: int = 0  # files whose nodes and chunks got new times
+    uncommitted_files: int = 0
+    walk_seconds: float = 0.0
+    seconds: float = 0.0
+    head: str | None = None
+    touched: set[str] = field(default_factory=set)
+
+
+def _set_meta(conn: apsw.Connection, key: str, value: str | None) -> None:
+    if value is None:
+        conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+    else:
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?)"
+            " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+
+def _open_repository(root: Path) -> tuple[pygit2.Repository, str] | None:
+    """The repository whose work tree holds `root`, and root's path inside it
+    ('' or 'sub/dir/'); None outside git, in a bare repository or before the
+    first commit."""
+    ceiling = os.environ.get("GIT_CEILING_DIRECTORIES", "")
+    try:
+        found = pygit2.discover_repository(str(root), False, ceiling)
+        if found is None:
+            return None
+        repo = pygit2.Repository(found)
+    except (pygit2.GitError, KeyError, ValueError):
+        return None
+    if repo.is_bare or repo.head_is_unborn or repo.workdir is None:
+        return None
+    try:
+        rel = root.resolve().relative_to(Path(repo.workdir).resolve())
+    except ValueError:
+        return None
+    prefix = "" if str(rel) == "." else rel.as_posix() + "/"
+    return repo, prefix
+
+
+class _LineStore:
+    """Per-file line histories, loaded from the database on first use."""
+
+    def __init__(self, conn: apsw.Connection) -> None:
+        self.conn = conn
+        self.cache: dict[str, FileLines | None] = {}
+        self.dirty: set[str] = set()
+
+    def get(self, path: str) -> FileLines | None:
+        if path not in self.cache:
+            row = self.conn.execute(
+                "SELECT lines FROM history_files WHERE path = ?", (path,)
+            ).fetchone()
+            self.cache[path] = decode_lines(bytes(row[0])) if row else None
+        return self.cache[path]
+
+    def put(self, path: str, lines: FileLines | None) -> None:
+        self.cache[path] = lines
+        self.dirty.add(path)
+
+    def save(self) -> None:
+        for path in sorted(self.dirty):
+            lines = self.cache.get(path)
+            if lines is None:
+                self.conn.execute("DELETE FROM history_files WHERE path = ?", (path,))
+            else:
+                self.conn.execute(
+                    "INSERT INTO history_files (path, lines) VALUES (?, ?)"
+                    " ON CONFLICT(path) DO UPDATE SET lines = excluded.lines",
+                    (path, encode_lines(lines)),
+                )
+        self.dirty.clear()
+
+
+def _first_parent_chain(
+    repo: pygit2.Repository, head: pygit2.Commit, stop: str | None
+) -> tuple[list[pygit2.Commit], bool]:
+    """Commits from HEAD back to (not including) `stop`, oldest first, and whether
+    `stop` was found (False: walk everything from the root)."""
+    chain: list[pygit2.Commit] = []
+    commit: pygit2.Commit | None = head
+    while commit is not None:
+        if stop is not None and str(commit.id) == stop:
+            chain.reverse()
+            return chain, True
+        chain.append(commit)
+        try:
+            commit = commit.parents[0] if commit.parents else None
+        except (KeyError, pygit2.GitError):  # a shallow clone's boundary
+            commit = None
+    chain.reverse()
+    return chain, stop is None
+
+
+def _apply_commit(
+    repo: pygit2.Repository,
+    commit: pygit2.Commit,
+    number: int,
+    store: _LineStore,
+    prefix: str,
+) -> set[str]:
+    """Apply one commit's diff against its first parent; return the paths it touched."""
+    touched: set[str] = set()
+    try:
+        parent = commit.parents[0] if commit.parents else None
+    except (KeyError, pygit2.GitError):
+        parent = None
+    if parent is None:
+        diff = commit.tree.diff_to_tree(flags=_DIFF_FLAGS, context_lines=0, swap=True)
+    else:
+        diff = parent.tree.diff_to_tree(commit.tree, flags=_DIFF_FLAGS, context_lines=0)
+    statuses = {delta.status for delta in diff.deltas}
+    if _ADDED in statuses and _DELETED in statuses:
+        diff.find_similar()
+    for index, delta in enumerate(diff.deltas):
+        old_path, new_path = delta.old_file.path, delta.new_file.path
+        if not (old_path.startswith(prefix) or new_path.startswith(prefix)):
+            continue
+        status = delta.status
+        if status == _DELETED:
+            store.put(old_path, None)
+            touched.add(old_path)
+            continue
+        patch = diff[index]
+        if patch is None or delta.is_binary or patch.delta.is_binary:
+            store.put(new_path, None)
+            touched.add(new_path)
+            if status == _RENAMED:
+                store.put(old_path, None)
+                touched.add(old_path)
+            continue
+        old_lines = None if status == _ADDED else store.get(old_path)
+        if status == _RENAMED:
+            store.put(old_path, None)
+            touched.add(old_path)
+        store.put(new_path, apply_patch(old_lines, patch, number))
+        touched.add(new_path)
+    return touched
+
+
+def _walk(
+    conn: apsw.Connection,
+    repo: pygit2.Repository,
+    prefix: str,
+    stats: HistoryStats,
+) -> _LineStore:
+    started = time.perf_counter()
+    head = repo.head.peel(pygit2.Commit)
+    stored = scalar(conn, "SELECT value FROM meta WHERE key = 'history_head'")
+    stored_prefix = scalar(conn, "SELECT value FROM meta WHERE key = 'history_prefix'")
+    if stored_prefix is not None and stored_prefix != prefix:
+        stored = None
+    store = _LineStore(conn)
+    stats.head = str(head.id)
+    if stored == str(head.id):
+        return store
+    chain, found = _first_parent_chain(repo, head, stored)
+    if not found or stored is None:
+        if stored is not None:
+            log.info("history: %s is no longer on the first-parent chain; rebuilding", stored)
+        stats.rebuilt = stored is not None
+        conn.execute("DELETE FROM history_files")
+        conn.execute("DELETE FROM history_commits")
+        conn.execute("UPDATE files SET history_at = NULL")
+        chain, _ = _first_parent_chain(repo, head, None)
+    number = int(scalar(conn, "SELECT coalesce(max(id), 0) FROM history_commits"))
+    rows = []
+    for commit in chain:
+        number += 1
+        rows.append((number, str(commit.id), int(commit.commit_time), _subject(commit)))
+        stats.touched |= _apply_commit(repo, commit, number, store, prefix)
+    conn.executemany("INSERT INTO history_commits (id, oid, time, subject) VALUES (?,?,?,?)", rows)
+    store.save()
+    _set_meta(conn, "history_head", str(head.id))
+    _set_meta(conn, "history_prefix", prefix)
+    stats.commits = len(chain)
+    stats.walk_seconds = time.perf_counter() - started
+    return store
+
+
+def _subject(commit: pygit2.Commit) -> str:
+    try:
+        message = commit.message
+    except (LookupError, ValueError):
+        message = commit.raw_message.decode("utf-8", "replace")
+    return message.strip().split("\n", 1)[0][:200]
+
+
+def _commit_times(conn: apsw.Connection) -> npt.NDArray[np.int64]:
+    """Commit number -> time; index 0 (no commit) is 0 and the last element, which
+    UNCOMMITTED (-1) reaches, is UNCOMMITTED_TIME."""
+    size = int(scalar(conn, "SELECT coalesce(max(id), 0) FROM history_commits")) + 2
+    times = np.zeros(size, dtype=np.int64)
+    for number, when in conn.execute("SELECT id, time FROM history_commits"):
+        times[int(number)] = int(when)
+    times[-1] = UNCOMMITTED_TIME
+    return times
+
+
+def _working_lines(
+    repo: pygit2.Repository,
+    head_tree: pygit2.Tree,
+    git_path: str,
+    abs_path: Path,
+    committed: FileLines | None,
+) -> tuple[FileLines | None, bool]:
+    """The file's line history with uncommitted edits applied, and whether it has any."""
+    try:
+        data = abs_path.read_bytes()
+    except OSError:
+        return committed, False
+    try:
+        entry = head_tree[git_path]
+    except KeyError:
+        entry = None
+    if entry is None or entry.type != pygit2.enums.ObjectType.BLOB or committed is None:
+        count = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+        return FileLines.new(count, UNCOMMITTED), True
+    if pygit2.hash(data) == entry.id:
+        return committed, False
+    blob = repo.get(entry.id)
+    if not isinstance(blob, pygit2.Blob):
+        return committed, False
+    patch = pygit2.Patch.create_from(blob.data, data, flag=_DIFF_FLAGS, context_lines=0)
+    return apply_patch(committed, patch, UNCOMMITTED), True
+
+
+def _file_rows(conn: apsw.Connection, file_ids: list[int]) -> Iterator[tuple[int, str, int]]:
+    for start in range(0, len(file_ids), 500):
+        batch = file_ids[start : start + 500]
+        for fid, path, mtime_ns in conn.execute(
+            f"SELECT id, path, mtime_ns FROM files WHERE id IN ({','.join('?' * len(batch))})",
+            batch,
+        ):
+            yield int(fid), str(path), int(mtime_ns)
+
+
+def _write_times(
+    conn: apsw.Connection,
+    file_id: int,
+    timing: Any,
+) -> None:
+    """Store times for one file's nodes and chunks. `timing(spans)` returns
+    (created, created_commit, changed, changed_commit) per 1-based line span."""
+    nodes: list[Any] = conn.execute(
+        "SELECT id, start_line, end_line FROM nodes WHERE file_id = ?", (file_id,)
+    ).fetchall()
+    loose: list[Any] = conn.execute(
+        "SELECT id, start_line, end_line FROM chunks WHERE file_id = ? AND node_id IS NULL",
+        (file_id,),
+    ).fetchall()
+    if nodes:
+        node_times = timing([(int(s), int(e)) for _, s, e in nodes])
+        conn.executemany(
+            "UPDATE nodes SET created = ?, created_commit = ?, changed = ?, changed_commit = ?"
+            " WHERE id = ?",
+            [(*t, int(row[0])) for t, row in zip(node_times, nodes, strict=True)],
+        )
+        # A node's chunks (code parts, ast, summary) carry the node's times.
+        conn.execute(
+            "UPDATE chunks SET created = n.created, changed = n.changed,"
+            " changed_commit = n.changed_commit FROM nodes n"
+            " WHERE chunks.file_id = ? AND chunks.node_id = n.id",
+            (file_id,),
+        )
+    if loose:
+        chunk_times = timing([(int(s), int(e)) for _, s, e in loose])
+        conn.executemany(
+            "UPDATE chunks SET created = ?, changed = ?, changed_commit = ? WHERE id = ?",
+            [(t[0], t[2], t[3], int(row[0])) for t, row in zip(chunk_times, loose, strict=True)],
+        )
+
+
+def _stale_files(conn: apsw.Connection, root_paths: set[str], dirty_before: set[str]) -> list[int]:
+    out = []
+    for fid, path, history_at, indexed_at in conn.execute(
+        "SELECT id, path, history_at, indexed_at FROM files"
+    ):
+        if (
+            history_at is None
+            or float(history_at) < float(indexed_at)
+            or path in root_paths
+            or path in dirty_before
+        ):
+            out.append(int(fid))
+    return out
+
+
+def update_history(conn: apsw.Connection, root: Path) -> HistoryStats:
+    """Walk new commits and give every stale file's nodes and chunks their created
+    and last-changed times. Runs in one transaction; safe to interrupt."""
+    started = time.perf_counter()
+    stats = HistoryStats()
+    found = _open_repository(root)
+    dirty_before = set(
+        json.loads(scalar(conn, "SELECT value FROM meta WHERE key = 'history_dirty'") or "[]")
+    )
+    with conn:
+        if found is None:
+            stats.source = "mtime"
+            had_git = scalar(conn, "SELECT value FROM meta WHERE key = 'history_head'")
+            if had_git is not None:  # the folder stopped being a repository
+                conn.execute("DELETE FROM history_files")
+                conn.execute("DELETE FROM history_commits")
+                conn.execute("UPDATE files SET history_at = NULL")
+                _set_meta(conn, "history_head", None)
+            stale = _stale_files(conn, set(), set())
+            now = time.time()
+            for fid, _path, mtime_ns in list(_file_rows(conn, stale)):
+                seconds = mtime_ns // 1_000_000_000
+                _write_times(conn, fid, lambda spans, t=seconds: [(t, 0, t, 0) for _ in spans])
+                conn.execute("UPDATE files SET history_at = ? WHERE id = ?", (now, fid))
+            stats.files_timed = len(stale)
+            _set_meta(conn, "history_dirty", None)
+            stats.seconds = time.perf_counter() - started
+            return stats
+        repo, prefix = found
+        stats.source = "git"
+        store = _walk(conn, repo, prefix, stats)
+        root_touched = {p[len(prefix) :] for p in stats.touched if p.startswith(prefix)}
+        stale = _stale_files(conn, root_touched, dirty_before)
+        times = _commit_times(conn)
+        head_tree = repo.head.peel(pygit2.Commit).tree
+        dirty_now: list[str] = []
+        now = time.time()
+        for fid, path, _ in list(_file_rows(conn, stale)):
+            git_path = prefix + path
+            lines, uncommitted = _working_lines(
+                repo, head_tree, git_path, root / path, store.get(git_path)
+            )
+            if uncommitted:
+                dirty_now.append(path)
+            if lines is None:
+                lines = FileLines([], [], [])
+            _write_times(conn, fid, lambda spans, ls=lines: _span_times(ls, times, spans))
+            conn.execute("UPDATE files SET history_at = ? WHERE id = ?", (now, fid))
+        # Files dirty before were all re-timed above: what is dirty now is the new list.
+        dirty = set(dirty_now)
+        _set_meta(conn, "history_dirty", json.dumps(sorted(dirty)) if dirty else None)
+        stats.files_timed = len(stale)
+        stats.uncommitted_files = len(dirty)
+    stats.seconds = time.perf_counter() - started
+    return stats
