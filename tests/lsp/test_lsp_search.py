@@ -124,9 +124,10 @@ def test_cancelled_search_gets_request_cancelled(workspace: Path, monkeypatch: A
         ({"query": "   "}, "the query is empty"),
         ({"query": "a", "top_k": 0}, "'top_k' must be between 1 and 200"),
         ({"query": "a", "layers": ["bogus"]}, "unknown layer"),
-        ({"query": "a", "since": "last tuesday"}, "not an ISO 8601 date"),
-        ({"query": "a", "as_of": "2025-01-01"}, "not supported yet"),
-        ({"query": "a", "since": "2025-02-01", "until": "2025-01-01"}, "later than"),
+        ({"query": "a", "since": "last tuesday"}, "cannot read since 'last tuesday'"),
+        ({"query": "a", "as_of": "no-such-tag"}, "cannot read as_of 'no-such-tag'"),
+        ({"query": "a", "as_of": [2025]}, "parameter 'as_of' must be a date"),
+        ({"query": "a", "since": "2025-02-01", "until": "2025-01-01"}, "is after until"),
         ({"query": "a", "folders": ["nope"]}, "no workspace folder 'nope'"),
     ],
 )
@@ -136,3 +137,18 @@ def test_bad_search_params_are_invalid_params(lsp: LspSession, params: Any, mess
     assert caught.value.code == -32602
     assert message in caught.value.message
     assert lsp.request("codesift/search", {"query": "charge"})["results"]  # still serving
+
+
+def test_search_filters_on_git_time(lsp: LspSession) -> None:
+    # Everything in the workspace was committed (or edited) just now.
+    since_long_ago = lsp.request("codesift/search", {"query": "charge", "since": "2000-01-01"})
+    assert since_long_ago["results"]
+    first = since_long_ago["results"][0]
+    assert first["history"]["source"] in ("git", "uncommitted")
+    assert first["history"]["changed"] > "2000"
+    until_long_ago = lsp.request("codesift/search", {"query": "charge", "until": "2000-01-01"})
+    assert until_long_ago["results"] == []
+    relative = lsp.request("codesift/search", {"query": "charge", "since": "2w"})
+    assert [r["path"] for r in relative["results"]] == [
+        r["path"] for r in since_long_ago["results"]
+    ]

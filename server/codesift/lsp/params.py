@@ -8,7 +8,6 @@ requests arrive as lsprotocol objects, already checked by their converter.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
@@ -94,41 +93,36 @@ def opt_str_list(params: dict[str, Any], key: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True, slots=True)
 class TimeFilters:
-    """Git-time filters of a search (ISO 8601, timezone-aware, UTC if none given)."""
+    """Git-time filters of a search as sent: each a string the history module
+    parses (ISO 8601, a relative form such as `2w`, or a git revision) or Unix
+    seconds. Revisions are resolved in each folder's repository."""
 
-    as_of: datetime | None = None
-    since: datetime | None = None
-    until: datetime | None = None
+    as_of: str | float | None = None
+    since: str | float | None = None
+    until: str | float | None = None
 
     @property
     def given(self) -> bool:
         return any(v is not None for v in (self.as_of, self.since, self.until))
 
 
-def parse_iso_time(value: Any, key: str) -> datetime | None:
-    """An ISO 8601 date or date-time (`2025-03-01`, `2025-03-01T12:00:00+02:00`, `...Z`)."""
+def _time_value(value: Any, key: str) -> str | float | None:
     if value is None:
         return None
-    if not isinstance(value, str):
-        raise invalid(f"parameter {key!r} must be an ISO 8601 date or time string, got {value!r}")
-    text = value.strip()
-    try:
-        parsed = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
-    except ValueError:
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise invalid(
-            f"parameter {key!r} is not an ISO 8601 date or time: {value!r}"
-            " (examples: 2025-03-01, 2025-03-01T12:00:00Z)"
-        ) from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+            f"parameter {key!r} must be a date, time, relative time or git revision string"
+            f" (or Unix seconds), got {value!r}"
+        )
+    if isinstance(value, str) and not value.strip():
+        raise invalid(f"parameter {key!r} is empty")
+    return value if isinstance(value, str) else float(value)
 
 
 def parse_time_filters(params: dict[str, Any]) -> TimeFilters:
     """The one place where as_of / since / until are read from a request."""
-    filters = TimeFilters(
-        as_of=parse_iso_time(params.get("as_of"), "as_of"),
-        since=parse_iso_time(params.get("since"), "since"),
-        until=parse_iso_time(params.get("until"), "until"),
+    return TimeFilters(
+        as_of=_time_value(params.get("as_of"), "as_of"),
+        since=_time_value(params.get("since"), "since"),
+        until=_time_value(params.get("until"), "until"),
     )
-    if filters.since and filters.until and filters.since > filters.until:
-        raise invalid("parameter 'since' is later than 'until'")
-    return filters

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
 from codesift.embedding import Embedder
@@ -26,21 +26,19 @@ from codesift.retrieval.snippets import estimate_tokens
 if TYPE_CHECKING:
     from codesift.lsp.server import CodesiftServer
 
-__all__ = ["SEARCH", "parse_search_request", "search"]
+__all__ = ["SEARCH", "for_folder", "parse_search_request", "search"]
 
 SEARCH = "codesift/search"
 
 
 def parse_search_request(params: Any) -> tuple[SearchRequest, tuple[str, ...]]:
-    """The request and the folders it names; raises InvalidParams."""
+    """The request and the folders it names; raises InvalidParams.
+
+    Git-time values stay as sent: a revision is resolved per folder (`for_folder`).
+    """
     data = require_object(params, SEARCH)
     query = require_str(data, "query", max_chars=MAX_QUERY_CHARS)
     times = parse_time_filters(data)
-    if times.given:
-        raise invalid(
-            "as_of, since and until are not supported yet: the index has no git history;"
-            " send the request without them"
-        )
     request = SearchRequest(
         query=query,
         top_k=opt_int(data, "top_k", 10, 1, 200) or 10,
@@ -52,10 +50,20 @@ def parse_search_request(params: Any) -> tuple[SearchRequest, tuple[str, ...]]:
         include_graph=opt_bool(data, "include_graph", False),
     )
     try:
-        request = request.validated()
+        request = request.validated()  # everything but the times, checked once
     except QueryError as exc:
         raise invalid(str(exc)) from exc
-    return request, opt_str_list(data, "folders")
+    timed = replace(request, as_of=times.as_of, since=times.since, until=times.until)
+    return timed, opt_str_list(data, "folders")
+
+
+def for_folder(request: SearchRequest, folder: FolderIndex) -> SearchRequest:
+    """The request with its times in Unix seconds, git revisions resolved in the
+    folder's repository; raises InvalidParams for a malformed time."""
+    try:
+        return request.validated(root=folder.root)
+    except QueryError as exc:
+        raise invalid(f"{exc} (folder {folder.name})") from exc
 
 
 def _result_json(folder: FolderIndex, result: SearchResult) -> dict[str, Any]:
@@ -73,6 +81,7 @@ def _result_json(folder: FolderIndex, result: SearchResult) -> dict[str, Any]:
 async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
     request, wanted = parse_search_request(params)
     folders = server.select_folders(wanted)
+    requests = {folder.name: for_folder(request, folder) for folder in folders}
 
     def run(cancel: Cancellation) -> dict[str, Any]:
         started = time.perf_counter()
@@ -93,7 +102,9 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
                     and conn.execute("SELECT 1 FROM embedded LIMIT 1").fetchone()
                 ):
                     embedder = server.embedder(folder.settings.embedding)
-                response = Searcher(conn, folder.settings.search, embedder).search(request)
+                response = Searcher(conn, folder.settings.search, embedder).search(
+                    requests[folder.name]
+                )
             finally:
                 cancel.detach(conn)
             merged.extend((r.score, folder, r) for r in response.results)
