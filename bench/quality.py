@@ -308,6 +308,21 @@ EXTRA_CONFIGS: list[SearchConfig] = [
         for p in _PRIORS
     ],
     SearchConfig(
+        "- file evidence",
+        "no lift from other matching chunks of the same file",
+        overrides={"file_evidence": 0.0},
+    ),
+    SearchConfig(
+        "- file diversity",
+        "results ordered by score alone, however many come from one file",
+        overrides={"file_diversity": 1.0},
+    ),
+    SearchConfig(
+        "no priors, no file ranking",
+        "plain RRF: priors, file evidence and file diversity off",
+        overrides={**{p: False for p in _PRIORS}, "file_evidence": 0.0, "file_diversity": 1.0},
+    ),
+    SearchConfig(
         "doc weight 1.0", "doc sections weighted like code", overrides={"weight_doc": 1.0}
     ),
 ]

@@ -111,10 +111,12 @@ class SearchSettings:
     prior_definition: bool = True
     prior_tests: bool = True
     prior_path: bool = True
-    # A chunk gains this much of the scores of the next best chunks of its file.
-    file_evidence: float = 0.0
-    # Each further result from a file already shown counts this much less (1: off).
-    file_diversity: float = 1.0
+    # A chunk gains this much of the scores of the next best chunks of its file: a
+    # file where several chunks match is more likely what the question is about.
+    file_evidence: float = 0.2
+    # Each further result from a file already shown counts this much less (1: off),
+    # so a page covers more files (both measured in bench/RESULTS.md, quality).
+    file_diversity: float = 0.3
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +141,10 @@ class Settings:
     embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
 
 
+# Settings that are fractions.
+_AT_MOST_ONE = frozenset({"search.symbol_threshold", "search.file_diversity"})
+
+
 def _coerce(section: str, name: str, current: Any, value: Any) -> Any:
     key = f"{section}.{name}"
     if isinstance(current, bool):
@@ -156,6 +162,8 @@ def _coerce(section: str, name: str, current: Any, value: Any) -> Any:
             raise ConfigError(f"{key} must be a number, got {value!r}")
         if value < 0:
             raise ConfigError(f"{key} must not be negative, got {value}")
+        if key in _AT_MOST_ONE and value > 1:
+            raise ConfigError(f"{key} must be between 0 and 1, got {value}")
         return float(value)
     if isinstance(current, tuple):
         if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):

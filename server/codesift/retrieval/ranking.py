@@ -33,7 +33,7 @@ __all__ = [
 
 # Above any RRF score (at most a few times 1/61), so definitions lead.
 DEFINITION_BONUS = 1.0
-TEST_FACTOR = 0.5
+TEST_FACTOR = 0.3
 # Small next to the gap between adjacent top RRF ranks: it breaks near-ties, it does
 # not reorder (a larger bonus let generic words like `root` or `errors` pull file
 # names up: bench/RESULTS.md, quality ablation).
