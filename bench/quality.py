@@ -500,7 +500,13 @@ DB_PREFIX = "quality"
 def corpus_settings(corpus: Corpus, db_path: Path) -> Settings:
     return load_settings(
         corpus.root,
-        {"index": {"db_path": str(db_path), "excluded_dirs": WHOLE_TREE_EXCLUDED_DIRS}},
+        {
+            "index": {
+                "db_path": str(db_path),
+                "excluded_dirs": WHOLE_TREE_EXCLUDED_DIRS,
+                "output_dirs": [],
+            }
+        },
     )
 
 

@@ -19,6 +19,7 @@ from codesift.errors import ConfigError
 __all__ = [
     "CONFIG_FILE_NAME",
     "DEFAULT_EXCLUDED_DIRS",
+    "DEFAULT_OUTPUT_DIRS",
     "EmbeddingSettings",
     "IndexSettings",
     "SearchSettings",
@@ -37,10 +38,6 @@ DEFAULT_EXCLUDED_DIRS: tuple[str, ...] = (
     "node_modules",
     "bower_components",
     "vendor",
-    "dist",
-    "build",
-    "out",
-    "target",
     ".venv",
     "venv",
     "env",
@@ -69,6 +66,12 @@ DEFAULT_EXCLUDED_DIRS: tuple[str, ...] = (
     "zig-out",
 )
 
+# Build output folders. Their names are also ordinary package names (Go's
+# `go/build`, a `dist` module), so they are skipped only where a build puts them:
+# at the workspace root, or beside a project manifest (`package.json`,
+# `Cargo.toml`, `pyproject.toml`, `Makefile`...).
+DEFAULT_OUTPUT_DIRS: tuple[str, ...] = ("build", "dist", "out", "target")
+
 
 @dataclass(frozen=True, slots=True)
 class IndexSettings:
@@ -79,6 +82,8 @@ class IndexSettings:
     max_file_bytes: int = 1024 * 1024
     # Folder names skipped anywhere in the tree (exact names, not globs).
     excluded_dirs: tuple[str, ...] = DEFAULT_EXCLUDED_DIRS
+    # Folder names skipped at the root or beside a project manifest (build output).
+    output_dirs: tuple[str, ...] = DEFAULT_OUTPUT_DIRS
     # Extra gitignore-style patterns to skip, on top of .gitignore and .codesiftignore.
     exclude: tuple[str, ...] = ()
     # A line longer than this marks a file as minified / generated.

@@ -424,13 +424,13 @@ def test_walk_gitignored_excluded_dir_is_not_reported(
 
 def test_custom_excluded_dirs_replace_defaults(tmp_path: Path, settings: IndexSettings) -> None:
     root = tmp_path / "ws"
-    write(root, "build/gen.py")
+    write(root, "node_modules/gen.py")
     write(root, "third_party/lib.py")
     custom = replace(settings, excluded_dirs=("third_party",))
 
     result = discover_files(root, custom)
 
-    assert paths(result) == ["build/gen.py"]
+    assert paths(result) == ["node_modules/gen.py"]
     assert reasons(result) == {"third_party": "excluded folder"}
 
 
@@ -1004,3 +1004,35 @@ def test_discover_paths_checks_the_root(tmp_path: Path) -> None:
     with pytest.raises(WorkspaceError, match="does not exist"):
         discover_paths(tmp_path / "nope", IndexSettings(), ["a.py"])
     assert discover_paths(tmp_path, IndexSettings(), []) == Discovery(files=[], skipped=[])
+
+
+def test_output_folders_are_skipped_only_where_a_build_puts_them(
+    tmp_path: Path, settings: IndexSettings
+) -> None:
+    root = tmp_path / "ws"
+    write(root, "main.go")
+    write(root, "build/out.txt", "x\n")  # at the root: build output
+    write(root, "web/package.json", "{}\n")
+    write(root, "web/dist/app.js", "1\n")  # beside a manifest: build output
+    write(root, "crate/Cargo.toml", "[package]\n")
+    write(root, "crate/target/debug/x.rs", "fn x() {}\n")
+    write(root, "go/build/build.go", "package build\n")  # a source package
+    write(root, "lib/dist/dist.py", "x = 1\n")  # a module named dist
+
+    result = discover_files(root, settings)
+
+    assert paths(result) == [
+        "crate/Cargo.toml",
+        "go/build/build.go",
+        "lib/dist/dist.py",
+        "main.go",
+        "web/package.json",
+    ]
+    assert reasons(result) == {
+        "build": "excluded folder",
+        "crate/target": "excluded folder",
+        "web/dist": "excluded folder",
+    }
+    # An empty list keeps them everywhere.
+    kept = discover_files(root, replace(settings, output_dirs=()))
+    assert "build/out.txt" in paths(kept) and "web/dist/app.js" in paths(kept)

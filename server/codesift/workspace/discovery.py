@@ -234,6 +234,30 @@ class _IgnoreTree:
                 return False
 
 
+# Files that mark a project folder, whose build output folders (IndexSettings.
+# output_dirs) are not source.
+PROJECT_MANIFESTS: tuple[str, ...] = (
+    "package.json",
+    "Cargo.toml",
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "Makefile",
+    "CMakeLists.txt",
+    "build.gradle",
+    "build.gradle.kts",
+    "pom.xml",
+    "build.sbt",
+    "mix.exs",
+    "go.mod",
+    "build.zig",
+    "Package.swift",
+    "composer.json",
+    "Gemfile",
+    "meson.build",
+)
+
+
 class _Filters:
     """The rules both modes share: ignore files, exclude patterns, excluded folders."""
 
@@ -242,6 +266,8 @@ class _Filters:
         self.real_root = Path(os.path.realpath(root))
         self.max_bytes = settings.max_file_bytes
         self.excluded_dirs = frozenset(settings.excluded_dirs)
+        self.output_dirs = frozenset(settings.output_dirs)
+        self._has_manifest: dict[str, bool] = {}
         self.use_gitignore = use_gitignore
         self.gitignore = _IgnoreTree()
         self.codesiftignore = _IgnoreTree()
@@ -270,7 +296,20 @@ class _Filters:
             return _DirVerdict.IGNORED
         if name in self.excluded_dirs:
             return _DirVerdict.EXCLUDED
+        if name in self.output_dirs:
+            parent = reldir.rpartition("/")[0]
+            if not parent or self._beside_manifest(parent):
+                return _DirVerdict.EXCLUDED
         return _DirVerdict.KEEP
+
+    def _beside_manifest(self, reldir: str) -> bool:
+        known = self._has_manifest.get(reldir)
+        if known is None:
+            folder = self.root / reldir
+            known = self._has_manifest[reldir] = any(
+                (folder / name).is_file() for name in PROJECT_MANIFESTS
+            )
+        return known
 
     def inspect(self, relpath: str, abs_path: Path, st: os.stat_result) -> SourceFile | SkippedFile:
         """Cheap checks on a non-directory entry, given its lstat result."""
