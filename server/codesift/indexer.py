@@ -32,7 +32,7 @@ import apsw
 import pygit2
 
 from codesift.config import Settings
-from codesift.history.update import update_history
+from codesift.history.update import in_git_history, update_history
 from codesift.parsing.languages import detect_language
 from codesift.preparation import FileJob, PreparedFile, prepare_file, prepare_files
 from codesift.store.database import scalar
@@ -123,6 +123,8 @@ class Indexer:
         self.conn = conn
         self.writer = IndexWriter(conn)
         self._package_dirs: dict[str, bool] = {}
+        # Whether the folder's times come from git (None: not looked yet).
+        self._in_git: bool | None = None
         # Nodes whose edges must be resolved: just written, or pointing at a node that
         # is gone.
         self._sources_to_resolve: set[int] = set()
@@ -184,6 +186,7 @@ class Indexer:
         if progress:
             progress(IndexProgress("scanning", 0, 0))
         plan = self.plan()
+        self._in_git = None  # a full scan looks again: the folder may have become a repository
         return self.apply(plan, progress, cancel, started=started)
 
     def apply(
@@ -198,6 +201,9 @@ class Indexer:
         summary = IndexSummary(unchanged=plan.unchanged, skipped=list(plan.skipped))
         touched: set[str] = set()
         total = len(plan.to_index) + len(plan.deleted)
+        if plan.to_index and self._in_git is None:
+            self._in_git = in_git_history(self.root)
+        self.writer.times_from_mtime = self._in_git is False
         bulk = len(plan.to_index) >= BULK_FILES and len(plan.to_index) > plan.known // 2
         # A run that was killed or failed left edges unresolved and maybe FTS merging
         # off: the marker it left behind makes this run finish its work.
@@ -390,8 +396,8 @@ class Indexer:
                 )
         self._update_history()
         if bulk:
-            # Stable ids arrive in random order and leave B-tree pages half full;
-            # after a bulk build one merge and VACUUM give a compact file.
+            # One FTS merge, and a VACUUM for the pages the run's deletes and updates
+            # left half full.
             self.writer.compact()
         summary.files = int(scalar(conn, "SELECT count(*) FROM files"))
         summary.seconds = time.perf_counter() - started

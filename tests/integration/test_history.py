@@ -378,6 +378,13 @@ def test_outside_git_times_are_file_modification_times(
     assert names_found(searcher, "ledger", as_of="2024-02-01") == {"ancient"}
     ids = {str(n): int(i) for i, n in conn.execute("SELECT id, name FROM nodes")}
     assert node_history(conn, [ids["recent"]])[ids["recent"]].source == "mtime"
+    # The rows were dated as they were written: no second pass is left to do.
+    assert update_history(conn, root).files_timed == 0
+    (root / "old.py").write_text(fn("ancient") + fn("younger"))
+    os.utime(root / "old.py", (ts(T2), ts(T2)))
+    index_workspace(root)
+    assert node_times(conn)["younger"] == (ts(T2), ts(T2))
+    assert node_times(conn)["ancient"] == (ts(T2), ts(T2))  # a file time dates all its lines
 
 
 @pytest.mark.parametrize(

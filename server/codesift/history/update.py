@@ -39,7 +39,7 @@ from codesift.history.lines import span_times as _span_times
 from codesift.history.timespec import UNCOMMITTED_TIME
 from codesift.store.database import scalar
 
-__all__ = ["HistoryStats", "update_history"]
+__all__ = ["HistoryStats", "in_git_history", "update_history"]
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +95,13 @@ def _open_repository(root: Path) -> tuple[pygit2.Repository, str] | None:
         return None
     prefix = "" if str(rel) == "." else rel.as_posix() + "/"
     return repo, prefix
+
+
+def in_git_history(root: Path) -> bool:
+    """True when `root` is in a git work tree with commits: its times come from git.
+    Otherwise they are file modification times, which the writer sets as it inserts
+    rows (so `update_history` has nothing left to do for those files)."""
+    return _open_repository(root) is not None
 
 
 class _LineStore:

@@ -107,6 +107,9 @@ class IndexWriter:
 
     def __init__(self, conn: apsw.Connection) -> None:
         self.conn = conn
+        # Outside git, a file's nodes and chunks are dated by its modification time:
+        # written with the rows, instead of a second pass over them (history/update.py).
+        self.times_from_mtime = False
 
     def file_id(self, path: str) -> int | None:
         row = self.conn.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
@@ -217,17 +220,20 @@ class IndexWriter:
         if file_id is not None:
             old = self._old_rows(file_id)
             self._delete_rows(file_id)
+        now = time.time()
+        dated = self.times_from_mtime
         # One upsert for new and known files: an update keeps the file's row id.
         file_id = int(
             scalar(
                 conn,
                 "INSERT INTO files (path, size, mtime_ns, content_hash, language, line_count,"
-                " parse_errors, invalid_utf8, indexed_at) VALUES (?,?,?,?,?,?,?,?,?)"
+                " parse_errors, invalid_utf8, indexed_at, history_at)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?)"
                 " ON CONFLICT(path) DO UPDATE SET size=excluded.size,"
                 " mtime_ns=excluded.mtime_ns, content_hash=excluded.content_hash,"
                 " language=excluded.language, line_count=excluded.line_count,"
                 " parse_errors=excluded.parse_errors, invalid_utf8=excluded.invalid_utf8,"
-                " indexed_at=excluded.indexed_at RETURNING id",
+                " indexed_at=excluded.indexed_at, history_at=excluded.history_at RETURNING id",
                 (
                     meta.path,
                     meta.size,
@@ -237,15 +243,20 @@ class IndexWriter:
                     meta.line_count,
                     rows.errors,
                     int(meta.invalid_utf8),
-                    time.time(),
+                    now,
+                    now if dated else None,
                 ),
             )
         )
+        when = meta.mtime_ns // 1_000_000_000 if dated else None
+        commit = 0 if dated else None  # 0: a file-time fallback (migration 4)
         node_keys = _node_keys((n[0], n[2]) for n in rows.nodes)
         node_ids = _allocate(node_keys, old.node_ids, next_node)
-        self._insert_nodes(file_id, rows.nodes, node_ids)
+        self._insert_nodes(file_id, rows.nodes, node_ids, when, commit)
         edge_count = self._insert_edges(rows, node_ids)
-        chunk_ids = self._insert_chunks(file_id, rows, node_keys, node_ids, old, next_chunk)
+        chunk_ids = self._insert_chunks(
+            file_id, rows, node_keys, node_ids, old, next_chunk, when, commit
+        )
 
         kept_nodes = set(node_ids)
         kept_chunks = set(chunk_ids)
@@ -264,11 +275,19 @@ class IndexWriter:
             orphaned_sources=orphaned - kept_nodes,
         )
 
-    def _insert_nodes(self, file_id: int, nodes: list[NodeRow], ids: list[int]) -> None:
+    def _insert_nodes(
+        self,
+        file_id: int,
+        nodes: list[NodeRow],
+        ids: list[int],
+        when: int | None,
+        commit: int | None,
+    ) -> None:
         conn = self.conn
         conn.executemany(
             "INSERT INTO nodes (id, file_id, parent_id, kind, name, qualified_name, start_line,"
-            " end_line, signature, docstring) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            " end_line, signature, docstring, created, created_commit, changed, changed_commit)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [
                 (
                     node_id,
@@ -281,6 +300,10 @@ class IndexWriter:
                     n[5],
                     n[6],
                     n[7],
+                    when,
+                    commit,
+                    when,
+                    commit,
                 )
                 for n, node_id in zip(nodes, ids, strict=True)
             ],
@@ -318,6 +341,8 @@ class IndexWriter:
         node_ids: list[int],
         old: _OldRows,
         next_chunk: int,
+        when: int | None,
+        commit: int | None,
     ) -> list[int]:
         keys = _chunk_keys(
             (node_keys[c[0]] if c[0] >= 0 else c[5], c[1], c[2]) for c in rows.chunks
@@ -326,7 +351,8 @@ class IndexWriter:
         conn = self.conn
         conn.executemany(
             "INSERT INTO chunks (id, file_id, node_id, layer, part, start_line, end_line, title,"
-            " text, text_hash) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            " text, text_hash, created, changed, changed_commit)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [
                 (
                     chunk_id,
@@ -339,6 +365,9 @@ class IndexWriter:
                     c[5],
                     c[6],
                     c[7],
+                    when,
+                    when,
+                    commit,
                 )
                 for c, chunk_id in zip(rows.chunks, ids, strict=True)
             ],
