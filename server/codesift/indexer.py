@@ -93,10 +93,47 @@ class IndexSummary:
 ProgressCallback = Callable[[IndexProgress], None]
 
 
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def _stamp_of_package() -> str:
+    parts = sorted(
+        f"{p.relative_to(_PACKAGE_DIR)}:{st.st_size}:{st.st_mtime_ns}"
+        for p in _PACKAGE_DIR.rglob("*.py")
+        for st in (p.stat(),)
+    )
+    return "\n".join(parts)
+
+
+# Taken when this process imported codesift: a worker started after the package
+# changed on disk (an upgrade under a running server) would unpickle jobs and
+# settings with another code's field layout, so workers compare stamps first.
+_CODE_STAMP = _stamp_of_package()
+
+
+def code_stamp() -> str:
+    """Names, sizes and modification times of the codesift modules this process
+    imported."""
+    return _CODE_STAMP
+
+
+class StaleWorkerCode(RuntimeError):
+    """A worker process imported a different codesift than the indexer runs."""
+
+
+def _init_worker(parent_pid: int, stamp: str) -> None:
+    """Worker initializer: refuse to work with different code than the indexer's
+    (the pool then breaks and the indexer prepares files itself), and never
+    outlive an indexer that was killed."""
+    if code_stamp() != stamp:
+        raise StaleWorkerCode("codesift changed on disk since the indexer started")
+    _die_with_parent(parent_pid)
+
+
 def _die_with_parent(parent_pid: int) -> None:
-    """Worker initializer: a worker must not outlive an indexer that was killed
-    (SIGKILL gives the pool no chance to stop it). Linux delivers SIGTERM to the
-    worker when its parent dies; elsewhere workers exit when their queue closes."""
+    """A worker must not outlive an indexer that was killed (SIGKILL gives the pool
+    no chance to stop it). Linux delivers SIGTERM to the worker when its parent
+    dies; elsewhere workers exit when their queue closes."""
     if sys.platform.startswith("linux"):
         try:
             libc = ctypes.CDLL(None, use_errno=True)
@@ -303,8 +340,8 @@ class Indexer:
             pool = ProcessPoolExecutor(
                 max_workers=min(workers, len(jobs)),
                 mp_context=get_context("spawn"),
-                initializer=_die_with_parent,
-                initargs=(os.getpid(),),
+                initializer=_init_worker,
+                initargs=(os.getpid(), code_stamp()),
             )
         except (OSError, ValueError) as exc:  # no processes here: prepare in-process
             log.warning("cannot start index workers (%s); indexing in one process", exc)

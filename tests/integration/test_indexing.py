@@ -16,6 +16,7 @@ import apsw
 import pytest
 
 import codesift
+from codesift import indexer as indexer_module
 from codesift.config import Settings
 from codesift.errors import CorruptIndexError, ForeignIndexError
 from codesift.indexer import BULK_FILES, Indexer, IndexSummary
@@ -1332,7 +1333,27 @@ def test_worker_processes_build_the_same_index_as_one_process(
                 sorted(summary.skipped),
             )
         )
-    # Stable ids derive from paths and names, so both runs must agree exactly.
+    # Ids follow the order files are written in, the same with and without workers.
     assert rows[0] == rows[1]
     assert len(rows[0][0]) == 120 * 4
     assert ("data.txt", "binary") in rows[0][3]
+
+
+def test_workers_with_other_code_on_disk_leave_the_work_to_the_indexer(
+    tmp_path: Path, index_workspace: IndexWorkspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A package upgraded under a running indexer: its workers import the new code,
+    refuse to start, and the indexer prepares every file itself."""
+    root = tmp_path / "many"
+    for i in range(120):  # above PARALLEL_MIN_FILES, so the pool is used
+        (root / f"pkg{i % 5}").mkdir(parents=True, exist_ok=True)
+        (root / f"pkg{i % 5}" / f"mod{i}.py").write_text(f"def helper{i}():\n    return {i}\n")
+    monkeypatch.setattr(indexer_module, "code_stamp", lambda: "the code before an upgrade")
+    conn, summary = index_workspace(root, workers=2)
+    assert summary.indexed == 120
+    assert scalar(conn, "SELECT count(*) FROM nodes WHERE kind = 'function'") == 120
+
+
+def test_a_worker_refuses_other_code() -> None:
+    with pytest.raises(indexer_module.StaleWorkerCode):
+        indexer_module._init_worker(os.getpid(), "another stamp")
