@@ -281,22 +281,20 @@ class FolderIndex:
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait until every change queued so far is indexed (vectors excluded)."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while self._pending or self._rescan or self._busy:
-                if self._stopping:
-                    return False
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._cond.wait(left)
-        return True
+        return self._wait_until(lambda: not (self._pending or self._rescan or self._busy), timeout)
 
     def wait_vectors(self, timeout: float) -> bool:
         """Wait until the index is idle and every vector is computed."""
+        return self._wait_until(
+            lambda: not (self._pending or self._rescan or self._busy or self._needs_vectors),
+            timeout,
+        )
+
+    def _wait_until(self, done: Callable[[], bool], timeout: float) -> bool:
+        """Wait (on the writer's condition) until `done()`; False on timeout or stop."""
         deadline = time.monotonic() + timeout
         with self._cond:
-            while self._pending or self._rescan or self._busy or self._needs_vectors:
+            while not done():
                 if self._stopping:
                     return False
                 left = deadline - time.monotonic()
