@@ -82,7 +82,9 @@ export type Probe =
   | { ok: true; version: string }
   | { ok: false; reason: "missing-python" | "missing-codesift" | "failed"; detail: string };
 
-const PROBE_SCRIPT = "import codesift, sys; sys.stdout.write(codesift.__version__)";
+// codesift.lsp pulls in the server's dependencies (pygls, apsw, ...), so a half
+// installed codesift is caught here and not as a server that dies at start.
+const PROBE_SCRIPT = "import sys, codesift, codesift.lsp; sys.stdout.write(codesift.__version__)";
 
 /** Runs the interpreter to check that `import codesift` works; never throws. */
 export function probeCodesift(python: string, env?: NodeJS.ProcessEnv, timeoutMs = 20000): Promise<Probe> {
@@ -96,7 +98,7 @@ export function probeCodesift(python: string, env?: NodeJS.ProcessEnv, timeoutMs
       const text = String(stderr || error.message).trim();
       if (code === "ENOENT" || code === "EACCES") {
         resolve({ ok: false, reason: "missing-python", detail: `cannot run ${python}: ${error.message}` });
-      } else if (/ModuleNotFoundError|No module named/.test(text)) {
+      } else if (/No module named '?codesift'?\s*$/m.test(text)) {
         resolve({ ok: false, reason: "missing-codesift", detail: lastLine(text) });
       } else {
         resolve({ ok: false, reason: "failed", detail: lastLine(text) });

@@ -34,7 +34,7 @@ export function serverEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 /** Why the contract tests cannot run here, or undefined when codesift imports. */
 export function unavailable(): string | undefined {
   const python = pythonCommand();
-  const probe = spawnSync(python, ["-c", "import codesift"], { env: serverEnv(), encoding: "utf8", timeout: 60000 });
+  const probe = spawnSync(python, ["-c", "import codesift.cli, codesift.lsp"], { env: serverEnv(), encoding: "utf8", timeout: 60000 });
   if (probe.error) return `cannot run ${python} (set CODESIFT_PYTHON): ${probe.error.message}`;
   if (probe.status !== 0) {
     const last = probe.stderr.trim().split("\n").pop();
@@ -94,6 +94,8 @@ export class ServerSession {
     child.stderr.on("data", (chunk: Buffer) => {
       session.stderr += chunk.toString();
     });
+    // A server that dies fails the pending requests instead of leaving them hanging.
+    child.once("exit", () => setTimeout(() => connection.dispose(), 100));
     // One catch-all handler (a method-specific one would take its notifications away).
     connection.onNotification((method, params) => {
       session.notifications.push({ method, params });
@@ -110,7 +112,8 @@ export class ServerSession {
 
   /** initialize + initialized, the way vscode-languageclient starts a server. */
   async initialize(folders: string[], options: ServerOptions): Promise<Record<string, unknown>> {
-    const result = await this.connection.sendRequest<{ capabilities: Record<string, unknown> }>("initialize", {
+    const result = await this.connection
+      .sendRequest<{ capabilities: Record<string, unknown> }>("initialize", {
       processId: process.pid,
       clientInfo: { name: "Visual Studio Code", version: "1.82.0" },
       locale: "en",
@@ -135,7 +138,10 @@ export class ServerSession {
       initializationOptions: options,
       trace: "off",
       workspaceFolders: folders.map((f) => ({ uri: fileUri(f), name: path.basename(f) })),
-    });
+      })
+      .catch((error: Error) => {
+        throw new Error(`initialize failed: ${error.message}\nserver stderr:\n${this.stderr.slice(-3000)}`);
+      });
     await this.connection.sendNotification("initialized", {});
     return result.capabilities;
   }

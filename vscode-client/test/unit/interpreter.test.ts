@@ -71,6 +71,7 @@ test("the probe tells a missing interpreter, a missing codesift and a working on
     'echo "Traceback (most recent call last):" >&2; echo "ModuleNotFoundError: No module named \'codesift\'" >&2; exit 1',
   );
   const broken = script(dir, "broken", 'echo "ImportError: libgit2.so.1: cannot open shared object" >&2; exit 1');
+  const partial = script(dir, "partial", 'echo "ModuleNotFoundError: No module named \'apsw\'" >&2; exit 1');
 
   assert.deepEqual(await probeCodesift(good), { ok: true, version: "0.1.0" });
   const notInstalled = await probeCodesift(missing);
@@ -79,6 +80,9 @@ test("the probe tells a missing interpreter, a missing codesift and a working on
   const failing = await probeCodesift(broken);
   assert.equal(!failing.ok && failing.reason, "failed");
   assert.match(!failing.ok ? failing.detail : "", /libgit2/);
+  const halfInstalled = await probeCodesift(partial);
+  assert.equal(!halfInstalled.ok && halfInstalled.reason, "failed");
+  assert.match(!halfInstalled.ok ? halfInstalled.detail : "", /apsw/);
   const absent = await probeCodesift(path.join(dir, "no-such-python"));
   assert.equal(!absent.ok && absent.reason, "missing-python");
 
