@@ -7,7 +7,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import * as vscode from "vscode";
-import { CancellationTokenSource, ResponseError } from "vscode-jsonrpc";
+import { ResponseError } from "vscode-jsonrpc";
 import { PEEK_COMMAND, whoCallsThis } from "../../src/callers";
 import {
   INDEX_STATUS,
@@ -352,6 +352,3 @@ describe("vector coverage reaches the status bar", { skip, timeout: 240000 }, ()
     }
   });
 });
-
-// Keep the type import used when the suite is skipped.
-export type { CancellationTokenSource };
