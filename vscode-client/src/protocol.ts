@@ -1,0 +1,130 @@
+// The parts of codesift's language server protocol the extension uses
+// (docs/protocol.md in the codesift repository is the reference).
+
+export const SEARCH = "codesift/search";
+export const STATUS = "codesift/status";
+export const REINDEX = "codesift/reindex";
+export const INDEX_STATUS = "codesift/indexStatus";
+
+/** Options sent as initializationOptions and with workspace/didChangeConfiguration. */
+export interface ServerOptions {
+  embeddings?: boolean;
+  watch?: boolean;
+  quietMs?: number;
+  maxWaitMs?: number;
+  index?: Record<string, unknown>;
+  search?: Record<string, unknown>;
+  embedding?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+export interface SearchParams {
+  query: string;
+  top_k?: number;
+  layers?: string[];
+  languages?: string[];
+  paths?: string[];
+  snippet_chars?: number;
+  max_tokens?: number;
+  include_graph?: boolean;
+  folders?: string[];
+  as_of?: string;
+  since?: string;
+  until?: string;
+}
+
+export interface SearchResult {
+  folder: string;
+  uri: string;
+  path: string;
+  start_line: number; // 1-based, inclusive
+  end_line: number;
+  kind: string;
+  qualified_name: string;
+  layer: string;
+  language: string;
+  score: number;
+  snippet: string;
+  snippet_start_line: number;
+  truncated: boolean;
+  provenance: { stream: string; rank: number; score: number }[];
+  chunk_id: string;
+  node_id: string | null;
+  history?: {
+    created: string | null;
+    changed: string | null;
+    commit: string | null;
+    subject: string | null;
+    source: string;
+  } | null;
+}
+
+export interface VectorCoverage {
+  enabled: boolean;
+  embedded: number;
+  embeddable: number;
+  coverage: number;
+}
+
+export type FolderState = "starting" | "scanning" | "indexing" | "embedding" | "ready" | "error";
+
+export interface FolderCompleteness {
+  folder: string;
+  uri: string;
+  state: FolderState;
+  complete: boolean;
+  files_done: number;
+  files_total: number;
+  files_ratio: number;
+  vectors: VectorCoverage;
+}
+
+export interface SearchResponse {
+  query: string;
+  results: SearchResult[];
+  streams: { folder: string; stream: string; candidates: number; ms: number; error: string | null }[];
+  took_ms: number;
+  tokens: number;
+  truncated_by_budget: boolean;
+  complete: boolean;
+  index: FolderCompleteness[];
+}
+
+/** The codesift/indexStatus notification. */
+export interface IndexStatus extends FolderCompleteness {
+  chunks_done: number;
+  chunks_total: number;
+  pending: { paths: number; rescan: boolean; busy: boolean; watcher_paths: number };
+}
+
+export interface StatusFolder {
+  name: string;
+  uri: string;
+  root: string;
+  database: string;
+  state: FolderState;
+  complete: boolean;
+  files?: number;
+  nodes?: number;
+  edges?: number;
+  chunks?: number;
+  vectors: VectorCoverage;
+  warnings: string[];
+}
+
+export interface StatusResponse {
+  time: string;
+  folders: StatusFolder[];
+}
+
+export interface ReindexParams {
+  paths?: string[];
+  folders?: string[];
+  wait?: boolean;
+  timeout_ms?: number;
+}
+
+export interface ReindexResponse {
+  queued: ({ folder: string; paths: string[] } | { folder: string; rescan: true })[];
+  done: boolean | null;
+}

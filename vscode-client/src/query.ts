@@ -1,0 +1,132 @@
+// What the person types into codesift: Search -> codesift/search params.
+//
+// Prefixes inside the query (anywhere, separated by spaces) refine it and are
+// removed from the query text:
+//   since:2w  until:2025-03-01  as_of:v1.2.0   git time filters
+//   lang:python                                 languages (repeatable)
+//   path:src/**                                 path globs (repeatable)
+//   +tests / -tests                             include or leave out test files
+//   +code / -code, +docs / -docs                layers
+// The buttons of the QuickPick set the same filters; a prefix wins over a button.
+
+import type { SearchParams, SearchResult } from "./protocol";
+
+export interface SearchFilters {
+  code: boolean;
+  docs: boolean;
+  tests: boolean;
+  since?: string;
+}
+
+export interface ParsedQuery {
+  text: string;
+  filters: SearchFilters;
+  until?: string;
+  asOf?: string;
+  languages: string[];
+  paths: string[];
+}
+
+const CODE_LAYERS = ["code", "summary"];
+const DOC_LAYERS = ["doc"];
+
+export function parseQuery(raw: string, base: SearchFilters): ParsedQuery {
+  const filters: SearchFilters = { ...base };
+  const words: string[] = [];
+  const parsed: ParsedQuery = { text: "", filters, languages: [], paths: [] };
+  for (const word of raw.split(/\s+/)) {
+    if (!word) continue;
+    const match = /^(since|until|as_of|asof|lang|path):(.+)$/i.exec(word);
+    if (match) {
+      const value = match[2];
+      switch (match[1].toLowerCase()) {
+        case "since":
+          filters.since = value;
+          break;
+        case "until":
+          parsed.until = value;
+          break;
+        case "as_of":
+        case "asof":
+          parsed.asOf = value;
+          break;
+        case "lang":
+          parsed.languages.push(value.toLowerCase());
+          break;
+        case "path":
+          parsed.paths.push(value);
+          break;
+      }
+      continue;
+    }
+    const toggle = /^([+-])(tests|code|docs)$/i.exec(word);
+    if (toggle) {
+      const on = toggle[1] === "+";
+      const name = toggle[2].toLowerCase() as "tests" | "code" | "docs";
+      filters[name] = on;
+      continue;
+    }
+    words.push(word);
+  }
+  parsed.text = words.join(" ");
+  return parsed;
+}
+
+export interface RequestShape {
+  resultCount: number;
+  snippetWidth: number;
+}
+
+/** How many more results are asked for when tests are left out (they are dropped here). */
+export const TEST_OVERFETCH = 3;
+
+/** The codesift/search params the extension sends for a parsed query. */
+export function searchParams(query: ParsedQuery, shape: RequestShape): SearchParams {
+  const { filters } = query;
+  const layers = [...(filters.code ? CODE_LAYERS : []), ...(filters.docs ? DOC_LAYERS : [])];
+  const topK = filters.tests ? shape.resultCount : Math.min(200, shape.resultCount * TEST_OVERFETCH);
+  const params: SearchParams = {
+    query: query.text,
+    top_k: topK,
+    layers: layers.length ? layers : [...CODE_LAYERS, ...DOC_LAYERS],
+    snippet_chars: shape.snippetWidth,
+  };
+  if (query.languages.length) params.languages = query.languages;
+  if (query.paths.length) params.paths = query.paths;
+  if (filters.since) params.since = filters.since;
+  if (query.until) params.until = query.until;
+  if (query.asOf) params.as_of = query.asOf;
+  return params;
+}
+
+// The server's own notion of a test-like path (codesift retrieval/ranking.py).
+const TEST_PATH =
+  /(^|\/)(tests?|testing|testdata|__tests__|spec|specs|examples?|benchmarks?|benches)(\/|$)|(^|\/)test_[^/]*$|_test\.[a-z]+$|[._-](test|spec)\.[a-z]+$|(^|\/)conftest\.py$/i;
+
+export function isTestPath(path: string): boolean {
+  return TEST_PATH.test(path);
+}
+
+/**
+ * The results to show: the server's order, without test files when they are left
+ * out (the server has no such filter; the request asked for more to make up for it).
+ */
+export function visibleResults(results: SearchResult[], query: ParsedQuery, resultCount: number): SearchResult[] {
+  const kept = query.filters.tests ? results : results.filter((r) => !isTestPath(r.path));
+  return kept.slice(0, resultCount);
+}
+
+/** A one-line summary of the active filters, for the QuickPick title. */
+export function describeFilters(query: ParsedQuery): string {
+  const parts: string[] = [];
+  const { filters } = query;
+  if (filters.code && !filters.docs) parts.push("code only");
+  else if (filters.docs && !filters.code) parts.push("docs only");
+  if (!filters.tests) parts.push("no tests");
+  if (filters.since) parts.push(`since ${filters.since}`);
+  if (query.until) parts.push(`until ${query.until}`);
+  if (query.asOf) parts.push(`as of ${query.asOf}`);
+  if (query.languages.length) parts.push(query.languages.join(", "));
+  if (query.paths.length) parts.push(query.paths.join(", "));
+  return parts.join(" · ");
+}
