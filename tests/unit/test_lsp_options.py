@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 from pygls.exceptions import JsonRpcInvalidParams
 
@@ -37,13 +35,14 @@ def test_invalid_options_are_replaced_one_by_one() -> None:
     assert parse_options([1])[1] == ["codesift options must be an object, got list"]
 
 
-def test_time_filters_parse_iso_8601() -> None:
-    filters = parse_time_filters({"since": "2025-03-01", "until": "2025-03-02T10:00:00Z"})
-    assert filters.since == datetime(2025, 3, 1, tzinfo=UTC)
-    assert filters.until == datetime(2025, 3, 2, 10, tzinfo=UTC)
+def test_time_filters_are_kept_as_sent_for_the_history_parser() -> None:
+    filters = parse_time_filters({"since": "2025-03-01", "until": 1740000000, "as_of": "v1.2"})
+    assert (filters.since, filters.until, filters.as_of) == ("2025-03-01", 1740000000.0, "v1.2")
     assert not parse_time_filters({}).given
-    with pytest.raises(JsonRpcInvalidParams, match="not an ISO 8601"):
-        parse_time_filters({"as_of": "2 weeks ago"})
+    with pytest.raises(JsonRpcInvalidParams, match="must be a date"):
+        parse_time_filters({"as_of": ["2 weeks ago"]})
+    with pytest.raises(JsonRpcInvalidParams, match="is empty"):
+        parse_time_filters({"since": "  "})
 
 
 def test_search_request_fields() -> None:
