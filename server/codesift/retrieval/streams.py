@@ -23,6 +23,7 @@ import apsw
 from codesift.retrieval.query import QueryAnalysis, fts_or_query, fts_quote, trigrams
 
 __all__ = [
+    "Ranked",
     "StreamFilters",
     "lexical_doc_stream",
     "lexical_stream",
