@@ -328,3 +328,45 @@ def test_go_method_graph(conn: apsw.Connection) -> None:
     assert first.qualified_name.endswith("Server.Handle")
     relations = {(e.relation, e.node.name) for e in first.graph}
     assert ("callee", "lookup") in relations
+
+
+def test_terms_in_half_the_rows_are_not_scored_and_rankings_keep() -> None:
+    from codesift.retrieval import streams
+
+    conn = apsw.Connection(":memory:")
+    conn.execute(
+        "CREATE VIRTUAL TABLE code_fts USING fts5(body, tokenize=\"unicode61 tokenchars '_'\")"
+    )
+    texts = [f"def common_{i}(self): return self.value" for i in range(8)] + [
+        "def parse_rare(self): return rare_words",
+        "def rare(self): return self",
+    ]
+    for i, text in enumerate(texts, start=1):
+        conn.execute("INSERT INTO code_fts (rowid, body) VALUES (?, ?)", (i, text))
+    assert streams.scored_terms(conn, "code_fts", ["self", "rare", "def"]) == ["rare"]
+    assert streams.scored_terms(conn, "code_fts", ["self", "def"]) == ["self", "def"]
+    assert streams.scored_terms(conn, "code_fts", ["self"]) == ["self"]
+
+    def bm25(terms: list[str]) -> list[tuple[int, float]]:
+        match = " OR ".join(f'"{t}"' for t in terms)
+        return [
+            (int(r[0]), float(r[1]))
+            for r in conn.execute(
+                "SELECT rowid, bm25(code_fts) s FROM code_fts WHERE code_fts MATCH ?"
+                " ORDER BY s, rowid",
+                (match,),
+            )
+        ]
+
+    every = bm25(["self", "rare", "def"])
+    scored = bm25(["rare"])
+    assert [r for r, _ in scored] == [r for r, _ in every][: len(scored)]
+    for (_, a), (_, b) in zip(scored, every, strict=False):
+        assert abs(a - b) < 1e-5
+
+
+def test_signature_query_with_common_terms_still_finds_its_definition(
+    conn: apsw.Connection,
+) -> None:
+    response = Searcher(conn).search(SearchRequest("def total(self) -> float"))
+    assert response.results[0].qualified_name in {"cart.Cart.total", "cart.DiscountCart.total"}

@@ -13,6 +13,7 @@ before the candidate cap.
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ __all__ = [
     "StreamFilters",
     "lexical_doc_stream",
     "lexical_stream",
+    "scored_terms",
     "symbol_stream",
     "vector_stream",
 ]
@@ -62,6 +64,50 @@ class StreamFilters:
         return sql, params
 
 
+# Document frequencies of terms, per (database file, FTS table): counting a very
+# common term's rows costs as much as a bm25 pass over them, so each is counted once
+# per process. They only decide which terms are too common to score (below); a count
+# that drifts as files change moves that decision only for terms near the boundary.
+_DF_CACHE_LIMIT = 100_000
+_df_lock = threading.Lock()
+_df_cache: dict[tuple[str, str, str], int] = {}
+
+
+def _cached_count(conn: apsw.Connection, table: str, term: str | None) -> int:
+    """Rows of `table` containing `term` (all rows for None), cached."""
+    # An in-memory database has no file name: key it by the connection.
+    key = (str(conn.filename) or f"memory:{id(conn)}", table, term or "")
+    with _df_lock:
+        found = _df_cache.get(key)
+    if found is not None:
+        return found
+    if term is None:
+        row = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+    else:
+        row = conn.execute(
+            f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (fts_quote(term),)
+        ).fetchone()
+    count = int(row[0]) if row else 0
+    with _df_lock:
+        if len(_df_cache) >= _DF_CACHE_LIMIT:
+            _df_cache.clear()
+        _df_cache[key] = count
+    return count
+
+
+def scored_terms(conn: apsw.Connection, table: str, terms: Sequence[str]) -> list[str]:
+    """The terms worth scoring: FTS5's bm25 clamps the IDF of a term found in at
+    least half the rows to 1e-6, so such a term (`self`, `def`, `return` in Python)
+    changes no ranking but makes bm25 visit most of the index. Leaving it out of the
+    MATCH keeps the scores (to within 1e-5) and drops only rows that match nothing
+    else, which would rank last. When every term is that common, all are kept."""
+    if len(terms) < 2:
+        return list(terms)
+    rows = _cached_count(conn, table, None)
+    kept = [t for t in terms if 2 * _cached_count(conn, table, t) < rows]
+    return kept or list(terms)
+
+
 def _bm25_stream(
     conn: apsw.Connection,
     table: str,
@@ -73,7 +119,7 @@ def _bm25_stream(
     """bm25 over one FTS5 table (a fixed name, never user text), best first."""
     if not layers or not analysis.terms:
         return []
-    match = fts_or_query(list(analysis.terms))
+    match = fts_or_query(scored_terms(conn, table, analysis.terms))
     file_sql, params = filters.file_sql()
     rows: list[Any] = conn.execute(
         f"SELECT c.id, bm25({table}) AS s FROM {table}"
