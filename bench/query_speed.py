@@ -560,7 +560,7 @@ def markdown(result: Json, runs: dict[str, ModeRun], categories: Sequence[str]) 
     pr = result["lexical_pruning"]
     lines += [
         "",
-        "### Optimising the slowest stream: lexical",
+        "### Optimising the lexical stream",
         "",
         "Common terms (`self`, `def`, `return`... in at least half the FTS rows) get an "
         "IDF of 1e-6 from FTS5's bm25, so they change no ranking, but bm25 visits every row "
