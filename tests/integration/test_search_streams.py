@@ -193,6 +193,27 @@ def test_a_failing_stream_logs_a_warning_and_contributes_nothing(
         caplog.clear()
 
 
+def test_a_reader_that_cannot_open_falls_back_to_one_connection(
+    conn: apsw.Connection, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import codesift.retrieval.search as search_module
+
+    def refuse(path: object) -> apsw.Connection:
+        raise apsw.CantOpenError("unable to open database file")
+
+    expected = _answer(Searcher(conn, parallel=False).search(SearchRequest("sum_prices")))
+    monkeypatch.setattr(search_module, "open_reader", refuse)
+    searcher = Searcher(conn)
+    assert searcher.parallel
+    with caplog.at_level(logging.WARNING, logger="codesift.retrieval.search"):
+        first = searcher.search(SearchRequest("sum_prices"))
+    assert _answer(first) == expected
+    assert all(s.error is None for s in first.streams)
+    assert searcher.parallel is False
+    assert "streams run one after the other" in caplog.text
+    assert _answer(searcher.search(SearchRequest("sum_prices"))) == expected
+
+
 def test_a_failing_query_embedding_leaves_the_vector_streams_empty(
     conn: apsw.Connection,
 ) -> None:

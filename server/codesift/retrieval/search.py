@@ -126,8 +126,8 @@ class Searcher:
     while SQLite works), so a query costs about its slowest stream rather than their
     sum. The query embedding is computed in the calling thread while the lexical and
     symbol streams run; the vector streams start when it is ready. With
-    `parallel=False`, or an in-memory database, streams run one after the other on
-    `conn`.
+    `parallel=False`, an in-memory database, or when no second connection can be
+    opened (logged once), streams run one after the other on `conn`.
 
     A stream that raises logs a warning, reports its error in `response.streams` and
     contributes nothing; the search still answers.
@@ -179,7 +179,19 @@ class Searcher:
         with self._readers_lock:
             conn = self._readers.get(ident)
             if conn is None:
-                conn = self._readers[ident] = open_reader(Path(self._db_path))
+                try:
+                    conn = self._readers[ident] = open_reader(Path(self._db_path))
+                except apsw.Error as exc:
+                    # E.g. a read-only file whose WAL index cannot be opened a second
+                    # time: search on the caller's connection, one stream at a time.
+                    log.warning(
+                        "cannot open another connection to %s (%s); streams run one "
+                        "after the other",
+                        self._db_path,
+                        exc,
+                    )
+                    self.parallel = False
+                    return self.conn
             return conn
 
     def close(self) -> None:
