@@ -88,6 +88,11 @@ func (s *Server) lookup(path string) string {
 
 WORKSPACE = {
     "shop/cart.py": CART_PY,
+    "tests/test_cart.py": (
+        "from shop.cart import Item, sum_prices\n\n\n"
+        "def test_sum_prices_of_nothing():\n"
+        "    assert sum_prices([]) == 0\n"
+    ),
     "server/server.go": SERVER_GO,
     "README.md": "# Shop\n\nA cart adds up item prices and charges a card at checkout.\n",
 }
@@ -324,10 +329,11 @@ def test_graph_lists_parent_callees_and_callers_with_their_edge_kinds(
     first = response.results[0]
     edges = {(e.relation, e.kind, e.direction, e.node.qualified_name) for e in first.graph}
     assert ("parent", "contains", "in", "cart") in edges
-    callers = {name for rel, _, _, name in edges if rel == "caller"}
-    assert callers == {"cart.Cart.total", "cart.DiscountCart.total", "cart.checkout"}
+    callers = [e.node.qualified_name for e in first.graph if e.relation == "caller"]
+    assert set(callers[:3]) == {"cart.Cart.total", "cart.DiscountCart.total", "cart.checkout"}
+    assert callers[3:] == ["test_cart.test_sum_prices_of_nothing"]  # tests last
     caller_lines = {e.line for e in first.graph if e.relation == "caller"}
-    assert caller_lines == {18, 23, 37}
+    assert caller_lines == {18, 23, 37, 5}
 
     response = Searcher(conn).search(SearchRequest("DiscountCart", top_k=1, include_graph=True))
     edges = {(e.relation, e.kind, e.node.qualified_name) for e in response.results[0].graph}

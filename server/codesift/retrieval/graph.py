@@ -8,8 +8,9 @@ neighbour calls / contains / inherits from / imports the result).
 The whole response shares one budget of distinct neighbour nodes (20 by default),
 handed out in rounds over the results in rank order, so the first result cannot
 take every slot: in each round a result gets its next most useful edge (parent
-container first, then callees and callers alternately, then base classes,
-subclasses and imports). An edge to a node already shown costs nothing.
+container first, then callees and callers alternately, callers outside tests
+first, then base classes, subclasses and imports). An edge to a node already
+shown costs nothing; an edge from a node to itself is not shown.
 
 `plan_neighbours` is pure; `expand_graph` reads the edges (store/reader.py) and
 builds the records.
@@ -23,6 +24,7 @@ from itertools import zip_longest
 
 import apsw
 
+from codesift.retrieval.ranking import is_test_like_path
 from codesift.retrieval.request import GraphEdge, GraphNode
 from codesift.store.reader import edges_from, edges_to, node_rows
 
@@ -111,21 +113,21 @@ def plan_neighbours(
 
 
 def _offers(conn: apsw.Connection, node_id: int) -> list[Neighbour]:
-    outgoing = [e for e in edges_from(conn, node_id) if e.dst_id is not None]
-    incoming = edges_to(conn, node_id)
+    outgoing = [e for e in edges_from(conn, node_id) if e.dst_id not in (None, node_id)]
+    incoming = [e for e in edges_to(conn, node_id) if e.src_id != node_id]
     parent = [
         Neighbour(e.src_id, "contains", "in", e.line) for e in incoming if e.kind == "contains"
     ]
     callees = [
         Neighbour(int(e.dst_id), "calls", "out", e.line)
         for e in outgoing
-        if e.kind == "calls" and e.dst_id != node_id and e.dst_id is not None
+        if e.kind == "calls" and e.dst_id is not None
     ][:_FETCH_PER_NODE]
-    callers = [
-        Neighbour(e.src_id, "calls", "in", e.line)
-        for e in incoming
-        if e.kind == "calls" and e.src_id != node_id
-    ][:_FETCH_PER_NODE]
+    callers = [Neighbour(e.src_id, "calls", "in", e.line) for e in incoming if e.kind == "calls"]
+    if len(callers) > 1:
+        # Callers in tests say less about how code is used than callers elsewhere.
+        paths = {n.id: n.path for n in node_rows(conn, [c.node_id for c in callers]).values()}
+        callers.sort(key=lambda c: is_test_like_path(paths.get(c.node_id, "")))
     rest = [
         Neighbour(int(e.dst_id), e.kind, "out", e.line)
         for e in outgoing
@@ -135,7 +137,7 @@ def _offers(conn: apsw.Connection, node_id: int) -> list[Neighbour]:
         for e in incoming
         if e.kind in ("inherits", "imports")
     ][:_FETCH_PER_NODE]
-    return order_neighbours(parent, callees, callers, rest)
+    return order_neighbours(parent, callees, callers[:_FETCH_PER_NODE], rest)
 
 
 def expand_graph(
