@@ -776,6 +776,8 @@ def run_corpus(
             if config.name == SHIPPED:
                 shipped = searcher
             run = evaluate(CodesiftSystem(config, searcher), queries, k)
+            if searcher is not shipped:
+                searcher.close()  # its worker connections; the shipped one is used below
             result.systems.append(run)
             agg = Aggregate.of(run.runs)
             log(

@@ -28,11 +28,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from codesift import __version__
 from codesift.config import Settings, load_settings
 from codesift.embedding import Embedder, fill_vectors, vector_coverage
+from codesift.embedding.model import default_cache_dir
 from codesift.errors import CodesiftError, CorruptIndexError, EmbeddingError, ForeignIndexError
 from codesift.history.records import ChangeInfo, node_history, nodes_in_time
 from codesift.history.timespec import TimeFilter, time_filter
 from codesift.indexer import Indexer, IndexProgress, IndexSummary
 from codesift.retrieval import BROAD_LAYERS, Searcher, SearchRequest, SearchResponse
+from codesift.retrieval.rerank import RerankerLoad, load_reranker
 from codesift.store.database import move_aside, open_database, scalar
 from codesift.store.reader import (
     NodeRow,
@@ -202,13 +204,33 @@ def _start_background_embedding(root: Path) -> None:
         log.warning("cannot start background embedding: %s", exc)
 
 
+def _rerank_load(settings: Settings) -> RerankerLoad:
+    cache = settings.embedding.cache_dir
+    cache_dir = Path(os.path.expanduser(cache)) if cache else default_cache_dir()
+    return load_reranker(settings.rerank, cache_dir)
+
+
 def _searcher(
     root: Path, settings: Settings, conn: apsw.Connection, args: argparse.Namespace
 ) -> Searcher:
-    """A searcher with the vector stream when embeddings are on and vectors exist;
-    missing vectors are computed now (a few) or in the background (many)."""
+    """A searcher with the vector stream when embeddings are on and vectors exist
+    (missing vectors are computed now (a few) or in the background (many)), and the
+    rerank stage when it is on and its model loads."""
+    rerank = _rerank_load(settings)
+    if rerank.warning:
+        _stderr().print(f"[yellow]warning:[/] {escape(rerank.warning)}")
+
+    def searcher(embedder: Embedder | None) -> Searcher:
+        return Searcher(
+            conn,
+            settings.search,
+            embedder,
+            reranker=rerank.reranker,
+            rerank_settings=settings.rerank,
+        )
+
     if not settings.embedding.enabled or getattr(args, "no_embed", False):
-        return Searcher(conn, settings.search)
+        return searcher(None)
     embedder = _embedder(settings)
     layers = settings.embedding.layers
     coverage = vector_coverage(conn, layers)
@@ -218,7 +240,7 @@ def _searcher(
             fill_vectors(conn, embedder, layers=layers)
         except EmbeddingError as exc:
             _stderr().print(f"[yellow]warning:[/] {escape(str(exc))}; searching without vectors")
-            return Searcher(conn, settings.search)
+            return searcher(None)
         coverage = vector_coverage(conn, layers)
     elif missing > FOREGROUND_EMBED_LIMIT and not args.no_update:
         _start_background_embedding(root)
@@ -227,7 +249,7 @@ def _searcher(
                 f"[dim]vectors: {coverage.ratio:.0%} of {coverage.embeddable} chunks;"
                 " the rest are being computed in the background[/]"
             )
-    return Searcher(conn, settings.search, embedder if coverage.embedded else None)
+    return searcher(embedder if coverage.embedded else None)
 
 
 # -- commands ------------------------------------------------------------------------
@@ -308,6 +330,18 @@ def _history_text(info: ChangeInfo | None) -> str:
     return f"changed {info.changed[:10]} ({(info.commit or '')[:7]} {subject})"
 
 
+# How `search --graph` names each edge for people (the JSON keeps relation and kind).
+GRAPH_LABELS = {
+    "parent": "↑ contained in",
+    "callee": "→ calls",
+    "caller": "← called by",
+    "base": "▷ inherits",
+    "subclass": "◁ inherited by",
+    "imports": "→ imports",
+    "imported_by": "← imported by",
+}
+
+
 def cmd_search(args: argparse.Namespace) -> int:
     root = Path(args.root).resolve() if args.root else find_root(Path.cwd())
     times = _time_filter(args, root)  # a malformed time fails before any indexing
@@ -323,6 +357,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         as_of=times.as_of,
         since=times.since,
         until=times.until,
+        include_graph=args.graph,
     )
     response = _searcher(root, settings, conn, args).search(request)
     if args.json:
@@ -346,6 +381,14 @@ def cmd_search(args: argparse.Namespace) -> int:
             console.print(f"     [dim]│[/] {escape(line)}")
         if result.truncated:
             console.print(f"     [dim]│ … (from line {result.snippet_start_line})[/]")
+        for edge in result.graph:
+            node = edge.node
+            console.print(
+                f"     [magenta]{GRAPH_LABELS.get(edge.relation, edge.relation)}[/]"
+                f" [dim]({edge.kind}, line {edge.line})[/] [green]{escape(node.kind)}[/]"
+                f" [bold]{escape(node.qualified_name)}[/]"
+                f"  [cyan]{escape(node.path)}:{node.start_line}-{node.end_line}[/]"
+            )
     console.print(f"[dim]{len(response.results)} results in {response.took_ms:.0f} ms[/]")
     return EXIT_OK
 
@@ -518,6 +561,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         "languages": counts.by_language,
         "vectors": {"embedded": coverage.embedded, "embeddable": coverage.embeddable},
         "last_update": counts.last_update,
+        "rerank": _rerank_status(settings),
     }
     if args.json:
         print(json.dumps(data))
@@ -536,6 +580,14 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"vectors     {coverage.embedded} of {coverage.embeddable} chunks ({coverage.ratio:.0%})")
     print(f"updated     {when}")
     print("languages   " + ", ".join(f"{k} {v}" for k, v in counts.by_language.items()))
+    rerank = data["rerank"]
+    assert isinstance(rerank, dict)
+    if not rerank["enabled"]:
+        print("rerank      off")
+    elif rerank["active"]:
+        print(f"rerank      {rerank['provider']} ({rerank['model_path']})")
+    else:
+        print(f"rerank      off: {rerank['warning']}")
     return EXIT_OK
 
 
@@ -560,6 +612,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
         tcp = (host, int(port))
     serve(tcp=tcp)
     return EXIT_OK
+
+
+def _rerank_status(settings: Settings) -> dict[str, Any]:
+    """Whether the rerank stage would run: loads the configured model to find out."""
+    enabled = settings.rerank.enabled and settings.rerank.provider != "none"
+    load = _rerank_load(settings) if enabled else RerankerLoad(None)
+    return {
+        "enabled": enabled,
+        "provider": settings.rerank.provider,
+        "model_path": settings.rerank.model_path,
+        "active": load.reranker is not None,
+        "warning": load.warning,
+    }
 
 
 # -- argument parsing ----------------------------------------------------------------
@@ -632,6 +697,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--snippet-chars", type=int, help="snippet size, 80..4000 (default 600)")
     p.add_argument("--max-tokens", type=int, help="fit the whole answer in this many tokens")
+    p.add_argument(
+        "--graph",
+        action="store_true",
+        help="show each code result's parent, callees and callers (at most 20 in all)",
+    )
     p.add_argument(
         "--no-embed", action="store_true", help="lexical and symbol streams only (no vectors)"
     )

@@ -20,8 +20,10 @@ __all__ = [
     "CONFIG_FILE_NAME",
     "DEFAULT_EXCLUDED_DIRS",
     "DEFAULT_OUTPUT_DIRS",
+    "RERANK_PROVIDERS",
     "EmbeddingSettings",
     "IndexSettings",
+    "RerankSettings",
     "SearchSettings",
     "Settings",
     "load_settings",
@@ -139,11 +141,29 @@ class EmbeddingSettings:
     cache_dir: str = ""
 
 
+RERANK_PROVIDERS: tuple[str, ...] = ("none", "local_cross_encoder")
+
+
+@dataclass(frozen=True, slots=True)
+class RerankSettings:
+    """The optional cross-encoder stage after fusion (retrieval/rerank.py)."""
+
+    enabled: bool = False
+    provider: str = "local_cross_encoder"
+    # A folder with model.onnx and its tokenizer files, or the .onnx file itself.
+    model_path: str = ""
+    # Skip the stage when fusion found fewer candidates than this.
+    threshold: int = 50
+    # How many of the best fused results the cross-encoder rescores.
+    candidates: int = 50
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     index: IndexSettings = field(default_factory=IndexSettings)
     search: SearchSettings = field(default_factory=SearchSettings)
     embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
+    rerank: RerankSettings = field(default_factory=RerankSettings)
 
 
 # Settings that are fractions.
@@ -194,6 +214,7 @@ def _apply(base: Any, section: str, values: dict[str, Any]) -> Any:
 def merge_settings(settings: Settings, overrides: dict[str, Any]) -> Settings:
     """Apply a nested mapping like {"index": {"max_file_bytes": 10}} to `settings`."""
     index, search, embedding = settings.index, settings.search, settings.embedding
+    rerank = settings.rerank
     for section, values in overrides.items():
         if not isinstance(values, dict):
             raise ConfigError(f"setting section {section!r} must be a table")
@@ -203,9 +224,16 @@ def merge_settings(settings: Settings, overrides: dict[str, Any]) -> Settings:
             search = _apply(search, section, values)
         elif section == "embedding":
             embedding = _apply(embedding, section, values)
+        elif section == "rerank":
+            rerank = _apply(rerank, section, values)
+            if rerank.provider not in RERANK_PROVIDERS:
+                raise ConfigError(
+                    f"rerank.provider must be one of {', '.join(RERANK_PROVIDERS)}, "
+                    f"got {rerank.provider!r}"
+                )
         else:
             raise ConfigError(f"unknown setting section {section!r}")
-    return Settings(index=index, search=search, embedding=embedding)
+    return Settings(index=index, search=search, embedding=embedding, rerank=rerank)
 
 
 def load_settings(root: Path, overrides: dict[str, Any] | None = None) -> Settings:

@@ -6,7 +6,9 @@ CodesiftError
 │   ├── CorruptIndexError   the file is not a SQLite database, or is damaged
 │   └── ForeignIndexError   a SQLite database that codesift did not create
 ├── WorkspaceError       the workspace root is missing or not a folder
-└── QueryError           a search request is invalid (empty query, bad option)
+├── QueryError           a search request is invalid (empty query, bad option)
+├── SearchCancelled      a search was cancelled through its cancel event
+└── EmbeddingError       the embedding model cannot be loaded or run
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ __all__ = [
     "ForeignIndexError",
     "IndexError_",
     "QueryError",
+    "SearchCancelled",
     "WorkspaceError",
 ]
 
@@ -49,6 +52,10 @@ class WorkspaceError(CodesiftError):
 
 class QueryError(CodesiftError):
     pass
+
+
+class SearchCancelled(CodesiftError):
+    """Raised by `Searcher.search` when its cancel event was set before it finished."""
 
 
 class EmbeddingError(CodesiftError):

@@ -273,6 +273,31 @@ def test_search_json_on_a_fresh_folder_is_pure_json_with_the_documented_fields(
     assert "parseConfig(text: string)" in first["snippet"]
 
 
+def test_search_graph_json_and_human_output(indexed: Path) -> None:
+    data = run_json(indexed, "search", "retry_failed_charge", "--graph", "-k", "3")
+    first = data["results"][0]
+    assert first["qualified_name"] == "billing.charges.retry_failed_charge"
+    edges = {
+        (e["relation"], e["kind"], e["direction"], e["node"]["qualified_name"])
+        for e in first["graph"]
+    }
+    assert ("caller", "calls", "in", "test_charges.test_retry_gives_up") in edges
+    assert ("parent", "contains", "in", "billing.charges") in edges
+    for edge in first["graph"]:
+        assert set(edge) == {"relation", "kind", "direction", "line", "node"}
+        assert edge["kind"] in {"calls", "contains", "inherits", "imports"}
+    shown = {e["node"]["id"] for r in data["results"] for e in r["graph"]}
+    assert len(shown) <= 20
+    assert "graph" in data["stages"] and data["rerank"] == "off"
+    plain = run_json(indexed, "search", "retry_failed_charge", "-k", "3")
+    assert all(r["graph"] == [] for r in plain["results"])
+
+    human = ok(run_cli(indexed, "search", "retry_failed_charge", "--graph", "-k", "1")).stdout
+    assert "← called by (calls, line" in human
+    assert "test_charges.test_retry_gives_up" in human
+    assert "↑ contained in (contains" in human
+
+
 def test_search_options_top_k_lang_and_path(indexed: Path) -> None:
     query = "charge server cache config"
     everything = run_json(indexed, "search", query, "--top-k", "50")["results"]

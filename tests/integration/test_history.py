@@ -315,8 +315,10 @@ def test_incremental_updates_equal_a_full_pass(
 def test_only_new_commits_are_walked(history_repo: Path, index_workspace: IndexWorkspace) -> None:
     conn, _ = index_workspace(history_repo)
     stats = update_history(conn, history_repo)
-    # no new commit; only the file with uncommitted edits is looked at again
-    assert stats.commits == 0 and stats.files_timed == 1 == stats.uncommitted_files
+    # no new commit and no file changed: nothing is timed again, and the file with
+    # uncommitted edits is still known as such
+    assert stats.commits == 0 and stats.files_timed == 0
+    assert stats.uncommitted_files == 1
     (history_repo / "util.py").write_text(fn("helper"))  # revert the working tree
     commit_at(history_repo, "2024-05-10T12:00:00Z", "util: nothing new")
     (history_repo / "extra.py").write_text(fn("extra"))

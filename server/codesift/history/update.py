@@ -337,19 +337,21 @@ def _write_times(
         )
 
 
-def _stale_files(conn: apsw.Connection, root_paths: set[str], dirty_before: set[str]) -> list[int]:
+def _stale_files(conn: apsw.Connection, root_paths: set[str]) -> tuple[list[int], set[str]]:
+    """Files whose times must be computed again (never timed, re-indexed since, or
+    touched by new commits), and the paths of every indexed file.
+
+    A file with uncommitted lines is not re-timed while neither its content nor
+    HEAD changes: its uncommitted lines already count as changed now."""
     out = []
+    paths: set[str] = set()
     for fid, path, history_at, indexed_at in conn.execute(
         "SELECT id, path, history_at, indexed_at FROM files"
     ):
-        if (
-            history_at is None
-            or float(history_at) < float(indexed_at)
-            or path in root_paths
-            or path in dirty_before
-        ):
+        paths.add(str(path))
+        if history_at is None or float(history_at) < float(indexed_at) or path in root_paths:
             out.append(int(fid))
-    return out
+    return out, paths
 
 
 def update_history(conn: apsw.Connection, root: Path) -> HistoryStats:
@@ -370,7 +372,7 @@ def update_history(conn: apsw.Connection, root: Path) -> HistoryStats:
                 conn.execute("DELETE FROM history_commits")
                 conn.execute("UPDATE files SET history_at = NULL")
                 _set_meta(conn, "history_head", None)
-            stale = _stale_files(conn, set(), set())
+            stale, _ = _stale_files(conn, set())
             now = time.time()
             for fid, _path, mtime_ns in list(_file_rows(conn, stale)):
                 seconds = mtime_ns // 1_000_000_000
@@ -384,12 +386,14 @@ def update_history(conn: apsw.Connection, root: Path) -> HistoryStats:
         stats.source = "git"
         store = _walk(conn, repo, prefix, stats)
         root_touched = {p[len(prefix) :] for p in stats.touched if p.startswith(prefix)}
-        stale = _stale_files(conn, root_touched, dirty_before)
+        stale, indexed_paths = _stale_files(conn, root_touched)
         times = _commit_times(conn)
         head_tree = repo.head.peel(pygit2.Commit).tree
         dirty_now: list[str] = []
+        retimed: set[str] = set()
         now = time.time()
         for fid, path, _ in list(_file_rows(conn, stale)):
+            retimed.add(path)
             git_path = prefix + path
             lines, uncommitted = _working_lines(
                 repo, head_tree, git_path, root / path, store.get(git_path)
@@ -400,8 +404,8 @@ def update_history(conn: apsw.Connection, root: Path) -> HistoryStats:
                 lines = FileLines([], [], [])
             _write_times(conn, fid, lambda spans, ls=lines: _span_times(ls, times, spans))
             conn.execute("UPDATE files SET history_at = ? WHERE id = ?", (now, fid))
-        # Files dirty before were all re-timed above: what is dirty now is the new list.
-        dirty = set(dirty_now)
+        # Dirty files that were not re-timed stay dirty; those that were say it anew.
+        dirty = ((dirty_before - retimed) | set(dirty_now)) & indexed_paths
         _set_meta(conn, "history_dirty", json.dumps(sorted(dirty)) if dirty else None)
         stats.files_timed = len(stale)
         stats.uncommitted_files = len(dirty)

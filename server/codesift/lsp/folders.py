@@ -33,6 +33,7 @@ from codesift.config import Settings
 from codesift.embedding import Embedder, fill_vectors, vector_coverage
 from codesift.errors import CodesiftError
 from codesift.indexer import Indexer, IndexPlan, IndexProgress
+from codesift.retrieval import Searcher
 from codesift.store.database import open_database
 from codesift.watcher import ChangeBatch, FolderWatcher, PathFilter
 
@@ -197,6 +198,10 @@ class FolderIndex:
         self._quiet = quiet
         self._max_wait = max_wait
         self._ready = threading.Event()  # the database exists (readers may open it)
+        # One Searcher per embedder (None until vectors exist): each keeps a read-only
+        # connection per stream thread, opened once, closed when the folder stops.
+        self._searchers: dict[int, Searcher] = {}
+        self._searchers_lock = threading.Lock()
         self._open_error: str | None = None
 
     # -- life cycle ------------------------------------------------------------------
@@ -221,7 +226,23 @@ class FolderIndex:
             except OSError as exc:  # inotify limits, a vanished folder
                 self._warn(f"cannot watch {self.root} for changes ({exc}); save files to update")
 
+    def searcher(self, conn: apsw.Connection, embedder: Embedder | None) -> Searcher:
+        """The folder's Searcher (safe to call from several reader threads at once);
+        `conn` is the caller's reader connection, used when streams cannot run side
+        by side."""
+        key = id(embedder)
+        with self._searchers_lock:
+            searcher = self._searchers.get(key)
+            if searcher is None:
+                searcher = Searcher(conn, self.settings.search, embedder)
+                self._searchers[key] = searcher
+            return searcher
+
     def stop(self, timeout: float = 10.0) -> None:
+        with self._searchers_lock:
+            searchers, self._searchers = list(self._searchers.values()), {}
+        for searcher in searchers:
+            searcher.close()
         watcher, self._watcher = self._watcher, None
         if watcher is not None:
             watcher.stop()

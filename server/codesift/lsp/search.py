@@ -18,7 +18,7 @@ from codesift.lsp.params import (
     require_object,
     require_str,
 )
-from codesift.retrieval import BROAD_LAYERS, Searcher, SearchRequest
+from codesift.retrieval import BROAD_LAYERS, SearchRequest
 from codesift.retrieval.request import MAX_QUERY_CHARS, SearchResult
 from codesift.retrieval.search import RESULT_OVERHEAD_TOKENS
 from codesift.retrieval.snippets import estimate_tokens
@@ -102,8 +102,8 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
                     and conn.execute("SELECT 1 FROM embedded LIMIT 1").fetchone()
                 ):
                     embedder = server.embedder(folder.settings.embedding)
-                response = Searcher(conn, folder.settings.search, embedder).search(
-                    requests[folder.name]
+                response = folder.searcher(conn, embedder).search(
+                    requests[folder.name], cancel=cancel.event
                 )
             finally:
                 cancel.detach(conn)

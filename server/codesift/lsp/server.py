@@ -36,7 +36,7 @@ from pygls.uris import from_fs_path
 from codesift import __version__
 from codesift.config import EmbeddingSettings
 from codesift.embedding import Embedder
-from codesift.errors import CodesiftError
+from codesift.errors import CodesiftError, SearchCancelled
 from codesift.lsp.folders import Cancellation, FolderIndex, FolderListener, ReaderPool
 from codesift.lsp.options import ServerOptions, folder_settings
 from codesift.lsp.params import invalid
@@ -428,6 +428,8 @@ def bind(
     async def handle(params: Any) -> T:
         try:
             return await handler(server, params)
+        except SearchCancelled as exc:
+            raise JsonRpcRequestCancelled(message="the request was cancelled") from exc
         except CodesiftError as exc:
             raise invalid(str(exc)) from exc
 

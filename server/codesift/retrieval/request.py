@@ -13,6 +13,8 @@ from codesift.parsing.model import CHUNK_LAYERS
 __all__ = [
     "BROAD_LAYERS",
     "MAX_QUERY_CHARS",
+    "GraphEdge",
+    "GraphNode",
     "SearchRequest",
     "SearchResponse",
     "SearchResult",
@@ -94,6 +96,39 @@ class StreamHit:
 
 
 @dataclass(frozen=True, slots=True)
+class GraphNode:
+    """A definition next to a result in the code graph."""
+
+    id: int
+    path: str
+    kind: str
+    name: str
+    qualified_name: str
+    start_line: int
+    end_line: int
+
+
+@dataclass(frozen=True, slots=True)
+class GraphEdge:
+    """An edge between a result's node and `node`.
+
+    kind: the edge's true kind: calls, contains, inherits or imports.
+    direction: "out" when the result is the edge's source (it calls, inherits from or
+    imports `node`), "in" when `node` is (it calls, contains, inherits from or imports
+    the result).
+    relation: the pair named for people: callee, caller, parent, base, subclass,
+    imports, imported_by.
+    line: where the edge is written (the call site, the nested definition's line).
+    """
+
+    relation: str
+    kind: str
+    direction: str
+    line: int
+    node: GraphNode
+
+
+@dataclass(frozen=True, slots=True)
 class SearchResult:
     path: str
     start_line: int
@@ -112,6 +147,8 @@ class SearchResult:
     # created / last-changed time and the commit that last changed it (None when
     # the index has no times for it yet)
     history: ChangeInfo | None = None
+    # With include_graph: the node's parent container, callees and callers (code results).
+    graph: tuple[GraphEdge, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,3 +167,8 @@ class SearchResponse:
     took_ms: float = 0.0
     tokens: int = 0  # estimated tokens of the results (see retrieval.budget)
     truncated_by_budget: bool = False
+    # Milliseconds per stage: embed (query vector), streams (all of them, wall time),
+    # rank (fusion, priors, collapse), rerank, results (snippets), graph.
+    stages: dict[str, float] = field(default_factory=dict)
+    # What the rerank stage did: "off", "applied", or "skipped: <reason>".
+    rerank: str = "off"

@@ -1,22 +1,27 @@
-"""One search request: run the streams, fuse, collapse layers, cut snippets to
-the budget, and optionally attach each code result's graph neighbourhood."""
+"""One search request: run the streams side by side, fuse, apply the priors,
+collapse layers, optionally rerank, cut snippets to the budget, and optionally
+attach each code result's graph neighbourhood."""
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import TracebackType
 
 import apsw
 
-from codesift.config import SearchSettings
+from codesift.config import RerankSettings, SearchSettings
 from codesift.embedding.model import Embedder
 from codesift.embedding.vectors import quantize
-from codesift.errors import CodesiftError
+from codesift.errors import SearchCancelled
 from codesift.history.records import chunk_history
-from codesift.retrieval.fusion import collapse_by_node, fuse_rankings
+from codesift.retrieval.fusion import FusedCandidate, collapse_by_node, fuse_rankings
+from codesift.retrieval.graph import MAX_GRAPH_NODES, expand_graph
 from codesift.retrieval.query import QueryAnalysis, analyze_query
 from codesift.retrieval.ranking import (
     ChunkFeatures,
@@ -29,90 +34,228 @@ from codesift.retrieval.request import (
     SearchRequest,
     SearchResponse,
     SearchResult,
+    StreamHit,
     StreamReport,
 )
+from codesift.retrieval.rerank import Reranker, rerank_order, rerank_skip_reason
 from codesift.retrieval.snippets import estimate_tokens, snippet_window, source_line_map
 from codesift.retrieval.streams import (
+    Ranked,
     StreamFilters,
     lexical_doc_stream,
     lexical_stream,
     symbol_stream,
     vector_stream,
 )
-from codesift.store.database import scalar
+from codesift.store.database import open_reader, scalar
 from codesift.store.reader import ChunkRow, chunk_rows
 
-__all__ = ["Searcher"]
+__all__ = ["Searcher", "StreamInput"]
 
 log = logging.getLogger(__name__)
 
-StreamFn = Callable[[apsw.Connection, QueryAnalysis, StreamFilters, int], list[tuple[int, float]]]
 # Per-result overhead in the token budget: path, lines, kind, name and punctuation.
 RESULT_OVERHEAD_TOKENS = 24
 MIN_SNIPPET_CHARS = 80
 SYMBOL_QUERY_BOOST = 2.0
+# How often a waiting search looks at its cancel event (seconds).
+CANCEL_POLL_SECONDS = 0.005
+_STREAM_WORKERS = 6
+
+
+@dataclass(frozen=True, slots=True)
+class StreamInput:
+    """What every stream of one search sees."""
+
+    analysis: QueryAnalysis
+    filters: StreamFilters
+    cap: int
+    query_vector: bytes | None = None  # int8 query embedding, for the vector streams
+
+
+StreamFn = Callable[[apsw.Connection, StreamInput], Ranked]
 
 
 @dataclass(frozen=True, slots=True)
 class _Stream:
     name: str
     run: StreamFn
+    needs_query_vector: bool = False
+
+
+class _InFlight:
+    """One search's streams while they run: its cancel event and the connections
+    busy with them, so a cancel can interrupt their SQL."""
+
+    def __init__(self, cancel: threading.Event | None) -> None:
+        self.cancel = cancel
+        self._lock = threading.Lock()
+        self._busy: dict[int, apsw.Connection] = {}
+
+    def cancelled(self) -> bool:
+        return self.cancel is not None and self.cancel.is_set()
+
+    def enter(self, conn: apsw.Connection) -> None:
+        with self._lock:
+            self._busy[id(conn)] = conn
+
+    def leave(self, conn: apsw.Connection) -> None:
+        with self._lock:
+            self._busy.pop(id(conn), None)
+
+    def interrupt(self) -> None:
+        # Under the lock: a connection leaves only after its statement finished, so
+        # this never interrupts another search's statement on that connection.
+        with self._lock:
+            for conn in self._busy.values():
+                conn.interrupt()
+
+
+_pool_lock = threading.Lock()
+_pool: ThreadPoolExecutor | None = None
+
+
+def _stream_pool() -> ThreadPoolExecutor:
+    """The worker threads shared by every Searcher in the process."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(_STREAM_WORKERS, thread_name_prefix="codesift-stream")
+        return _pool
 
 
 class Searcher:
-    """Answers search requests from one index connection (a reader)."""
+    """Answers search requests over one index; `search` may be called from several
+    threads at once (the LSP server does).
+
+    Streams run side by side on a shared pool of worker threads, each worker with its
+    own read-only connection to the same database file (WAL; apsw releases the GIL
+    while SQLite works), so a query costs about its slowest stream rather than their
+    sum. The query embedding is computed in the calling thread while the lexical and
+    symbol streams run; the vector streams start when it is ready. With
+    `parallel=False`, an in-memory database, or when no second connection can be
+    opened (logged once), streams run one after the other on `conn`.
+
+    A stream that raises logs a warning, reports its error in `response.streams` and
+    contributes nothing; the search still answers.
+
+    Cancellation: pass `cancel=threading.Event()` to `search` and set it from any
+    thread. The search checks it before and after each stage and while it waits for
+    its streams, interrupts the SQL statements its streams are running, and raises
+    `codesift.errors.SearchCancelled` (never a partial response)::
+
+        cancel = threading.Event()
+        try:
+            response = searcher.search(request, cancel=cancel)
+        except SearchCancelled:
+            ...  # e.g. reply with a RequestCancelled error
+
+    `close()` (or leaving a `with Searcher(...)` block) closes the worker
+    connections; call it when no search is running (e.g. before the index file is
+    replaced by a rebuild, then make a new Searcher).
+    """
 
     def __init__(
         self,
         conn: apsw.Connection,
         settings: SearchSettings | None = None,
         embedder: Embedder | None = None,
+        *,
+        parallel: bool = True,
+        reranker: Reranker | None = None,
+        rerank_settings: RerankSettings | None = None,
     ) -> None:
         self.conn = conn
         self.settings = settings or SearchSettings()
         self.embedder = embedder
+        self.reranker = reranker
+        self.rerank_settings = rerank_settings or RerankSettings()
+        filename = str(getattr(conn, "filename", "") or "")
+        self._db_path = filename if filename and filename != ":memory:" else None
+        self.parallel = parallel and self._db_path is not None
+        self._readers: dict[int, apsw.Connection] = {}
+        self._readers_lock = threading.Lock()
+
+    # -- connections ---------------------------------------------------------------
+
+    def _reader(self) -> apsw.Connection:
+        """This thread's read-only connection (the shared one when sequential)."""
+        if not self.parallel or self._db_path is None:
+            return self.conn
+        ident = threading.get_ident()
+        with self._readers_lock:
+            conn = self._readers.get(ident)
+            if conn is None:
+                try:
+                    conn = self._readers[ident] = open_reader(Path(self._db_path))
+                except apsw.Error as exc:
+                    # E.g. a read-only file whose WAL index cannot be opened a second
+                    # time: search on the caller's connection, one stream at a time.
+                    log.warning(
+                        "cannot open another connection to %s (%s); streams run one "
+                        "after the other",
+                        self._db_path,
+                        exc,
+                    )
+                    self.parallel = False
+                    return self.conn
+            return conn
+
+    def close(self) -> None:
+        """Close the worker connections (not `conn`, which the caller owns)."""
+        with self._readers_lock:
+            readers, self._readers = list(self._readers.values()), {}
+        for conn in readers:
+            conn.close()
+
+    def __enter__(self) -> Searcher:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- streams -------------------------------------------------------------------
 
     def _streams(self) -> list[_Stream]:
         threshold = self.settings.symbol_threshold
 
-        def symbol(
-            conn: apsw.Connection, a: QueryAnalysis, f: StreamFilters, cap: int
-        ) -> list[tuple[int, float]]:
-            return symbol_stream(conn, a, f, cap, threshold)
+        def lexical(conn: apsw.Connection, i: StreamInput) -> Ranked:
+            return lexical_stream(conn, i.analysis, i.filters, i.cap)
+
+        def lexical_doc(conn: apsw.Connection, i: StreamInput) -> Ranked:
+            return lexical_doc_stream(conn, i.analysis, i.filters, i.cap)
+
+        def symbol(conn: apsw.Connection, i: StreamInput) -> Ranked:
+            return symbol_stream(conn, i.analysis, i.filters, i.cap, threshold)
 
         streams = [
-            _Stream("lexical", lexical_stream),
-            _Stream("lexical_doc", lexical_doc_stream),
+            _Stream("lexical", lexical),
+            _Stream("lexical_doc", lexical_doc),
             _Stream("symbol", symbol),
         ]
-        embedder = self.embedder
-        if embedder is not None:
-            query_vectors: dict[str, bytes] = {}
+        if self.embedder is not None:
 
-            def query_vector(text: str) -> bytes:
-                if text not in query_vectors:
-                    query_vectors.clear()
-                    query_vectors[text] = quantize(embedder.embed_query(text)[None, :])[0].tobytes()
-                return query_vectors[text]
-
-            def vector(
-                conn: apsw.Connection, a: QueryAnalysis, f: StreamFilters, cap: int
-            ) -> list[tuple[int, float]]:
-                code_layers = tuple(layer for layer in f.layers if layer != "doc")
-                code_filters = replace(f, layers=code_layers)
-                return vector_stream(conn, query_vector(a.text), code_filters, cap)
-
-            def vector_doc(
-                conn: apsw.Connection, a: QueryAnalysis, f: StreamFilters, cap: int
-            ) -> list[tuple[int, float]]:
-                if "doc" not in f.layers:
+            def vector(conn: apsw.Connection, i: StreamInput) -> Ranked:
+                if i.query_vector is None:
                     return []
-                doc_filters = replace(f, layers=("doc",))
-                return vector_stream(conn, query_vector(a.text), doc_filters, cap)
+                code_layers = tuple(layer for layer in i.filters.layers if layer != "doc")
+                code_filters = replace(i.filters, layers=code_layers)
+                return vector_stream(conn, i.query_vector, code_filters, i.cap)
+
+            def vector_doc(conn: apsw.Connection, i: StreamInput) -> Ranked:
+                if i.query_vector is None or "doc" not in i.filters.layers:
+                    return []
+                doc_filters = replace(i.filters, layers=("doc",))
+                return vector_stream(conn, i.query_vector, doc_filters, i.cap)
 
             # Doc sections found by meaning are weighted like those found by words.
-            streams.append(_Stream("vector", vector))
-            streams.append(_Stream("vector_doc", vector_doc))
+            streams.append(_Stream("vector", vector, needs_query_vector=True))
+            streams.append(_Stream("vector_doc", vector_doc, needs_query_vector=True))
         return streams
 
     def _revision_root(self, request: SearchRequest) -> Path | None:
@@ -123,31 +266,123 @@ class Searcher:
         root = scalar(self.conn, "SELECT value FROM meta WHERE key = 'root'")
         return Path(str(root)) if root else None
 
-    def search(self, request: SearchRequest) -> SearchResponse:
+    def _query_vector(self, text: str) -> bytes:
+        assert self.embedder is not None
+        return bytes(quantize(self.embedder.embed_query(text)[None, :])[0].tobytes())
+
+    def _run_stream(
+        self, stream: _Stream, inputs: StreamInput, flight: _InFlight
+    ) -> tuple[Ranked, StreamReport | None]:
+        """Run one stream; (ranking, report), or ([], None) when cancelled."""
+        if flight.cancelled():
+            return [], None
+        t0 = time.perf_counter()
+        conn = self._reader()
+        flight.enter(conn)
+        try:
+            ranked = stream.run(conn, inputs)[: inputs.cap]
+            error = None
+        except apsw.InterruptError:
+            if flight.cancelled():
+                return [], None
+            ranked, error = [], "interrupted"
+            log.warning("stream %s was interrupted for %r", stream.name, inputs.analysis.text)
+        except Exception as exc:  # a failing stream contributes nothing
+            log.warning("stream %s failed for %r: %s", stream.name, inputs.analysis.text, exc)
+            ranked, error = [], f"{type(exc).__name__}: {exc}"
+        finally:
+            flight.leave(conn)
+        return ranked, StreamReport(
+            stream.name, len(ranked), (time.perf_counter() - t0) * 1000, error
+        )
+
+    def _embed_for(self, text: str, response: SearchResponse) -> tuple[bytes | None, str | None]:
+        t0 = time.perf_counter()
+        try:
+            vector: bytes | None = self._query_vector(text)
+            error = None
+        except Exception as exc:  # the vector streams then report it and contribute nothing
+            log.warning("query embedding failed for %r: %s", text, exc)
+            vector, error = None, f"query embedding: {type(exc).__name__}: {exc}"
+        response.stages["embed"] = (time.perf_counter() - t0) * 1000
+        return vector, error
+
+    def _run_streams(
+        self, inputs: StreamInput, flight: _InFlight, response: SearchResponse
+    ) -> dict[str, Ranked]:
+        streams = self._streams()
+        plain = [s for s in streams if not s.needs_query_vector]
+        needs_vector = [s for s in streams if s.needs_query_vector]
+        results: dict[str, tuple[Ranked, StreamReport | None]] = {}
+        embed_error: str | None = None
+        if not self.parallel:
+            for stream in plain:
+                _check(flight, "streams")
+                results[stream.name] = self._run_stream(stream, inputs, flight)
+            if needs_vector:
+                _check(flight, "query embedding")
+                vector, embed_error = self._embed_for(inputs.analysis.text, response)
+                with_vector = replace(inputs, query_vector=vector)
+                for stream in needs_vector:
+                    _check(flight, "streams")
+                    results[stream.name] = self._run_stream(stream, with_vector, flight)
+        else:
+            pool = _stream_pool()
+            futures: dict[Future[tuple[Ranked, StreamReport | None]], str] = {
+                pool.submit(self._run_stream, s, inputs, flight): s.name for s in plain
+            }
+            if needs_vector:
+                # Overlaps the lexical and symbol streams: onnxruntime releases the GIL.
+                vector, embed_error = self._embed_for(inputs.analysis.text, response)
+                with_vector = replace(inputs, query_vector=vector)
+                for stream in needs_vector:
+                    futures[pool.submit(self._run_stream, stream, with_vector, flight)] = (
+                        stream.name
+                    )
+            pending = set(futures)
+            while pending:
+                if flight.cancelled():
+                    flight.interrupt()
+                    raise SearchCancelled("the search was cancelled while its streams ran")
+                done, pending = wait(pending, CANCEL_POLL_SECONDS, FIRST_COMPLETED)
+                for future in done:
+                    results[futures[future]] = future.result()
+        _check(flight, "streams")
+        rankings: dict[str, Ranked] = {}
+        for stream in streams:  # reports in stream order, whatever finished first
+            ranked, report = results[stream.name]
+            if report is None:
+                _check(flight, "streams")
+                continue
+            if stream.needs_query_vector and embed_error and report.error is None:
+                report = replace(report, error=embed_error)
+            rankings[stream.name] = ranked
+            response.streams.append(report)
+        return rankings
+
+    # -- one request ---------------------------------------------------------------
+
+    def search(
+        self, request: SearchRequest, cancel: threading.Event | None = None
+    ) -> SearchResponse:
+        """Answer `request`; raises QueryError for an invalid request and
+        SearchCancelled when `cancel` is set before the answer is complete."""
         started = time.perf_counter()
         request = request.validated(root=self._revision_root(request))
+        flight = _InFlight(cancel)
+        _check(flight, "start")
         analysis = analyze_query(request.query)
         filters = StreamFilters(
             request.layers, request.languages, request.paths, request.time_filter()
         )
         cap = self.settings.candidate_cap
         response = SearchResponse(query=request.query)
-        rankings: dict[str, list[tuple[int, float]]] = {}
-        for stream in self._streams():
-            t0 = time.perf_counter()
-            try:
-                ranked = stream.run(self.conn, analysis, filters, cap)[:cap]
-                error = None
-            except apsw.InterruptError:
-                raise
-            except (apsw.Error, CodesiftError) as exc:  # a failing stream contributes nothing
-                log.warning("stream %s failed for %r: %s", stream.name, request.query, exc)
-                ranked, error = [], str(exc)
-            rankings[stream.name] = ranked
-            response.streams.append(
-                StreamReport(stream.name, len(ranked), (time.perf_counter() - t0) * 1000, error)
-            )
+        t0 = time.perf_counter()
+        rankings = self._run_streams(StreamInput(analysis, filters, cap), flight, response)
+        response.stages["streams"] = (time.perf_counter() - t0) * 1000
 
+        t0 = time.perf_counter()
+        conn = self._reader()
         # A query that is one identifier asks for its definition: the symbol stream,
         # which ranks definitions by name, counts double against uses found lexically.
         symbol_boost = SYMBOL_QUERY_BOOST if analysis.symbol_like else 1.0
@@ -162,7 +397,7 @@ class Searcher:
         # Priors may lift a candidate from deep in the fused list (a definition that
         # lexical ranked low), so they see a wider pool than the page needs.
         wide = fused[: max(request.top_k * 20, 200)]
-        meta_rows = _chunk_meta(self.conn, [c.chunk_id for c in wide])
+        meta_rows = _chunk_meta(conn, [c.chunk_id for c in wide])
         meta = {cid: (node_id, layer) for cid, node_id, layer, _, _ in meta_rows}
         features: dict[int, ChunkFeatures] = {}
         for cid, _, _, path, kind in meta_rows:
@@ -181,17 +416,24 @@ class Searcher:
         rescored = apply_priors(wide, features, analysis, priors)
         rescored = file_evidence(rescored, path_of, self.settings.file_evidence)
         pool = rescored[: max(request.top_k * 5, 50)]
-        collapsed = diversify_files(
-            collapse_by_node(
-                pool,
-                {cid: m[0] for cid, m in meta.items()},
-                {cid: m[1] for cid, m in meta.items()},
-            ),
-            path_of,
-            self.settings.file_diversity,
-            request.top_k,
+        collapsed = collapse_by_node(
+            pool,
+            {cid: m[0] for cid, m in meta.items()},
+            {cid: m[1] for cid, m in meta.items()},
         )
-        rows = chunk_rows(self.conn, [c.chunk_id for c in collapsed])
+        # The whole pool in diversified order: the rerank stage may reorder its head.
+        collapsed = diversify_files(
+            collapsed, path_of, self.settings.file_diversity, len(collapsed)
+        )
+        response.stages["rank"] = (time.perf_counter() - t0) * 1000
+        _check(flight, "ranking")
+
+        collapsed = self._rerank(conn, request, analysis, fused, collapsed, response)
+        _check(flight, "rerank")
+        collapsed = collapsed[: request.top_k]
+
+        t0 = time.perf_counter()
+        rows = chunk_rows(conn, [c.chunk_id for c in collapsed])
         budget = request.max_tokens
         used = 0
         for cand in collapsed:
@@ -205,16 +447,82 @@ class Searcher:
                     response.truncated_by_budget = True
                     break
                 snippet_chars = min(snippet_chars, room)
-            result = self._result(row, cand.score, cand.hits, analysis, snippet_chars)
+            result = self._result(conn, row, cand.score, cand.hits, analysis, snippet_chars)
             used += RESULT_OVERHEAD_TOKENS + estimate_tokens(result.snippet)
             response.results.append(result)
-        _attach_history(self.conn, response)
+        _attach_history(conn, response)
+        response.stages["results"] = (time.perf_counter() - t0) * 1000
+        _check(flight, "snippets")
+
+        if request.include_graph:
+            t0 = time.perf_counter()
+            code_nodes = [
+                r.node_id
+                for r in response.results
+                if r.node_id is not None and r.layer in ("code", "ast", "summary")
+            ]
+            graph = expand_graph(conn, code_nodes, MAX_GRAPH_NODES)
+            response.results = [
+                replace(r, graph=graph.get(r.node_id, ())) if r.node_id in graph else r
+                for r in response.results
+            ]
+            response.stages["graph"] = (time.perf_counter() - t0) * 1000
+            _check(flight, "graph")
         response.tokens = used
         response.took_ms = (time.perf_counter() - started) * 1000
         return response
 
+    def _rerank(
+        self,
+        conn: apsw.Connection,
+        request: SearchRequest,
+        analysis: QueryAnalysis,
+        fused: list[FusedCandidate],
+        collapsed: list[FusedCandidate],
+        response: SearchResponse,
+    ) -> list[FusedCandidate]:
+        """Reorder the best `rerank.candidates` results by the cross-encoder, when
+        the stage is on and not skipped (rerank.rerank_skip_reason)."""
+        if self.reranker is None:
+            response.rerank = "off"
+            return collapsed
+        exact_first = (
+            analysis.symbol_like
+            and bool(collapsed)
+            and any(h.stream == "symbol" and h.score >= 1.0 for h in collapsed[0].hits)
+        )
+        skip = rerank_skip_reason(
+            request.query, len(fused), self.rerank_settings.threshold, exact_first
+        )
+        if skip is not None:
+            response.rerank = f"skipped: {skip}"
+            return collapsed
+        t0 = time.perf_counter()
+        head = collapsed[: self.rerank_settings.candidates]
+        rows = chunk_rows(conn, [c.chunk_id for c in head])
+        texts = [rows[c.chunk_id].text if c.chunk_id in rows else "" for c in head]
+        try:
+            scores = self.reranker.scores(request.query, texts)
+        except Exception as exc:  # a failing reranker leaves the fused order
+            log.warning("rerank failed for %r: %s", request.query, exc)
+            response.rerank = f"skipped: {type(exc).__name__}: {exc}"
+            return collapsed
+        order = rerank_order(scores)
+        reranked = [
+            FusedCandidate(
+                head[i].chunk_id,
+                head[i].score,
+                [*head[i].hits, StreamHit("rerank", rank, round(scores[i], 6))],
+            )
+            for rank, i in enumerate(order, start=1)
+        ]
+        response.rerank = "applied"
+        response.stages["rerank"] = (time.perf_counter() - t0) * 1000
+        return reranked + collapsed[len(head) :]
+
     def _result(
         self,
+        conn: apsw.Connection,
         row: ChunkRow,
         score: float,
         hits: list,  # type: ignore[type-arg]
@@ -231,7 +539,7 @@ class Searcher:
                 if is_module
                 else [
                     (int(s), int(e))
-                    for s, e in self.conn.execute(
+                    for s, e in conn.execute(
                         # A child's stub stands for its code chunk's lines (doc comment
                         # included), which start at that chunk's first line.
                         "SELECT coalesce(c.start_line, n.start_line), n.end_line FROM nodes n"
@@ -281,6 +589,11 @@ def _attach_history(conn: apsw.Connection, response: SearchResponse) -> None:
         replace(r, history=times.get(r.chunk_id)) if r.chunk_id in times else r
         for r in response.results
     ]
+
+
+def _check(flight: _InFlight, stage: str) -> None:
+    if flight.cancelled():
+        raise SearchCancelled(f"the search was cancelled ({stage})")
 
 
 def _chunk_meta(

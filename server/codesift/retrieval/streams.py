@@ -15,7 +15,7 @@ to the KNN as a chunk-id constraint, so its k nearest all pass it.
 
 from __future__ import annotations
 
-from collections import Counter
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,9 +26,11 @@ from codesift.history.timespec import TimeFilter
 from codesift.retrieval.query import QueryAnalysis, fts_or_query, fts_quote, trigrams
 
 __all__ = [
+    "Ranked",
     "StreamFilters",
     "lexical_doc_stream",
     "lexical_stream",
+    "scored_terms",
     "symbol_stream",
     "vector_stream",
 ]
@@ -65,6 +67,50 @@ class StreamFilters:
         return sql, params
 
 
+# Document frequencies of terms, per (database file, FTS table): counting a very
+# common term's rows costs as much as a bm25 pass over them, so each is counted once
+# per process. They only decide which terms are too common to score (below); a count
+# that drifts as files change moves that decision only for terms near the boundary.
+_DF_CACHE_LIMIT = 100_000
+_df_lock = threading.Lock()
+_df_cache: dict[tuple[str, str, str], int] = {}
+
+
+def _cached_count(conn: apsw.Connection, table: str, term: str | None) -> int:
+    """Rows of `table` containing `term` (all rows for None), cached."""
+    # An in-memory database has no file name: key it by the connection.
+    key = (str(conn.filename) or f"memory:{id(conn)}", table, term or "")
+    with _df_lock:
+        found = _df_cache.get(key)
+    if found is not None:
+        return found
+    if term is None:
+        row = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+    else:
+        row = conn.execute(
+            f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (fts_quote(term),)
+        ).fetchone()
+    count = int(row[0]) if row else 0
+    with _df_lock:
+        if len(_df_cache) >= _DF_CACHE_LIMIT:
+            _df_cache.clear()
+        _df_cache[key] = count
+    return count
+
+
+def scored_terms(conn: apsw.Connection, table: str, terms: Sequence[str]) -> list[str]:
+    """The terms worth scoring: FTS5's bm25 clamps the IDF of a term found in at
+    least half the rows to 1e-6, so such a term (`self`, `def`, `return` in Python)
+    changes no ranking but makes bm25 visit most of the index. Leaving it out of the
+    MATCH keeps the scores (to within 1e-5) and drops only rows that match nothing
+    else, which would rank last. When every term is that common, all are kept."""
+    if len(terms) < 2:
+        return list(terms)
+    rows = _cached_count(conn, table, None)
+    kept = [t for t in terms if 2 * _cached_count(conn, table, t) < rows]
+    return kept or list(terms)
+
+
 def _bm25_stream(
     conn: apsw.Connection,
     table: str,
@@ -76,7 +122,7 @@ def _bm25_stream(
     """bm25 over one FTS5 table (a fixed name, never user text), best first."""
     if not layers or not analysis.terms:
         return []
-    match = fts_or_query(list(analysis.terms))
+    match = fts_or_query(scored_terms(conn, table, analysis.terms))
     file_sql, params = filters.file_sql()
     time_sql, time_params = filters.times.sql("c.changed", "c.created")
     rows: list[Any] = conn.execute(
@@ -114,19 +160,26 @@ def _similarity(query: str, name: str) -> float:
 
 
 def _name_candidates(conn: apsw.Connection, name: str, limit: int) -> list[int]:
-    """Node ids sharing the most trigrams with `name` (FTS5 trigram index)."""
+    """Node ids sharing the most trigrams with `name` (FTS5 trigram index).
+
+    Counted in SQL: a common trigram (`tes`, `est` in `test_...` names) matches
+    thousands of names, too many to count in Python. Ties keep the order in which
+    the ids first appear: by the first (sorted) trigram they share, then by id.
+    """
     tris = trigrams(name)
     if not tris:
         return []
-    counts: Counter[int] = Counter()
-    for tri in tris:
-        counts.update(
-            int(r[0])
-            for r in conn.execute(
-                "SELECT rowid FROM names_fts WHERE names_fts MATCH ?", (fts_quote(tri),)
-            )
+    postings = " UNION ALL ".join(
+        f"SELECT rowid AS id, {i} AS t FROM names_fts WHERE names_fts MATCH ?"
+        for i in range(len(tris))
+    )
+    return [
+        int(r[0])
+        for r in conn.execute(
+            f"SELECT id FROM ({postings}) GROUP BY id ORDER BY count(*) DESC, min(t), id LIMIT ?",
+            [*(fts_quote(tri) for tri in tris), limit],
         )
-    return [node_id for node_id, _ in counts.most_common(limit)]
+    ]
 
 
 def symbol_stream(

@@ -24,6 +24,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "move_aside",
     "open_database",
+    "open_reader",
     "scalar",
 ]
 
@@ -150,6 +151,25 @@ def open_database(path: Path, *, create: bool = True) -> apsw.Connection:
             f"{path} is damaged ({exc}); run `codesift index --rebuild` to move it aside and "
             "build a new index"
         ) from exc
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def open_reader(path: str | Path) -> apsw.Connection:
+    """Another connection to an existing, migrated index, for reading only.
+
+    Searches open one per worker thread so streams run side by side (WAL lets
+    readers proceed while the writer commits). `query_only` makes any write an error.
+    """
+    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE)
+    try:
+        conn.set_busy_timeout(10_000)
+        _load_vector_extension(conn)
+        conn.execute("PRAGMA cache_size=-32000")
+        conn.execute("PRAGMA mmap_size=0")
+        conn.execute("PRAGMA query_only=1")
     except BaseException:
         conn.close()
         raise

@@ -1,0 +1,771 @@
+#!/usr/bin/env python3
+"""Query speed on the Python stdlib index, embedding throughput, int8 vs float32 vectors.
+
+Run by hand from the repository root (with the project's interpreter):
+
+    PYTHONPATH=server python bench/query_speed.py [--repeats 5] [--fill] [--write]
+        [--embed-sample 1000] [--out bench/RESULTS.md]
+
+1. The index: bench/.data/db/query-speed-python-stdlib.db, a copy of the quality
+   benchmark's python-stdlib index (bench/quality.py builds that one; this script
+   never writes into it). With --fill, the missing vectors (settings.embedding
+   layers) are computed first and the fill is timed: that is "time until all
+   vectors are ready" on this machine; the record is kept in
+   bench/.data/query_speed-fill.json and reported by later runs.
+2. Warm query latency, in-process, query embedding included: every devset
+   python-stdlib query (symbol, semantic, architecture) plus signature queries (the
+   first 60 characters of signatures of functions picked by node id, i.e. at
+   random but the same every run), once to warm up, then `--repeats` times. Each
+   query runs through a Searcher with streams side by side (`parallel`) and one
+   with them one after the other (`sequential`), alternating which goes first.
+   Figures: p50/p95 of `Searcher.search` wall time per mode and category, per-stream
+   times and per-stage times.
+3. Embedding throughput: `--embed-sample` summary chunks (picked by chunk id)
+   embedded in-process as fill_vectors does (batch 32, 256 tokens); chunks/s, and
+   the time all embeddable chunks would take at that rate (extrapolated).
+4. int8 vs float32: the sample's float32 vectors as a corpus, every devset query
+   (all corpora) embedded as a query; recall@10 and @50 of sqlite-vec int8 kNN
+   (codesift's quantisation) against exact float32 kNN (numpy). Speed: vec0 tables
+   of either type with as many rows as the index has vectors (random unit
+   vectors: brute-force kNN cost does not depend on the values), k = candidate_cap
+   + 50 with the layer filter the vector stream uses; 30 queries x 3 rounds, the
+   two tables queried alternately.
+
+Output: tables on stdout, bench/.data/query_speed-last.json, and with --write the
+section between `<!-- query_speed:begin -->` and `<!-- query_speed:end -->` of
+--out (added at the end when missing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_DIR = BENCH_DIR.parent
+SERVER_DIR = REPO_DIR / "server"
+if str(SERVER_DIR) not in sys.path:
+    sys.path.insert(0, str(SERVER_DIR))
+if str(BENCH_DIR) not in sys.path:
+    sys.path.insert(0, str(BENCH_DIR))
+
+import apsw  # noqa: E402
+import numpy as np  # noqa: E402
+import sqlite_vec  # noqa: E402
+
+import codesift.retrieval.streams as streams_module  # noqa: E402
+from codesift.config import Settings, load_settings  # noqa: E402
+from codesift.embedding import Embedder, fill_vectors, vector_coverage  # noqa: E402
+from codesift.embedding.vectors import embedding_text, quantize  # noqa: E402
+from codesift.retrieval import Searcher, SearchRequest  # noqa: E402
+from codesift.retrieval.query import analyze_query, fts_quote, trigrams  # noqa: E402
+from codesift.retrieval.streams import Ranked, StreamFilters, lexical_stream  # noqa: E402
+from codesift.store.database import open_database, scalar  # noqa: E402
+from codesift.store.reader import chunk_rows  # noqa: E402
+from corpora import CORPUS_NAMES, DATA_DIR, DB_DIR, DEVSET_DIR  # noqa: E402
+
+Json = dict[str, Any]
+
+SECTION = "query_speed"
+DEFAULT_OUT = BENCH_DIR / "RESULTS.md"
+DB_PATH = DB_DIR / "query-speed-python-stdlib.db"
+SOURCE_DB = DB_DIR / "quality-python-stdlib.db"
+FILL_RECORD = DATA_DIR / "query_speed-fill.json"
+LAST_JSON = DATA_DIR / "query_speed-last.json"
+SIGNATURE_QUERIES = 20
+TARGET_P50_MS, TARGET_P95_MS = 15.0, 60.0
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * p / 100
+    low = int(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def load_avg() -> str:
+    return "/".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+# --- the index ---------------------------------------------------------------------------
+
+
+def prepare_db() -> apsw.Connection:
+    if not DB_PATH.exists():
+        if not SOURCE_DB.exists():
+            raise SystemExit(
+                f"{SOURCE_DB} is missing: run `PYTHONPATH=server python bench/quality.py "
+                "--corpus python-stdlib` once to build the python-stdlib index"
+            )
+        log(f"copying {SOURCE_DB} to {DB_PATH}")
+        shutil.copyfile(SOURCE_DB, DB_PATH)
+    return open_database(DB_PATH, create=False)
+
+
+def fill(conn: apsw.Connection, settings: Settings, embedder: Embedder) -> Json:
+    layers = settings.embedding.layers
+    before = vector_coverage(conn, layers)
+    started = time.perf_counter()
+    load_start = load_avg()
+    last = [started]
+
+    def progress(done: int, total: int) -> None:
+        now = time.perf_counter()
+        if now - last[0] >= 30 or done == total:
+            last[0] = now
+            log(f"  embedded {done:,}/{total:,} ({done / (now - started):.1f} chunks/s)")
+
+    done = fill_vectors(
+        conn, embedder, layers=layers, batch_size=settings.embedding.batch_size, progress=progress
+    )
+    seconds = time.perf_counter() - started
+    record = {
+        "embedded": done,
+        "already": before.embedded,
+        "seconds": seconds,
+        "rate": done / max(seconds, 1e-9),
+        "load_start": load_start,
+        "load_end": load_avg(),
+        "at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    }
+    FILL_RECORD.write_text(json.dumps(record) + "\n")
+    return record
+
+
+# --- queries -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BenchQuery:
+    text: str
+    category: str  # symbol, signature, semantic, architecture
+
+
+def bench_queries(conn: apsw.Connection) -> list[BenchQuery]:
+    devset = json.loads((DEVSET_DIR / "python-stdlib.json").read_text())
+    queries = [BenchQuery(q["query"], q["category"]) for q in devset]
+    signatures = [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT n.signature FROM nodes n JOIN files f ON f.id = n.file_id"
+            " WHERE n.kind IN ('function', 'method') AND f.language = 'python'"
+            " AND length(n.signature) >= 25 ORDER BY n.id LIMIT ?",
+            (SIGNATURE_QUERIES,),
+        )
+    ]
+    queries += [BenchQuery(sig[:60], "signature") for sig in signatures]
+    return queries
+
+
+def all_devset_queries() -> list[str]:
+    texts: list[str] = []
+    for name in CORPUS_NAMES:
+        path = DEVSET_DIR / f"{name}.json"
+        if path.is_file():
+            texts += [q["query"] for q in json.loads(path.read_text())]
+    return texts
+
+
+# --- latency -----------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ModeRun:
+    total_ms: list[float] = field(default_factory=list)
+    by_category: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    streams: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    stages: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    errors: int = 0
+
+
+def measure_latency(
+    searchers: dict[str, Searcher], queries: Sequence[BenchQuery], repeats: int
+) -> dict[str, ModeRun]:
+    runs = {mode: ModeRun() for mode in searchers}
+    modes = list(searchers)
+    log(f"warming up: {len(queries)} queries x {len(modes)} modes")
+    for q in queries:
+        for mode in modes:
+            searchers[mode].search(SearchRequest(q.text))
+    for r in range(repeats):
+        log(f"repeat {r + 1}/{repeats} (load {load_avg()})")
+        for i, q in enumerate(queries):
+            order = modes if (i + r) % 2 == 0 else modes[::-1]
+            for mode in order:
+                t0 = time.perf_counter()
+                response = searchers[mode].search(SearchRequest(q.text))
+                ms = (time.perf_counter() - t0) * 1000
+                run = runs[mode]
+                run.total_ms.append(ms)
+                run.by_category[q.category].append(ms)
+                for report in response.streams:
+                    run.streams[report.stream].append(report.ms)
+                    run.errors += report.error is not None
+                for stage, value in response.stages.items():
+                    run.stages[stage].append(value)
+    return runs
+
+
+def lexical_pruning(conn: apsw.Connection, queries: Sequence[BenchQuery], repeats: int) -> Json:
+    """The lexical stream as shipped (terms in at least half the rows left out of the
+    MATCH: streams.scored_terms) against scoring every term: time and agreement."""
+    filters = StreamFilters(("code", "summary", "doc"))
+    shipped = streams_module.scored_terms
+
+    def every_term(c: apsw.Connection, table: str, terms: Sequence[str]) -> list[str]:
+        return list(terms)
+
+    times: dict[str, list[float]] = {"all terms": [], "common terms left out": []}
+    same_top10 = same_set = 0
+    max_score_diff = 0.0
+    try:
+        for q in queries:
+            analysis = analyze_query(q.text)
+            results: dict[str, Ranked] = {}
+            for r in range(repeats + 1):
+                order = ["all terms", "common terms left out"]
+                for variant in order if r % 2 else order[::-1]:
+                    streams_module.scored_terms = (  # type: ignore[assignment]
+                        every_term if variant == "all terms" else shipped
+                    )
+                    t0 = time.perf_counter()
+                    ranked = lexical_stream(conn, analysis, filters, 300)
+                    if r:  # the first round warms the caches
+                        times[variant].append((time.perf_counter() - t0) * 1000)
+                    results[variant] = ranked
+            a, b = results["all terms"], results["common terms left out"]
+            same_top10 += [c for c, _ in a[:10]] == [c for c, _ in b[:10]]
+            same_set += {c for c, _ in a} == {c for c, _ in b}
+            sa, sb = dict(a), dict(b)
+            for cid in set(sa) & set(sb):
+                max_score_diff = max(max_score_diff, abs(sa[cid] - sb[cid]))
+    finally:
+        streams_module.scored_terms = shipped
+    return {
+        "queries": len(queries),
+        "times": {k: [percentile(v, 50), percentile(v, 95)] for k, v in times.items()},
+        "same_top10": same_top10,
+        "same_candidates": same_set,
+        "max_score_diff": max_score_diff,
+    }
+
+
+def counted_in_python(conn: apsw.Connection, name: str, limit: int) -> list[int]:
+    """The symbol stream's name candidates as they were counted before (in Python)."""
+    counts: Counter[int] = Counter()
+    for tri in trigrams(name):
+        counts.update(
+            int(r[0])
+            for r in conn.execute(
+                "SELECT rowid FROM names_fts WHERE names_fts MATCH ?", (fts_quote(tri),)
+            )
+        )
+    return [node for node, _ in counts.most_common(limit)]
+
+
+def symbol_candidates(conn: apsw.Connection, queries: Sequence[BenchQuery], repeats: int) -> Json:
+    """Trigram name candidates counted in SQL (shipped) against in Python (before)."""
+    times: dict[str, list[float]] = {"counted in Python (before)": [], "counted in SQL": []}
+    probes_total = identical = 0
+    for q in queries:
+        analysis = analyze_query(q.text)
+        probes = (
+            [analysis.symbol_tail]
+            if analysis.symbol_like
+            else [w for w in analysis.identifiers if len(w) >= 3]
+        )
+        for probe in probes:
+            results: dict[str, list[int]] = {}
+            for r in range(repeats + 1):
+                for variant, fn in (
+                    ("counted in Python (before)", counted_in_python),
+                    ("counted in SQL", streams_module._name_candidates),
+                ):
+                    t0 = time.perf_counter()
+                    results[variant] = fn(conn, probe, 400)
+                    if r:
+                        times[variant].append((time.perf_counter() - t0) * 1000)
+            probes_total += 1
+            identical += results["counted in Python (before)"] == results["counted in SQL"]
+    return {
+        "probes": probes_total,
+        "identical": identical,
+        "times": {k: [percentile(v, 50), percentile(v, 95)] for k, v in times.items()},
+    }
+
+
+# --- embedding throughput and int8 vs float32 ---------------------------------------------
+
+
+def embed_sample(conn: apsw.Connection, embedder: Embedder, n: int) -> tuple[Json, np.ndarray]:
+    ids = [
+        int(r[0])
+        for r in conn.execute(
+            "SELECT id FROM chunks WHERE layer = 'summary' ORDER BY id LIMIT ?", (n,)
+        )
+    ]
+    rows = chunk_rows(conn, ids)
+    texts = [embedding_text(rows[i].text, rows[i].qualified_name, rows[i].layer) for i in ids]
+    embedder.embed(texts[:32])  # load the model, warm the session
+    load_start = load_avg()
+    t0 = time.perf_counter()
+    vectors = embedder.embed(texts)
+    seconds = time.perf_counter() - t0
+    return {
+        "chunks": len(texts),
+        "seconds": seconds,
+        "rate": len(texts) / seconds,
+        "mean_chars": statistics.mean(len(t) for t in texts),
+        "load_start": load_start,
+        "load_end": load_avg(),
+    }, vectors
+
+
+def _memory_vec_db() -> apsw.Connection:
+    db = apsw.Connection(":memory:")
+    db.enable_load_extension(True)
+    db.load_extension(sqlite_vec.loadable_path())
+    return db
+
+
+def int8_recall(corpus: np.ndarray, queries: np.ndarray, ks: Sequence[int] = (10, 50)) -> Json:
+    db = _memory_vec_db()
+    db.execute(
+        "CREATE VIRTUAL TABLE v8 USING vec0(id INTEGER PRIMARY KEY,"
+        " embedding int8[384] distance_metric=cosine)"
+    )
+    db.execute(
+        "CREATE VIRTUAL TABLE v32 USING vec0(id INTEGER PRIMARY KEY,"
+        " embedding float[384] distance_metric=cosine)"
+    )
+    q8 = quantize(corpus.astype(np.float32))
+    with db:
+        for i, (f, b) in enumerate(zip(corpus, q8, strict=True)):
+            db.execute("INSERT INTO v8 VALUES (?, vec_int8(?))", (i, b.tobytes()))
+            db.execute("INSERT INTO v32 VALUES (?, ?)", (i, f.astype(np.float32).tobytes()))
+    out: Json = {"corpus": len(corpus), "queries": len(queries)}
+    kmax = max(ks)
+    exact_all = np.argsort(-(corpus @ queries.T), axis=0, kind="stable")[:kmax].T
+    quant_queries = quantize(queries.astype(np.float32))
+    for k in ks:
+        rec8, rec32 = [], []
+        for qi in range(len(queries)):
+            exact = set(int(x) for x in exact_all[qi][:k])
+            got8 = {
+                int(r[0])
+                for r in db.execute(
+                    "SELECT id FROM v8 WHERE embedding MATCH vec_int8(?) AND k = ?",
+                    (quant_queries[qi].tobytes(), k),
+                )
+            }
+            got32 = {
+                int(r[0])
+                for r in db.execute(
+                    "SELECT id FROM v32 WHERE embedding MATCH ? AND k = ?",
+                    (queries[qi].astype(np.float32).tobytes(), k),
+                )
+            }
+            rec8.append(len(got8 & exact) / k)
+            rec32.append(len(got32 & exact) / k)
+        out[f"recall@{k}_int8"] = statistics.mean(rec8)
+        out[f"recall@{k}_float32_vec0"] = statistics.mean(rec32)
+        out[f"min_recall@{k}_int8"] = min(rec8)
+    return out
+
+
+def vector_speed(rows: int, k: int, layers: Sequence[str], rounds: int = 3) -> Json:
+    """kNN time for int8 and float32 vec0 tables of `rows` random unit vectors in the
+    vector stream's schema, on files like the index (page cache warm). The two
+    tables are queried alternately, so a change in machine load hits both alike."""
+    rng = np.random.default_rng(7)
+    vectors = rng.standard_normal((rows, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    queries = rng.standard_normal((30, 384)).astype(np.float32)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    layer_cycle = ["summary"] * 9 + ["doc"]
+    in_layers = ",".join("?" * len(layers))
+    out: Json = {"rows": rows, "k": k, "rounds": rounds}
+    dbs: dict[str, tuple[apsw.Connection, str, np.ndarray, Path]] = {}
+    for kind in ("int8", "float32"):
+        path = DB_DIR / f"query-speed-vectors-{kind}.db"
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        db = apsw.Connection(str(path))
+        db.enable_load_extension(True)
+        db.load_extension(sqlite_vec.loadable_path())
+        db.execute("PRAGMA page_size=8192")
+        db.execute("PRAGMA journal_mode=WAL")
+        column = "int8[384]" if kind == "int8" else "float[384]"
+        db.execute(
+            "CREATE VIRTUAL TABLE chunk_vectors USING vec0(chunk_id INTEGER PRIMARY KEY,"
+            f" layer TEXT, embedding {column} distance_metric=cosine)"
+        )
+        wrap = "vec_int8(?)" if kind == "int8" else "?"
+        data = quantize(vectors) if kind == "int8" else vectors
+        t0 = time.perf_counter()
+        with db:
+            db.executemany(
+                f"INSERT INTO chunk_vectors VALUES (?, ?, {wrap})",
+                ((i, layer_cycle[i % 10], data[i].tobytes()) for i in range(rows)),
+            )
+        out[kind] = {"insert_s": time.perf_counter() - t0}
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        out[kind]["file_mib"] = path.stat().st_size / 2**20
+        sql = (
+            f"SELECT chunk_id, distance FROM chunk_vectors WHERE embedding MATCH {wrap}"
+            f" AND k = ? AND layer IN ({in_layers})"
+        )
+        qdata = quantize(queries) if kind == "int8" else queries
+        for q in qdata[:3]:  # warm the page cache
+            db.execute(sql, [q.tobytes(), k, *layers]).fetchall()
+        dbs[kind] = (db, sql, qdata, path)
+    times: dict[str, list[float]] = {kind: [] for kind in dbs}
+    for r in range(rounds):
+        for i in range(len(queries)):
+            order = list(dbs) if (i + r) % 2 == 0 else list(dbs)[::-1]
+            for kind in order:
+                db, sql, qdata, _ = dbs[kind]
+                t0 = time.perf_counter()
+                db.execute(sql, [qdata[i].tobytes(), k, *layers]).fetchall()
+                times[kind].append((time.perf_counter() - t0) * 1000)
+    for kind, (db, _, _, path) in dbs.items():
+        db.close()
+        out[kind]["p50_ms"] = percentile(times[kind], 50)
+        out[kind]["p95_ms"] = percentile(times[kind], 95)
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+    return out
+
+
+# --- report ------------------------------------------------------------------------------
+
+
+def machine_info() -> Json:
+    mem_kib = 0
+    cpu = ""
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            mem_kib = int(line.split()[1])
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    commit = subprocess.run(
+        ["git", "-C", str(REPO_DIR), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "-C", str(REPO_DIR), "status", "--porcelain", "--", "server"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    return {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": commit + (" (plus uncommitted changes in server/)" if dirty else ""),
+        "nproc": os.cpu_count(),
+        "mem_gib": mem_kib / 1024**2,
+        "cpu": cpu,
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "load_start": load_avg(),
+    }
+
+
+def _ms(values: Sequence[float]) -> str:
+    return f"{percentile(values, 50):.1f} / {percentile(values, 95):.1f}"
+
+
+def _verdict(p50: float, p95: float) -> str:
+    ok = p50 <= TARGET_P50_MS and p95 <= TARGET_P95_MS
+    return "ok" if ok else "**over**"
+
+
+def markdown(result: Json, runs: dict[str, ModeRun], categories: Sequence[str]) -> str:
+    m = result["machine"]
+    idx = result["index"]
+    lines = [
+        f"<!-- {SECTION}:begin -->",
+        "## Query speed (`bench/query_speed.py`)",
+        "",
+        f"Run {m['date']} at commit `{m['commit']}`; machine: nproc {m['nproc']}, "
+        f"{m['mem_gib']:.1f} GiB RAM, {m['cpu']}; {m['python']}; load average (1/5/15 min) "
+        f"{m['load_start']} at start, {result['load_end']} at end (a shared 2-core machine: "
+        "other jobs ran meanwhile).",
+        "",
+        f"Index: python-stdlib (`{DB_PATH.relative_to(REPO_DIR)}`), {idx['files']:,} files, "
+        f"{idx['chunks']:,} chunks, vectors for {idx['vectors']:,} of {idx['embeddable']:,} "
+        f"{'+'.join(idx['layers'])} chunks. {result['query_count']} queries "
+        f"({', '.join(f'{c} {n}' for c, n in result['category_counts'].items())}): the "
+        "devset's python-stdlib queries plus signature prefixes of indexed functions; each "
+        f"warmed once, then timed {result['repeats']} times per mode, in-process, wall time "
+        "of `Searcher.search` (top_k 10) including the query embedding. `parallel`: streams "
+        "side by side (as shipped); `sequential`: one after the other on one connection.",
+        "",
+        "| mode | p50 ms | p95 ms | mean ms | "
+        + " | ".join(f"{c} p50 / p95" for c in categories)
+        + " | target p50 <= 15, p95 <= 60 |",
+        "|---" * (5 + len(categories)) + "|",
+    ]
+    for mode, run in runs.items():
+        p50, p95 = percentile(run.total_ms, 50), percentile(run.total_ms, 95)
+        lines.append(
+            f"| {mode} | {p50:.1f} | {p95:.1f} | {statistics.mean(run.total_ms):.1f} | "
+            + " | ".join(_ms(run.by_category[c]) for c in categories)
+            + f" | {_verdict(p50, p95)} |"
+        )
+    streams = list(dict.fromkeys(s for run in runs.values() for s in run.streams))
+    stages = list(dict.fromkeys(s for run in runs.values() for s in run.stages))
+    lines += [
+        "",
+        "Per stream and stage, p50 / p95 ms (a stream's own time; in `parallel` the streams "
+        "overlap, so `streams` is their wall time together):",
+        "",
+        "| mode | " + " | ".join(streams) + " | " + " | ".join(f"stage {s}" for s in stages) + " |",
+        "|---" * (1 + len(streams) + len(stages)) + "|",
+    ]
+    for mode, run in runs.items():
+        lines.append(
+            f"| {mode} | "
+            + " | ".join(_ms(run.streams[s]) for s in streams)
+            + " | "
+            + " | ".join(_ms(run.stages[s]) for s in stages)
+            + " |"
+        )
+    errors = sum(run.errors for run in runs.values())
+    if errors:
+        lines += ["", f"Stream errors during the run: {errors}."]
+    pr = result["lexical_pruning"]
+    lines += [
+        "",
+        "### Optimising the lexical stream",
+        "",
+        "Common terms (`self`, `def`, `return`... in at least half the FTS rows) get an "
+        "IDF of 1e-6 from FTS5's bm25, so they change no ranking, but bm25 visits every row "
+        "they occur in. The lexical stream now leaves them out of the MATCH "
+        "(`streams.scored_terms`; document counts cached per process). Same "
+        f"{pr['queries']} queries, lexical stream alone, interleaved, {result['repeats']} "
+        "timed repeats after one warm-up:",
+        "",
+        "| lexical stream | p50 ms | p95 ms |",
+        "|---|---|---|",
+        *[f"| {k} | {v[0]:.1f} | {v[1]:.1f} |" for k, v in pr["times"].items()],
+        "",
+        f"Same top 10 for {pr['same_top10']}/{pr['queries']} queries, same 300 candidates "
+        f"for {pr['same_candidates']}/{pr['queries']}; largest score difference "
+        f"{pr['max_score_diff']:.1e} (ties at the tail reorder).",
+    ]
+    sc = result["symbol_candidates"]
+    lines += [
+        "",
+        "### Optimising the symbol stream",
+        "",
+        "Its name candidates (the 400 names sharing most trigrams with each probe) were "
+        "counted in Python over every trigram's postings; a common trigram (`tes`, `est` in "
+        "`test_...`) matches thousands of names. They are now counted in one SQL statement "
+        f"(GROUP BY, same tie order). {sc['probes']} probes from the same queries, "
+        f"{result['repeats']} timed repeats; identical candidate lists for "
+        f"{sc['identical']}/{sc['probes']}:",
+        "",
+        "| name candidates | p50 ms | p95 ms |",
+        "|---|---|---|",
+        *[f"| {k} | {v[0]:.1f} | {v[1]:.1f} |" for k, v in sc["times"].items()],
+    ]
+    emb = result["embedding"]
+    fill_rec = result.get("fill")
+    lines += [
+        "",
+        "### Embedding throughput",
+        "",
+        f"{emb['chunks']:,} summary chunks (mean {emb['mean_chars']:.0f} characters) embedded "
+        f"in-process, batch 32, at most 256 tokens: **{emb['rate']:.1f} chunks/s** "
+        f"({emb['seconds']:.1f} s; load {emb['load_start']} before, {emb['load_end']} after). "
+        f"At that rate all {idx['embeddable']:,} embeddable chunks take "
+        f"**{idx['embeddable'] / emb['rate'] / 60:.0f} min** (extrapolated from the sample).",
+    ]
+    if fill_rec:
+        stopped = (
+            f" It was stopped there (it slowed every other measurement); at its rate all "
+            f"{idx['embeddable']:,} chunks take "
+            f"**{idx['embeddable'] / fill_rec['rate'] / 60:.0f} min** (extrapolated)."
+            if fill_rec.get("partial")
+            else ""
+        )
+        lines += [
+            "",
+            f"Measured fill (`fill_vectors` over the index, batch 32, {fill_rec['at']}): "
+            f"{fill_rec['embedded']:,} chunks in {fill_rec['seconds'] / 60:.1f} min, "
+            f"{fill_rec['rate']:.1f} chunks/s (load {fill_rec.get('load_start', '?')} at start, "
+            f"{fill_rec['load_end']} at end).{stopped} Lexical and symbol search answer "
+            "meanwhile; vectors join as each batch commits.",
+        ]
+    rec = result["int8"]
+    speed = result["vector_speed"]
+    lines += [
+        "",
+        "### int8 vs float32 vectors",
+        "",
+        f"Recall: {rec['corpus']:,} summary-chunk vectors (the sample above) as the corpus, "
+        f"{rec['queries']} devset queries (all corpora) as queries; exact float32 cosine kNN "
+        "(numpy) is the reference. Speed: vec0 tables with "
+        f"{speed['rows']:,} rows (as many as the index's vectors; random unit vectors), "
+        f"k = {speed['k']}, layer filter as in the vector stream; 30 queries x "
+        f"{speed['rounds']} rounds, the two tables queried alternately.",
+        "",
+        "| vectors | recall@10 | recall@50 | worst query recall@10 | kNN p50 / p95 ms "
+        "| table file | insert s |",
+        "|---|---|---|---|---|---|---|",
+        f"| int8 (shipped) | {rec['recall@10_int8']:.3f} | {rec['recall@50_int8']:.3f} | "
+        f"{rec['min_recall@10_int8']:.2f} | {speed['int8']['p50_ms']:.1f} / "
+        f"{speed['int8']['p95_ms']:.1f} | {speed['int8']['file_mib']:.1f} MiB | "
+        f"{speed['int8']['insert_s']:.1f} |",
+        f"| float32 | {rec['recall@10_float32_vec0']:.3f} | {rec['recall@50_float32_vec0']:.3f}"
+        f" | 1.00 | {speed['float32']['p50_ms']:.1f} / {speed['float32']['p95_ms']:.1f} | "
+        f"{speed['float32']['file_mib']:.1f} MiB | {speed['float32']['insert_s']:.1f} |",
+    ]
+    if result.get("notes"):
+        lines += ["", *[f"- {n}" for n in result["notes"]]]
+    lines.append(f"<!-- {SECTION}:end -->")
+    return "\n".join(lines) + "\n"
+
+
+def write_section(out: Path, section: str) -> None:
+    text = out.read_text() if out.exists() else "# Benchmark results\n"
+    pattern = re.compile(rf"<!-- {SECTION}:begin -->.*?<!-- {SECTION}:end -->\n?", re.DOTALL)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: section, text)
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    out.write_text(text)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--embed-sample", type=int, default=1000)
+    parser.add_argument("--fill", action="store_true", help="compute missing vectors first")
+    parser.add_argument("--write", action="store_true", help="update the RESULTS.md section")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--note", action="append", default=[], help="a line for the report")
+    args = parser.parse_args()
+
+    machine = machine_info()
+    conn = prepare_db()
+    settings = load_settings(
+        REPO_DIR, {"embedding": {"cache_dir": str(DATA_DIR / "embedding-cache")}}
+    )
+    embedder = Embedder(
+        DATA_DIR / "embedding-cache",
+        max_tokens=settings.embedding.max_tokens,
+        batch_size=settings.embedding.batch_size,
+    )
+    fill_record: Json | None = None
+    if args.fill:
+        log("filling the missing vectors (timed)")
+        fill_record = fill(conn, settings, embedder)
+    elif FILL_RECORD.is_file():
+        fill_record = json.loads(FILL_RECORD.read_text())
+    coverage = vector_coverage(conn, settings.embedding.layers)
+    index = {
+        "files": int(scalar(conn, "SELECT count(*) FROM files")),
+        "chunks": int(scalar(conn, "SELECT count(*) FROM chunks")),
+        "vectors": coverage.embedded,
+        "embeddable": coverage.embeddable,
+        "layers": list(settings.embedding.layers),
+    }
+    log(f"index: {index}")
+    queries = bench_queries(conn)
+    categories = list(dict.fromkeys(q.category for q in queries))
+    with_vectors = embedder if coverage.embedded else None
+    searchers = {
+        "parallel": Searcher(conn, settings.search, with_vectors),
+        "sequential": Searcher(conn, settings.search, with_vectors, parallel=False),
+    }
+    runs = measure_latency(searchers, queries, args.repeats)
+    for mode, run in runs.items():
+        log(
+            f"{mode}: p50 {percentile(run.total_ms, 50):.1f} ms, "
+            f"p95 {percentile(run.total_ms, 95):.1f} ms; streams "
+            + ", ".join(f"{s} {percentile(v, 50):.1f}" for s, v in run.streams.items())
+        )
+    log(f"lexical stream: common terms left out vs all terms (load {load_avg()})")
+    pruning = lexical_pruning(conn, queries, args.repeats)
+    log(f"  {pruning}")
+    log(f"symbol stream: name candidates counted in SQL vs Python (load {load_avg()})")
+    symbol = symbol_candidates(conn, queries, args.repeats)
+    log(f"  {symbol}")
+    log(f"embedding {args.embed_sample} summary chunks (load {load_avg()})")
+    emb, sample_vectors = embed_sample(conn, embedder, args.embed_sample)
+    log(f"  {emb['rate']:.1f} chunks/s")
+    query_texts = all_devset_queries()
+    query_vectors = np.stack([embedder.embed_query(t) for t in query_texts])
+    recall = int8_recall(sample_vectors, query_vectors)
+    log(f"int8 recall: {recall}")
+    rows = max(coverage.embedded, coverage.embeddable)
+    speed = vector_speed(rows, settings.search.candidate_cap + 50, ["summary", "code"])
+    log(f"vector speed: {speed}")
+    result: Json = {
+        "machine": machine,
+        "index": index,
+        "query_count": len(queries),
+        "category_counts": {c: sum(q.category == c for q in queries) for c in categories},
+        "repeats": args.repeats,
+        "modes": {
+            mode: {
+                "p50_ms": percentile(run.total_ms, 50),
+                "p95_ms": percentile(run.total_ms, 95),
+                "by_category": {
+                    c: [percentile(v, 50), percentile(v, 95)] for c, v in run.by_category.items()
+                },
+                "streams": {
+                    s: [percentile(v, 50), percentile(v, 95)] for s, v in run.streams.items()
+                },
+                "stages": {
+                    s: [percentile(v, 50), percentile(v, 95)] for s, v in run.stages.items()
+                },
+                "errors": run.errors,
+            }
+            for mode, run in runs.items()
+        },
+        "lexical_pruning": pruning,
+        "symbol_candidates": symbol,
+        "embedding": emb,
+        "fill": fill_record,
+        "int8": recall,
+        "vector_speed": speed,
+        "load_end": load_avg(),
+        "notes": args.note,
+    }
+    LAST_JSON.write_text(json.dumps(result, indent=1) + "\n")
+    section = markdown(result, runs, categories)
+    print(section)
+    if args.write:
+        write_section(args.out, section)
+        log(f"wrote the {SECTION} section of {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

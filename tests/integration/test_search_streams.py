@@ -1,0 +1,402 @@
+"""Streams side by side: the same answers as one after the other, a failing stream
+contributes nothing, cancellation interrupts the SQL and raises SearchCancelled,
+several threads can search at once; graph expansion on a real index."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import apsw
+import pytest
+
+from codesift.errors import SearchCancelled
+from codesift.indexer import IndexSummary
+from codesift.retrieval import Searcher, SearchRequest, SearchResponse
+from codesift.retrieval.search import StreamInput, _Stream
+from codesift.retrieval.streams import Ranked
+
+pytestmark = pytest.mark.usefixtures("git_isolation")
+
+MakeRepo = Callable[..., Path]
+IndexWorkspace = Callable[..., tuple[apsw.Connection, IndexSummary]]
+
+CART_PY = '''\
+"""A shopping cart."""
+
+
+class Cart:
+    """Items a customer is about to buy."""
+
+    def __init__(self) -> None:
+        self.items: list[Item] = []
+
+    def add(self, item: Item) -> None:
+        self.items.append(item)
+        self.touch()
+
+    def touch(self) -> None:
+        pass
+
+    def total(self) -> float:
+        return sum_prices(self.items)
+
+
+class DiscountCart(Cart):
+    def total(self) -> float:
+        return sum_prices(self.items) * 0.9
+
+
+class Item:
+    price: float = 0.0
+
+
+def sum_prices(items: list[Item]) -> float:
+    """Add up the prices of the items."""
+    return sum(i.price for i in items)
+
+
+def checkout(cart: Cart) -> bool:
+    """Charge the customer's card for everything in the cart."""
+    return charge_card(sum_prices(cart.items))
+
+
+def charge_card(amount: float) -> bool:
+    return amount > 0
+'''
+
+SERVER_GO = """\
+package server
+
+// Server routes HTTP requests to registered handlers.
+type Server struct {
+\troutes map[string]string
+}
+
+// Handle dispatches a request to the handler registered for its path.
+func (s *Server) Handle(path string) string {
+\treturn s.lookup(path)
+}
+
+func (s *Server) lookup(path string) string {
+\treturn s.routes[path]
+}
+"""
+
+WORKSPACE = {
+    "shop/cart.py": CART_PY,
+    "tests/test_cart.py": (
+        "from shop.cart import Item, sum_prices\n\n\n"
+        "def test_sum_prices_of_nothing():\n"
+        "    assert sum_prices([]) == 0\n"
+    ),
+    "server/server.go": SERVER_GO,
+    "README.md": "# Shop\n\nA cart adds up item prices and charges a card at checkout.\n",
+}
+
+QUERIES = [
+    "sum_prices",
+    "Cart.total",
+    "func (s *Server) Handle",
+    "charge the card at checkout",
+    "how are item prices added up",
+]
+
+
+@pytest.fixture
+def conn(make_repo: MakeRepo, index_workspace: IndexWorkspace) -> apsw.Connection:
+    connection, _ = index_workspace(make_repo(WORKSPACE))
+    return connection
+
+
+def _answer(response: SearchResponse) -> list[tuple[int, float, tuple[str, ...]]]:
+    return [(r.chunk_id, r.score, tuple(h.stream for h in r.provenance)) for r in response.results]
+
+
+class ExtraStreamSearcher(Searcher):
+    """The shipped streams plus one more (a test double for a slow or failing stream)."""
+
+    def __init__(self, conn: apsw.Connection, extra: list[_Stream], **kwargs: object) -> None:
+        super().__init__(conn, **kwargs)  # type: ignore[arg-type]
+        self.extra = extra
+
+    def _streams(self) -> list[_Stream]:
+        return [*super()._streams(), *self.extra]
+
+
+def test_parallel_and_sequential_give_the_same_answers(conn: apsw.Connection) -> None:
+    with Searcher(conn) as parallel:
+        assert parallel.parallel
+        sequential = Searcher(conn, parallel=False)
+        for query in QUERIES:
+            a = parallel.search(SearchRequest(query))
+            b = sequential.search(SearchRequest(query))
+            assert _answer(a) == _answer(b), query
+            assert [s.stream for s in a.streams] == [s.stream for s in b.streams]
+            assert all(s.error is None for s in a.streams)
+
+
+def test_streams_run_on_worker_threads_side_by_side(conn: apsw.Connection) -> None:
+    spans: dict[str, tuple[int, float, float]] = {}
+    lock = threading.Lock()
+
+    def sleepy(name: str) -> _Stream:
+        def run(c: apsw.Connection, i: StreamInput) -> Ranked:
+            start = time.perf_counter()
+            time.sleep(0.3)  # releases the GIL, as SQLite work does
+            with lock:
+                spans[name] = (threading.get_ident(), start, time.perf_counter())
+            return []
+
+        return _Stream(name, run)
+
+    searcher = ExtraStreamSearcher(conn, [sleepy("slow_a"), sleepy("slow_b"), sleepy("slow_c")])
+    searcher.search(SearchRequest("sum_prices"))  # warm the worker connections
+    spans.clear()
+    started = time.perf_counter()
+    response = searcher.search(SearchRequest("sum_prices"))
+    elapsed = time.perf_counter() - started
+    threads = {ident for ident, _, _ in spans.values()}
+    assert threading.get_ident() not in threads
+    assert len(threads) == 3
+    # All three were running at once: each started before any of them ended.
+    assert max(s for _, s, _ in spans.values()) < min(e for _, _, e in spans.values())
+    assert elapsed < 0.9, elapsed  # one after the other: at least 0.9 s
+    reports = {s.stream: s for s in response.streams}
+    assert reports["slow_a"].ms >= 290
+    assert response.stages["streams"] < 900
+
+
+def test_a_failing_stream_logs_a_warning_and_contributes_nothing(
+    conn: apsw.Connection, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(c: apsw.Connection, i: StreamInput) -> Ranked:
+        c.execute("SELECT * FROM no_such_table").fetchall()
+        return [(1, 1.0)]
+
+    def buggy(c: apsw.Connection, i: StreamInput) -> Ranked:
+        raise RuntimeError("a bug in a stream")
+
+    expected = Searcher(conn).search(SearchRequest("sum_prices"))
+    for parallel in (True, False):
+        searcher = ExtraStreamSearcher(
+            conn, [_Stream("broken", broken), _Stream("buggy", buggy)], parallel=parallel
+        )
+        with caplog.at_level(logging.WARNING, logger="codesift.retrieval.search"):
+            response = searcher.search(SearchRequest("sum_prices"))
+        reports = {s.stream: s for s in response.streams}
+        assert "no_such_table" in (reports["broken"].error or "")
+        assert reports["broken"].candidates == 0
+        assert "a bug in a stream" in (reports["buggy"].error or "")
+        assert reports["lexical"].error is None
+        assert _answer(response) == _answer(expected)
+        assert "stream broken failed" in caplog.text
+        assert "stream buggy failed" in caplog.text
+        caplog.clear()
+
+
+def test_a_reader_that_cannot_open_falls_back_to_one_connection(
+    conn: apsw.Connection, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import codesift.retrieval.search as search_module
+
+    def refuse(path: object) -> apsw.Connection:
+        raise apsw.CantOpenError("unable to open database file")
+
+    expected = _answer(Searcher(conn, parallel=False).search(SearchRequest("sum_prices")))
+    monkeypatch.setattr(search_module, "open_reader", refuse)
+    searcher = Searcher(conn)
+    assert searcher.parallel
+    with caplog.at_level(logging.WARNING, logger="codesift.retrieval.search"):
+        first = searcher.search(SearchRequest("sum_prices"))
+    assert _answer(first) == expected
+    assert all(s.error is None for s in first.streams)
+    assert searcher.parallel is False
+    assert "streams run one after the other" in caplog.text
+    assert _answer(searcher.search(SearchRequest("sum_prices"))) == expected
+
+
+def test_a_failing_query_embedding_leaves_the_vector_streams_empty(
+    conn: apsw.Connection,
+) -> None:
+    class BrokenEmbedder:
+        def embed_query(self, text: str) -> object:
+            raise RuntimeError("model missing")
+
+    searcher = Searcher(conn, embedder=BrokenEmbedder())  # type: ignore[arg-type]
+    response = searcher.search(SearchRequest("sum_prices"))
+    reports = {s.stream: s for s in response.streams}
+    assert "model missing" in (reports["vector"].error or "")
+    assert reports["vector"].candidates == 0
+    assert response.results[0].qualified_name == "cart.sum_prices"
+
+
+def test_a_set_cancel_event_raises_before_any_work(conn: apsw.Connection) -> None:
+    cancel = threading.Event()
+    cancel.set()
+    for parallel in (True, False):
+        with pytest.raises(SearchCancelled):
+            Searcher(conn, parallel=parallel).search(SearchRequest("sum_prices"), cancel=cancel)
+
+
+def test_cancel_interrupts_a_running_stream_and_raises(conn: apsw.Connection) -> None:
+    outcome: dict[str, object] = {}
+    started = threading.Event()
+
+    def endless(c: apsw.Connection, i: StreamInput) -> Ranked:
+        started.set()
+        try:
+            # Runs for minutes unless interrupted.
+            c.execute(
+                "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n"
+                " WHERE x < 10000000000) SELECT count(*) FROM n"
+            ).fetchall()
+        except apsw.InterruptError:
+            outcome["interrupted"] = True
+            raise
+        return []
+
+    searcher = ExtraStreamSearcher(conn, [_Stream("endless", endless)])
+    cancel = threading.Event()
+    threading.Timer(0.2, cancel.set).start()
+    t0 = time.perf_counter()
+    with pytest.raises(SearchCancelled):
+        searcher.search(SearchRequest("sum_prices"), cancel=cancel)
+    assert time.perf_counter() - t0 < 2.0
+    assert started.is_set()
+    deadline = time.monotonic() + 5
+    while "interrupted" not in outcome and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert outcome.get("interrupted") is True
+    # The searcher (and its worker connections) still answers afterwards.
+    after = Searcher(conn).search(SearchRequest("sum_prices"))
+    assert after.results[0].qualified_name == "cart.sum_prices"
+
+
+def test_cancel_between_stages_in_sequential_mode(conn: apsw.Connection) -> None:
+    cancel = threading.Event()
+
+    def cancels(c: apsw.Connection, i: StreamInput) -> Ranked:
+        cancel.set()  # as if the client cancelled while this stream ran
+        return []
+
+    searcher = ExtraStreamSearcher(conn, [_Stream("cancels", cancels)], parallel=False)
+    with pytest.raises(SearchCancelled):
+        searcher.search(SearchRequest("sum_prices"), cancel=cancel)
+
+
+def test_many_threads_search_at_once(conn: apsw.Connection) -> None:
+    searcher = Searcher(conn)
+    expected = {
+        q: _answer(Searcher(conn, parallel=False).search(SearchRequest(q))) for q in QUERIES
+    }
+    failures: list[str] = []
+
+    def worker(offset: int) -> None:
+        for n in range(10):
+            query = QUERIES[(offset + n) % len(QUERIES)]
+            try:
+                got = _answer(searcher.search(SearchRequest(query)))
+            except Exception as exc:  # pragma: no cover - reported below
+                failures.append(f"{query}: {exc!r}")
+                continue
+            if got != expected[query]:
+                failures.append(f"{query}: different answer")
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert failures == []
+    searcher.close()
+
+
+def test_graph_lists_parent_callees_and_callers_with_their_edge_kinds(
+    conn: apsw.Connection,
+) -> None:
+    response = Searcher(conn).search(SearchRequest("Cart.total", top_k=3, include_graph=True))
+    first = response.results[0]
+    assert first.qualified_name == "cart.Cart.total"
+    edges = {(e.relation, e.kind, e.direction, e.node.qualified_name) for e in first.graph}
+    assert ("parent", "contains", "in", "cart.Cart") in edges
+    assert ("callee", "calls", "out", "cart.sum_prices") in edges
+
+    response = Searcher(conn).search(SearchRequest("sum_prices", top_k=1, include_graph=True))
+    first = response.results[0]
+    edges = {(e.relation, e.kind, e.direction, e.node.qualified_name) for e in first.graph}
+    assert ("parent", "contains", "in", "cart") in edges
+    callers = [e.node.qualified_name for e in first.graph if e.relation == "caller"]
+    assert set(callers[:3]) == {"cart.Cart.total", "cart.DiscountCart.total", "cart.checkout"}
+    assert callers[3:] == ["test_cart.test_sum_prices_of_nothing"]  # tests last
+    caller_lines = {e.line for e in first.graph if e.relation == "caller"}
+    assert caller_lines == {18, 23, 37, 5}
+
+    response = Searcher(conn).search(SearchRequest("DiscountCart", top_k=1, include_graph=True))
+    edges = {(e.relation, e.kind, e.node.qualified_name) for e in response.results[0].graph}
+    assert ("base", "inherits", "cart.Cart") in edges
+
+
+def test_graph_is_empty_unless_asked_and_bounded_in_all(conn: apsw.Connection) -> None:
+    plain = Searcher(conn).search(SearchRequest("cart total prices", top_k=20))
+    assert all(r.graph == () for r in plain.results)
+    assert "graph" not in plain.stages
+    full = Searcher(conn).search(SearchRequest("cart total prices", top_k=20, include_graph=True))
+    shown = {e.node.id for r in full.results for e in r.graph}
+    assert 0 < len(shown) <= 20
+    for result in full.results:
+        if result.kind in ("section", "text"):
+            assert result.graph == ()
+
+
+def test_go_method_graph(conn: apsw.Connection) -> None:
+    response = Searcher(conn).search(SearchRequest("Server.Handle", top_k=1, include_graph=True))
+    first = response.results[0]
+    assert first.qualified_name.endswith("Server.Handle")
+    relations = {(e.relation, e.node.name) for e in first.graph}
+    assert ("callee", "lookup") in relations
+
+
+def test_terms_in_half_the_rows_are_not_scored_and_rankings_keep() -> None:
+    from codesift.retrieval import streams
+
+    conn = apsw.Connection(":memory:")
+    conn.execute(
+        "CREATE VIRTUAL TABLE code_fts USING fts5(body, tokenize=\"unicode61 tokenchars '_'\")"
+    )
+    texts = [f"def common_{i}(self): return self.value" for i in range(8)] + [
+        "def parse_rare(self): return rare_words",
+        "def rare(self): return self",
+    ]
+    for i, text in enumerate(texts, start=1):
+        conn.execute("INSERT INTO code_fts (rowid, body) VALUES (?, ?)", (i, text))
+    assert streams.scored_terms(conn, "code_fts", ["self", "rare", "def"]) == ["rare"]
+    assert streams.scored_terms(conn, "code_fts", ["self", "def"]) == ["self", "def"]
+    assert streams.scored_terms(conn, "code_fts", ["self"]) == ["self"]
+
+    def bm25(terms: list[str]) -> list[tuple[int, float]]:
+        match = " OR ".join(f'"{t}"' for t in terms)
+        return [
+            (int(r[0]), float(r[1]))
+            for r in conn.execute(
+                "SELECT rowid, bm25(code_fts) s FROM code_fts WHERE code_fts MATCH ?"
+                " ORDER BY s, rowid",
+                (match,),
+            )
+        ]
+
+    every = bm25(["self", "rare", "def"])
+    scored = bm25(["rare"])
+    assert [r for r, _ in scored] == [r for r, _ in every][: len(scored)]
+    for (_, a), (_, b) in zip(scored, every, strict=False):
+        assert abs(a - b) < 1e-5
+
+
+def test_signature_query_with_common_terms_still_finds_its_definition(
+    conn: apsw.Connection,
+) -> None:
+    response = Searcher(conn).search(SearchRequest("def total(self) -> float"))
+    assert response.results[0].qualified_name in {"cart.Cart.total", "cart.DiscountCart.total"}
