@@ -152,3 +152,17 @@ def test_search_filters_on_git_time(lsp: LspSession) -> None:
     assert [r["path"] for r in relative["results"]] == [
         r["path"] for r in since_long_ago["results"]
     ]
+
+
+def test_search_with_include_graph_lists_callers_and_callees(lsp: LspSession) -> None:
+    result = lsp.request(
+        "codesift/search", {"query": "retry_failed_charge", "top_k": 3, "include_graph": True}
+    )
+    first = result["results"][0]
+    assert first["qualified_name"] == "billing.retry_failed_charge"
+    edges = {(e["relation"], e["kind"], e["node"]["name"]) for e in first["graph"]}
+    assert ("callee", "calls", "submit") in edges
+    assert ("caller", "calls", "monthly_report") in edges
+    assert ("caller", "calls", "record") in edges
+    plain = lsp.request("codesift/search", {"query": "retry_failed_charge", "top_k": 3})
+    assert all(not r["graph"] for r in plain["results"])
