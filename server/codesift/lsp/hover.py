@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from codesift.lsp.folders import Cancellation
-from codesift.lsp.navigation import document_lines, node_location, resolve_position
+from codesift.lsp.navigation import node_location, resolve_in_document
 from codesift.store.reader import NodeRow, edges_to, node_rows
 
 if TYPE_CHECKING:
@@ -38,10 +38,7 @@ async def hover(server: CodesiftServer, params: types.HoverParams) -> types.Hove
     folder, rel = server.folder_for_uri(uri)
 
     def run(cancel: Cancellation) -> types.Hover | None:
-        folder.wait_open()
-        conn = server.readers.connection(folder.db_path)
-        lines = document_lines(server, uri, folder.root / rel)
-        resolved = resolve_position(conn, rel, lines, params.position, uri)
+        conn, resolved = resolve_in_document(server, folder, rel, uri, params.position)
         if not resolved.nodes:
             return None
         node: NodeRow = resolved.nodes[0]
@@ -83,10 +80,7 @@ async def definition(
     folder, rel = server.folder_for_uri(uri)
 
     def run(cancel: Cancellation) -> list[types.Location] | None:
-        folder.wait_open()
-        conn = server.readers.connection(folder.db_path)
-        lines = document_lines(server, uri, folder.root / rel)
-        resolved = resolve_position(conn, rel, lines, params.position, uri)
+        _, resolved = resolve_in_document(server, folder, rel, uri, params.position)
         if not resolved.nodes:
             return None
         return [node_location(folder, node) for node in resolved.nodes[:10]]

@@ -154,6 +154,17 @@ def document_lines(server: CodesiftServer, uri: str, path: Path) -> list[str]:
     return read_lines(path)
 
 
+def resolve_in_document(
+    server: CodesiftServer, folder: FolderIndex, rel: str, uri: str, position: types.Position
+) -> tuple[apsw.Connection, Resolved]:
+    """For a reader thread: this thread's connection to the folder's index, and the
+    definitions meant at `position` of the document (open text, else the file)."""
+    folder.wait_open()
+    conn = server.readers.connection(folder.db_path)
+    lines = document_lines(server, uri, folder.root / rel)
+    return conn, resolve_position(conn, rel, lines, position, uri)
+
+
 def resolve_position(
     conn: apsw.Connection, rel: str, lines: list[str], position: types.Position, uri: str
 ) -> Resolved:
