@@ -146,6 +146,26 @@ def test_graph_by_name_and_by_position(lsp: LspSession, workspace: Path) -> None
     assert {e["kind"] for e in by_position["edges"]} == {"contains"}
 
 
+def test_graph_filters_its_nodes_on_git_time(lsp: LspSession, workspace: Path) -> None:
+    recent = {"name": "submit", "direction": "callers", "depth": 2, "since": "2000-01-01"}
+    assert len(lsp.request("codesift/graph", recent)["nodes"]) == 5
+    # Nothing existed before 2000: no definition to start from by name...
+    old = {"name": "submit", "direction": "callers", "until": "2000-01-01"}
+    assert lsp.request("codesift/graph", old)["nodes"] == []
+    # ...and from a position the root stays, without neighbours outside the window.
+    by_position = lsp.request(
+        "codesift/graph",
+        {
+            "textDocument": {"uri": (workspace / "billing.py").as_uri()},
+            "position": {"line": 3, "character": 5},
+            "direction": "callers",
+            "until": "2000-01-01",
+        },
+    )
+    assert [n["name"] for n in by_position["nodes"]] == ["submit"]
+    assert by_position["edges"] == []
+
+
 @pytest.mark.parametrize(
     ("method", "params", "code", "message"),
     [
@@ -159,6 +179,7 @@ def test_graph_by_name_and_by_position(lsp: LspSession, workspace: Path) -> None
             "outside every workspace folder",
         ),
         ("codesift/graph", {}, -32602, "needs 'name'"),
+        ("codesift/graph", {"name": "submit", "since": "someday"}, -32602, "cannot read since"),
         ("codesift/graph", {"name": "submit", "depth": 99}, -32602, "'depth' must be between"),
         ("codesift/graph", {"name": "submit", "kinds": ["eats"]}, -32602, "unknown edge kind"),
         ("codesift/reindex", {"paths": ["file:///elsewhere/a.py"]}, -32602, "outside every"),

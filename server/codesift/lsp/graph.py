@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import apsw
 from lsprotocol import types
 
+from codesift.errors import QueryError
+from codesift.history.records import nodes_in_time
+from codesift.history.timespec import TimeFilter, time_filter
 from codesift.lsp.folders import Cancellation, FolderIndex
 from codesift.lsp.navigation import (
     document_lines,
@@ -18,7 +22,14 @@ from codesift.lsp.navigation import (
     selection_range,
     symbol_kind,
 )
-from codesift.lsp.params import invalid, opt_int, opt_str_list, require_object
+from codesift.lsp.params import (
+    TimeFilters,
+    invalid,
+    opt_int,
+    opt_str_list,
+    parse_time_filters,
+    require_object,
+)
 from codesift.store.reader import NodeRow, edges_from, edges_to, node_rows, nodes_named
 
 if TYPE_CHECKING:
@@ -93,6 +104,7 @@ async def graph(server: CodesiftServer, params: Any) -> dict[str, Any]:
         targets.append((folder, rel))
     else:
         targets.extend((f, None) for f in server.select_folders(opt_str_list(data, "folders")))
+    windows = {folder.name: _window(parse_time_filters(data), folder) for folder, _ in targets}
 
     def run(cancel: Cancellation) -> dict[str, Any]:
         nodes: dict[str, dict[str, Any]] = {}
@@ -104,14 +116,21 @@ async def graph(server: CodesiftServer, params: Any) -> dict[str, Any]:
             conn = server.readers.connection(folder.db_path)
             cancel.attach(conn)
             try:
+                window = windows[folder.name]
                 if rel is not None and position is not None:
                     path = folder.root / rel
                     lines = document_lines(server, uri, path)
                     start = resolve_position(conn, rel, lines, position, uri).nodes[:1]
                 else:
-                    start = nodes_named(conn, str(name), limit=20)
+                    start = nodes_named(conn, str(name), limit=20, times=window)
                 cut = _walk(
-                    conn, folder, start, direction, depth, kinds, max_nodes, nodes, edges, roots
+                    conn,
+                    folder,
+                    start,
+                    _Walk(direction, depth, kinds, max_nodes, window),
+                    nodes,
+                    edges,
+                    roots,
                 )
                 truncated = truncated or cut
             finally:
@@ -126,19 +145,34 @@ async def graph(server: CodesiftServer, params: Any) -> dict[str, Any]:
     return await server.read(run)
 
 
+def _window(times: TimeFilters, folder: FolderIndex) -> TimeFilter:
+    """The request's git-time filter for one folder (revisions resolved in it)."""
+    try:
+        return time_filter(times.as_of, times.since, times.until, root=folder.root)
+    except QueryError as exc:
+        raise invalid(f"{exc} (folder {folder.name})") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class _Walk:
+    direction: str
+    depth: int
+    kinds: tuple[str, ...]
+    max_nodes: int
+    window: TimeFilter  # neighbours outside it are left out, with their edges
+
+
 def _walk(
     conn: apsw.Connection,
     folder: FolderIndex,
     start: list[NodeRow],
-    direction: str,
-    depth: int,
-    kinds: tuple[str, ...],
-    max_nodes: int,
+    how: _Walk,
     nodes: dict[str, dict[str, Any]],
     edges: list[dict[str, Any]],
     roots: list[str],
 ) -> bool:
     """Breadth-first along edges; False unless the node cap cut the walk short."""
+    direction, depth, kinds, max_nodes = how.direction, how.depth, how.kinds, how.max_nodes
     queue: deque[tuple[int, int]] = deque()
     for node in start:
         key = str(node.id)
@@ -158,11 +192,13 @@ def _walk(
             found += [(e.src_id, "in", node_id, e) for e in edges_to(conn, node_id, kinds)]
         if direction in ("callees", "both"):
             found += [(node_id, "out", e.dst_id, e) for e in edges_from(conn, node_id, kinds)]
-        others = node_rows(
-            conn, [i for s, way, d, _ in found for i in ((s,) if way == "in" else (d,)) if i]
-        )
+        other_ids = [i for s, way, d, _ in found for i in ((s,) if way == "in" else (d,)) if i]
+        others = node_rows(conn, other_ids)
+        in_time = nodes_in_time(conn, other_ids, how.window) if how.window else None
         for src, way, dst, edge in found:
             other_id = src if way == "in" else dst
+            if in_time is not None and other_id is not None and other_id not in in_time:
+                continue
             if other_id is not None and str(other_id) not in nodes:
                 other = others.get(other_id)
                 if other is None:
