@@ -166,3 +166,16 @@ def test_search_with_include_graph_lists_callers_and_callees(lsp: LspSession) ->
     assert ("caller", "calls", "record") in edges
     plain = lsp.request("codesift/search", {"query": "retry_failed_charge", "top_k": 3})
     assert all(not r["graph"] for r in plain["results"])
+
+
+def test_a_rerank_model_that_fails_to_load_is_a_status_warning(
+    workspace: Path, tmp_path: Path
+) -> None:
+    options = {"embeddings": False, "rerank": {"enabled": True, "model_path": str(tmp_path)}}
+    with LspSession([workspace], options, log_file=tmp_path / "log") as lsp:
+        lsp.wait_ready()
+        folder = lsp.request("codesift/status")["folders"][0]
+        assert folder["rerank"]["enabled"] is True and folder["rerank"]["active"] is False
+        assert any("reranker could not be loaded" in w for w in folder["warnings"])
+        result = lsp.request("codesift/search", {"query": "charge"})
+        assert result["results"]  # searching goes on without the stage

@@ -31,9 +31,11 @@ import apsw
 
 from codesift.config import Settings
 from codesift.embedding import Embedder, fill_vectors, vector_coverage
+from codesift.embedding.model import default_cache_dir
 from codesift.errors import CodesiftError
 from codesift.indexer import Indexer, IndexPlan, IndexProgress
 from codesift.retrieval import Searcher
+from codesift.retrieval.rerank import Reranker, RerankerLoad, load_reranker
 from codesift.store.database import open_database
 from codesift.watcher import ChangeBatch, FolderWatcher, PathFilter
 
@@ -202,6 +204,7 @@ class FolderIndex:
         # connection per stream thread, opened once, closed when the folder stops.
         self._searchers: dict[int, Searcher] = {}
         self._searchers_lock = threading.Lock()
+        self._rerank_load: RerankerLoad | None = None
         self._open_error: str | None = None
 
     # -- life cycle ------------------------------------------------------------------
@@ -234,9 +237,39 @@ class FolderIndex:
         with self._searchers_lock:
             searcher = self._searchers.get(key)
             if searcher is None:
-                searcher = Searcher(conn, self.settings.search, embedder)
+                searcher = Searcher(
+                    conn,
+                    self.settings.search,
+                    embedder,
+                    reranker=self._reranker(),
+                    rerank_settings=self.settings.rerank,
+                )
                 self._searchers[key] = searcher
             return searcher
+
+    def rerank_status(self) -> dict[str, Any]:
+        """Whether the rerank stage runs for this folder (loads its model once)."""
+        rerank = self.settings.rerank
+        with self._searchers_lock:
+            reranker = self._reranker()
+        assert self._rerank_load is not None
+        return {
+            "enabled": rerank.enabled and rerank.provider != "none",
+            "provider": rerank.provider,
+            "active": reranker is not None,
+            "warning": self._rerank_load.warning,
+        }
+
+    def _reranker(self) -> Reranker | None:
+        """The folder's rerank model, loaded once (None when off or when it fails to
+        load: that is reported as a warning in status, and search goes on without)."""
+        if self._rerank_load is None:
+            cache = self.settings.embedding.cache_dir
+            cache_dir = Path(os.path.expanduser(cache)) if cache else default_cache_dir()
+            self._rerank_load = load_reranker(self.settings.rerank, cache_dir)
+            if self._rerank_load.warning:
+                self._warn(self._rerank_load.warning)
+        return self._rerank_load.reranker
 
     def stop(self, timeout: float = 10.0) -> None:
         with self._searchers_lock:

@@ -8,13 +8,14 @@ or `{"codesift": {...}}`):
       "watch": true,               # watch folders with watchdog
       "quietMs": 200,              # a burst of file events is indexed after this much quiet
       "maxWaitMs": 2000,           # ... or after this long while events keep coming
-      "index": {...}, "search": {...}, "embedding": {...}   # .codesift.toml sections
+      "index": {...}, "search": {...},          # .codesift.toml sections, as are
+      "embedding": {...}, "rerank": {...}       # these two
     }
 
 Every value is checked on its own: an invalid one is reported (the caller shows
 the messages with window/showMessage) and replaced by its default, and the rest
-still apply. The `index`/`search`/`embedding` sections override each folder's
-`.codesift.toml`.
+still apply. The `index`/`search`/`embedding`/`rerank` sections override each
+folder's `.codesift.toml`.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from codesift.errors import ConfigError
 
 __all__ = ["ServerOptions", "folder_settings", "parse_options"]
 
-_SECTIONS = ("index", "search", "embedding")
+_SECTIONS = ("index", "search", "embedding", "rerank")
 
 
 @dataclass(frozen=True, slots=True)

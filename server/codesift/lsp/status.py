@@ -53,8 +53,9 @@ async def status(server: CodesiftServer, params: Any) -> dict[str, Any]:
                 "database": str(folder.db_path),
                 "state": folder.progress.state,
                 "pending": folder.pending_work(),
-                "warnings": list(folder.progress.warnings),
+                "rerank": folder.rerank_status(),  # may add a warning: read them after
             }
+            entry["warnings"] = list(folder.progress.warnings)
             completeness = folder.completeness()
             entry["complete"] = completeness["complete"]
             entry["vectors"] = completeness["vectors"]
