@@ -15,6 +15,7 @@ export interface ServerOptions {
   index?: Record<string, unknown>;
   search?: Record<string, unknown>;
   embedding?: Record<string, unknown>;
+  rerank?: Record<string, unknown>;
   [key: string]: unknown;
 }
 

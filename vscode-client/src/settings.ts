@@ -106,8 +106,17 @@ export function toServerOptions(config: ConfigReader): ServerOptions {
   const diversity = explicit<number>(config, "ranking.fileDiversity");
   if (diversity !== undefined) search.file_diversity = diversity;
 
+  const rerank: Record<string, unknown> = {};
+  const rerankOn = explicit<boolean>(config, "rerank.enabled");
+  if (rerankOn !== undefined) rerank.enabled = rerankOn;
+  const modelPath = explicit<string>(config, "rerank.modelPath");
+  if (typeof modelPath === "string" && modelPath.trim()) rerank.model_path = modelPath.trim();
+  const threshold = explicit<number>(config, "rerank.threshold");
+  if (threshold !== undefined) rerank.threshold = threshold;
+
   if (Object.keys(index).length) options.index = index;
   if (Object.keys(search).length) options.search = search;
+  if (Object.keys(rerank).length) options.rerank = rerank;
   const extra = config.get<Record<string, unknown>>("serverOptions", {});
   return isObject(extra) ? (mergeOptions(options, extra) as ServerOptions) : options;
 }

@@ -20,6 +20,9 @@ test("settings the person set become index and search options with the server's 
       "ranking.priors": { tests: false },
       "ranking.fileEvidence": 0,
       "ranking.fileDiversity": 1,
+      "rerank.enabled": true,
+      "rerank.modelPath": " /models/ce ",
+      "rerank.threshold": 20,
     }),
   );
   assert.deepEqual(options, {
@@ -35,6 +38,7 @@ test("settings the person set become index and search options with the server's 
       file_evidence: 0,
       file_diversity: 1,
     },
+    rerank: { enabled: true, model_path: "/models/ce", threshold: 20 },
   });
 });
 
