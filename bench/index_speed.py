@@ -1177,7 +1177,9 @@ def render(results: list[Json], machine: Json, args: argparse.Namespace) -> str:
 
 def _details(r: Json) -> list[str]:
     last = r["cold"][-1]
-    out = [f"**{r['name']}** ({r['root']}):"]
+    root = str(r["root"])
+    shown = os.path.relpath(root, REPO_DIR) if root.startswith(str(REPO_DIR.parent)) else root
+    out = [f"**{r['name']}** ({shown}):"]
     langs = ", ".join(f"{lang} {v['files']}" for lang, v in list(last["by_language"].items())[:8])
     out.append(f"- files by language: {langs}")
     skipped = ", ".join(f"{reason}: {n}" for reason, n in last["skipped_by_reason"].items())

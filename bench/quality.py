@@ -497,6 +497,11 @@ class IndexReport:
 DB_PREFIX = "quality"
 
 
+def _shown_path(path: Path) -> str:
+    """A path as results show it: relative to the repository when near it."""
+    return os.path.relpath(path, REPO_DIR) if path.is_absolute() else str(path)
+
+
 def corpus_settings(corpus: Corpus, db_path: Path) -> Settings:
     return load_settings(
         corpus.root,
@@ -1177,8 +1182,8 @@ def markdown_section(
         f"average {'/'.join(f'{x:.2f}' for x in machine['load'])} at start, "
         f"{'/'.join(f'{x:.2f}' for x in load_end)} at end.",
         "",
-        f"Devset `{DEVSET_DIR}`: {n_queries} queries on {len(results)} corpora, each indexed "
-        "whole (only `.git` and `.codesift` excluded; node_modules, vendor, tests are "
+        f"Devset `{_shown_path(DEVSET_DIR)}`: {n_queries} queries on {len(results)} corpora, "
+        "each indexed whole (only `.git` and `.codesift` excluded; node_modules, vendor, tests are "
         f"distractors). Metric as its README defines it: NDCG@{k} with binary gains over "
         "relevant + secondary targets, a target hit at the first result chunk whose path "
         "matches and whose lines overlap its span; MRR and recall over the same hits; "
