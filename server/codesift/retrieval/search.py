@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
@@ -175,6 +176,7 @@ class Searcher:
         self.parallel = parallel and self._db_path is not None
         self._readers: dict[int, apsw.Connection] = {}
         self._readers_lock = threading.Lock()
+        self._shared_conn_lock = threading.RLock()
 
     # -- connections ---------------------------------------------------------------
 
@@ -200,6 +202,11 @@ class Searcher:
                     self.parallel = False
                     return self.conn
             return conn
+
+    def _guard(self, conn: apsw.Connection) -> AbstractContextManager[object]:
+        """A lock around work on the caller's connection, which threads share when
+        no reader connection could be opened (apsw refuses concurrent use)."""
+        return self._shared_conn_lock if conn is self.conn else nullcontext()
 
     def close(self) -> None:
         """Close the worker connections (not `conn`, which the caller owns)."""
@@ -263,7 +270,8 @@ class Searcher:
         (read only when a time option is a string)."""
         if not any(isinstance(v, str) for v in (request.as_of, request.since, request.until)):
             return None
-        root = scalar(self.conn, "SELECT value FROM meta WHERE key = 'root'")
+        with self._guard(self.conn):
+            root = scalar(self.conn, "SELECT value FROM meta WHERE key = 'root'")
         return Path(str(root)) if root else None
 
     def _query_vector(self, text: str) -> bytes:
@@ -280,7 +288,8 @@ class Searcher:
         conn = self._reader()
         flight.enter(conn)
         try:
-            ranked = stream.run(conn, inputs)[: inputs.cap]
+            with self._guard(conn):
+                ranked = stream.run(conn, inputs)[: inputs.cap]
             error = None
         except apsw.InterruptError:
             if flight.cancelled():
@@ -380,9 +389,22 @@ class Searcher:
         t0 = time.perf_counter()
         rankings = self._run_streams(StreamInput(analysis, filters, cap), flight, response)
         response.stages["streams"] = (time.perf_counter() - t0) * 1000
-
-        t0 = time.perf_counter()
         conn = self._reader()
+        with self._guard(conn):
+            return self._answer(conn, request, analysis, rankings, flight, response, started)
+
+    def _answer(
+        self,
+        conn: apsw.Connection,
+        request: SearchRequest,
+        analysis: QueryAnalysis,
+        rankings: dict[str, Ranked],
+        flight: _InFlight,
+        response: SearchResponse,
+        started: float,
+    ) -> SearchResponse:
+        """Fuse, rank, rerank and build the results (on `conn`)."""
+        t0 = time.perf_counter()
         # A query that is one identifier asks for its definition: the symbol stream,
         # which ranks definitions by name, counts double against uses found lexically.
         symbol_boost = SYMBOL_QUERY_BOOST if analysis.symbol_like else 1.0
