@@ -4,13 +4,14 @@ recorded in `schema_migrations`. Never edit a released step; append a new one.
 Tables
   files     one row per indexed file: path, size, mtime, content hash, language
   skipped_files  files read once and found not indexable, with their size and mtime
-  nodes     definitions (stable ids derived from path + qualified name + kind)
+  nodes     definitions (ids in insertion order, kept across re-indexing: writer.py)
   edges     node -> node (dst_id) or node -> unresolved name (dst_name, dst_hint);
             the all_edges view adds `contains` edges from nodes.parent_id
   chunks    retrieval text with a layer: code, ast, summary, doc
   code_fts  FTS5 over code and ast chunk text (identifier-split, no stemming)
   doc_fts   FTS5 with porter stemming over markdown sections
   names_fts FTS5 trigram over node names (qualified names are scored on the candidates)
+  chunk_vectors, embedded  int8 embeddings of chunks (sqlite-vec) and the text they came from
   history_commits, history_files  line-level git history (see codesift.history)
 """
 
