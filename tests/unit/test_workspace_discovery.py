@@ -1036,3 +1036,15 @@ def test_output_folders_are_skipped_only_where_a_build_puts_them(
     # An empty list keeps them everywhere.
     kept = discover_files(root, replace(settings, output_dirs=()))
     assert "build/out.txt" in paths(kept) and "web/dist/app.js" in paths(kept)
+
+
+def test_the_index_folder_is_neither_indexed_nor_reported(
+    tmp_path: Path, settings: IndexSettings
+) -> None:
+    root = tmp_path / "ws"
+    write(root, "main.py")
+    write(root, ".codesift/index.db", "SQLite format 3\x00")
+    write(root, ".codesift/.gitignore", "*\n")
+    result = discover_files(root, settings)
+    assert paths(result) == ["main.py"]
+    assert reasons(result) == {}

@@ -291,8 +291,9 @@ class _Filters:
     def dir_verdict(self, reldir: str) -> _DirVerdict:
         """The folder's own verdict; its parents are the caller's business."""
         name = reldir.rsplit("/", 1)[-1]
-        # The repository database is never source, whatever excluded_dirs says.
-        if name == ".git" or self.ignored(reldir, is_dir=True):
+        # The repository database and codesift's own index folder are never source,
+        # whatever excluded_dirs says (and not worth reporting as skipped).
+        if name in (".git", ".codesift") or self.ignored(reldir, is_dir=True):
             return _DirVerdict.IGNORED
         if name in self.excluded_dirs:
             return _DirVerdict.EXCLUDED
