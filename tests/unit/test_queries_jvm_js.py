@@ -552,6 +552,25 @@ def test_javascript_commonjs_forms() -> None:
     assert ("fs", "fs") in {(e.dst_name, e.dst_hint) for e in edges_of(parsed, "imports")}
 
 
+def test_javascript_class_expression_assigned_to_an_export_is_that_class() -> None:
+    parsed = parse(
+        "javascript",
+        "/** The app. */\n"
+        "module.exports = class Application extends Emitter {\n"
+        "  callback () { return this.handle() }\n"
+        "  handle () { return 1 }\n"
+        "}\n"
+        "exports.Anon = class { run () {} }\n",
+    )
+    names = {(n.kind, n.qualified_name) for n in parsed.nodes[1:]}
+    assert ("class", "Application") in names
+    assert ("method", "Application.callback") in names
+    assert ("method", "run") in names  # an anonymous class expression names nothing
+    app = next(n for n in parsed.nodes if n.name == "Application")
+    assert (app.start_line, app.docstring) == (2, "The app.")
+    assert ("Emitter", None) in {(e.dst_name, e.dst) for e in edges_of(parsed, "inherits")}
+
+
 def test_javascript_import_aliases_become_hints_for_calls() -> None:
     parsed = parse(
         "javascript",

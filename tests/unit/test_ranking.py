@@ -130,3 +130,19 @@ def test_diversify_files_spreads_the_page_over_files() -> None:
     assert [c.chunk_id for c in diversify_files(candidates, path_of, 0.5, 2)] == [1, 4]
     # scores are reported as they were
     assert diversify_files(candidates, path_of, 0.5, 4)[1].score == 0.03
+
+
+def test_an_implementation_leads_its_type_declaration_for_a_symbol_query() -> None:
+    features = {
+        1: ChunkFeatures("typings/index.d.ts", "method", 1.0),
+        2: ChunkFeatures("lib/command.js", "method", 1.0),
+        3: ChunkFeatures("lib/other.js", "function", 0.0),
+    }
+    # The declaration was found higher by the lexical stream; the implementation wins.
+    order = ranked(features, {1: 0.03, 2: 0.02, 3: 0.025}, "Command.parseOptions", ALL)
+    assert order == [2, 1, 3]
+    # A declaration alone still ranks above the uses of the name.
+    assert ranked({1: features[1], 3: features[3]}, {1: 0.01, 3: 0.03}, "parseOptions", ALL) == [
+        1,
+        3,
+    ]

@@ -6,7 +6,8 @@ bench/quality.py):
 
 definition   for a symbol-shaped query, the chunk that defines the symbol (an
              exact name match from the symbol stream) ranks above every chunk that
-             merely uses it
+             merely uses it; a declaration in a type-stub file (`.d.ts`, `.pyi`)
+             gets half the lift, so the implementation it describes comes first
 tests        for a prose query that is not about tests, test, example, vendored
              and generated code is demoted
 path         query words that name the file or its folders lift the result
@@ -46,6 +47,9 @@ _TEST_PATH = re.compile(
     r"|(^|/)test_[^/]*$|_test\.[a-z]+$|[._-](test|spec)\.[a-z]+$|(^|/)conftest\.py$",
     re.IGNORECASE,
 )
+# Type-declaration files that mirror an implementation kept elsewhere.
+_DECLARATION_FILE = re.compile(r"\.d\.[mc]?ts$|\.pyi$")
+DECLARATION_FACTOR = 0.5
 _TEST_WORDS = frozenset({"test", "tests", "testing", "unittest", "spec", "fixture", "mock"})
 
 
@@ -104,7 +108,10 @@ def apply_priors(
         score = cand.score
         if feat is not None:
             if priors.definition and analysis.symbol_like and feat.symbol_score >= 1.0:
-                score += DEFINITION_BONUS * feat.symbol_score
+                lift = DEFINITION_BONUS * feat.symbol_score
+                if _DECLARATION_FILE.search(feat.path):
+                    lift *= DECLARATION_FACTOR
+                score += lift
             if priors.tests and prose and not about_tests and is_test_like_path(feat.path):
                 score *= TEST_FACTOR
             if priors.path and prose and query_words:

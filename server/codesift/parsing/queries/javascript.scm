@@ -19,6 +19,13 @@
 (lexical_declaration
   (variable_declarator name: (identifier) @name value: (class))) @definition.class
 
+; module.exports = class Application extends Emitter {...}: a named class expression
+; assigned to an export is that class.
+(expression_statement
+  (assignment_expression
+    left: (member_expression)
+    right: (class name: (identifier) @name))) @definition.class
+
 ; exports.f = function () {...}, Foo.prototype.bar = () => {...}
 (expression_statement
   (assignment_expression
