@@ -726,3 +726,33 @@ def test_a_deleted_file_disappears_from_results(
     assert summary.deleted == 1
     response = search(searcher, "evict", top_k=50)
     assert "cache/src/lib.rs" not in {r.path for r in response.results}
+
+
+def test_a_parent_snippet_maps_lines_past_a_child_with_a_long_doc_comment(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace
+) -> None:
+    """The child's comment head is a part of its own (after its body); the parent's
+    stub for the child still stands for every line from the comment's first."""
+    doc = "\n".join(f"    /// Step {i} of folding, explained at length." for i in range(40))
+    body = "\n".join(f"        let s{i} = {i};" for i in range(60))
+    text = (
+        "pub trait Walker {\n"
+        f"{doc}\n"
+        "    fn fold(&self, init: u32) -> u32 {\n"
+        f"{body}\n"
+        "        init\n"
+        "    }\n"
+        "    type ZebraItem;\n" + "".join(f"    type Other{i};\n" for i in range(20)) + "}\n"
+    )
+    root = make_repo({"src/walker.rs": text})
+    conn, _ = index_workspace(root)
+    # A window past the child's stub: its first line maps to its source line only if
+    # the stub is known to stand for all the child's lines, comment head included.
+    response = Searcher(conn).search(SearchRequest("Other15", layers=("code",), snippet_chars=80))
+    walker = next(r for r in response.results if r.qualified_name == "Walker")
+    first = walker.snippet.split("\n")[0]
+    assert first.strip().startswith("type Other1"), walker.snippet
+    assert source_line(root, walker, walker.snippet_start_line) == first
+    fold = Searcher(conn).search(SearchRequest("Walker::fold")).results[0]
+    assert fold.qualified_name == "Walker::fold"
+    assert fold.start_line <= 42 <= fold.end_line  # the result holds `fn fold`

@@ -108,6 +108,29 @@ def test_long_body_is_split_into_parts_that_repeat_the_header() -> None:
     assert body_lines == [f"    x{i} = {i}" for i in range(30)]
 
 
+def test_a_long_doc_comment_leaves_the_header_in_the_first_part() -> None:
+    doc = "\n".join(f"/// Line {i} of a long explanation, with an example." for i in range(30))
+    body = "\n".join(f"    let x{i} = {i};" for i in range(30))
+    text = f"{doc}\nfn fold(init: u32) -> u32 {{\n{body}\n    init\n}}\n"
+    parsed = parse(text, "src/iter.rs", "rust", max_chunk_lines=20)
+    fold = next(n for n in parsed.nodes if n.name == "fold")
+    assert (fold.doc_start_line, fold.start_line) == (1, 31)
+    parts = [c for c in code_chunks(parsed) if c.node == fold.index]
+    first = parts[0]
+    # The part that stands for the definition holds its header and the comment's tail.
+    assert first.part == 0 and "fn fold(init: u32)" in first.text
+    assert first.start_line == 31 - 20 // 4
+    assert first.text.startswith("/// Line 25 of")
+    # The comment's head comes last, after the body, with the header repeated.
+    head = [p for p in parts if p.end_line < first.start_line]
+    assert head == parts[-len(head) :]
+    assert (head[0].start_line, head[-1].end_line) == (1, 25)
+    assert all(p.text.startswith("fn fold(init: u32) -> u32 …(part ") for p in head)
+    # Every line of the node is in exactly one part.
+    lines = [line for p in parts for line in p.text.split("\n") if "…(part" not in line]
+    assert sorted(lines) == sorted(text.rstrip("\n").split("\n"))
+
+
 def test_doc_comment_travels_with_its_definition() -> None:
     parsed = parse(GO, "cache/store.go", "go")
     get = next(n for n in parsed.nodes if n.name == "Get")

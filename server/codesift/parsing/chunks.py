@@ -128,7 +128,20 @@ def build_chunks(
             continue
 
         header = node.signature
-        for part, piece in enumerate(_split_runs(own, max_lines, max_chars)):
+        # A long doc comment must not fill the first part on its own: that part (the
+        # one that answers for the definition) keeps the comment's last lines and the
+        # header; the rest of the comment becomes the last part.
+        doc_head: list[tuple[int, str]] = []
+        keep_doc = max_lines // 4
+        if node.start_line - start > keep_doc:
+            cut = node.start_line - keep_doc
+            doc_head = [item for item in own if item[0] < cut]
+            own = [item for item in own if item[0] >= cut]
+        pieces = [
+            *_split_runs(own, max_lines, max_chars),
+            *_split_runs(doc_head, max_lines, max_chars),
+        ]
+        for part, piece in enumerate(pieces):
             body = "\n".join(text for _, text in piece)
             if not body.strip():
                 continue
@@ -138,13 +151,13 @@ def build_chunks(
                 ParsedChunk(
                     layer="code",
                     node=node.index,
-                    start_line=piece[0][0] if part > 0 else start,
+                    start_line=piece[0][0] if part > 0 or doc_head else start,
                     end_line=piece[-1][0],
                     text=body,
                     part=part,
                 )
             )
-        if chunks and chunks[-1].node == node.index and chunks[-1].part == 0:
+        if not doc_head and chunks and chunks[-1].node == node.index and chunks[-1].part == 0:
             # A single-part body covers the node's whole span.
             last = chunks[-1]
             chunks[-1] = ParsedChunk(last.layer, last.node, start, node.end_line, last.text, 0)

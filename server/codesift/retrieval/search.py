@@ -562,12 +562,12 @@ class Searcher:
                 else [
                     (int(s), int(e))
                     for s, e in conn.execute(
-                        # A child's stub stands for its code chunk's lines (doc comment
-                        # included), which start at that chunk's first line.
-                        "SELECT coalesce(c.start_line, n.start_line), n.end_line FROM nodes n"
-                        " LEFT JOIN chunks c ON c.node_id = n.id AND c.layer = 'code'"
-                        " AND c.part = 0 WHERE n.parent_id = ? AND n.start_line >= ?"
-                        " AND n.end_line <= ?",
+                        # A child's stub stands for its code chunks' lines (doc comment
+                        # included), which start at the first line of any of its parts.
+                        "SELECT coalesce(min(c.start_line), n.start_line), n.end_line"
+                        " FROM nodes n LEFT JOIN chunks c ON c.node_id = n.id"
+                        " AND c.layer = 'code' WHERE n.parent_id = ? AND n.start_line >= ?"
+                        " AND n.end_line <= ? GROUP BY n.id",
                         (row.node_id, row.start_line, row.end_line),
                     )
                 ]
