@@ -46,6 +46,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from runinfo import head_commit
+
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_DIR = BENCH_DIR.parent
 DATA_DIR = BENCH_DIR / ".data"
@@ -455,9 +457,7 @@ def main() -> int:
     args = parser.parse_args()
     DATA_DIR.mkdir(parents=True, exist_ok=True)
     results = run(args)
-    commit = subprocess.run(
-        ["git", "-C", str(REPO_DIR), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
+    commit = head_commit()
     (DATA_DIR / "history_speed-last.json").write_text(json.dumps(results, indent=1))
     body = render(results, commit)
     print(body)

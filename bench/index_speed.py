@@ -50,6 +50,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
+from runinfo import head_commit, server_changes
+
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_DIR = BENCH_DIR.parent
 SERVER_DIR = REPO_DIR / "server"
@@ -205,21 +207,10 @@ def machine_info() -> Json:
         if nproc
         else str(os.cpu_count())
     )
-    commit = subprocess.run(
-        ["git", "-C", str(REPO_DIR), "rev-parse", "--short", "HEAD"],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.strip()
-    dirty = subprocess.run(
-        ["git", "-C", str(REPO_DIR), "status", "--porcelain", "--", "server"],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.split("\n")
+    commit = head_commit()
     return {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "dirty": [line[3:] for line in dirty if line.strip()],
+        "dirty": server_changes(),
         "sources": package_digest(),
         "nproc": cores,
         "mem_gib": mem_total / 1024**3,

@@ -45,7 +45,6 @@ import platform
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 from collections import Counter, defaultdict
@@ -77,6 +76,7 @@ from codesift.retrieval.streams import Ranked, StreamFilters, lexical_stream  # 
 from codesift.store.database import open_database, scalar  # noqa: E402
 from codesift.store.reader import chunk_rows  # noqa: E402
 from corpora import CORPUS_NAMES, DATA_DIR, DB_DIR, DEVSET_DIR  # noqa: E402
+from runinfo import head_commit, server_changes  # noqa: E402
 
 Json = dict[str, Any]
 
@@ -471,18 +471,8 @@ def machine_info() -> Json:
         if line.startswith("model name"):
             cpu = line.split(":", 1)[1].strip()
             break
-    commit = subprocess.run(
-        ["git", "-C", str(REPO_DIR), "rev-parse", "--short", "HEAD"],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.strip()
-    dirty = subprocess.run(
-        ["git", "-C", str(REPO_DIR), "status", "--porcelain", "--", "server"],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.strip()
+    commit = head_commit()
+    dirty = server_changes()
     return {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": commit + (" (plus uncommitted changes in server/)" if dirty else ""),
