@@ -16,14 +16,18 @@ Run by hand from the repository root (with the project's interpreter):
    python-stdlib query (symbol, semantic, architecture) plus signature queries (the
    first 60 characters of signatures of functions picked by node id, i.e. at
    random but the same every run), once to warm up, then `--repeats` times. Each
-   query runs through a Searcher with streams side by side (`parallel`) and one
-   with them one after the other (`sequential`), alternating which goes first.
+   query runs through three Searchers, alternating which goes first: streams side
+   by side with the vectors in memory as the language server runs them (`server`),
+   streams side by side with sqlite-vec's kNN as a one-shot CLI search runs them
+   (`parallel`), and one stream after the other (`sequential`).
    Figures: p50/p95 of `Searcher.search` wall time per mode and category, per-stream
    times and per-stage times.
 3. Embedding throughput: `--embed-sample` summary chunks (picked by chunk id)
    embedded in-process as fill_vectors does (batch 32, 256 tokens); chunks/s, and
    the time all embeddable chunks would take at that rate (extrapolated).
-4. int8 vs float32: the sample's float32 vectors as a corpus, every devset query
+4. Resident vectors: the in-memory kNN against sqlite-vec's exact kNN over the
+   index's vectors, every devset query: recall at 10, 100 and k, and time.
+5. int8 vs float32: the sample's float32 vectors as a corpus, every devset query
    (all corpora) embedded as a query; recall@10 and @50 of sqlite-vec int8 kNN
    (codesift's quantisation) against exact float32 kNN (numpy). Speed: vec0 tables
    of either type with as many rows as the index has vectors (random unit
@@ -73,6 +77,7 @@ from codesift.embedding.vectors import embedding_text, quantize  # noqa: E402
 from codesift.retrieval import Searcher, SearchRequest  # noqa: E402
 from codesift.retrieval.query import analyze_query, fts_quote, trigrams  # noqa: E402
 from codesift.retrieval.streams import Ranked, StreamFilters, lexical_stream  # noqa: E402
+from codesift.retrieval.vector_index import PREFILTER_FACTOR, PREFILTER_MIN, VectorIndex  # noqa: E402
 from codesift.store.database import open_database, scalar  # noqa: E402
 from codesift.store.reader import chunk_rows  # noqa: E402
 from corpora import CORPUS_NAMES, DATA_DIR, DB_DIR, DEVSET_DIR  # noqa: E402
@@ -332,14 +337,66 @@ def embed_sample(conn: apsw.Connection, embedder: Embedder, n: int) -> tuple[Jso
     t0 = time.perf_counter()
     vectors = embedder.embed(texts)
     seconds = time.perf_counter() - t0
+    # fill_vectors embeds each window of pending chunks in order of length, so a
+    # batch pads less: the same texts that way.
+    t0 = time.perf_counter()
+    embedder.embed(sorted(texts, key=len))
+    sorted_seconds = time.perf_counter() - t0
     return {
         "chunks": len(texts),
         "seconds": seconds,
         "rate": len(texts) / seconds,
+        "sorted_seconds": sorted_seconds,
+        "sorted_rate": len(texts) / sorted_seconds,
         "mean_chars": statistics.mean(len(t) for t in texts),
         "load_start": load_start,
         "load_end": load_avg(),
     }, vectors
+
+
+def resident_recall(
+    conn: apsw.Connection, query_vectors: np.ndarray, k: int, layers: Sequence[str]
+) -> Json:
+    """The in-memory vectors (retrieval/vector_index.py) against sqlite-vec's exact
+    int8 kNN over the index's own vectors: recall at 10, 100 and k, and time of each
+    (same queries, alternating which goes first)."""
+    index = VectorIndex()
+    t0 = time.perf_counter()
+    index.load(conn)
+    load_s = time.perf_counter() - t0
+    in_layers = ",".join("?" * len(layers))
+    sql = (
+        "SELECT chunk_id FROM chunk_vectors WHERE embedding MATCH vec_int8(?)"
+        f" AND k = ? AND layer IN ({in_layers})"
+    )
+    recalls: dict[int, list[float]] = {10: [], 100: [], k: []}
+    times: dict[str, list[float]] = {"sqlite-vec": [], "resident": []}
+    for i, q in enumerate(query_vectors):
+        exact: list[int] = []
+        found: list[int] = []
+        for kind in ("sqlite-vec", "resident") if i % 2 == 0 else ("resident", "sqlite-vec"):
+            t0 = time.perf_counter()
+            if kind == "sqlite-vec":
+                q8 = quantize(q[None, :])[0].tobytes()
+                exact = [int(r[0]) for r in conn.execute(sql, [q8, k, *layers])]
+            else:
+                found = [cid for cid, _ in index.search(conn, q, k, layers)]
+            times[kind].append((time.perf_counter() - t0) * 1000)
+        for cut in recalls:
+            reference = set(exact[:cut])
+            if reference:
+                recalls[cut].append(len(reference & set(found[:cut])) / len(reference))
+    return {
+        "vectors": len(index),
+        "mib": index.nbytes / 2**20,
+        "load_s": load_s,
+        "queries": len(query_vectors),
+        "k": k,
+        "prefilter": max(PREFILTER_FACTOR * k, PREFILTER_MIN),
+        "recall": {str(cut): statistics.mean(v) for cut, v in recalls.items()},
+        "min_recall@10": min(recalls[10]),
+        "times": {kind: [percentile(v, 50), percentile(v, 95)] for kind, v in times.items()},
+    }
 
 
 def _memory_vec_db() -> apsw.Connection:
@@ -511,8 +568,10 @@ def markdown(result: Json, runs: dict[str, ModeRun], categories: Sequence[str]) 
         f"({', '.join(f'{c} {n}' for c, n in result['category_counts'].items())}): the "
         "devset's python-stdlib queries plus signature prefixes of indexed functions; each "
         f"warmed once, then timed {result['repeats']} times per mode, in-process, wall time "
-        "of `Searcher.search` (top_k 10) including the query embedding. `parallel`: streams "
-        "side by side (as shipped); `sequential`: one after the other on one connection.",
+        "of `Searcher.search` (top_k 10) including the query embedding. `server`: streams "
+        "side by side, vectors searched in memory (as the language server runs); `parallel`: "
+        "streams side by side, vectors searched by sqlite-vec (as a one-shot `codesift "
+        "search` runs); `sequential`: one after the other on one connection, sqlite-vec.",
         "",
         "| mode | p50 ms | p95 ms | mean ms | "
         + " | ".join(f"{c} p50 / p95" for c in categories)
@@ -590,10 +649,13 @@ def markdown(result: Json, runs: dict[str, ModeRun], categories: Sequence[str]) 
         "### Embedding throughput",
         "",
         f"{emb['chunks']:,} summary chunks (mean {emb['mean_chars']:.0f} characters) embedded "
-        f"in-process, batch 32, at most 256 tokens: **{emb['rate']:.1f} chunks/s** "
-        f"({emb['seconds']:.1f} s; load {emb['load_start']} before, {emb['load_end']} after). "
-        f"At that rate all {idx['embeddable']:,} embeddable chunks take "
-        f"**{idx['embeddable'] / emb['rate'] / 60:.0f} min** (extrapolated from the sample).",
+        f"in-process, batch 32, at most 256 tokens: {emb['rate']:.1f} chunks/s in id order "
+        f"({emb['seconds']:.1f} s), **{emb.get('sorted_rate', emb['rate']):.1f} chunks/s** in "
+        "order of length as `fill_vectors` embeds them (a batch is padded to its longest "
+        f"text; load {emb['load_start']} before, {emb['load_end']} after). At that rate all "
+        f"{idx['embeddable']:,} embeddable chunks take "
+        f"**{idx['embeddable'] / emb.get('sorted_rate', emb['rate']) / 60:.0f} min** "
+        "(extrapolated from the sample).",
     ]
     if fill_rec:
         stopped = (
@@ -634,6 +696,27 @@ def markdown(result: Json, runs: dict[str, ModeRun], categories: Sequence[str]) 
         f"| float32 | {rec['recall@10_float32_vec0']:.3f} | {rec['recall@50_float32_vec0']:.3f}"
         f" | 1.00 | {speed['float32']['p50_ms']:.1f} / {speed['float32']['p95_ms']:.1f} | "
         f"{speed['float32']['file_mib']:.1f} MiB | {speed['float32']['insert_s']:.1f} |",
+    ]
+    res = result["resident"]
+    lines += [
+        "",
+        "### Resident vectors",
+        "",
+        f"The language server searches an in-memory copy of the index's {res['vectors']:,} "
+        f"vectors ({res['mib']:.1f} MiB, loaded in {res['load_s']:.2f} s): sign-bit Hamming "
+        f"distance keeps the {res['prefilter']:,} most promising, exact cosine reranks them "
+        "(retrieval/vector_index.py). Against sqlite-vec's exact int8 kNN over the same "
+        f"vectors, k = {res['k']} (the vector stream's k), layers code+summary, "
+        f"{res['queries']} devset queries (all corpora), alternating which runs first:",
+        "",
+        "| kNN | p50 ms | p95 ms | recall@10 | recall@100 | recall@k | worst recall@10 |",
+        "|---|---|---|---|---|---|---|",
+        f"| sqlite-vec (exact) | {res['times']['sqlite-vec'][0]:.1f} | "
+        f"{res['times']['sqlite-vec'][1]:.1f} | 1 | 1 | 1 | 1 |",
+        f"| resident (shipped in the server) | {res['times']['resident'][0]:.1f} | "
+        f"{res['times']['resident'][1]:.1f} | {res['recall']['10']:.3f} | "
+        f"{res['recall']['100']:.3f} | {res['recall'][str(res['k'])]:.3f} | "
+        f"{res['min_recall@10']:.2f} |",
     ]
     if result.get("notes"):
         lines += ["", *[f"- {n}" for n in result["notes"]]]
@@ -689,7 +772,10 @@ def main() -> int:
     queries = bench_queries(conn)
     categories = list(dict.fromkeys(q.category for q in queries))
     with_vectors = embedder if coverage.embedded else None
+    resident = Searcher(conn, settings.search, with_vectors, resident_vectors=True)
+    resident.load_vectors()
     searchers = {
+        "server": resident,
         "parallel": Searcher(conn, settings.search, with_vectors),
         "sequential": Searcher(conn, settings.search, with_vectors, parallel=False),
     }
@@ -713,6 +799,9 @@ def main() -> int:
     query_vectors = np.stack([embedder.embed_query(t) for t in query_texts])
     recall = int8_recall(sample_vectors, query_vectors)
     log(f"int8 recall: {recall}")
+    cap_k = settings.search.candidate_cap + 50
+    resident_rec = resident_recall(conn, query_vectors, cap_k, ["code", "summary"])
+    log(f"resident vectors: {resident_rec}")
     rows = max(coverage.embedded, coverage.embeddable)
     speed = vector_speed(rows, settings.search.candidate_cap + 50, ["summary", "code"])
     log(f"vector speed: {speed}")
@@ -744,6 +833,7 @@ def main() -> int:
         "embedding": emb,
         "fill": fill_record,
         "int8": recall,
+        "resident": resident_rec,
         "vector_speed": speed,
         "load_end": load_avg(),
         "notes": args.note,

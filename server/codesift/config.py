@@ -139,6 +139,10 @@ class EmbeddingSettings:
     batch_size: int = 32
     # Where the assembled model folder lives (default: ~/.cache/codesift).
     cache_dir: str = ""
+    # The language server keeps a copy of the vectors in memory (~440 bytes each) and
+    # searches it instead of sqlite-vec (retrieval/vector_index.py); one-shot CLI
+    # searches always ask sqlite-vec.
+    in_memory: bool = True
 
 
 RERANK_PROVIDERS: tuple[str, ...] = ("none", "local_cross_encoder")

@@ -28,9 +28,11 @@ from codesift.retrieval.streams import (
     StreamFilters,
     lexical_doc_stream,
     lexical_stream,
+    resident_vector_stream,
     symbol_stream,
     vector_stream,
 )
+from codesift.retrieval.vector_index import VectorIndex
 from codesift.store.database import open_database
 
 pytestmark = pytest.mark.usefixtures("git_isolation")
@@ -255,7 +257,9 @@ def test_vector_stream_filters_inside_the_knn(searcher: Searcher) -> None:
                 "INSERT INTO chunk_vectors (chunk_id, layer, embedding) VALUES (?, ?, vec_int8(?))",
                 (cid, layer, vector),
             )
-            conn.execute("INSERT INTO embedded VALUES (?, ?)", (cid, text_hash))
+            conn.execute(
+                "INSERT INTO embedded (chunk_id, text_hash) VALUES (?, ?)", (cid, text_hash)
+            )
     query = rng.integers(-127, 127, 384, dtype=np.int8).tobytes()
     window = TimeFilter(until=ts("2024-02-15"))
     allowed = {
@@ -265,9 +269,15 @@ def test_vector_stream_filters_inside_the_knn(searcher: Searcher) -> None:
             (ts("2024-02-15"),),
         )
     }
-    ranked = vector_stream(conn, query, StreamFilters(("code", "summary"), times=window), 3)
+    filters = StreamFilters(("code", "summary"), times=window)
+    ranked = vector_stream(conn, query, filters, 3)
     assert len(ranked) == 3 == min(3, len(allowed))
     assert {cid for cid, _ in ranked} <= allowed
+    # The in-memory copy applies the same filter and finds the same nearest chunks.
+    resident = resident_vector_stream(
+        conn, VectorIndex(), np.frombuffer(query, np.int8).astype(np.float32), filters, 3
+    )
+    assert [cid for cid, _ in resident] == [cid for cid, _ in ranked]
 
 
 def test_incremental_updates_equal_a_full_pass(

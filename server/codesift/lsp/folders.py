@@ -243,6 +243,7 @@ class FolderIndex:
                     embedder,
                     reranker=self._reranker(),
                     rerank_settings=self.settings.rerank,
+                    resident_vectors=self.settings.embedding.in_memory,
                 )
                 self._searchers[key] = searcher
             return searcher

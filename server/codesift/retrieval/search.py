@@ -15,6 +15,8 @@ from pathlib import Path
 from types import TracebackType
 
 import apsw
+import numpy as np
+import numpy.typing as npt
 
 from codesift.config import RerankSettings, SearchSettings
 from codesift.embedding.model import Embedder
@@ -45,9 +47,11 @@ from codesift.retrieval.streams import (
     StreamFilters,
     lexical_doc_stream,
     lexical_stream,
+    resident_vector_stream,
     symbol_stream,
     vector_stream,
 )
+from codesift.retrieval.vector_index import VectorIndex
 from codesift.store.database import open_reader, scalar
 from codesift.store.reader import ChunkRow, chunk_rows
 
@@ -71,7 +75,8 @@ class StreamInput:
     analysis: QueryAnalysis
     filters: StreamFilters
     cap: int
-    query_vector: bytes | None = None  # int8 query embedding, for the vector streams
+    query_vector: bytes | None = None  # int8 query embedding, for sqlite-vec
+    query_embedding: npt.NDArray[np.float32] | None = None  # for resident vectors
 
 
 StreamFn = Callable[[apsw.Connection, StreamInput], Ranked]
@@ -137,6 +142,11 @@ class Searcher:
     `parallel=False`, an in-memory database, or when no second connection can be
     opened (logged once), streams run one after the other on `conn`.
 
+    With `resident_vectors=True` (a long-running process), the vector streams search
+    a copy of the vectors kept in memory (retrieval/vector_index.py), loaded in the
+    background on first use or by `load_vectors()`; until it is loaded they ask
+    sqlite-vec, as a one-shot search always does.
+
     A stream that raises logs a warning, reports its error in `response.streams` and
     contributes nothing; the search still answers.
 
@@ -165,6 +175,7 @@ class Searcher:
         parallel: bool = True,
         reranker: Reranker | None = None,
         rerank_settings: RerankSettings | None = None,
+        resident_vectors: bool = False,
     ) -> None:
         self.conn = conn
         self.settings = settings or SearchSettings()
@@ -177,6 +188,11 @@ class Searcher:
         self._readers: dict[int, apsw.Connection] = {}
         self._readers_lock = threading.Lock()
         self._shared_conn_lock = threading.RLock()
+        # Vectors held in memory once loaded (in the background, on first use).
+        self._vector_index = (
+            VectorIndex() if resident_vectors and self._db_path and embedder else None
+        )
+        self._vector_load: threading.Thread | None = None
 
     # -- connections ---------------------------------------------------------------
 
@@ -247,18 +263,22 @@ class Searcher:
         ]
         if self.embedder is not None:
 
-            def vector(conn: apsw.Connection, i: StreamInput) -> Ranked:
+            def nearest(conn: apsw.Connection, i: StreamInput, filters: StreamFilters) -> Ranked:
+                index = self._resident_vectors()
+                if index is not None and i.query_embedding is not None:
+                    return resident_vector_stream(conn, index, i.query_embedding, filters, i.cap)
                 if i.query_vector is None:
                     return []
+                return vector_stream(conn, i.query_vector, filters, i.cap)
+
+            def vector(conn: apsw.Connection, i: StreamInput) -> Ranked:
                 code_layers = tuple(layer for layer in i.filters.layers if layer != "doc")
-                code_filters = replace(i.filters, layers=code_layers)
-                return vector_stream(conn, i.query_vector, code_filters, i.cap)
+                return nearest(conn, i, replace(i.filters, layers=code_layers))
 
             def vector_doc(conn: apsw.Connection, i: StreamInput) -> Ranked:
-                if i.query_vector is None or "doc" not in i.filters.layers:
+                if "doc" not in i.filters.layers:
                     return []
-                doc_filters = replace(i.filters, layers=("doc",))
-                return vector_stream(conn, i.query_vector, doc_filters, i.cap)
+                return nearest(conn, i, replace(i.filters, layers=("doc",)))
 
             # Doc sections found by meaning are weighted like those found by words.
             streams.append(_Stream("vector", vector, needs_query_vector=True))
@@ -274,9 +294,43 @@ class Searcher:
             root = scalar(self.conn, "SELECT value FROM meta WHERE key = 'root'")
         return Path(str(root)) if root else None
 
-    def _query_vector(self, text: str) -> bytes:
+    def load_vectors(self) -> bool:
+        """Load the resident vectors now (on the calling thread); False when this
+        Searcher keeps none."""
+        if self._vector_index is None:
+            return False
+        self._vector_index.sync(self._reader())
+        return True
+
+    def _resident_vectors(self) -> VectorIndex | None:
+        """The in-memory vectors when loaded; else None, starting their load."""
+        index = self._vector_index
+        if index is None:
+            return None
+        if index.loaded:
+            return index
+        with self._readers_lock:
+            if self._vector_load is None:
+                self._vector_load = threading.Thread(
+                    target=self._load_in_background, name="codesift-vectors", daemon=True
+                )
+                self._vector_load.start()
+        return None
+
+    def _load_in_background(self) -> None:
+        assert self._vector_index is not None and self._db_path is not None
+        try:
+            conn = open_reader(Path(self._db_path))
+            try:
+                self._vector_index.load(conn)
+            finally:
+                conn.close()
+        except Exception as exc:  # searches keep using sqlite-vec
+            log.warning("cannot load the vectors into memory: %s", exc)
+
+    def _query_vector(self, text: str) -> npt.NDArray[np.float32]:
         assert self.embedder is not None
-        return bytes(quantize(self.embedder.embed_query(text)[None, :])[0].tobytes())
+        return self.embedder.embed_query(text)
 
     def _run_stream(
         self, stream: _Stream, inputs: StreamInput, flight: _InFlight
@@ -305,16 +359,24 @@ class Searcher:
             stream.name, len(ranked), (time.perf_counter() - t0) * 1000, error
         )
 
-    def _embed_for(self, text: str, response: SearchResponse) -> tuple[bytes | None, str | None]:
+    def _embed_for(
+        self, inputs: StreamInput, response: SearchResponse
+    ) -> tuple[StreamInput, str | None]:
+        """`inputs` with the query embedding (float32, and int8 for sqlite-vec)."""
         t0 = time.perf_counter()
         try:
-            vector: bytes | None = self._query_vector(text)
+            embedding = self._query_vector(inputs.analysis.text)
+            inputs = replace(
+                inputs,
+                query_embedding=embedding,
+                query_vector=bytes(quantize(embedding[None, :])[0].tobytes()),
+            )
             error = None
         except Exception as exc:  # the vector streams then report it and contribute nothing
-            log.warning("query embedding failed for %r: %s", text, exc)
-            vector, error = None, f"query embedding: {type(exc).__name__}: {exc}"
+            log.warning("query embedding failed for %r: %s", inputs.analysis.text, exc)
+            error = f"query embedding: {type(exc).__name__}: {exc}"
         response.stages["embed"] = (time.perf_counter() - t0) * 1000
-        return vector, error
+        return inputs, error
 
     def _run_streams(
         self, inputs: StreamInput, flight: _InFlight, response: SearchResponse
@@ -330,8 +392,7 @@ class Searcher:
                 results[stream.name] = self._run_stream(stream, inputs, flight)
             if needs_vector:
                 _check(flight, "query embedding")
-                vector, embed_error = self._embed_for(inputs.analysis.text, response)
-                with_vector = replace(inputs, query_vector=vector)
+                with_vector, embed_error = self._embed_for(inputs, response)
                 for stream in needs_vector:
                     _check(flight, "streams")
                     results[stream.name] = self._run_stream(stream, with_vector, flight)
@@ -342,8 +403,7 @@ class Searcher:
             }
             if needs_vector:
                 # Overlaps the lexical and symbol streams: onnxruntime releases the GIL.
-                vector, embed_error = self._embed_for(inputs.analysis.text, response)
-                with_vector = replace(inputs, query_vector=vector)
+                with_vector, embed_error = self._embed_for(inputs, response)
                 for stream in needs_vector:
                     futures[pool.submit(self._run_stream, stream, with_vector, flight)] = (
                         stream.name

@@ -5,7 +5,8 @@ lexical      FTS5 bm25 over code and ast chunks (identifier-split, unstemmed);
 lexical_doc  FTS5 bm25 over markdown sections (porter stemming)
 symbol       trigram similarity of the query's identifiers to definition names;
              raw score in [0, 1], exact names 1.0
-vector       cosine kNN over chunk embeddings (sqlite-vec); raw score 1 - distance
+vector       cosine kNN over chunk embeddings (sqlite-vec, or the copy a long-running
+             process keeps in memory: vector_index.py); raw score 1 - distance
 
 Filters (languages, path globs, layers, and git time: as_of / since / until on
 the chunk's or node's created and last-changed times) are applied inside each
@@ -21,15 +22,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import apsw
+import numpy as np
+import numpy.typing as npt
 
 from codesift.history.timespec import TimeFilter
 from codesift.retrieval.query import QueryAnalysis, fts_or_query, fts_quote, trigrams
+from codesift.retrieval.vector_index import VectorIndex
 
 __all__ = [
     "Ranked",
     "StreamFilters",
     "lexical_doc_stream",
     "lexical_stream",
+    "resident_vector_stream",
     "scored_terms",
     "symbol_stream",
     "vector_stream",
@@ -280,7 +285,7 @@ def vector_stream(
     layers = [layer for layer in filters.layers if layer in ("code", "summary", "doc")]
     if not layers:
         return []
-    file_sql, params = filters.file_sql()
+    file_sql, _ = filters.file_sql()
     k = min(4096, cap * (3 if file_sql else 1) + 50)
     time_sql, time_params = filters.times.sql("changed", "created")
     in_time = (
@@ -293,10 +298,49 @@ def vector_stream(
         f" AND k = ? AND layer IN ({','.join('?' * len(layers))}){in_time}",
         [query_vector, k, *layers, *time_params],
     ).fetchall()
+    return _current_hits(conn, [(int(cid), 1.0 - float(d)) for cid, d in hits], filters, cap)
+
+
+def resident_vector_stream(
+    conn: apsw.Connection,
+    index: VectorIndex,
+    query: npt.NDArray[np.float32],
+    filters: StreamFilters,
+    cap: int,
+) -> Ranked:
+    """`vector_stream` over the vectors held in memory (retrieval/vector_index.py):
+    the same filters and the same checks, a float32 query."""
+    layers = [layer for layer in filters.layers if layer in ("code", "summary", "doc")]
+    if not layers:
+        return []
+    file_sql, _ = filters.file_sql()
+    k = min(4096, cap * (3 if file_sql else 1) + 50)
+    time_sql, time_params = filters.times.sql("changed", "created")
+    allowed = None
+    if time_sql:
+        allowed = np.fromiter(
+            (
+                int(r[0])
+                for r in conn.execute(
+                    f"SELECT id FROM chunks WHERE changed IS NOT NULL{time_sql}", time_params
+                )
+            ),
+            np.int64,
+        )
+    hits = index.search(conn, query, k, layers, allowed)
+    return _current_hits(conn, hits, filters, cap)
+
+
+def _current_hits(
+    conn: apsw.Connection, hits: list[tuple[int, float]], filters: StreamFilters, cap: int
+) -> Ranked:
+    """Hits whose chunk still has the text its vector came from and passes the
+    language and path filters, best first, at most `cap`."""
     if not hits:
         return []
-    distance = {int(cid): float(d) for cid, d in hits}
-    ids = list(distance)
+    file_sql, params = filters.file_sql()
+    score = dict(hits)
+    ids = list(score)
     kept = {
         int(r[0])
         for r in conn.execute(
@@ -306,6 +350,6 @@ def vector_stream(
             [*ids, *params],
         )
     }
-    ranked = [(cid, 1.0 - distance[cid]) for cid in ids if cid in kept]
+    ranked = [(cid, score[cid]) for cid in ids if cid in kept]
     ranked.sort(key=lambda item: (-item[1], item[0]))
     return ranked[:cap]

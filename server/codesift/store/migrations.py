@@ -11,7 +11,8 @@ Tables
   code_fts  FTS5 over code and ast chunk text (identifier-split, no stemming)
   doc_fts   FTS5 with porter stemming over markdown sections
   names_fts FTS5 trigram over node names (qualified names are scored on the candidates)
-  chunk_vectors, embedded  int8 embeddings of chunks (sqlite-vec) and the text they came from
+  chunk_vectors, embedded  int8 embeddings of chunks (sqlite-vec), the text they came
+            from and the write that stored them (store/vector_stamps.py)
   history_commits, history_files  line-level git history (see codesift.history)
 """
 
@@ -208,4 +209,14 @@ MIGRATIONS: tuple[Migration, ...] = (
         """,
     ),
     _git_history_migration(4),
+    Migration(
+        5,
+        "vector stamps",
+        """
+        -- Which write brought each vector (store/vector_stamps.py), so an in-memory
+        -- copy of the vectors fetches only what changed since it last looked.
+        ALTER TABLE embedded ADD COLUMN stamp INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX embedded_stamp ON embedded(stamp);
+        """,
+    ),
 )

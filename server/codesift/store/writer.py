@@ -25,6 +25,7 @@ import apsw
 
 from codesift.store.database import scalar
 from codesift.store.rows import FTS_CODE, FTS_DOC, FileMeta, FileRows, NodeRow
+from codesift.store.vector_stamps import bump_vectors_removed
 
 __all__ = ["FileChange", "IndexWriter"]
 
@@ -174,7 +175,10 @@ class IndexWriter:
         chunk_params = [(chunk_id,) for chunk_id in removed_chunks]
         if chunk_params:
             conn.executemany("DELETE FROM chunk_vectors WHERE chunk_id = ?", chunk_params)
+            before = conn.total_changes()
             conn.executemany("DELETE FROM embedded WHERE chunk_id = ?", chunk_params)
+            if conn.total_changes() != before:
+                bump_vectors_removed(conn)
         sources: set[int] = set()
         for node_id in removed_nodes:
             sources.update(

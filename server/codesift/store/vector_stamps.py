@@ -1,0 +1,42 @@
+"""Counters that let an in-memory copy of the vectors stay in step with the index.
+
+Each write of vectors stamps its `embedded` rows with a new `vectors_stamp`, and
+each removal of vectors bumps `vectors_removed`; both live in `meta`. A reader that
+remembers the two values it last saw fetches only the rows stamped since, and
+re-reads the surviving ids only after a removal (retrieval/vector_index.py).
+"""
+
+from __future__ import annotations
+
+import apsw
+
+__all__ = ["bump_vectors_removed", "next_vectors_stamp", "vector_counters"]
+
+STAMP_KEY = "vectors_stamp"
+REMOVED_KEY = "vectors_removed"
+
+
+def _counter(conn: apsw.Connection, key: str) -> int:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def vector_counters(conn: apsw.Connection) -> tuple[int, int]:
+    """(last stamp, removals) as recorded now."""
+    return _counter(conn, STAMP_KEY), _counter(conn, REMOVED_KEY)
+
+
+def next_vectors_stamp(conn: apsw.Connection) -> int:
+    """Allocate the stamp for a batch of vectors about to be written (inside the
+    batch's transaction)."""
+    stamp = _counter(conn, STAMP_KEY) + 1
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (STAMP_KEY, str(stamp)))
+    return stamp
+
+
+def bump_vectors_removed(conn: apsw.Connection) -> None:
+    """Record that vectors were removed (inside the removing transaction)."""
+    conn.execute(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+        (REMOVED_KEY, str(_counter(conn, REMOVED_KEY) + 1)),
+    )
