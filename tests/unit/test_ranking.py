@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from codesift.retrieval.fusion import FusedCandidate
@@ -130,6 +132,38 @@ def test_diversify_files_spreads_the_page_over_files() -> None:
     assert [c.chunk_id for c in diversify_files(candidates, path_of, 0.5, 2)] == [1, 4]
     # scores are reported as they were
     assert diversify_files(candidates, path_of, 0.5, 4)[1].score == 0.03
+
+
+def _greedy_reference(
+    candidates: list[FusedCandidate], path_of: dict[int, str], factor: float, limit: int
+) -> list[int]:
+    """The definition: repeatedly take the best discounted score, ties on lower id."""
+    remaining = list(candidates)
+    seen: dict[str, int] = {}
+    out: list[int] = []
+    while remaining and len(out) < limit:
+        best = max(
+            remaining,
+            key=lambda c: (c.score * factor ** seen.get(path_of[c.chunk_id], 0), -c.chunk_id),
+        )
+        remaining.remove(best)
+        seen[path_of[best.chunk_id]] = seen.get(path_of[best.chunk_id], 0) + 1
+        out.append(best.chunk_id)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_diversify_files_is_the_greedy_choice(seed: int) -> None:
+    rng = random.Random(seed)
+    candidates = [
+        # Coarse scores so ties (broken on the lower chunk id) are common.
+        FusedCandidate(cid, rng.randint(1, 12) / 100)
+        for cid in rng.sample(range(1, 500), 60)
+    ]
+    path_of = {c.chunk_id: f"f{rng.randint(0, 7)}.py" for c in candidates}
+    for factor in (0.0, 0.3, 0.5, 0.9):
+        got = [c.chunk_id for c in diversify_files(candidates, path_of, factor, 25)]
+        assert got == _greedy_reference(candidates, path_of, factor, 25)
 
 
 def test_an_implementation_leads_its_type_declaration_for_a_symbol_query() -> None:

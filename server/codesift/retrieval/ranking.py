@@ -15,6 +15,8 @@ path         query words that name the file or its folders lift the result
 
 from __future__ import annotations
 
+import functools
+import heapq
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -71,13 +73,14 @@ def is_test_like_path(path: str) -> bool:
     return bool(_TEST_PATH.search(path))
 
 
-def _path_words(path: str) -> set[str]:
+@functools.lru_cache(maxsize=16_384)
+def _path_words(path: str) -> frozenset[str]:
     words: set[str] = set()
     for component in re.split(r"[/.\-]", path.lower()):
         if component:
             words.add(component)
             words.update(split_identifier(component))
-    return words
+    return frozenset(words)
 
 
 def _path_hits(query_words: set[str], path: str) -> int:
@@ -102,6 +105,7 @@ def apply_priors(
     about_tests = any(term in _TEST_WORDS for term in analysis.terms)
     prose = not analysis.symbol_like
     query_words = {t for t in analysis.terms if len(t) > 2}
+    path_hits: dict[str, int] = {}  # candidates share paths: count each path once
     out: list[FusedCandidate] = []
     for cand in candidates:
         feat = features.get(cand.chunk_id)
@@ -115,9 +119,10 @@ def apply_priors(
             if priors.tests and prose and not about_tests and is_test_like_path(feat.path):
                 score *= TEST_FACTOR
             if priors.path and prose and query_words:
-                score += min(
-                    PATH_BONUS_CAP, PATH_BONUS_PER_WORD * _path_hits(query_words, feat.path)
-                )
+                hits = path_hits.get(feat.path)
+                if hits is None:
+                    hits = path_hits[feat.path] = _path_hits(query_words, feat.path)
+                score += min(PATH_BONUS_CAP, PATH_BONUS_PER_WORD * hits)
         out.append(FusedCandidate(cand.chunk_id, score, cand.hits))
     out.sort(key=lambda c: (-c.score, c.chunk_id))
     return out
@@ -163,19 +168,24 @@ def diversify_files(
     """
     if factor >= 1.0:
         return list(candidates[:limit])
-    remaining = list(candidates)
+    # Greedy choice with a lazy heap: an entry's key is its score discounted by the
+    # file's count when it was pushed; a popped entry whose file gained results since
+    # is pushed back with its new key (discounts only grow, so the first entry popped
+    # with a current key is the best), ties on the lower chunk id as before.
+    heap: list[tuple[float, int, int, int]] = [
+        (-c.score, c.chunk_id, i, 0) for i, c in enumerate(candidates)
+    ]
+    heapq.heapify(heap)
     seen: dict[str, int] = {}
     out: list[FusedCandidate] = []
-    while remaining and len(out) < limit:
-        best_i = max(
-            range(len(remaining)),
-            key=lambda i: (
-                remaining[i].score * factor ** seen.get(path_of.get(remaining[i].chunk_id, ""), 0),
-                -remaining[i].chunk_id,
-            ),
-        )
-        chosen = remaining.pop(best_i)
-        path = path_of.get(chosen.chunk_id, "")
-        seen[path] = seen.get(path, 0) + 1
-        out.append(chosen)
+    while heap and len(out) < limit:
+        _, chunk_id, i, count = heapq.heappop(heap)
+        path = path_of.get(chunk_id, "")
+        current = seen.get(path, 0)
+        if current != count:
+            score = candidates[i].score * factor**current
+            heapq.heappush(heap, (-score, chunk_id, i, current))
+            continue
+        seen[path] = current + 1
+        out.append(candidates[i])
     return out

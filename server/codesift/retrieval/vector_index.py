@@ -49,7 +49,7 @@ PREFILTER_FACTOR = 4
 PREFILTER_MIN = 1000
 _WORDS = DIMENSIONS // 64  # uint64 words of sign bits per vector
 _LAYER_CODES = {"code": 0, "summary": 1, "doc": 2, "ast": 3}
-_FAR = np.int32(1 << 20)  # distance given to vectors a filter excludes
+_FAR = np.uint16(65535)  # distance given to vectors a filter excludes (real ones <= 384)
 
 
 def _sign_bits(vectors: npt.NDArray[np.int8] | npt.NDArray[np.float32]) -> npt.NDArray[np.uint64]:
@@ -58,12 +58,23 @@ def _sign_bits(vectors: npt.NDArray[np.int8] | npt.NDArray[np.float32]) -> npt.N
     return np.ascontiguousarray(packed).view(np.uint64)
 
 
+def _hamming(
+    bits: npt.NDArray[np.uint64], query: npt.NDArray[np.float32]
+) -> npt.NDArray[np.uint16]:
+    """Hamming distance from the query's sign bits to each column of `bits`."""
+    words = _sign_bits(query)
+    distance = np.zeros(bits.shape[1], np.uint16)
+    for w in range(bits.shape[0]):
+        distance += np.bitwise_count(bits[w] ^ words[w])
+    return distance
+
+
 @dataclass(slots=True)
 class _Arrays:
     ids: npt.NDArray[np.int64]
     layers: npt.NDArray[np.uint8]
     vectors: npt.NDArray[np.int8]  # (n, DIMENSIONS)
-    bits: npt.NDArray[np.uint64]  # (n, _WORDS)
+    bits: npt.NDArray[np.uint64]  # (_WORDS, n): one row per word, so a pass is 6 row ops
     inverse_norms: npt.NDArray[np.float32]
     alive: npt.NDArray[np.bool_]
 
@@ -73,7 +84,7 @@ class _Arrays:
             np.zeros(0, np.int64),
             np.zeros(0, np.uint8),
             np.zeros((0, DIMENSIONS), np.int8),
-            np.zeros((0, _WORDS), np.uint64),
+            np.zeros((_WORDS, 0), np.uint64),
             np.zeros(0, np.float32),
             np.zeros(0, np.bool_),
         )
@@ -87,7 +98,8 @@ class _Arrays:
         vectors = np.frombuffer(b"".join(r[2] for r in rows), np.int8).reshape(n, DIMENSIONS)
         norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors, dtype=np.float32))
         norms[norms == 0] = 1.0
-        return _Arrays(ids, layers, vectors, _sign_bits(vectors), 1.0 / norms, np.ones(n, np.bool_))
+        bits = np.ascontiguousarray(_sign_bits(vectors).T)
+        return _Arrays(ids, layers, vectors, bits, 1.0 / norms, np.ones(n, np.bool_))
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -103,6 +115,8 @@ class VectorIndex:
         self._slot: dict[int, int] = {}  # chunk id -> row in the arrays
         self._stamp = 0
         self._removed = 0
+        # Layer masks of the current arrays; cleared whenever they change.
+        self._masks: dict[tuple[str, ...], npt.NDArray[np.bool_]] = {}
 
     @property
     def loaded(self) -> bool:
@@ -133,6 +147,7 @@ class VectorIndex:
             rows: list[Any] = conn.execute(
                 "SELECT chunk_id, layer, embedding FROM chunk_vectors"
             ).fetchall()
+        self._masks.clear()
         self._arrays = _Arrays.from_rows(rows) if rows else _Arrays.empty()
         self._slot = {int(cid): i for i, cid in enumerate(self._arrays.ids.tolist())}
         self._stamp, self._removed = stamp, removed
@@ -161,6 +176,7 @@ class VectorIndex:
         self._stamp = stamp
         if not rows:
             return
+        self._masks.clear()
         old = self._arrays
         for cid, _, _ in rows:  # a re-embedded chunk: its old vector is dead
             slot = self._slot.get(int(cid))
@@ -172,7 +188,7 @@ class VectorIndex:
             np.concatenate([old.ids, new.ids]),
             np.concatenate([old.layers, new.layers]),
             np.concatenate([old.vectors, new.vectors]),
-            np.concatenate([old.bits, new.bits]),
+            np.concatenate([old.bits, new.bits], axis=1),
             np.concatenate([old.inverse_norms, new.inverse_norms]),
             np.concatenate([old.alive, new.alive]),
         )
@@ -184,6 +200,7 @@ class VectorIndex:
         present = np.fromiter(
             (int(r[0]) for r in conn.execute("SELECT chunk_id FROM embedded")), np.int64
         )
+        self._masks.clear()
         a = self._arrays
         a.alive &= np.isin(a.ids, present)
         self._removed = removed
@@ -194,7 +211,7 @@ class VectorIndex:
                 a.ids[keep],
                 a.layers[keep],
                 a.vectors[keep],
-                a.bits[keep],
+                a.bits[:, keep],
                 a.inverse_norms[keep],
                 a.alive[keep],
             )
@@ -218,25 +235,38 @@ class VectorIndex:
             assert a is not None
             if not len(a) or k <= 0:
                 return []
-            mask = a.alive & np.isin(a.layers, [_LAYER_CODES[x] for x in layers])
+            mask = self._layer_mask(a, layers)
             if allowed_ids is not None:
-                mask &= np.isin(a.ids, allowed_ids)
-            eligible = int(mask.sum())
+                mask = mask & np.isin(a.ids, allowed_ids)
+            eligible = int(np.count_nonzero(mask))
             if not eligible:
                 return []
             q = np.asarray(query, np.float32)
-            distance = np.bitwise_count(a.bits ^ _sign_bits(q)).sum(axis=1, dtype=np.int32)
-            distance[~mask] = _FAR
-            keep = min(eligible, max(PREFILTER_FACTOR * k, PREFILTER_MIN))
-            if keep < len(distance):
-                candidates = np.argpartition(distance, keep - 1)[:keep]
-            else:
+            keep = max(PREFILTER_FACTOR * k, PREFILTER_MIN)
+            if eligible <= keep:
                 candidates = np.flatnonzero(mask)
-            candidates = candidates[mask[candidates]]
+            elif 2 * eligible < len(a):  # a narrow filter: measure only what passes it
+                rows = np.flatnonzero(mask)
+                distance = _hamming(a.bits[:, rows], q)
+                candidates = rows[np.argpartition(distance, keep - 1)[:keep]]
+            else:
+                distance = _hamming(a.bits, q)
+                distance[~mask] = _FAR
+                candidates = np.argpartition(distance, keep - 1)[:keep]
+                candidates = candidates[mask[candidates]]
             norm = float(np.linalg.norm(q)) or 1.0
             sims = (a.vectors[candidates].astype(np.float32) @ q) * (
                 a.inverse_norms[candidates] / norm
             )
             ids = a.ids[candidates]
         order = np.lexsort((ids, -sims))[:k]
-        return [(int(ids[i]), float(sims[i])) for i in order]
+        return list(zip(ids[order].tolist(), sims[order].tolist(), strict=True))
+
+    def _layer_mask(self, a: _Arrays, layers: Sequence[str]) -> npt.NDArray[np.bool_]:
+        """Live vectors of `layers` (cached until the arrays change)."""
+        key = tuple(sorted(layers))
+        mask = self._masks.get(key)
+        if mask is None:
+            mask = a.alive & np.isin(a.layers, [_LAYER_CODES[x] for x in layers])
+            self._masks[key] = mask
+        return mask
