@@ -246,8 +246,9 @@ class StreamSubsetSearcher(Searcher):
         settings: SearchSettings,
         streams: Collection[str],
         embedder: Embedder | None = None,
+        resident_vectors: bool = False,
     ) -> None:
-        super().__init__(conn, settings, embedder)
+        super().__init__(conn, settings, embedder, resident_vectors=resident_vectors)
         self.keep = frozenset(streams)
         known = {s.name for s in super()._streams()}
         unknown = self.keep - known
@@ -270,7 +271,10 @@ class SearchConfig:
 
     `streams` keeps only those Searcher streams (None: all of them, as shipped);
     `overrides` replaces SearchSettings fields; `factory`, when given, builds the
-    Searcher itself (for ranking priors or new streams in a subclass).
+    Searcher itself (for ranking priors or new streams in a subclass). Vectors are
+    searched in memory as the language server does (`resident`), loaded before the
+    first query; `resident=False` asks sqlite-vec's exact kNN, as one-shot CLI
+    searches do.
     """
 
     name: str
@@ -278,6 +282,7 @@ class SearchConfig:
     streams: tuple[str, ...] | None = None
     overrides: dict[str, Any] = field(default_factory=dict)
     factory: SearcherFactory | None = None
+    resident: bool = True
 
     def build(
         self, conn: apsw.Connection, settings: SearchSettings, embedder: Embedder | None
@@ -285,9 +290,14 @@ class SearchConfig:
         tuned = replace(settings, **self.overrides) if self.overrides else settings
         if self.factory is not None:
             return self.factory(conn, tuned, embedder)
-        if self.streams is None:
-            return Searcher(conn, tuned, embedder)
-        return StreamSubsetSearcher(conn, tuned, self.streams, embedder)
+        resident = self.resident and embedder is not None
+        searcher = (
+            Searcher(conn, tuned, embedder, resident_vectors=resident)
+            if self.streams is None
+            else StreamSubsetSearcher(conn, tuned, self.streams, embedder, resident)
+        )
+        searcher.load_vectors()
+        return searcher
 
 
 SHIPPED = "codesift"
@@ -325,6 +335,12 @@ EXTRA_CONFIGS: list[SearchConfig] = [
     SearchConfig(
         "doc weight 1.0", "doc sections weighted like code", overrides={"weight_doc": 1.0}
     ),
+    SearchConfig(
+        "sqlite-vec kNN",
+        "vectors searched by sqlite-vec's exact kNN (one-shot CLI searches) instead of "
+        "the in-memory copy (the language server)",
+        resident=False,
+    ),
 ]
 
 
@@ -342,7 +358,11 @@ def search_configs(streams: Sequence[str]) -> list[SearchConfig]:
             for s in streams
         ]
     known = {f.name for f in fields(SearchSettings)}
-    return configs + [c for c in EXTRA_CONFIGS if set(c.overrides) <= known]
+    return configs + [
+        c
+        for c in EXTRA_CONFIGS
+        if set(c.overrides) <= known and (c.resident or "vector" in streams)
+    ]
 
 
 def searcher_streams(
