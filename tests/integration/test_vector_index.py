@@ -182,6 +182,24 @@ def test_searcher_with_resident_vectors_answers_like_sqlite_vec(
         assert "billing/charges.py" in hits
 
 
+def test_a_definition_found_by_its_summary_is_shown_with_its_code(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace, embedder: Embedder
+) -> None:
+    root = make_repo(FILES)
+    conn, _ = index_workspace(root)
+    fill_vectors(conn, embedder, layers=("summary", "doc"))
+    searcher = Searcher(conn, embedder=embedder)
+    # No word of the query is in the code: only the summary's vector finds it.
+    query = "ask the bank to process a refused purchase another time"
+    found = searcher.search(SearchRequest(query, top_k=3))
+    charges = next(r for r in found.results if r.path == "billing/charges.py")
+    assert {h.stream for h in charges.provenance} == {"vector"}
+    assert charges.layer == "code" and "def retry_failed_charge" in charges.snippet
+    # Asked for summaries only, the summary is what comes back.
+    summaries = searcher.search(SearchRequest(query, top_k=3, layers=("summary",)))
+    assert summaries.results and {r.layer for r in summaries.results} == {"summary"}
+
+
 def test_streams_agree_between_sqlite_vec_and_resident_copy(
     make_repo: MakeRepo, index_workspace: IndexWorkspace, embedder: Embedder
 ) -> None:

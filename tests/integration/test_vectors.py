@@ -105,6 +105,8 @@ def test_vectors_fill_search_and_follow_edits(
     # No query word occurs in the function: the vector stream finds it.
     charges = next(r for r in response.results if r.path == "billing/charges.py")
     assert any(h.stream == "vector" and h.rank <= 2 for h in charges.provenance)
+    # Found through its summary, shown with its code.
+    assert charges.layer == "code" and "def retry_failed_charge" in charges.snippet
     assert all(-1.0 <= score <= 1.0 for _, _, score in vector_hits)  # 1 - cosine distance
     assert any(s.stream == "vector" and s.error is None for s in response.streams)
 

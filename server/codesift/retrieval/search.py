@@ -45,6 +45,7 @@ from codesift.retrieval.snippets import estimate_tokens, snippet_window, source_
 from codesift.retrieval.streams import (
     Ranked,
     StreamFilters,
+    chunks_for_nodes,
     lexical_doc_stream,
     lexical_stream,
     resident_vector_stream,
@@ -512,7 +513,7 @@ class Searcher:
 
         collapsed = self._rerank(conn, request, analysis, fused, collapsed, response)
         _check(flight, "rerank")
-        collapsed = collapsed[: request.top_k]
+        collapsed = _code_for_summaries(conn, collapsed[: request.top_k], meta, request.layers)
 
         t0 = time.perf_counter()
         rows = chunk_rows(conn, [c.chunk_id for c in collapsed])
@@ -676,6 +677,34 @@ def _attach_history(conn: apsw.Connection, response: SearchResponse) -> None:
 def _check(flight: _InFlight, stage: str) -> None:
     if flight.cancelled():
         raise SearchCancelled(f"the search was cancelled ({stage})")
+
+
+def _code_for_summaries(
+    conn: apsw.Connection,
+    candidates: list[FusedCandidate],
+    meta: dict[int, tuple[int | None, str]],
+    layers: tuple[str, ...],
+) -> list[FusedCandidate]:
+    """A definition found only through its summary (the vector stream matches that
+    generated text) is shown with its code when the request asks for code: the
+    first code part, whose snippet then centres on the query's words."""
+    if "code" not in layers:
+        return candidates
+    nodes = [
+        node
+        for node, layer in (meta.get(c.chunk_id, (None, "")) for c in candidates)
+        if layer == "summary" and node is not None
+    ]
+    if not nodes:
+        return candidates
+    code_of = chunks_for_nodes(conn, nodes, ("code",))
+    out = []
+    for cand in candidates:
+        node, layer = meta.get(cand.chunk_id, (None, ""))
+        if layer == "summary" and node is not None and node in code_of:
+            cand = FusedCandidate(code_of[node], cand.score, cand.hits)
+        out.append(cand)
+    return out
 
 
 def _chunk_meta(

@@ -32,6 +32,7 @@ from codesift.retrieval.vector_index import VectorIndex
 __all__ = [
     "Ranked",
     "StreamFilters",
+    "chunks_for_nodes",
     "lexical_doc_stream",
     "lexical_stream",
     "resident_vector_stream",
@@ -244,11 +245,11 @@ def symbol_stream(
     if not scores:
         return []
     ranked_nodes = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:cap]
-    chunk_of = _chunks_for_nodes(conn, [n for n, _ in ranked_nodes], wanted_layers)
+    chunk_of = chunks_for_nodes(conn, [n for n, _ in ranked_nodes], wanted_layers)
     return [(chunk_of[n], s) for n, s in ranked_nodes if n in chunk_of]
 
 
-def _chunks_for_nodes(
+def chunks_for_nodes(
     conn: apsw.Connection, node_ids: Sequence[int], layers: Sequence[str]
 ) -> dict[int, int]:
     """node id -> its part-0 chunk in the first of `layers` it has."""
