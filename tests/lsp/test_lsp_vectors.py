@@ -45,4 +45,29 @@ def test_saved_file_gets_vectors(tmp_path: Path) -> None:
         assert "vector" in streams
         hit = next(r for r in reply["results"] if r["path"] == "refunds.py")
         assert any(p["stream"] == "vector" for p in hit["provenance"])
+
+        # That search started loading the vectors into memory; later searches use them.
+        deadline = time.monotonic() + 30
+        while vectors()["in_memory"] < now["embedded"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        held = vectors()
+        assert held["in_memory"] == now["embedded"] and held["memory_mib"] >= 0
+        # A file saved now reaches the in-memory copy through its vectors' stamps.
+        (root / "shipping.py").write_text(
+            'def dispatch_parcel(order):\n    """Send the package to the courier."""\n'
+        )
+        lsp.notify(
+            "textDocument/didSave", {"textDocument": {"uri": (root / "shipping.py").as_uri()}}
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            latest = vectors()
+            grown = latest["embeddable"] > now["embeddable"]
+            if grown and latest["embedded"] == latest["embeddable"]:
+                break
+            time.sleep(0.05)
+        reply = lsp.request("codesift/search", {"query": "hand a box to the delivery company"})
+        hit = next(r for r in reply["results"] if r["path"] == "shipping.py")
+        assert any(p["stream"] == "vector" for p in hit["provenance"])
+        assert vectors()["in_memory"] == latest["embedded"] > held["in_memory"]
     assert lsp.returncode == 0

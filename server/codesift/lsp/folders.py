@@ -523,6 +523,8 @@ class FolderIndex:
             pending = len(self._pending) + (1 if self._rescan else 0)
             busy = self._busy
         coverage = 1.0 if p.vectors_embeddable == 0 else p.vectors_embedded / p.vectors_embeddable
+        with self._searchers_lock:
+            held = max((s.vectors_in_memory() for s in self._searchers.values()), default=(0, 0))
         files_ratio = 1.0 if p.files_total == 0 else p.files_done / p.files_total
         return {
             "folder": self.name,
@@ -537,6 +539,8 @@ class FolderIndex:
                 "embedded": p.vectors_embedded,
                 "embeddable": p.vectors_embeddable,
                 "coverage": round(coverage, 4),
+                "in_memory": held[0],
+                "memory_mib": round(held[1] / 2**20, 2),
             },
         }
 

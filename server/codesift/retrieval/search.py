@@ -303,6 +303,13 @@ class Searcher:
         self._vector_index.sync(self._reader())
         return True
 
+    def vectors_in_memory(self) -> tuple[int, int]:
+        """(vectors, bytes) of the resident copy; (0, 0) while none is loaded."""
+        index = self._vector_index
+        if index is None or not index.loaded:
+            return 0, 0
+        return len(index), index.nbytes
+
     def _resident_vectors(self) -> VectorIndex | None:
         """The in-memory vectors when loaded; else None, starting their load."""
         index = self._vector_index
