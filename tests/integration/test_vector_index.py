@@ -120,6 +120,12 @@ def test_resident_index_follows_writes_and_removals(tmp_path: Path) -> None:
     found = {cid for cid, _ in index.search(reader, vectors[2], 200, ("summary",))}
     assert 2 not in found and 3 not in found and len(found) == 99
 
+    # Another index file in this one's place (counters start again): a full reload.
+    other = open_database(tmp_path / "other.db")
+    _write_vectors(other, {7: vectors[7]}, "summary")
+    assert [cid for cid, _ in index.search(other, vectors[7], 10, ("summary",))] == [7]
+    assert len(index) == 1
+
 
 FILES = {
     "billing/charges.py": (

@@ -161,6 +161,10 @@ class VectorIndex:
                 return
             with conn:
                 stamp, removed = vector_counters(conn)
+                if stamp < self._stamp or removed < self._removed:
+                    # Counters went back: another index file took this one's place.
+                    self._load(conn)
+                    return
                 if stamp != self._stamp:
                     self._append(conn, stamp)
                 if removed != self._removed:
