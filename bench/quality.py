@@ -309,11 +309,18 @@ EXTRA_CONFIGS: list[SearchConfig] = [
     SearchConfig(
         "no priors", "ranking priors off (plain RRF)", overrides={p: False for p in _PRIORS}
     ),
+    # A prior on by default is left out; one off by default is added.
     *[
         SearchConfig(
             f"- {p.removeprefix('prior_')} prior",
             f"every prior but {p}",
             overrides={p: False},
+        )
+        if getattr(SearchSettings(), p)
+        else SearchConfig(
+            f"+ {p.removeprefix('prior_')} prior",
+            f"the shipped priors plus {p} (off by default)",
+            overrides={p: True},
         )
         for p in _PRIORS
     ],

@@ -117,7 +117,9 @@ class SearchSettings:
     # Code-aware ranking priors (retrieval/ranking.py), switchable for ablation.
     prior_definition: bool = True
     prior_tests: bool = True
-    prior_path: bool = True
+    # Off: with the vector stream it cost NDCG on four of five corpora (0.766 overall
+    # without it, 0.755 with it; bench/RESULTS.md, quality ablation).
+    prior_path: bool = False
     # A chunk gains this much of the scores of the next best chunks of its file: a
     # file where several chunks match is more likely what the question is about.
     file_evidence: float = 0.2
