@@ -374,6 +374,24 @@ def test_renamed_file_keeps_its_history(
     assert times["refund"] == (ts(T1), ts(T2))
 
 
+def test_a_folder_its_repository_ignores_is_timed_by_modification_times(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace
+) -> None:
+    # A checkout kept inside another repository that ignores it: git knows nothing of
+    # its files, so they are walked and dated like files outside git (not "now").
+    repo = make_repo({".gitignore": "vendored/\n", "app.py": fn("app")})
+    vendored = repo / "vendored"
+    vendored.mkdir()
+    (vendored / "lib.py").write_text(fn("helper"))
+    os.utime(vendored / "lib.py", (ts(T1), ts(T1)))
+    conn, summary = index_workspace(vendored)
+    assert summary.files == 1
+    assert node_times(conn) == {"helper": (ts(T1), ts(T1))}
+    ids = {str(n): int(i) for i, n in conn.execute("SELECT id, name FROM nodes")}
+    assert node_history(conn, [ids["helper"]])[ids["helper"]].source == "mtime"
+    assert update_history(conn, vendored).source == "mtime"
+
+
 def test_outside_git_times_are_file_modification_times(
     tmp_path: Path, index_workspace: IndexWorkspace
 ) -> None:

@@ -77,8 +77,8 @@ def _set_meta(conn: apsw.Connection, key: str, value: str | None) -> None:
 
 def _open_repository(root: Path) -> tuple[pygit2.Repository, str] | None:
     """The repository whose work tree holds `root`, and root's path inside it
-    ('' or 'sub/dir/'); None outside git, in a bare repository or before the
-    first commit."""
+    ('' or 'sub/dir/'); None outside git, in a bare repository, before the first
+    commit, or when the repository ignores `root`."""
     ceiling = os.environ.get("GIT_CEILING_DIRECTORIES", "")
     try:
         found = pygit2.discover_repository(str(root), False, ceiling)
@@ -94,6 +94,11 @@ def _open_repository(root: Path) -> tuple[pygit2.Repository, str] | None:
     except ValueError:
         return None
     prefix = "" if str(rel) == "." else rel.as_posix() + "/"
+    if prefix and repo.path_is_ignored(prefix):
+        # A folder its enclosing repository ignores is walked, not listed by git
+        # (workspace discovery): git knows nothing of its files, so their times
+        # are modification times, as outside git.
+        return None
     return repo, prefix
 
 
