@@ -400,3 +400,32 @@ def test_signature_query_with_common_terms_still_finds_its_definition(
 ) -> None:
     response = Searcher(conn).search(SearchRequest("def total(self) -> float"))
     assert response.results[0].qualified_name in {"cart.Cart.total", "cart.DiscountCart.total"}
+
+
+def test_terms_in_a_tenth_of_a_large_index_are_not_scored() -> None:
+    from codesift.retrieval import streams
+
+    def table(rows: int, common: int) -> apsw.Connection:
+        conn = apsw.Connection(":memory:")
+        conn.execute("CREATE VIRTUAL TABLE code_fts USING fts5(body)")
+        with conn:
+            for i in range(1, rows + 1):
+                words = (
+                    "value" + (" handler" if i <= common else "") + (" sprocket" if i < 5 else "")
+                )
+                conn.execute("INSERT INTO code_fts (rowid, body) VALUES (?, ?)", (i, words))
+        return conn
+
+    # 15% of 20,000 rows: common enough to leave out at max_df 0.1, not at 0.5.
+    large = table(20_000, 3_000)
+    assert streams.scored_terms(large, "code_fts", ["handler", "sprocket"], 0.1) == ["sprocket"]
+    assert streams.scored_terms(large, "code_fts", ["handler", "sprocket"], 0.5) == [
+        "handler",
+        "sprocket",
+    ]
+    # The same share of a small index is cheap to score: kept.
+    small = table(200, 30)
+    assert streams.scored_terms(small, "code_fts", ["handler", "sprocket"], 0.1) == [
+        "handler",
+        "sprocket",
+    ]

@@ -247,9 +247,10 @@ class Searcher:
 
     def _streams(self) -> list[_Stream]:
         threshold = self.settings.symbol_threshold
+        max_df = self.settings.lexical_max_df
 
         def lexical(conn: apsw.Connection, i: StreamInput) -> Ranked:
-            return lexical_stream(conn, i.analysis, i.filters, i.cap)
+            return lexical_stream(conn, i.analysis, i.filters, i.cap, max_df)
 
         def lexical_doc(conn: apsw.Connection, i: StreamInput) -> Ranked:
             return lexical_doc_stream(conn, i.analysis, i.filters, i.cap)

@@ -82,12 +82,18 @@ _df_lock = threading.Lock()
 _df_cache: dict[tuple[str, str, str], int] = {}
 
 
+# Below this many rows a term is never left out for being common (but see max_df).
+COMMON_TERM_MIN_ROWS = 2000
+
+
 def _cached_count(conn: apsw.Connection, table: str, term: str | None) -> int:
     """Rows of `table` containing `term` (all rows for None), cached."""
-    # An in-memory database has no file name: key it by the connection.
-    key = (str(conn.filename) or f"memory:{id(conn)}", table, term or "")
+    # An in-memory database has no file name to key it by (and an id() is reused
+    # once its connection is gone): it is counted every time.
+    filename = str(conn.filename)
+    key = (filename, table, term or "")
     with _df_lock:
-        found = _df_cache.get(key)
+        found = _df_cache.get(key) if filename else None
     if found is not None:
         return found
     if term is None:
@@ -97,6 +103,8 @@ def _cached_count(conn: apsw.Connection, table: str, term: str | None) -> int:
             f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (fts_quote(term),)
         ).fetchone()
     count = int(row[0]) if row else 0
+    if not filename:
+        return count
     with _df_lock:
         if len(_df_cache) >= _DF_CACHE_LIMIT:
             _df_cache.clear()
@@ -104,16 +112,28 @@ def _cached_count(conn: apsw.Connection, table: str, term: str | None) -> int:
     return count
 
 
-def scored_terms(conn: apsw.Connection, table: str, terms: Sequence[str]) -> list[str]:
-    """The terms worth scoring: FTS5's bm25 clamps the IDF of a term found in at
-    least half the rows to 1e-6, so such a term (`self`, `def`, `return` in Python)
-    changes no ranking but makes bm25 visit most of the index. Leaving it out of the
-    MATCH keeps the scores (to within 1e-5) and drops only rows that match nothing
-    else, which would rank last. When every term is that common, all are kept."""
+def scored_terms(
+    conn: apsw.Connection, table: str, terms: Sequence[str], max_df: float = 0.5
+) -> list[str]:
+    """The terms worth scoring: those found in fewer than `max_df` of the rows.
+
+    FTS5's bm25 clamps the IDF of a term found in at least half the rows to 1e-6, so
+    such a term (`self`, `def`, `return` in Python) changes no ranking but makes bm25
+    visit most of the index; at 0.5, leaving it out keeps the scores (to within
+    1e-5). A lower `max_df` also leaves out terms that still weigh a little (at 0.1
+    an IDF of at most ~2.2 against ~7 for a rare term), which changes the order of
+    the tail but costs bm25 far fewer rows; only a term in at least
+    `COMMON_TERM_MIN_ROWS` rows is common enough for that (in a small index every
+    term is cheap). When every term is that common, all are kept."""
     if len(terms) < 2:
         return list(terms)
     rows = _cached_count(conn, table, None)
-    kept = [t for t in terms if 2 * _cached_count(conn, table, t) < rows]
+
+    def common(term: str) -> bool:
+        count = _cached_count(conn, table, term)
+        return 2 * count >= rows or (count >= max_df * rows and count >= COMMON_TERM_MIN_ROWS)
+
+    kept = [t for t in terms if not common(t)]
     return kept or list(terms)
 
 
@@ -124,11 +144,12 @@ def _bm25_stream(
     analysis: QueryAnalysis,
     filters: StreamFilters,
     cap: int,
+    max_df: float = 0.5,
 ) -> Ranked:
     """bm25 over one FTS5 table (a fixed name, never user text), best first."""
     if not layers or not analysis.terms:
         return []
-    match = fts_or_query(scored_terms(conn, table, analysis.terms))
+    match = fts_or_query(scored_terms(conn, table, analysis.terms, max_df))
     file_sql, params = filters.file_sql()
     time_sql, time_params = filters.times.sql("c.changed", "c.created")
     rows: list[Any] = conn.execute(
@@ -142,10 +163,14 @@ def _bm25_stream(
 
 
 def lexical_stream(
-    conn: apsw.Connection, analysis: QueryAnalysis, filters: StreamFilters, cap: int
+    conn: apsw.Connection,
+    analysis: QueryAnalysis,
+    filters: StreamFilters,
+    cap: int,
+    max_df: float = 0.5,
 ) -> Ranked:
     layers = [layer for layer in filters.layers if layer in ("code", "ast")]
-    return _bm25_stream(conn, "code_fts", layers, analysis, filters, cap)
+    return _bm25_stream(conn, "code_fts", layers, analysis, filters, cap, max_df)
 
 
 def lexical_doc_stream(
