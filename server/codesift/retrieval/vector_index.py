@@ -12,8 +12,8 @@ steps:
 2. Those are rescored by exact cosine similarity (float32 query against the int8
    vectors) and the best k are kept.
 
-Over the Python standard library's 72k summary vectors this takes ~3-8 ms with
-recall@10 0.99 against the exact kNN (bench/RESULTS.md, "Resident vectors").
+Over the Python standard library's 72k summary vectors this takes ~2.6 ms (p50)
+with recall@10 0.99 against the exact kNN (bench/RESULTS.md, "Resident vectors").
 
 Staying in step with the table: every write of vectors stamps its `embedded` rows
 with a new `vectors_stamp` (kept in `meta`), and every removal bumps
