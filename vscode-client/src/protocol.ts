@@ -65,6 +65,9 @@ export interface VectorCoverage {
   embedded: number;
   embeddable: number;
   coverage: number;
+  /** Vectors the server holds in memory for the vector stream (absent from older servers). */
+  in_memory?: number;
+  memory_mib?: number;
 }
 
 export type FolderState = "starting" | "scanning" | "indexing" | "embedding" | "ready" | "error";

@@ -27,7 +27,8 @@ function folderLine(status: IndexStatus): string {
   const vectors = !v.enabled
     ? "vectors off"
     : v.embeddable > 0
-      ? `vectors ${Math.round(v.coverage * 100)}% (${v.embedded}/${v.embeddable})`
+      ? `vectors ${Math.round(v.coverage * 100)}% (${v.embedded}/${v.embeddable})` +
+        (v.in_memory ? `, ${v.in_memory} in memory (${(v.memory_mib ?? 0).toFixed(1)} MiB)` : "")
       : "vectors: none yet";
   switch (status.state) {
     case "indexing":

@@ -67,6 +67,11 @@ test("embedding shows vector coverage; ready is quiet and clicks open the search
   assert.equal(item.text, "$(search) codesift");
   assert.equal(item.command, "codesift.search");
   assert.match(String(item.tooltip), /billing: ready · vectors 100% \(120\/120\)/);
+  assert.doesNotMatch(String(item.tooltip), /in memory/);
+  view.update(
+    status({ vectors: { enabled: true, embedded: 120, embeddable: 120, coverage: 1, in_memory: 120, memory_mib: 0.05 } }),
+  );
+  assert.match(String(item.tooltip), /vectors 100% \(120\/120\), 120 in memory \(0\.1 MiB\)/);
   view.update(status({ vectors: { enabled: false, embedded: 0, embeddable: 0, coverage: 1 } }));
   assert.match(String(item.tooltip), /vectors off/);
 });
