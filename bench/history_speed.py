@@ -61,7 +61,7 @@ from codesift.history.update import update_history  # noqa: E402
 from codesift.indexer import Indexer  # noqa: E402
 from codesift.retrieval import Searcher, SearchRequest  # noqa: E402
 from codesift.retrieval.streams import StreamFilters, vector_stream  # noqa: E402
-from codesift.store.database import open_database  # noqa: E402
+from codesift.store.database import open_database, scalar  # noqa: E402
 
 SECTION_BEGIN = "<!-- history_speed:begin -->"
 SECTION_END = "<!-- history_speed:end -->"
@@ -254,8 +254,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     t0 = time.perf_counter()
     summary = Indexer(repo, settings, conn).run()
     results["index_with_history_s"] = time.perf_counter() - t0
-    results["nodes"] = int(conn.execute("SELECT count(*) FROM nodes").fetchone()[0])
-    results["chunks"] = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+    results["nodes"] = int(scalar(conn, "SELECT count(*) FROM nodes"))
+    results["chunks"] = int(scalar(conn, "SELECT count(*) FROM chunks"))
     results["indexed_files"] = summary.files
 
     full = []
@@ -280,7 +280,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     )
     results["table_bytes"] = sizes
     results["history_blob_bytes"] = int(
-        conn.execute("SELECT sum(length(lines)) FROM history_files").fetchone()[0]
+        scalar(conn, "SELECT sum(length(lines)) FROM history_files")
     )
     results["db_bytes"] = db_path.stat().st_size
 
@@ -336,9 +336,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         query_rows.append((label, median_ms(one, args.query_runs) / len(queries)))
     results["query_ms"] = query_rows
     passing = {
-        label: int(
-            conn.execute("SELECT count(*) FROM chunks WHERE changed >= ?", (since,)).fetchone()[0]
-        )
+        label: int(scalar(conn, "SELECT count(*) FROM chunks WHERE changed >= ?", (since,)))
         for since, label in (
             (recent, "since last month"),
             (START_TIME + 3600 * args.commits // 2, "since mid-history"),

@@ -173,14 +173,14 @@ def sample_symbols(db: Path, count: int) -> list[str]:
 
 def sample_definitions(db: Path, root: Path, count: int) -> list[tuple[Path, int, int]]:
     conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
-    rows = conn.execute(
+    rows: list[tuple[str, str, int]] = conn.execute(  # type: ignore[assignment]
         "SELECT f.path, n.name, n.start_line FROM nodes n JOIN files f ON f.id = n.file_id"
         " WHERE n.kind IN ('function', 'method', 'class') AND f.language = 'python'"
         " ORDER BY random() LIMIT ?",
         (count * 3,),
     ).fetchall()
     conn.close()
-    out = []
+    out: list[tuple[Path, int, int]] = []
     for path, name, line in rows:
         text = (root / path).read_text(encoding="utf-8", errors="replace").splitlines()
         for offset in range(4):

@@ -93,7 +93,7 @@ class LspSession:
         ):
             self.client.feature(method)(record(method))
 
-        @self.client.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
+        @self.client.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)  # type: ignore[untyped-decorator]
         def create(params: Any) -> None:
             record("create")(params)
 
@@ -150,7 +150,7 @@ class LspSession:
                 self._run(server.wait())
         self.returncode = server.returncode if server is not None else None
         with contextlib.suppress(Exception):
-            self._run(self.client.stop(), 10)
+            self._run(self.client.stop(), 10)  # type: ignore[no-untyped-call]
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(5)
         return self.returncode
