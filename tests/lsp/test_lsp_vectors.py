@@ -27,6 +27,11 @@ def test_saved_file_gets_vectors(tmp_path: Path) -> None:
             time.sleep(0.1)
         before = vectors()
         assert before["embedded"] == before["embeddable"] > 0
+        # Loaded into memory after the fill, before any search asks for them.
+        deadline = time.monotonic() + 30
+        while vectors()["in_memory"] < before["embedded"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert vectors()["in_memory"] == before["embedded"]
         (root / "refunds.py").write_text(
             'def give_money_back(order):\n    """Return the payment to the customer."""\n'
         )
@@ -46,7 +51,7 @@ def test_saved_file_gets_vectors(tmp_path: Path) -> None:
         hit = next(r for r in reply["results"] if r["path"] == "refunds.py")
         assert any(p["stream"] == "vector" for p in hit["provenance"])
 
-        # That search started loading the vectors into memory; later searches use them.
+        # The saved file's vectors reach the copy in memory right after the fill.
         deadline = time.monotonic() + 30
         while vectors()["in_memory"] < now["embedded"] and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -69,5 +74,8 @@ def test_saved_file_gets_vectors(tmp_path: Path) -> None:
         reply = lsp.request("codesift/search", {"query": "hand a box to the delivery company"})
         hit = next(r for r in reply["results"] if r["path"] == "shipping.py")
         assert any(p["stream"] == "vector" for p in hit["provenance"])
+        deadline = time.monotonic() + 30
+        while vectors()["in_memory"] < latest["embedded"] and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert vectors()["in_memory"] == latest["embedded"] > held["in_memory"]
     assert lsp.returncode == 0

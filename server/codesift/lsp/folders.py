@@ -36,7 +36,8 @@ from codesift.errors import CodesiftError
 from codesift.indexer import Indexer, IndexPlan, IndexProgress
 from codesift.retrieval import Searcher
 from codesift.retrieval.rerank import Reranker, RerankerLoad, load_reranker
-from codesift.store.database import open_database
+from codesift.retrieval.vector_index import VectorIndex
+from codesift.store.database import open_database, open_reader
 from codesift.watcher import ChangeBatch, FolderWatcher, PathFilter
 
 __all__ = ["Cancellation", "FolderIndex", "FolderListener", "ReaderPool", "db_path_for"]
@@ -204,6 +205,9 @@ class FolderIndex:
         # connection per stream thread, opened once, closed when the folder stops.
         self._searchers: dict[int, Searcher] = {}
         self._searchers_lock = threading.Lock()
+        # The vectors in memory, shared by the Searchers and loaded after each fill
+        # (embedding.in_memory), so that searches never wait for them.
+        self._vectors = VectorIndex() if settings.embedding.in_memory else None
         self._rerank_load: RerankerLoad | None = None
         self._open_error: str | None = None
 
@@ -243,7 +247,7 @@ class FolderIndex:
                     embedder,
                     reranker=self._reranker(),
                     rerank_settings=self.settings.rerank,
-                    resident_vectors=self.settings.embedding.in_memory,
+                    vector_index=self._vectors,
                 )
                 self._searchers[key] = searcher
             return searcher
@@ -408,6 +412,7 @@ class FolderIndex:
                     self._index(indexer, paths)
                 else:
                     self._embed(conn)
+                    self._load_vectors()
             except CodesiftError as exc:
                 self._warn(str(exc))
             finally:
@@ -499,6 +504,19 @@ class FolderIndex:
         self._refresh_coverage(conn)
         self.listener.progress(self, "embedded", self.progress.chunks_done, missing)
 
+    def _load_vectors(self) -> None:
+        """Bring the in-memory vectors up to date (load them the first time)."""
+        if self._vectors is None or not self.progress.vectors_embedded:
+            return
+        try:
+            reader = open_reader(self.db_path)
+            try:
+                self._vectors.sync(reader)
+            finally:
+                reader.close()
+        except (apsw.Error, OSError) as exc:  # searches fall back to sqlite-vec
+            log.warning("cannot load the vectors of %s into memory: %s", self.root, exc)
+
     def _refresh_coverage(self, conn: apsw.Connection) -> None:
         coverage = vector_coverage(conn, self.settings.embedding.layers)
         self.progress.vectors_embedded = coverage.embedded
@@ -523,8 +541,8 @@ class FolderIndex:
             pending = len(self._pending) + (1 if self._rescan else 0)
             busy = self._busy
         coverage = 1.0 if p.vectors_embeddable == 0 else p.vectors_embedded / p.vectors_embeddable
-        with self._searchers_lock:
-            held = max((s.vectors_in_memory() for s in self._searchers.values()), default=(0, 0))
+        vectors = self._vectors
+        held = (len(vectors), vectors.nbytes) if vectors is not None and vectors.loaded else (0, 0)
         files_ratio = 1.0 if p.files_total == 0 else p.files_done / p.files_total
         return {
             "folder": self.name,

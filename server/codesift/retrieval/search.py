@@ -146,7 +146,8 @@ class Searcher:
     With `resident_vectors=True` (a long-running process), the vector streams search
     a copy of the vectors kept in memory (retrieval/vector_index.py), loaded in the
     background on first use or by `load_vectors()`; until it is loaded they ask
-    sqlite-vec, as a one-shot search always does.
+    sqlite-vec, as a one-shot search always does. `vector_index` shares a copy that
+    its owner may have loaded already.
 
     A stream that raises logs a warning, reports its error in `response.streams` and
     contributes nothing; the search still answers.
@@ -177,6 +178,7 @@ class Searcher:
         reranker: Reranker | None = None,
         rerank_settings: RerankSettings | None = None,
         resident_vectors: bool = False,
+        vector_index: VectorIndex | None = None,
     ) -> None:
         self.conn = conn
         self.settings = settings or SearchSettings()
@@ -189,10 +191,10 @@ class Searcher:
         self._readers: dict[int, apsw.Connection] = {}
         self._readers_lock = threading.Lock()
         self._shared_conn_lock = threading.RLock()
-        # Vectors held in memory once loaded (in the background, on first use).
-        self._vector_index = (
-            VectorIndex() if resident_vectors and self._db_path and embedder else None
-        )
+        # Vectors held in memory once loaded (in the background, on first use); an
+        # owner that loads them itself (the language server's folder) passes its own.
+        resident = (resident_vectors or vector_index is not None) and self._db_path and embedder
+        self._vector_index = (vector_index or VectorIndex()) if resident else None
         self._vector_load: threading.Thread | None = None
 
     # -- connections ---------------------------------------------------------------
@@ -304,13 +306,6 @@ class Searcher:
         self._vector_index.sync(self._reader())
         return True
 
-    def vectors_in_memory(self) -> tuple[int, int]:
-        """(vectors, bytes) of the resident copy; (0, 0) while none is loaded."""
-        index = self._vector_index
-        if index is None or not index.loaded:
-            return 0, 0
-        return len(index), index.nbytes
-
     def _resident_vectors(self) -> VectorIndex | None:
         """The in-memory vectors when loaded; else None, starting their load."""
         index = self._vector_index
@@ -331,7 +326,7 @@ class Searcher:
         try:
             conn = open_reader(Path(self._db_path))
             try:
-                self._vector_index.load(conn)
+                self._vector_index.sync(conn)  # loads, unless its owner did meanwhile
             finally:
                 conn.close()
         except Exception as exc:  # searches keep using sqlite-vec
