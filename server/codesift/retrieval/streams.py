@@ -308,12 +308,9 @@ def vector_stream(
     language and path filters, and vectors made stale by an edit, are removed
     afterwards from a larger k so the cap still fills.
     """
-    layers = [layer for layer in filters.layers if layer in ("code", "summary", "doc")]
+    layers, k, time_sql, time_params = _knn_plan(filters, cap)
     if not layers:
         return []
-    file_sql, _ = filters.file_sql()
-    k = min(4096, cap * (3 if file_sql else 1) + 50)
-    time_sql, time_params = filters.times.sql("changed", "created")
     in_time = (
         f" AND chunk_id IN (SELECT id FROM chunks WHERE changed IS NOT NULL{time_sql})"
         if time_sql
@@ -336,12 +333,9 @@ def resident_vector_stream(
 ) -> Ranked:
     """`vector_stream` over the vectors held in memory (retrieval/vector_index.py):
     the same filters and the same checks, a float32 query."""
-    layers = [layer for layer in filters.layers if layer in ("code", "summary", "doc")]
+    layers, k, time_sql, time_params = _knn_plan(filters, cap)
     if not layers:
         return []
-    file_sql, _ = filters.file_sql()
-    k = min(4096, cap * (3 if file_sql else 1) + 50)
-    time_sql, time_params = filters.times.sql("changed", "created")
     allowed = None
     if time_sql:
         allowed = np.fromiter(
@@ -355,6 +349,17 @@ def resident_vector_stream(
         )
     hits = index.search(conn, query, k, layers, allowed)
     return _current_hits(conn, hits, filters, cap)
+
+
+def _knn_plan(filters: StreamFilters, cap: int) -> tuple[list[str], int, str, list[object]]:
+    """What a kNN asks for: the requested layers that have vectors; k, larger when
+    language or path filters will drop hits afterwards; and the time filter's SQL
+    conditions (with parameters) on chunks."""
+    layers = [layer for layer in filters.layers if layer in ("code", "summary", "doc")]
+    file_sql, _ = filters.file_sql()
+    k = min(4096, cap * (3 if file_sql else 1) + 50)
+    time_sql, time_params = filters.times.sql("changed", "created")
+    return layers, k, time_sql, time_params
 
 
 def _current_hits(
