@@ -24,6 +24,7 @@ import apsw
 import pytest
 
 from codesift.config import load_settings
+from codesift.embedding import Embedder
 from codesift.indexer import Indexer, IndexSummary
 from codesift.store.database import open_database
 
@@ -98,3 +99,9 @@ def index_workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IndexW
     yield index
     for conn in connections.values():
         conn.close()
+
+
+@pytest.fixture(scope="session")
+def embedder(tmp_path_factory: pytest.TempPathFactory) -> Embedder:
+    """The real on-device model (offline), loaded once for the whole run."""
+    return Embedder(tmp_path_factory.mktemp("model-cache"), max_tokens=128)

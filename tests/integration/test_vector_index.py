@@ -145,17 +145,24 @@ FILES = {
 }
 
 
-@pytest.fixture(scope="module")
-def embedder(tmp_path_factory: pytest.TempPathFactory) -> Embedder:
-    return Embedder(tmp_path_factory.mktemp("model-cache"), max_tokens=128)
+EmbeddedRepo = tuple[Path, apsw.Connection]
 
 
-def test_searcher_with_resident_vectors_answers_like_sqlite_vec(
+@pytest.fixture
+def embedded_repo(
     make_repo: MakeRepo, index_workspace: IndexWorkspace, embedder: Embedder
-) -> None:
+) -> EmbeddedRepo:
+    """FILES in a git repository, indexed, with summary and doc vectors."""
     root = make_repo(FILES)
     conn, _ = index_workspace(root)
     fill_vectors(conn, embedder, layers=("summary", "doc"))
+    return root, conn
+
+
+def test_searcher_with_resident_vectors_answers_like_sqlite_vec(
+    embedded_repo: EmbeddedRepo, index_workspace: IndexWorkspace, embedder: Embedder
+) -> None:
+    root, conn = embedded_repo
     request = SearchRequest("give a rejected credit card payment another go", top_k=3)
     plain = Searcher(conn, embedder=embedder).search(request)
     with Searcher(conn, embedder=embedder, resident_vectors=True) as resident:
@@ -189,11 +196,9 @@ def test_searcher_with_resident_vectors_answers_like_sqlite_vec(
 
 
 def test_a_definition_found_by_its_summary_is_shown_with_its_code(
-    make_repo: MakeRepo, index_workspace: IndexWorkspace, embedder: Embedder
+    embedded_repo: EmbeddedRepo, embedder: Embedder
 ) -> None:
-    root = make_repo(FILES)
-    conn, _ = index_workspace(root)
-    fill_vectors(conn, embedder, layers=("summary", "doc"))
+    _, conn = embedded_repo
     searcher = Searcher(conn, embedder=embedder)
     # No word of the query is in the code: only the summary's vector finds it.
     query = "ask the bank to process a refused purchase another time"
@@ -207,11 +212,9 @@ def test_a_definition_found_by_its_summary_is_shown_with_its_code(
 
 
 def test_streams_agree_between_sqlite_vec_and_resident_copy(
-    make_repo: MakeRepo, index_workspace: IndexWorkspace, embedder: Embedder
+    embedded_repo: EmbeddedRepo, embedder: Embedder
 ) -> None:
-    root = make_repo(FILES)
-    conn, _ = index_workspace(root)
-    fill_vectors(conn, embedder, layers=("summary", "doc"))
+    _, conn = embedded_repo
     query = embedder.embed_query("declined card payment")
     filters = StreamFilters(("summary",), languages=("python",))
     by_sqlite = vector_stream(conn, quantize(query[None, :])[0].tobytes(), filters, 5)

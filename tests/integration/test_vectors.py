@@ -44,11 +44,6 @@ FILES = {
 }
 
 
-@pytest.fixture(scope="module")
-def embedder(tmp_path_factory: pytest.TempPathFactory) -> Embedder:
-    return Embedder(tmp_path_factory.mktemp("model-cache"), max_tokens=128)
-
-
 def test_embedder_runs_offline_and_gives_unit_vectors(
     embedder: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:

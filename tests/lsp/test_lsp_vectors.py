@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from harness import LspSession, make_workspace
@@ -22,28 +23,30 @@ def test_saved_file_gets_vectors(tmp_path: Path) -> None:
         def vectors() -> dict[str, int]:
             return lsp.request("codesift/status")["folders"][0]["vectors"]
 
-        deadline = time.monotonic() + 60
-        while vectors()["embedded"] < vectors()["embeddable"] and time.monotonic() < deadline:
-            time.sleep(0.1)
-        before = vectors()
+        def settle(check: Callable[[dict[str, int]], bool], timeout: float) -> dict[str, int]:
+            """Poll the folder's vectors until `check` holds or time runs out; the last."""
+            deadline = time.monotonic() + timeout
+            while True:
+                current = vectors()
+                if check(current) or time.monotonic() >= deadline:
+                    return current
+                time.sleep(0.05)
+
+        def filled_beyond(count: int) -> Callable[[dict[str, int]], bool]:
+            return lambda v: v["embeddable"] > count and v["embedded"] == v["embeddable"]
+
+        before = settle(lambda v: v["embedded"] >= v["embeddable"], 60)
         assert before["embedded"] == before["embeddable"] > 0
         # Loaded into memory after the fill, before any search asks for them.
-        deadline = time.monotonic() + 30
-        while vectors()["in_memory"] < before["embedded"] and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert vectors()["in_memory"] == before["embedded"]
+        loaded = settle(lambda v: v["in_memory"] >= before["embedded"], 30)
+        assert loaded["in_memory"] == before["embedded"]
         (root / "refunds.py").write_text(
             'def give_money_back(order):\n    """Return the payment to the customer."""\n'
         )
         lsp.notify(
             "textDocument/didSave", {"textDocument": {"uri": (root / "refunds.py").as_uri()}}
         )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            now = vectors()
-            if now["embeddable"] > before["embeddable"] and now["embedded"] == now["embeddable"]:
-                break
-            time.sleep(0.05)
+        now = settle(filled_beyond(before["embeddable"]), 30)
         assert now["embedded"] == now["embeddable"] > before["embeddable"]
         reply = lsp.request("codesift/search", {"query": "reimburse a purchase"})
         streams = {s["stream"] for s in reply["streams"]}
@@ -52,11 +55,8 @@ def test_saved_file_gets_vectors(tmp_path: Path) -> None:
         assert any(p["stream"] == "vector" for p in hit["provenance"])
 
         # The saved file's vectors reach the copy in memory right after the fill.
-        deadline = time.monotonic() + 30
-        while vectors()["in_memory"] < now["embedded"] and time.monotonic() < deadline:
-            time.sleep(0.05)
-        held = vectors()
-        assert held["in_memory"] == now["embedded"] and held["memory_mib"] >= 0
+        held = settle(lambda v: v["in_memory"] >= now["embedded"], 30)
+        assert held["in_memory"] == now["embedded"] and 0 <= held["memory_mib"] < 1
         # A file saved now reaches the in-memory copy through its vectors' stamps.
         (root / "shipping.py").write_text(
             'def dispatch_parcel(order):\n    """Send the package to the courier."""\n'
@@ -64,18 +64,10 @@ def test_saved_file_gets_vectors(tmp_path: Path) -> None:
         lsp.notify(
             "textDocument/didSave", {"textDocument": {"uri": (root / "shipping.py").as_uri()}}
         )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            latest = vectors()
-            grown = latest["embeddable"] > now["embeddable"]
-            if grown and latest["embedded"] == latest["embeddable"]:
-                break
-            time.sleep(0.05)
+        latest = settle(filled_beyond(now["embeddable"]), 30)
         reply = lsp.request("codesift/search", {"query": "hand a box to the delivery company"})
         hit = next(r for r in reply["results"] if r["path"] == "shipping.py")
         assert any(p["stream"] == "vector" for p in hit["provenance"])
-        deadline = time.monotonic() + 30
-        while vectors()["in_memory"] < latest["embedded"] and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert vectors()["in_memory"] == latest["embedded"] > held["in_memory"]
+        final = settle(lambda v: v["in_memory"] >= latest["embedded"], 30)
+        assert final["in_memory"] == latest["embedded"] > held["in_memory"]
     assert lsp.returncode == 0
