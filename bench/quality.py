@@ -72,6 +72,7 @@ from codesift.embedding import Embedder, fill_vectors, vector_coverage  # noqa: 
 from codesift.indexer import Indexer, IndexProgress  # noqa: E402
 from codesift.retrieval.request import SearchRequest  # noqa: E402
 from codesift.retrieval.search import Searcher, _Stream  # noqa: E402
+from codesift.retrieval.vector_index import VectorIndex  # noqa: E402
 from codesift.store.database import open_database, scalar  # noqa: E402
 from codesift.tokens import split_identifier  # noqa: E402
 from corpora import (  # noqa: E402
@@ -246,9 +247,9 @@ class StreamSubsetSearcher(Searcher):
         settings: SearchSettings,
         streams: Collection[str],
         embedder: Embedder | None = None,
-        resident_vectors: bool = False,
+        vector_index: VectorIndex | None = None,
     ) -> None:
-        super().__init__(conn, settings, embedder, resident_vectors=resident_vectors)
+        super().__init__(conn, settings, embedder, vector_index=vector_index)
         self.keep = frozenset(streams)
         known = {s.name for s in super()._streams()}
         unknown = self.keep - known
@@ -290,11 +291,11 @@ class SearchConfig:
         tuned = replace(settings, **self.overrides) if self.overrides else settings
         if self.factory is not None:
             return self.factory(conn, tuned, embedder)
-        resident = self.resident and embedder is not None
+        vectors = VectorIndex() if self.resident and embedder is not None else None
         searcher = (
-            Searcher(conn, tuned, embedder, resident_vectors=resident)
+            Searcher(conn, tuned, embedder, vector_index=vectors)
             if self.streams is None
-            else StreamSubsetSearcher(conn, tuned, self.streams, embedder, resident)
+            else StreamSubsetSearcher(conn, tuned, self.streams, embedder, vectors)
         )
         searcher.load_vectors()
         return searcher

@@ -773,7 +773,7 @@ def main() -> int:
     queries = bench_queries(conn)
     categories = list(dict.fromkeys(q.category for q in queries))
     with_vectors = embedder if coverage.embedded else None
-    resident = Searcher(conn, settings.search, with_vectors, resident_vectors=True)
+    resident = Searcher(conn, settings.search, with_vectors, vector_index=VectorIndex())
     resident.load_vectors()
     searchers = {
         "server": resident,

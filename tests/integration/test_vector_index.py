@@ -165,7 +165,7 @@ def test_searcher_with_resident_vectors_answers_like_sqlite_vec(
     root, conn = embedded_repo
     request = SearchRequest("give a rejected credit card payment another go", top_k=3)
     plain = Searcher(conn, embedder=embedder).search(request)
-    with Searcher(conn, embedder=embedder, resident_vectors=True) as resident:
+    with Searcher(conn, embedder=embedder, vector_index=VectorIndex()) as resident:
         assert resident.load_vectors()
         answer = resident.search(request)
 

@@ -143,11 +143,10 @@ class Searcher:
     `parallel=False`, an in-memory database, or when no second connection can be
     opened (logged once), streams run one after the other on `conn`.
 
-    With `resident_vectors=True` (a long-running process), the vector streams search
-    a copy of the vectors kept in memory (retrieval/vector_index.py), loaded in the
-    background on first use or by `load_vectors()`; until it is loaded they ask
-    sqlite-vec, as a one-shot search always does. `vector_index` shares a copy that
-    its owner may have loaded already.
+    Given a `vector_index` (a long-running process), the vector streams search that
+    copy of the vectors kept in memory (retrieval/vector_index.py), loaded by its
+    owner, by `load_vectors()`, or in the background on first use; until it is
+    loaded they ask sqlite-vec, as a one-shot search always does.
 
     A stream that raises logs a warning, reports its error in `response.streams` and
     contributes nothing; the search still answers.
@@ -177,7 +176,6 @@ class Searcher:
         parallel: bool = True,
         reranker: Reranker | None = None,
         rerank_settings: RerankSettings | None = None,
-        resident_vectors: bool = False,
         vector_index: VectorIndex | None = None,
     ) -> None:
         self.conn = conn
@@ -191,10 +189,8 @@ class Searcher:
         self._readers: dict[int, apsw.Connection] = {}
         self._readers_lock = threading.Lock()
         self._shared_conn_lock = threading.RLock()
-        # Vectors held in memory once loaded (in the background, on first use); an
-        # owner that loads them itself (the language server's folder) passes its own.
-        resident = (resident_vectors or vector_index is not None) and self._db_path and embedder
-        self._vector_index = (vector_index or VectorIndex()) if resident else None
+        # Vectors held in memory once loaded (by their owner, or here on first use).
+        self._vector_index = vector_index if self._db_path and embedder else None
         self._vector_load: threading.Thread | None = None
 
     # -- connections ---------------------------------------------------------------
