@@ -96,7 +96,12 @@ def fts_orphans(conn: apsw.Connection) -> dict[str, int]:
         "code_fts": scalar(
             conn,
             "SELECT count(*) FROM code_fts WHERE rowid NOT IN"
-            " (SELECT id FROM chunks WHERE layer IN ('code', 'ast'))",
+            " (SELECT id FROM chunks WHERE layer = 'code')",
+        ),
+        "ast_fts": scalar(
+            conn,
+            "SELECT count(*) FROM ast_fts WHERE rowid NOT IN"
+            " (SELECT id FROM chunks WHERE layer = 'ast')",
         ),
         "doc_fts": scalar(
             conn,
@@ -118,7 +123,16 @@ DANGLING_EDGES = (
 def table_counts(conn: apsw.Connection) -> dict[str, int]:
     counts = {
         table: scalar(conn, f"SELECT count(*) FROM {table}")
-        for table in ("files", "nodes", "edges", "chunks", "code_fts", "doc_fts", "names_fts")
+        for table in (
+            "files",
+            "nodes",
+            "edges",
+            "chunks",
+            "code_fts",
+            "ast_fts",
+            "doc_fts",
+            "names_fts",
+        )
     }
     for layer, count in conn.execute("SELECT layer, count(*) FROM chunks GROUP BY layer"):
         counts[f"chunks.{layer}"] = count
@@ -127,9 +141,12 @@ def table_counts(conn: apsw.Connection) -> dict[str, int]:
 
 def assert_fts_in_step(conn: apsw.Connection) -> None:
     """Every FTS table holds exactly one row per chunk/node it indexes."""
-    assert fts_orphans(conn) == {"code_fts": 0, "doc_fts": 0, "names_fts": 0}
+    assert fts_orphans(conn) == {"code_fts": 0, "ast_fts": 0, "doc_fts": 0, "names_fts": 0}
     assert scalar(conn, "SELECT count(*) FROM code_fts") == scalar(
-        conn, "SELECT count(*) FROM chunks WHERE layer IN ('code', 'ast')"
+        conn, "SELECT count(*) FROM chunks WHERE layer = 'code'"
+    )
+    assert scalar(conn, "SELECT count(*) FROM ast_fts") == scalar(
+        conn, "SELECT count(*) FROM chunks WHERE layer = 'ast'"
     )
     assert scalar(conn, "SELECT count(*) FROM doc_fts") == scalar(
         conn, "SELECT count(*) FROM chunks WHERE layer = 'doc'"
@@ -276,7 +293,8 @@ def test_multi_language_counts(multi: tuple[Path, apsw.Connection, IndexSummary]
     assert counts["chunks.doc"] == 3
     assert counts["chunks"] == 13 + 9 + 9 + 3 == summary.chunks
     assert counts["nodes"] == 13 == summary.nodes
-    assert counts["code_fts"] == 13 + 9
+    assert counts["code_fts"] == 13
+    assert counts["ast_fts"] == 9
     assert counts["doc_fts"] == 3
     assert counts["names_fts"] == 13
     assert_fts_in_step(conn)
@@ -417,10 +435,13 @@ def test_code_fts_finds_identifier_parts_and_whole(
     }
     assert len(header_chunks) == 2
 
+    def code_and_ast(term: str) -> set[int]:
+        return fts_rowids(conn, "code_fts", term) | fts_rowids(conn, "ast_fts", term)
+
     for term in ("parse", "header", "http", "parsehttpheader", "parseHTTPHeader"):
-        assert header_chunks <= fts_rowids(conn, "code_fts", term), term
+        assert header_chunks <= code_and_ast(term), term
     # Only the function's own chunks (and the module outline never lists it).
-    assert fts_rowids(conn, "code_fts", "parsehttpheader") == header_chunks
+    assert code_and_ast("parsehttpheader") == header_chunks
     # No stemming in the code index: "headers" is another word.
     assert fts_rowids(conn, "code_fts", "headers") == set()
 
@@ -506,7 +527,9 @@ def test_edited_file_is_reindexed_alone(
     assert scalar(conn, "SELECT count(*) FROM nodes WHERE name = 'parseHTTPHeader'") == 0
     assert {p: node_ids(conn, p) for p in others_before} == others_before
     assert fts_rowids(conn, "code_fts", "parsehttpheader") == set()
+    assert fts_rowids(conn, "ast_fts", "parsehttpheader") == set()
     assert fts_rowids(conn, "code_fts", "splitheaderline")
+    assert fts_rowids(conn, "ast_fts", "splitheaderline")
     assert names_matching(conn, "HTTPHead") == set()
     assert names_matching(conn, "HeaderLine") == {"splitHeaderLine"}
     assert_fts_in_step(conn)
@@ -556,11 +579,14 @@ def test_deleted_file_leaves_no_rows(
     }
     assert a_nodes and a_chunks
     code_before = scalar(conn, "SELECT count(*) FROM code_fts")
+    ast_before = scalar(conn, "SELECT count(*) FROM ast_fts")
     a_code_rows = scalar(
-        conn,
-        "SELECT count(*) FROM chunks WHERE file_id = ? AND layer IN ('code', 'ast')",
-        (file_id,),
+        conn, "SELECT count(*) FROM chunks WHERE file_id = ? AND layer = 'code'", (file_id,)
     )
+    a_ast_rows = scalar(
+        conn, "SELECT count(*) FROM chunks WHERE file_id = ? AND layer = 'ast'", (file_id,)
+    )
+    assert a_code_rows and a_ast_rows
     (root / "a.py").unlink()
 
     _, summary = index_workspace(root)
@@ -581,7 +607,9 @@ def test_deleted_file_leaves_no_rows(
         == 0
     )
     assert scalar(conn, "SELECT count(*) FROM code_fts") == code_before - a_code_rows
+    assert scalar(conn, "SELECT count(*) FROM ast_fts") == ast_before - a_ast_rows
     code_rowids = {row[0] for row in conn.execute("SELECT rowid FROM code_fts")}
+    code_rowids |= {row[0] for row in conn.execute("SELECT rowid FROM ast_fts")}
     name_rowids = {row[0] for row in conn.execute("SELECT rowid FROM names_fts")}
     assert not code_rowids & a_chunks
     assert not name_rowids & a_nodes

@@ -171,3 +171,45 @@ def test_an_index_with_scattered_ids_is_rebuilt_after_the_upgrade(
     assert summary.indexed == 1
     assert scalar(conn, "SELECT max(id) FROM nodes") < 100
     conn.close()
+
+
+def test_signatures_move_to_their_own_table_on_upgrade_and_keep_ids_and_vectors(
+    make_repo: MakeRepo, tmp_path: Path
+) -> None:
+    root = make_repo({"a.py": A_PY, "b.py": B_PY})
+    db = tmp_path / "old" / "index.db"
+    db.parent.mkdir()
+    conn = open_database(db)
+    Indexer(root, load_settings(root), conn).run()
+    add_vectors(conn)
+    chunks_before = conn.execute("SELECT id, layer, text_hash FROM chunks ORDER BY id").fetchall()
+    vectors_before = vector_ids(conn)
+    ast_ids = {row[0] for row in conn.execute("SELECT id FROM chunks WHERE layer = 'ast'")}
+    assert ast_ids and vectors_before
+    # The index as version 5 left it: signatures in code_fts, no ast_fts.
+    with conn:
+        conn.execute("DROP TABLE ast_fts")
+        conn.executemany(
+            "INSERT INTO code_fts (rowid, body) VALUES (?, 'def foo x untouched y use v')",
+            [(i,) for i in ast_ids],
+        )
+        conn.execute("DELETE FROM schema_migrations WHERE version = 6")
+        conn.execute("PRAGMA user_version = 5")
+    conn.close()
+
+    conn = open_database(db)
+    assert scalar(conn, "PRAGMA user_version") == MIGRATIONS[-1].version == 6
+    code_rows = {row[0] for row in conn.execute("SELECT rowid FROM code_fts")}
+    assert not code_rows & ast_ids
+    assert scalar(conn, "SELECT count(*) FROM ast_fts") == 0
+    summary = Indexer(root, load_settings(root), conn).run()
+
+    assert summary.indexed == 2  # every file read again
+    assert {row[0] for row in conn.execute("SELECT rowid FROM ast_fts")} == ast_ids
+    assert not {row[0] for row in conn.execute("SELECT rowid FROM code_fts")} & ast_ids
+    assert (
+        conn.execute("SELECT id, layer, text_hash FROM chunks ORDER BY id").fetchall()
+        == chunks_before
+    )
+    assert vector_ids(conn) == vectors_before
+    conn.close()

@@ -472,6 +472,31 @@ def test_ast_layer_returns_only_ast_chunks(searcher: Searcher) -> None:
         assert result.node_id is not None
 
 
+def test_lexical_merges_code_and_signatures_by_score_when_both_are_asked_for(
+    workspace: tuple[Path, apsw.Connection],
+) -> None:
+    _, conn = workspace
+    analysis = analyze_query("retry failed charge")
+    layer = dict(conn.execute("SELECT id, layer FROM chunks").fetchall())
+    code = lexical_stream(conn, analysis, StreamFilters(("code",)), 300)
+    ast = lexical_stream(conn, analysis, StreamFilters(("ast",)), 300)
+    both = lexical_stream(conn, analysis, StreamFilters(("code", "ast")), 300)
+    assert code and ast
+    assert {layer[cid] for cid, _ in code} == {"code"}
+    assert {layer[cid] for cid, _ in ast} == {"ast"}
+    assert sorted(both) == sorted(code + ast)
+    assert [score for _, score in both] == sorted((s for _, s in both), reverse=True)
+    # A filter (here on languages) takes the joined path and gives the same ranking.
+    filtered = lexical_stream(conn, analysis, StreamFilters(("code",), ("python",)), 300)
+    python_ids = {
+        row[0]
+        for row in conn.execute(
+            "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.language = 'python'"
+        )
+    }
+    assert filtered == [hit for hit in code if hit[0] in python_ids]
+
+
 def test_broad_search_never_returns_ast_chunks(searcher: Searcher) -> None:
     for query in ("charge", "func (s *Server) Handle", "parseConfig", "evict"):
         assert "ast" not in {r.layer for r in search(searcher, query).results}

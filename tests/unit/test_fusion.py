@@ -67,6 +67,19 @@ def test_ties_break_on_chunk_id_whatever_the_stream_order() -> None:
     assert [c.chunk_id for c in two] == [3, 5]
 
 
+def test_limit_returns_the_head_of_the_full_fusion_with_the_same_provenance() -> None:
+    rankings = {
+        "lexical": [(i, 100.0 - i) for i in range(1, 200)],
+        "symbol": [(i, 1.0) for i in range(150, 50, -1)],
+        "vector": [(i, 0.5) for i in range(0, 300, 3)],
+    }
+    full = fuse_rankings(rankings, {"symbol": 2.0})
+    head = fuse_rankings(rankings, {"symbol": 2.0}, limit=25)
+    assert len(full) == len(set().union(*({c for c, _ in r} for r in rankings.values())))
+    assert head == full[:25]
+    assert fuse_rankings(rankings, limit=0) == []
+
+
 def test_a_chunk_listed_twice_by_one_stream_counts_once_at_its_best_rank() -> None:
     fused = fuse_rankings({"lexical": [(7, 3.0), (8, 2.0), (7, 1.0)]}, rrf_k=60)
     by_id = {c.chunk_id: c for c in fused}

@@ -24,27 +24,36 @@ def fuse_rankings(
     rankings: Mapping[str, Sequence[tuple[int, float]]],
     weights: Mapping[str, float] | None = None,
     rrf_k: int = 60,
+    limit: int | None = None,
 ) -> list[FusedCandidate]:
     """Fuse ranked lists of (chunk_id, raw_score), best first, into one list.
 
     score(chunk) = sum over streams s that ranked it of weight_s / (rrf_k + rank_s),
     rank 1-based. A chunk listed twice by one stream counts at its best rank.
-    Ties break on chunk id so the order is deterministic.
+    Ties break on chunk id so the order is deterministic. With `limit`, only the
+    best `limit` candidates are returned (their provenance is built for them alone).
     """
-    fused: dict[int, FusedCandidate] = {}
+    scores: dict[int, float] = {}
+    firsts: list[tuple[str, dict[int, tuple[int, float]]]] = []
     for stream, ranked in rankings.items():
         weight = 1.0 if weights is None else weights.get(stream, 1.0)
-        seen: set[int] = set()
+        first: dict[int, tuple[int, float]] = {}
         for rank, (chunk_id, raw) in enumerate(ranked, start=1):
-            if chunk_id in seen:
-                continue
-            seen.add(chunk_id)
-            entry = fused.get(chunk_id)
-            if entry is None:
-                entry = fused[chunk_id] = FusedCandidate(chunk_id, 0.0)
-            entry.score += weight / (rrf_k + rank)
-            entry.hits.append(StreamHit(stream, rank, raw))
-    return sorted(fused.values(), key=lambda c: (-c.score, c.chunk_id))
+            if chunk_id not in first:
+                first[chunk_id] = (rank, raw)
+                scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (rrf_k + rank)
+        firsts.append((stream, first))
+    order = sorted(scores, key=lambda chunk_id: (-scores[chunk_id], chunk_id))
+    if limit is not None:
+        order = order[:limit]
+    return [
+        FusedCandidate(
+            chunk_id,
+            scores[chunk_id],
+            [StreamHit(stream, *first[chunk_id]) for stream, first in firsts if chunk_id in first],
+        )
+        for chunk_id in order
+    ]
 
 
 def collapse_by_node(

@@ -475,10 +475,12 @@ class Searcher:
             "vector": self.settings.weight_vector,
             "vector_doc": self.settings.weight_vector * self.settings.weight_doc,
         }
-        fused = fuse_rankings(rankings, weights, self.settings.rrf_k)
         # Priors may lift a candidate from deep in the fused list (a definition that
         # lexical ranked low), so they see a wider pool than the page needs.
-        wide = fused[: max(request.top_k * 20, 200)]
+        wide = fuse_rankings(
+            rankings, weights, self.settings.rrf_k, limit=max(request.top_k * 20, 200)
+        )
+        candidates = len({cid for ranked in rankings.values() for cid, _ in ranked})
         meta_rows = _chunk_meta(conn, [c.chunk_id for c in wide])
         meta = {cid: (node_id, layer) for cid, node_id, layer, _, _ in meta_rows}
         features: dict[int, ChunkFeatures] = {}
@@ -510,7 +512,7 @@ class Searcher:
         response.stages["rank"] = (time.perf_counter() - t0) * 1000
         _check(flight, "ranking")
 
-        collapsed = self._rerank(conn, request, analysis, fused, collapsed, response)
+        collapsed = self._rerank(conn, request, analysis, candidates, collapsed, response)
         _check(flight, "rerank")
         collapsed = _code_for_summaries(conn, collapsed[: request.top_k], meta, request.layers)
 
@@ -559,7 +561,7 @@ class Searcher:
         conn: apsw.Connection,
         request: SearchRequest,
         analysis: QueryAnalysis,
-        fused: list[FusedCandidate],
+        candidates: int,
         collapsed: list[FusedCandidate],
         response: SearchResponse,
     ) -> list[FusedCandidate]:
@@ -574,7 +576,7 @@ class Searcher:
             and any(h.stream == "symbol" and h.score >= 1.0 for h in collapsed[0].hits)
         )
         skip = rerank_skip_reason(
-            request.query, len(fused), self.rerank_settings.threshold, exact_first
+            request.query, candidates, self.rerank_settings.threshold, exact_first
         )
         if skip is not None:
             response.rerank = f"skipped: {skip}"

@@ -1,7 +1,8 @@
 """Retrieval streams: each returns chunk ids ranked best first, with raw scores.
 
-lexical      FTS5 bm25 over code and ast chunks (identifier-split, unstemmed);
-             raw score is -bm25 (higher is better)
+lexical      FTS5 bm25 over code chunks, and ast chunks (signatures) when asked
+             for (identifier-split, unstemmed); raw score is -bm25 (higher is
+             better)
 lexical_doc  FTS5 bm25 over markdown sections (porter stemming)
 symbol       trigram similarity of the query's identifiers to definition names;
              raw score in [0, 1], exact names 1.0
@@ -140,25 +141,34 @@ def scored_terms(
 def _bm25_stream(
     conn: apsw.Connection,
     table: str,
-    layers: list[str],
     analysis: QueryAnalysis,
     filters: StreamFilters,
     cap: int,
     max_df: float = 0.5,
 ) -> Ranked:
-    """bm25 over one FTS5 table (a fixed name, never user text), best first."""
-    if not layers or not analysis.terms:
+    """bm25 over one FTS5 table (a fixed name, never user text), best first.
+
+    Each table holds one layer, so without language, path or time filters the
+    ranking needs no other table: the join to chunks and files, which costs a
+    lookup per matching row, is made only to filter."""
+    if not analysis.terms:
         return []
     match = fts_or_query(scored_terms(conn, table, analysis.terms, max_df))
     file_sql, params = filters.file_sql()
     time_sql, time_params = filters.times.sql("c.changed", "c.created")
-    rows: list[Any] = conn.execute(
-        f"SELECT c.id, bm25({table}) AS s FROM {table}"
-        f" JOIN chunks c ON c.id = {table}.rowid JOIN files f ON f.id = c.file_id"
-        f" WHERE {table} MATCH ? AND c.layer IN ({','.join('?' * len(layers))}){file_sql}"
-        f"{time_sql} ORDER BY s, c.id LIMIT ?",
-        [match, *layers, *params, *time_params, cap],
-    ).fetchall()
+    if not file_sql and not time_sql:
+        rows: list[Any] = conn.execute(
+            f"SELECT rowid, bm25({table}) AS s FROM {table} WHERE {table} MATCH ?"
+            " ORDER BY s, rowid LIMIT ?",
+            (match, cap),
+        ).fetchall()
+    else:
+        rows = conn.execute(
+            f"SELECT c.id, bm25({table}) AS s FROM {table}"
+            f" JOIN chunks c ON c.id = {table}.rowid JOIN files f ON f.id = c.file_id"
+            f" WHERE {table} MATCH ?{file_sql}{time_sql} ORDER BY s, c.id LIMIT ?",
+            [match, *params, *time_params, cap],
+        ).fetchall()
     return [(int(cid), -float(score)) for cid, score in rows]
 
 
@@ -169,25 +179,34 @@ def lexical_stream(
     cap: int,
     max_df: float = 0.5,
 ) -> Ranked:
-    layers = [layer for layer in filters.layers if layer in ("code", "ast")]
-    return _bm25_stream(conn, "code_fts", layers, analysis, filters, cap, max_df)
+    """bm25 over code chunks and, when asked for, signatures (the ast layer, a
+    table of its own); the two rankings merged by score."""
+    ranked: Ranked = []
+    for table, layer in (("code_fts", "code"), ("ast_fts", "ast")):
+        if layer in filters.layers:
+            ranked += _bm25_stream(conn, table, analysis, filters, cap, max_df)
+    if "code" in filters.layers and "ast" in filters.layers:
+        ranked.sort(key=lambda hit: (-hit[1], hit[0]))
+    return ranked[:cap]
 
 
 def lexical_doc_stream(
     conn: apsw.Connection, analysis: QueryAnalysis, filters: StreamFilters, cap: int
 ) -> Ranked:
-    layers = [layer for layer in filters.layers if layer == "doc"]
-    return _bm25_stream(conn, "doc_fts", layers, analysis, filters, cap)
+    if "doc" not in filters.layers:
+        return []
+    return _bm25_stream(conn, "doc_fts", analysis, filters, cap)
 
 
-def _similarity(query: str, name: str) -> float:
-    q, n = query.lower(), name.lower()
-    if q == n:
+def _similarity(query: str, query_trigrams: set[str], name: str) -> float:
+    """Jaccard similarity of trigram sets; 1.0 for the same name in any case."""
+    n = name.lower()
+    if query == n:
         return 1.0
-    qt, nt = set(trigrams(q)), set(trigrams(n))
-    if not qt or not nt:
+    nt = set(trigrams(n))
+    if not query_trigrams or not nt:
         return 0.0
-    return len(qt & nt) / len(qt | nt)
+    return len(query_trigrams & nt) / len(query_trigrams | nt)
 
 
 def _name_candidates(conn: apsw.Connection, name: str, limit: int) -> list[int]:
@@ -251,8 +270,10 @@ def symbol_stream(
             f" WHERE n.id IN ({','.join('?' * len(id_list))}){file_sql}{time_sql}",
             [*id_list, *params, *time_params],
         ).fetchall()
+        lowered = probe.lower()
+        probe_trigrams = set(trigrams(lowered))
         for node_id, name, qname, kind in rows:
-            score = _similarity(probe, str(name))
+            score = _similarity(lowered, probe_trigrams, str(name))
             if score < threshold:
                 continue
             if qualified and score == 1.0:

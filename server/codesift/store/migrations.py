@@ -8,7 +8,8 @@ Tables
   edges     node -> node (dst_id) or node -> unresolved name (dst_name, dst_hint);
             the all_edges view adds `contains` edges from nodes.parent_id
   chunks    retrieval text with a layer: code, ast, summary, doc
-  code_fts  FTS5 over code and ast chunk text (identifier-split, no stemming)
+  code_fts  FTS5 over code chunk text (identifier-split, no stemming)
+  ast_fts   the same over ast chunks (signatures), searched only when asked for
   doc_fts   FTS5 with porter stemming over markdown sections
   names_fts FTS5 trigram over node names (qualified names are scored on the candidates)
   chunk_vectors, embedded  int8 embeddings of chunks (sqlite-vec), the text they came
@@ -217,6 +218,24 @@ MIGRATIONS: tuple[Migration, ...] = (
         -- copy of the vectors fetches only what changed since it last looked.
         ALTER TABLE embedded ADD COLUMN stamp INTEGER NOT NULL DEFAULT 0;
         CREATE INDEX embedded_stamp ON embedded(stamp);
+        """,
+    ),
+    Migration(
+        6,
+        "ast full-text table",
+        """
+        -- Signatures (the ast layer) get their own full-text table: the default
+        -- lexical search, over code, then scores only code rows and needs no join
+        -- to tell the layers apart. Their text is rebuilt from the source, so every
+        -- file is read again by the next run (ids, and with them vectors, are kept:
+        -- a re-read file with unchanged text keeps its chunk ids).
+        CREATE VIRTUAL TABLE ast_fts USING fts5(
+            body, content='', contentless_delete=1,
+            tokenize="unicode61 remove_diacritics 2 tokenchars '_'"
+        );
+        DELETE FROM code_fts WHERE rowid IN (SELECT id FROM chunks WHERE layer = 'ast');
+        UPDATE files SET mtime_ns = -1, content_hash = '';
+        DELETE FROM skipped_files;
         """,
     ),
 )

@@ -20,6 +20,7 @@ from codesift.parsing.model import ParsedFile
 from codesift.tokens import code_index_text
 
 __all__ = [
+    "FTS_AST",
     "FTS_CODE",
     "FTS_DOC",
     "FTS_NONE",
@@ -38,7 +39,7 @@ __all__ = [
 COMPRESS_ABOVE = 160
 
 # Which full-text table a chunk goes to.
-FTS_NONE, FTS_CODE, FTS_DOC = 0, 1, 2
+FTS_NONE, FTS_CODE, FTS_DOC, FTS_AST = 0, 1, 2, 3
 
 # (kind, name, qualified_name, parent position or -1, start_line, end_line, signature,
 #  docstring)
@@ -123,7 +124,7 @@ def file_rows(parsed: ParsedFile) -> FileRows:
                     body = f"{body}\n{doc}"
             chunks.append((*head, pack_text(chunk.text), digest, FTS_CODE, code_index_text(body)))
         elif chunk.layer == "ast":
-            chunks.append((*head, None, digest, FTS_CODE, code_index_text(chunk.text)))
+            chunks.append((*head, None, digest, FTS_AST, code_index_text(chunk.text)))
         else:
             # summary chunks are for the vector stream; their words are in the code chunk
             chunks.append((*head, None, digest, FTS_NONE, ""))

@@ -24,12 +24,14 @@ from typing import TypeVar
 import apsw
 
 from codesift.store.database import scalar
-from codesift.store.rows import FTS_CODE, FTS_DOC, FileMeta, FileRows, NodeRow
+from codesift.store.rows import FTS_AST, FTS_CODE, FTS_DOC, FileMeta, FileRows, NodeRow
 from codesift.store.vector_stamps import bump_vectors_removed
 
 __all__ = ["FileChange", "IndexWriter"]
 
-_FTS_TABLES = ("code_fts", "doc_fts", "names_fts")
+_FTS_TABLES = ("code_fts", "ast_fts", "doc_fts", "names_fts")
+# The full-text table of each chunk layer that has one.
+_FTS_OF_LAYER = (("code_fts", "code"), ("ast_fts", "ast"), ("doc_fts", "doc"))
 # SQL for the last component of edges.dst_hint (after its last '.', ':' or '\'):
 # rtrim strips every character that is not a separator from the right.
 _HINT_TAIL = (
@@ -147,16 +149,12 @@ class IndexWriter:
 
     def _delete_rows(self, file_id: int) -> None:
         conn = self.conn
-        conn.execute(
-            "DELETE FROM code_fts WHERE rowid IN "
-            "(SELECT id FROM chunks WHERE file_id = ? AND layer != 'doc')",
-            (file_id,),
-        )
-        conn.execute(
-            "DELETE FROM doc_fts WHERE rowid IN "
-            "(SELECT id FROM chunks WHERE file_id = ? AND layer = 'doc')",
-            (file_id,),
-        )
+        for table, layer in _FTS_OF_LAYER:
+            conn.execute(
+                f"DELETE FROM {table} WHERE rowid IN "
+                "(SELECT id FROM chunks WHERE file_id = ? AND layer = ?)",
+                (file_id, layer),
+            )
         conn.execute(
             "DELETE FROM names_fts WHERE rowid IN (SELECT id FROM nodes WHERE file_id = ?)",
             (file_id,),
@@ -376,14 +374,11 @@ class IndexWriter:
                 for c, chunk_id in zip(rows.chunks, ids, strict=True)
             ],
         )
-        conn.executemany(
-            "INSERT INTO code_fts (rowid, body) VALUES (?,?)",
-            [(i, c[9]) for c, i in zip(rows.chunks, ids, strict=True) if c[8] == FTS_CODE],
-        )
-        conn.executemany(
-            "INSERT INTO doc_fts (rowid, body) VALUES (?,?)",
-            [(i, c[9]) for c, i in zip(rows.chunks, ids, strict=True) if c[8] == FTS_DOC],
-        )
+        for table, fts in (("code_fts", FTS_CODE), ("ast_fts", FTS_AST), ("doc_fts", FTS_DOC)):
+            conn.executemany(
+                f"INSERT INTO {table} (rowid, body) VALUES (?,?)",
+                [(i, c[9]) for c, i in zip(rows.chunks, ids, strict=True) if c[8] == fts],
+            )
         return ids
 
     def run_marker(self) -> bool:
