@@ -93,6 +93,32 @@ def test_summary_names_parent_doc_and_calls() -> None:
     assert "calls get" in summary.text
 
 
+CALLS_PY = """def run(job, log):
+    job.prepare()
+    check(job)
+    log.write(job)
+    print(job)
+    job.prepare()
+    finish()
+"""
+
+
+def test_summary_lists_calls_in_source_order_with_the_first_call_site() -> None:
+    # Call sites come from several query patterns (plain and attribute calls), whose
+    # captures tree-sitter returns in no promised order: the result must not depend on
+    # it, or re-indexing an unchanged file changes its summaries and their vectors.
+    first = parse(CALLS_PY, "jobs.py", "python")
+    run = by_name(first, "run")
+    summary = next(c for c in first.chunks if c.node == run and c.layer == "summary")
+    assert "calls prepare, check, write, print, finish" in summary.text
+    calls = [(e.dst_name, e.line) for e in first.edges if e.kind == "calls" and e.src == run]
+    assert calls == [("prepare", 2), ("check", 3), ("write", 4), ("print", 5), ("finish", 7)]
+    for _ in range(5):
+        again = parse(CALLS_PY, "jobs.py", "python")
+        assert again.edges == first.edges
+        assert [c.text for c in again.chunks] == [c.text for c in first.chunks]
+
+
 def test_long_body_is_split_into_parts_that_repeat_the_header() -> None:
     body = "\n".join(f"    x{i} = {i}" for i in range(30))
     text = f"def big():\n{body}\n"

@@ -304,6 +304,7 @@ def extract(
     inherits: list[tuple[Node, str]] = []
     imports: list[tuple[str, str, str, int, bool]] = []
     package = ""
+    package_at = -1
 
     structure_query, calls_query = split_queries(spec.name)
     for callee_name in QueryCursor(calls_query).captures(root).get("name", ()):
@@ -374,8 +375,18 @@ def extract(
                     raw_module[:1] in ('"', "'", "`", "<"),
                 )
             )
-        elif role == "package" and not package:
-            package = _WS.sub("", _text(caps[role][0], src)).strip(";")
+        elif role == "package":
+            declared = caps[role][0]
+            if package_at < 0 or declared.start_byte < package_at:  # the first in the file
+                package = _WS.sub("", _text(declared, src)).strip(";")
+                package_at = declared.start_byte
+
+    # tree-sitter does not promise the order of captures and matches (it varies from
+    # one run to the next): sorted by position, the first call site of each callee,
+    # the import hints and so the summaries come out the same every time.
+    calls.sort(key=lambda call: (call[0], call[2]))
+    inherits.sort(key=lambda item: (item[0].start_byte, item[1]))
+    imports.sort(key=lambda item: (item[3], item[0], item[1], item[2]))
 
     # Module node first: every other node descends from it.
     if spec.qualifier == "python_module":
