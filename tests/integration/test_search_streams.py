@@ -16,6 +16,7 @@ import pytest
 from codesift.errors import SearchCancelled
 from codesift.indexer import IndexSummary
 from codesift.retrieval import Searcher, SearchRequest, SearchResponse
+from codesift.retrieval.query import trigrams
 from codesift.retrieval.search import StreamInput, _Stream
 from codesift.retrieval.streams import Ranked
 
@@ -429,3 +430,30 @@ def test_terms_in_a_tenth_of_a_large_index_are_not_scored() -> None:
         "handler",
         "sprocket",
     ]
+
+
+def test_a_trigram_in_a_tenth_of_many_names_is_not_counted_for_candidates() -> None:
+    from codesift.retrieval import streams
+
+    def names(rows: int) -> apsw.Connection:
+        conn = apsw.Connection(":memory:")
+        conn.execute(
+            "CREATE VIRTUAL TABLE names_fts USING fts5("
+            "name, detail='none', tokenize='trigram case_sensitive 0')"
+        )
+        with conn:
+            for i in range(1, rows + 1):  # test_0001 ...: `est` in every name but two
+                conn.execute("INSERT INTO names_fts (rowid, name) VALUES (?, ?)", (i, f"test_{i}"))
+            conn.execute("INSERT INTO names_fts (rowid, name) VALUES (?, 'redirect_request')", (0,))
+            conn.execute("INSERT INTO names_fts (rowid, name) VALUES (?, 'redirect')", (-1,))
+        return conn
+
+    probe = trigrams("redirect_request")
+    large = names(3_000)
+    kept = streams._telling_trigrams(large, probe)
+    assert "est" not in kept and "tes" not in kept
+    assert set(kept) == set(probe) - {"est"}  # `tes` is not in the probe
+    # The names sharing telling trigrams come first; `test_...` names share no other.
+    assert streams._name_candidates(large, "redirect_request", 5) == [0, -1]
+    # In a small index every trigram is cheap to count: all are kept.
+    assert streams._telling_trigrams(names(100), probe) == probe

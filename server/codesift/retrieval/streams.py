@@ -199,24 +199,44 @@ def lexical_doc_stream(
 
 
 def _similarity(query: str, query_trigrams: set[str], name: str) -> float:
-    """Jaccard similarity of trigram sets; 1.0 for the same name in any case."""
+    """Jaccard similarity of trigram sets; 1.0 for the same name in any case.
+    `query` is lower-case and `query_trigrams` its trigrams."""
     n = name.lower()
     if query == n:
         return 1.0
-    nt = set(trigrams(n))
+    nt = {n[i : i + 3] for i in range(len(n) - 2)}
     if not query_trigrams or not nt:
         return 0.0
-    return len(query_trigrams & nt) / len(query_trigrams | nt)
+    shared = len(query_trigrams & nt)
+    return shared / (len(query_trigrams) + len(nt) - shared)
+
+
+# A trigram in at least this share of the names (`est` of `test_...`: 44% of the
+# Python stdlib's) tells names apart no better than chance, yet counting its
+# postings was most of the symbol stream's time; left out of candidate counting
+# when the name has other trigrams (and the index at least COMMON_TERM_MIN_ROWS names).
+COMMON_TRIGRAM_SHARE = 0.1
+
+
+def _telling_trigrams(conn: apsw.Connection, tris: list[str]) -> list[str]:
+    names = _cached_count(conn, "names_fts", None)
+    if len(tris) < 2 or names < COMMON_TERM_MIN_ROWS:
+        return tris
+    limit = COMMON_TRIGRAM_SHARE * names
+    kept = [tri for tri in tris if _cached_count(conn, "names_fts", tri) < limit]
+    return kept or tris
 
 
 def _name_candidates(conn: apsw.Connection, name: str, limit: int) -> list[int]:
-    """Node ids sharing the most trigrams with `name` (FTS5 trigram index).
+    """Node ids sharing the most of `name`'s telling trigrams (FTS5 trigram index;
+    the ones in a tenth of all names are not counted: `_telling_trigrams`).
 
-    Counted in SQL: a common trigram (`tes`, `est` in `test_...` names) matches
-    thousands of names, too many to count in Python. Ties keep the order in which
-    the ids first appear: by the first (sorted) trigram they share, then by id.
+    Counted in SQL: a trigram can still match thousands of names, too many to count
+    in Python. Ties keep the order in which the ids first appear: by the first
+    (sorted) trigram they share, then by id. Candidates are then scored on all
+    their trigrams (`_similarity`).
     """
-    tris = trigrams(name)
+    tris = _telling_trigrams(conn, trigrams(name))
     if not tris:
         return []
     postings = " UNION ALL ".join(
@@ -264,9 +284,9 @@ def symbol_stream(
         id_list = list(ids)
         file_sql, params = filters.file_sql()
         time_sql, time_params = filters.times.sql("n.changed", "n.created")
+        files = " JOIN files f ON f.id = n.file_id" if file_sql else ""
         rows: list[Any] = conn.execute(
-            "SELECT n.id, n.name, n.qualified_name, n.kind FROM nodes n"
-            " JOIN files f ON f.id = n.file_id"
+            f"SELECT n.id, n.name, n.qualified_name, n.kind FROM nodes n{files}"
             f" WHERE n.id IN ({','.join('?' * len(id_list))}){file_sql}{time_sql}",
             [*id_list, *params, *time_params],
         ).fetchall()
@@ -393,10 +413,11 @@ def _current_hits(
     file_sql, params = filters.file_sql()
     score = dict(hits)
     ids = list(score)
+    files = " JOIN files f ON f.id = c.file_id" if file_sql else ""
     kept = {
         int(r[0])
         for r in conn.execute(
-            "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id"
+            f"SELECT c.id FROM chunks c{files}"
             " JOIN embedded e ON e.chunk_id = c.id AND e.text_hash = c.text_hash"
             f" WHERE c.id IN ({','.join('?' * len(ids))}){file_sql}",
             [*ids, *params],
