@@ -59,6 +59,23 @@ def test_embedder_runs_offline_and_gives_unit_vectors(
     assert query.shape == (384,)
 
 
+def test_the_model_runs_in_a_session_whose_threads_sleep_between_runs(
+    embedder: Embedder,
+) -> None:
+    import onnxruntime as ort
+
+    embedder.embed_query("load the model")
+    session = embedder._load().model.model
+    assert isinstance(session, ort.InferenceSession)
+    options = session.get_session_options()
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    assert options.get_session_config_entry("session.inter_op.allow_spinning") == "0"
+    # A query and a batch of one embed the same text alike through it.
+    query = embedder.embed_query("retry a declined card payment")
+    batch = embedder.embed(["retry a declined card payment"])[0]
+    assert float(query @ batch) > 0.999
+
+
 def test_quantize_keeps_direction() -> None:
     rng = np.random.default_rng(7)
     vectors = rng.normal(size=(20, 384)).astype(np.float32)

@@ -90,6 +90,40 @@ def assemble_model_dir(cache_dir: Path, max_tokens: int) -> Path:
     return target
 
 
+def _sleeping_threads(model: TextEmbedding, onnx_path: Path, threads: int | None) -> None:
+    """Run `model` in an onnxruntime session whose threads sleep between runs.
+
+    By default onnxruntime's threads spin after each run, waiting for more work. A
+    search embeds its query while its other streams run: the spinning kept a core
+    busy long after the embedding was done, and on 2 cores a search then took ~20 ms
+    more CPU (bench/RESULTS.md, query speed). Batch throughput is the same either
+    way. fastembed does not expose the option, so the session it made is replaced
+    by one that differs only in it (the same file, threads and optimisation level).
+    """
+    import onnxruntime as ort
+
+    inner = getattr(model, "model", None)
+    session = getattr(inner, "model", None)
+    if not isinstance(session, ort.InferenceSession):
+        log.warning(
+            "the embedding model has no onnxruntime session where codesift expects it; "
+            "its threads keep spinning between runs"
+        )
+        return
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    if threads is not None:
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = threads
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    setattr(  # noqa: B010 (fastembed's attribute, not typed)
+        inner,
+        "model",
+        ort.InferenceSession(str(onnx_path), options, providers=session.get_providers()),
+    )
+
+
 class Embedder:
     """Embeds texts into L2-normalised float32 vectors. Thread-safe; the model loads
     on first use (about a quarter of a second)."""
@@ -122,15 +156,17 @@ class Embedder:
                     "fastembed is not installed; reinstall codesift or turn embeddings off"
                 ) from exc
             try:
-                self._model = TextEmbedding(
+                model = TextEmbedding(
                     FASTEMBED_NAME,
                     cache_dir=str(self.cache_dir / "fastembed"),
                     threads=self.threads,
                     specific_model_path=str(model_dir),
                 )
+                _sleeping_threads(model, model_dir / "model.onnx", self.threads)
             except Exception as exc:  # fastembed raises plain exceptions on bad files
                 raise EmbeddingError(f"cannot load the embedding model: {exc}") from exc
-            return self._model
+            self._model = model
+            return model
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """One row per text, in order."""
