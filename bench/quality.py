@@ -350,6 +350,11 @@ EXTRA_CONFIGS: list[SearchConfig] = [
         overrides={"lexical_max_df": 0.5},
     ),
     SearchConfig(
+        "lexical max_df 0.05",
+        "the lexical stream leaves out terms found in a twentieth of the code chunks",
+        overrides={"lexical_max_df": 0.05},
+    ),
+    SearchConfig(
         "sqlite-vec kNN",
         "vectors searched by sqlite-vec's exact kNN (one-shot CLI searches) instead of "
         "the in-memory copy (the language server)",
