@@ -432,7 +432,7 @@ def test_terms_in_a_tenth_of_a_large_index_are_not_scored() -> None:
     ]
 
 
-def test_a_trigram_in_a_tenth_of_many_names_is_not_counted_for_candidates() -> None:
+def test_name_candidates_are_counted_over_the_rarest_trigrams_within_a_budget() -> None:
     from codesift.retrieval import streams
 
     def names(rows: int) -> apsw.Connection:
@@ -442,18 +442,20 @@ def test_a_trigram_in_a_tenth_of_many_names_is_not_counted_for_candidates() -> N
             "name, detail='none', tokenize='trigram case_sensitive 0')"
         )
         with conn:
-            for i in range(1, rows + 1):  # test_0001 ...: `est` in every name but two
+            for i in range(1, rows + 1):  # test_1 ...: `est` in every name but two
                 conn.execute("INSERT INTO names_fts (rowid, name) VALUES (?, ?)", (i, f"test_{i}"))
             conn.execute("INSERT INTO names_fts (rowid, name) VALUES (?, 'redirect_request')", (0,))
             conn.execute("INSERT INTO names_fts (rowid, name) VALUES (?, 'redirect')", (-1,))
         return conn
 
     probe = trigrams("redirect_request")
-    large = names(3_000)
-    kept = streams._telling_trigrams(large, probe)
-    assert "est" not in kept and "tes" not in kept
-    assert set(kept) == set(probe) - {"est"}  # `tes` is not in the probe
+    assert "est" in probe
+    many = names(streams.NAME_POSTINGS_BUDGET + 100)
+    # `est`'s postings alone are over the budget: the rarer trigrams are counted.
+    assert streams._telling_trigrams(many, probe) == [tri for tri in probe if tri != "est"]
     # The names sharing telling trigrams come first; `test_...` names share no other.
-    assert streams._name_candidates(large, "redirect_request", 5) == [0, -1]
-    # In a small index every trigram is cheap to count: all are kept.
+    assert streams._name_candidates(many, "redirect_request", 5) == [0, -1]
+    # The rarest trigram is counted however many postings it has.
+    assert streams._telling_trigrams(many, ["est", "tes"]) in (["est"], ["tes"])
+    # When all postings fit the budget, every trigram is counted.
     assert streams._telling_trigrams(names(100), probe) == probe

@@ -211,25 +211,33 @@ def _similarity(query: str, query_trigrams: set[str], name: str) -> float:
     return shared / (len(query_trigrams) + len(nt) - shared)
 
 
-# A trigram in at least this share of the names (`est` of `test_...`: 44% of the
-# Python stdlib's) tells names apart no better than chance, yet counting its
-# postings was most of the symbol stream's time; left out of candidate counting
-# when the name has other trigrams (and the index at least COMMON_TERM_MIN_ROWS names).
-COMMON_TRIGRAM_SHARE = 0.1
+# Name candidates are counted over a name's rarest trigrams whose postings add up to
+# at most this many (the rarest one always). A trigram like `est` (of `test_...`:
+# in 44% of the Python stdlib's names) says little about which name is meant, yet
+# counting its postings was most of the symbol stream's time; the rare trigrams,
+# where words join (`ngf`, `leh` in TimedRotatingFileHandler), are the ones that
+# similar names share.
+NAME_POSTINGS_BUDGET = 6000
 
 
 def _telling_trigrams(conn: apsw.Connection, tris: list[str]) -> list[str]:
-    names = _cached_count(conn, "names_fts", None)
-    if len(tris) < 2 or names < COMMON_TERM_MIN_ROWS:
+    """The rarest of `tris` within NAME_POSTINGS_BUDGET postings, in sorted order."""
+    if len(tris) < 2:
         return tris
-    limit = COMMON_TRIGRAM_SHARE * names
-    kept = [tri for tri in tris if _cached_count(conn, "names_fts", tri) < limit]
-    return kept or tris
+    counted = sorted((_cached_count(conn, "names_fts", tri), tri) for tri in tris)
+    kept: list[str] = []
+    total = 0
+    for count, tri in counted:
+        if kept and total + count > NAME_POSTINGS_BUDGET:
+            break
+        kept.append(tri)
+        total += count
+    return sorted(kept)
 
 
 def _name_candidates(conn: apsw.Connection, name: str, limit: int) -> list[int]:
     """Node ids sharing the most of `name`'s telling trigrams (FTS5 trigram index;
-    the ones in a tenth of all names are not counted: `_telling_trigrams`).
+    its rarest ones: `_telling_trigrams`).
 
     Counted in SQL: a trigram can still match thousands of names, too many to count
     in Python. Ties keep the order in which the ids first appear: by the first
