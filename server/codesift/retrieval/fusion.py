@@ -43,16 +43,17 @@ def fuse_rankings(
                 first[chunk_id] = (rank, raw)
                 scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (rrf_k + rank)
         firsts.append((stream, first))
-    order = sorted(scores, key=lambda chunk_id: (-scores[chunk_id], chunk_id))
+    # Plain tuples sort in C, without a key function call per candidate.
+    order = sorted([(-score, chunk_id) for chunk_id, score in scores.items()])
     if limit is not None:
         order = order[:limit]
     return [
         FusedCandidate(
             chunk_id,
-            scores[chunk_id],
+            -negative,
             [StreamHit(stream, *first[chunk_id]) for stream, first in firsts if chunk_id in first],
         )
-        for chunk_id in order
+        for negative, chunk_id in order
     ]
 
 
