@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from codesift.embedding import Embedder, fill_vectors, vector_coverage
-from codesift.embedding.vectors import quantize
+from codesift.embedding.vectors import compact_vectors, quantize, vector_slots
 from codesift.indexer import IndexSummary
 from codesift.retrieval import Searcher, SearchRequest
-from codesift.store.database import scalar
+from codesift.store.database import open_database, scalar
 
 pytestmark = pytest.mark.usefixtures("git_isolation")
 
@@ -160,3 +160,38 @@ def test_searcher_without_embedder_has_no_vector_stream(
     assert {s.stream for s in response.streams} == {"lexical", "lexical_doc", "symbol"}
     # billing/ has no __init__.py, so the module path starts at `charges`.
     assert response.results[0].qualified_name == "charges.retry_failed_charge"
+
+
+def test_the_vector_table_is_rewritten_without_the_slots_of_deleted_vectors(
+    tmp_path: Path,
+) -> None:
+    conn = open_database(tmp_path / "index.db")
+    rng = np.random.default_rng(7)
+    vectors = {i: rng.integers(-127, 128, 384, dtype=np.int8).tobytes() for i in range(1, 4001)}
+    with conn:
+        conn.executemany(
+            "INSERT INTO chunk_vectors (chunk_id, layer, embedding) VALUES (?, ?, vec_int8(?))",
+            [(i, "summary" if i % 2 else "code", v) for i, v in vectors.items()],
+        )
+    assert vector_slots(conn) == (4000, 4096)
+    assert not compact_vectors(conn)  # 96 unused slots: nothing to gain
+    with conn:
+        conn.executemany(
+            "DELETE FROM chunk_vectors WHERE chunk_id = ?", [(i,) for i in range(1, 4001, 3)]
+        )
+    kept = {i: v for i, v in vectors.items() if i % 3 != 1}
+    assert vector_slots(conn) == (len(kept), 4096)
+    query = "SELECT chunk_id, distance FROM chunk_vectors WHERE embedding MATCH vec_int8(?)"
+    query += " AND k = 50 AND layer IN ('code', 'summary')"
+    probe = rng.integers(-127, 128, 384, dtype=np.int8).tobytes()
+    before = conn.execute(query, (probe,)).fetchall()
+
+    assert compact_vectors(conn)
+
+    assert vector_slots(conn) == (len(kept), 3072)  # 2,667 vectors in 3 chunks of 1,024
+    rows = conn.execute("SELECT chunk_id, layer, embedding FROM chunk_vectors").fetchall()
+    assert {cid: bytes(emb) for cid, _, emb in rows} == kept
+    assert all(layer == ("summary" if cid % 2 else "code") for cid, layer, _ in rows)
+    assert conn.execute(query, (probe,)).fetchall() == before
+    assert not compact_vectors(conn)
+    conn.close()

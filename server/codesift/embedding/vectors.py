@@ -96,6 +96,50 @@ def remove_stale_vectors(conn: apsw.Connection) -> int:
     return len(stale)
 
 
+# A vec0 table keeps the slot of every deleted vector, and its kNN scans the slots:
+# after re-embedding half of the Python stdlib's summaries, 72,082 vectors sat in
+# 108,544 slots and a kNN took twice as long as over a table written afresh.
+COMPACT_WHEN_WASTED = 0.25
+_VEC0_CHUNK = 1024  # slots per vec0 chunk (sqlite-vec's default chunk_size)
+
+
+def vector_slots(conn: apsw.Connection) -> tuple[int, int]:
+    """(vectors, slots) of the vec0 table: slots include those of deleted vectors."""
+    rows = int(scalar(conn, "SELECT count(*) FROM chunk_vectors") or 0)
+    slots = int(scalar(conn, "SELECT coalesce(sum(size), 0) FROM chunk_vectors_chunks") or 0)
+    return rows, slots
+
+
+def compact_vectors(conn: apsw.Connection, wasted: float = COMPACT_WHEN_WASTED) -> bool:
+    """Rewrite the vec0 table without the slots of deleted vectors when more than
+    `wasted` of its slots (and at least one chunk's worth) hold none. The same rows
+    with the same ids and stamps, in one transaction; True when it was rewritten."""
+    rows, slots = vector_slots(conn)
+    if slots - rows < max(_VEC0_CHUNK, wasted * slots):
+        return False
+    started = time.perf_counter()
+    with conn:
+        schema = scalar(conn, "SELECT sql FROM sqlite_schema WHERE name = 'chunk_vectors'")
+        conn.execute(
+            "CREATE TEMP TABLE codesift_vectors AS"
+            " SELECT chunk_id, layer, embedding FROM chunk_vectors ORDER BY chunk_id"
+        )
+        conn.execute("DROP TABLE chunk_vectors")
+        conn.execute(str(schema))
+        conn.execute(
+            "INSERT INTO chunk_vectors (chunk_id, layer, embedding)"
+            " SELECT chunk_id, layer, vec_int8(embedding) FROM temp.codesift_vectors"
+        )
+        conn.execute("DROP TABLE temp.codesift_vectors")
+    log.info(
+        "rewrote the vector table: %d vectors had %d slots (%.1fs)",
+        rows,
+        slots,
+        time.perf_counter() - started,
+    )
+    return True
+
+
 ProgressFn = Callable[[int, int], None]
 
 # Batches per window of pending chunks that are sorted by text length together.
@@ -152,6 +196,7 @@ def fill_vectors(
             done += len(batch)
             if progress:
                 progress(done, total)
+    compact_vectors(conn)
     return _finish(done, total, started)
 
 
