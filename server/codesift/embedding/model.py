@@ -117,10 +117,12 @@ def _sleeping_threads(model: TextEmbedding, onnx_path: Path, threads: int | None
         options.inter_op_num_threads = threads
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.add_session_config_entry("session.inter_op.allow_spinning", "0")
-    setattr(  # noqa: B010 (fastembed's attribute, not typed)
-        inner,
-        "model",
-        ort.InferenceSession(str(onnx_path), options, providers=session.get_providers()),
+    providers = session.get_providers()
+    # Let go of fastembed's session first, so the two never take memory together.
+    setattr(inner, "model", None)  # noqa: B010 (fastembed's attribute, not typed)
+    del session
+    setattr(  # noqa: B010
+        inner, "model", ort.InferenceSession(str(onnx_path), options, providers=providers)
     )
 
 
