@@ -260,7 +260,7 @@ class VectorIndex:
                 candidates = candidates[mask[candidates]]
             # No BLAS here (no `@`, no linalg): OpenBLAS runs a matrix this size on
             # several threads that then spin for a long while, taking the cores the
-            # other streams of the search need (29 ms of CPU per query on 2 cores).
+            # other streams of the search need (~27 ms of CPU per search on 2 cores).
             # einsum over the int8 rows, summing in float32, stays on this thread.
             norm = float(np.sqrt(np.square(q).sum())) or 1.0
             dots = np.einsum(
