@@ -10,6 +10,7 @@ from pathlib import Path
 import apsw
 import numpy as np
 import pytest
+from vector_workspace import FILES
 
 from codesift.embedding import Embedder, fill_vectors
 from codesift.embedding.vectors import quantize
@@ -125,24 +126,6 @@ def test_resident_index_follows_writes_and_removals(tmp_path: Path) -> None:
     _write_vectors(other, {7: vectors[7]}, "summary")
     assert [cid for cid, _ in index.search(other, vectors[7], 10, ("summary",))] == [7]
     assert len(index) == 1
-
-
-FILES = {
-    "billing/charges.py": (
-        "def retry_failed_charge(charge, attempts=3):\n"
-        '    """Try a declined credit card payment again with exponential backoff."""\n'
-        "    for attempt in range(attempts):\n"
-        "        if charge.submit():\n"
-        "            return True\n"
-        "    return False\n"
-    ),
-    "net/server.go": (
-        "package net\n\n"
-        "// Listen opens a TCP socket and accepts incoming network connections.\n"
-        "func Listen(addr string) error {\n\treturn nil\n}\n"
-    ),
-    "docs/payments.md": "# Payments\n\nCards that are declined are retried a few times.\n",
-}
 
 
 EmbeddedRepo = tuple[Path, apsw.Connection]

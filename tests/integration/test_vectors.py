@@ -9,6 +9,7 @@ from pathlib import Path
 import apsw
 import numpy as np
 import pytest
+from vector_workspace import FILES
 
 from codesift.embedding import Embedder, fill_vectors, vector_coverage
 from codesift.embedding.vectors import compact_vectors, quantize, vector_slots
@@ -20,28 +21,6 @@ pytestmark = pytest.mark.usefixtures("git_isolation")
 
 MakeRepo = Callable[..., Path]
 IndexWorkspace = Callable[..., tuple[apsw.Connection, IndexSummary]]
-
-FILES = {
-    "billing/charges.py": (
-        "def retry_failed_charge(charge, attempts=3):\n"
-        '    """Try a declined credit card payment again with exponential backoff."""\n'
-        "    for attempt in range(attempts):\n"
-        "        if charge.submit():\n"
-        "            return True\n"
-        "    return False\n"
-    ),
-    "text/markdown.py": (
-        "def split_headings(document):\n"
-        '    """Cut a markdown document into sections at each heading line."""\n'
-        "    return [part for part in document.split('#') if part]\n"
-    ),
-    "net/server.go": (
-        "package net\n\n"
-        "// Listen opens a TCP socket and accepts incoming network connections.\n"
-        "func Listen(addr string) error {\n\treturn nil\n}\n"
-    ),
-    "README.md": "# Payments\n\nCards that are declined are retried a few times.\n",
-}
 
 
 def test_embedder_runs_offline_and_gives_unit_vectors(

@@ -37,7 +37,7 @@ from codesift.indexer import Indexer, IndexPlan, IndexProgress
 from codesift.retrieval import Searcher
 from codesift.retrieval.rerank import Reranker, RerankerLoad, load_reranker
 from codesift.retrieval.vector_index import VectorIndex
-from codesift.store.database import open_database, open_reader
+from codesift.store.database import open_database
 from codesift.watcher import ChangeBatch, FolderWatcher, PathFilter
 
 __all__ = ["Cancellation", "FolderIndex", "FolderListener", "ReaderPool", "db_path_for"]
@@ -509,11 +509,7 @@ class FolderIndex:
         if self._vectors is None or not self.progress.vectors_embedded:
             return
         try:
-            reader = open_reader(self.db_path)
-            try:
-                self._vectors.sync(reader)
-            finally:
-                reader.close()
+            self._vectors.sync_file(self.db_path)
         except (apsw.Error, OSError) as exc:  # searches fall back to sqlite-vec
             log.warning("cannot load the vectors of %s into memory: %s", self.root, exc)
 

@@ -320,11 +320,7 @@ class Searcher:
     def _load_in_background(self) -> None:
         assert self._vector_index is not None and self._db_path is not None
         try:
-            conn = open_reader(Path(self._db_path))
-            try:
-                self._vector_index.sync(conn)  # loads, unless its owner did meanwhile
-            finally:
-                conn.close()
+            self._vector_index.sync_file(self._db_path)  # loads, unless its owner did
         except Exception as exc:  # searches keep using sqlite-vec
             log.warning("cannot load the vectors into memory: %s", exc)
 

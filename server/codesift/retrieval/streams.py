@@ -52,6 +52,11 @@ class StreamFilters:
     paths: tuple[str, ...] = ()
     times: TimeFilter = field(default_factory=TimeFilter)
 
+    def files_join(self, file_id: str) -> str:
+        """` JOIN files f ON f.id = <file_id>` when a language or path filter needs
+        the files table (`file_sql`), else nothing: the join costs a lookup per row."""
+        return f" JOIN files f ON f.id = {file_id}" if self.languages or self.paths else ""
+
     def file_sql(self, alias: str = "f") -> tuple[str, list[object]]:
         """SQL conditions (prefixed with AND) on the files table, and their parameters."""
         sql = ""
@@ -292,9 +297,9 @@ def symbol_stream(
         id_list = list(ids)
         file_sql, params = filters.file_sql()
         time_sql, time_params = filters.times.sql("n.changed", "n.created")
-        files = " JOIN files f ON f.id = n.file_id" if file_sql else ""
         rows: list[Any] = conn.execute(
-            f"SELECT n.id, n.name, n.qualified_name, n.kind FROM nodes n{files}"
+            f"SELECT n.id, n.name, n.qualified_name, n.kind FROM nodes n"
+            f"{filters.files_join('n.file_id')}"
             f" WHERE n.id IN ({','.join('?' * len(id_list))}){file_sql}{time_sql}",
             [*id_list, *params, *time_params],
         ).fetchall()
@@ -421,11 +426,10 @@ def _current_hits(
     file_sql, params = filters.file_sql()
     score = dict(hits)
     ids = list(score)
-    files = " JOIN files f ON f.id = c.file_id" if file_sql else ""
     kept = {
         int(r[0])
         for r in conn.execute(
-            f"SELECT c.id FROM chunks c{files}"
+            f"SELECT c.id FROM chunks c{filters.files_join('c.file_id')}"
             " JOIN embedded e ON e.chunk_id = c.id AND e.text_hash = c.text_hash"
             f" WHERE c.id IN ({','.join('?' * len(ids))}){file_sql}",
             [*ids, *params],

@@ -31,6 +31,7 @@ import logging
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import apsw
@@ -38,6 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from codesift.embedding.model import DIMENSIONS
+from codesift.store.database import open_reader
 from codesift.store.vector_stamps import vector_counters
 
 __all__ = ["PREFILTER_FACTOR", "PREFILTER_MIN", "VectorIndex"]
@@ -152,6 +154,14 @@ class VectorIndex:
         self._slot = {int(cid): i for i, cid in enumerate(self._arrays.ids.tolist())}
         self._stamp, self._removed = stamp, removed
         log.info("loaded %d vectors into memory", len(rows))
+
+    def sync_file(self, db_path: str | Path) -> None:
+        """`sync` over a connection of its own to the index file at `db_path`."""
+        conn = open_reader(db_path)
+        try:
+            self.sync(conn)
+        finally:
+            conn.close()
 
     def sync(self, conn: apsw.Connection) -> None:
         """Load, or catch up with writes since the last look."""
