@@ -355,12 +355,44 @@ EXTRA_CONFIGS: list[SearchConfig] = [
         overrides={"lexical_max_df": 0.05},
     ),
     SearchConfig(
+        "batch-model queries",
+        "queries embedded by the batch model, as the chunks are (float32 products, two "
+        "threads), instead of the int8 query encoder",
+        factory=lambda conn, tuned, embedder: _with_vectors(
+            Searcher(conn, tuned, _batch_model_queries(embedder), vector_index=VectorIndex())
+        ),
+    ),
+    SearchConfig(
         "sqlite-vec kNN",
         "vectors searched by sqlite-vec's exact kNN (one-shot CLI searches) instead of "
         "the in-memory copy (the language server)",
         resident=False,
     ),
 ]
+
+
+_BATCH_QUERY_EMBEDDERS: dict[tuple[Path, int, int], Embedder] = {}
+
+
+def _batch_model_queries(embedder: Embedder | None) -> Embedder | None:
+    """An Embedder like `embedder` whose queries run on the batch model (one per
+    model folder, reused across corpora)."""
+    if embedder is None:
+        return None
+    key = (embedder.cache_dir, embedder.max_tokens, embedder.batch_size)
+    if key not in _BATCH_QUERY_EMBEDDERS:
+        _BATCH_QUERY_EMBEDDERS[key] = Embedder(
+            embedder.cache_dir,
+            max_tokens=embedder.max_tokens,
+            batch_size=embedder.batch_size,
+            quantized_queries=False,
+        )
+    return _BATCH_QUERY_EMBEDDERS[key]
+
+
+def _with_vectors(searcher: Searcher) -> Searcher:
+    searcher.load_vectors()
+    return searcher
 
 
 def search_configs(streams: Sequence[str]) -> list[SearchConfig]:
@@ -767,6 +799,7 @@ def embed_corpus(conn: apsw.Connection, settings: Settings, report: IndexReport)
         DATA_DIR / "embedding-cache",
         max_tokens=settings.embedding.max_tokens,
         batch_size=settings.embedding.batch_size,
+        quantized_queries=settings.embedding.quantized_queries,
     )
     before = vector_coverage(conn, layers)
     missing = before.embeddable - before.embedded

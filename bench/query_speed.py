@@ -763,6 +763,7 @@ def main() -> int:
         DATA_DIR / "embedding-cache",
         max_tokens=settings.embedding.max_tokens,
         batch_size=settings.embedding.batch_size,
+        quantized_queries=settings.embedding.quantized_queries,
     )
     fill_record: Json | None = None
     if args.fill:

@@ -158,6 +158,7 @@ def _embedder(settings: Settings) -> Embedder:
         Path(os.path.expanduser(cache)) if cache else None,
         max_tokens=settings.embedding.max_tokens,
         batch_size=settings.embedding.batch_size,
+        quantized_queries=settings.embedding.quantized_queries,
     )
 
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from codesift.embedding.query_model import QueryEncoder, ensure_query_model
 from codesift.errors import EmbeddingError
 
 if TYPE_CHECKING:
@@ -128,7 +129,13 @@ def _sleeping_threads(model: TextEmbedding, onnx_path: Path, threads: int | None
 
 class Embedder:
     """Embeds texts into L2-normalised float32 vectors. Thread-safe; the model loads
-    on first use (about a quarter of a second)."""
+    on first use (about a quarter of a second).
+
+    Batches (`embed`) run fastembed's session on `threads` threads. Queries
+    (`embed_query`) run the int8 query encoder on one thread
+    (embedding/query_model.py), built once per model folder, unless
+    `quantized_queries` is False or it cannot be built (then they run on the batch
+    model, and `query_encoder_error` says why)."""
 
     def __init__(
         self,
@@ -137,20 +144,36 @@ class Embedder:
         max_tokens: int = 256,
         batch_size: int = 32,
         threads: int | None = None,
+        quantized_queries: bool = True,
     ) -> None:
         self.cache_dir = cache_dir or default_cache_dir()
         self.max_tokens = max_tokens
         self.batch_size = batch_size
         self.threads = threads
+        self.quantized_queries = quantized_queries
+        self.query_encoder_error: str | None = None
         self._model: TextEmbedding | None = None
+        self._model_dir: Path | None = None
         self._lock = threading.Lock()
+        self._query_encoder: QueryEncoder | None = None
+        self._query_lock = threading.Lock()
+
+    def model_dir(self) -> Path:
+        """The assembled model folder (assembled on first call)."""
+        with self._lock:
+            return self._assembled()
+
+    def _assembled(self) -> Path:
+        if self._model_dir is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            self._model_dir = assemble_model_dir(self.cache_dir, self.max_tokens)
+        return self._model_dir
 
     def _load(self) -> TextEmbedding:
         with self._lock:
             if self._model is not None:
                 return self._model
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            model_dir = assemble_model_dir(self.cache_dir, self.max_tokens)
+            model_dir = self._assembled()
             try:
                 from fastembed import TextEmbedding
             except ImportError as exc:
@@ -170,6 +193,21 @@ class Embedder:
             self._model = model
             return model
 
+    def query_encoder(self) -> QueryEncoder | None:
+        """The int8 query encoder, built and loaded on first call; None when
+        quantized_queries is off or it failed (logged once, `query_encoder_error`)."""
+        if self._query_encoder is not None or not self.quantized_queries:
+            return self._query_encoder
+        with self._query_lock:
+            if self._query_encoder is None and self.query_encoder_error is None:
+                try:
+                    model_dir = self.model_dir()
+                    self._query_encoder = QueryEncoder(model_dir, ensure_query_model(model_dir))
+                except Exception as exc:  # queries fall back to the batch model
+                    self.query_encoder_error = str(exc)
+                    log.warning("queries are embedded by the batch model: %s", exc)
+            return self._query_encoder
+
     def embed(self, texts: Sequence[str]) -> Vectors:
         """One row per text, in order."""
         if not texts:
@@ -179,6 +217,9 @@ class Embedder:
         return np.asarray(rows, dtype=np.float32)
 
     def embed_query(self, text: str) -> Vectors:
+        encoder = self.query_encoder()
+        if encoder is not None:
+            return encoder.encode(text)
         model = self._load()
         rows: list[Any] = list(model.query_embed([text]))
         return np.asarray(rows[0], dtype=np.float32)

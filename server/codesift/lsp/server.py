@@ -182,7 +182,7 @@ class CodesiftServer(LanguageServer):
         self.readers = ReaderPool()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.listener = _Listener(self)
-        self._embedders: dict[tuple[str, int, int], Embedder] = {}
+        self._embedders: dict[tuple[str, int, int, bool], Embedder] = {}
         self._embedder_lock = threading.Lock()
         self._folders_lock = threading.Lock()
         self._progress_tokens: dict[str, tuple[str, bool]] = {}
@@ -219,15 +219,28 @@ class CodesiftServer(LanguageServer):
     def embedder(self, settings: EmbeddingSettings) -> Embedder:
         """The embedding model for these settings; folders with the same model
         settings share one (it is the largest thing in memory)."""
-        key = (settings.cache_dir, settings.max_tokens, settings.batch_size)
+        key = (
+            settings.cache_dir,
+            settings.max_tokens,
+            settings.batch_size,
+            settings.quantized_queries,
+        )
         with self._embedder_lock:
             embedder = self._embedders.get(key)
             if embedder is None:
                 cache = Path(os.path.expanduser(settings.cache_dir)) if settings.cache_dir else None
                 embedder = Embedder(
-                    cache, max_tokens=settings.max_tokens, batch_size=settings.batch_size
+                    cache,
+                    max_tokens=settings.max_tokens,
+                    batch_size=settings.batch_size,
+                    quantized_queries=settings.quantized_queries,
                 )
                 self._embedders[key] = embedder
+                # The query encoder is built once per model folder (a few seconds):
+                # not while the first search waits.
+                threading.Thread(
+                    target=embedder.query_encoder, name="codesift-query-model", daemon=True
+                ).start()
             return embedder
 
     def folder_list(self) -> list[FolderIndex]:

@@ -1,0 +1,189 @@
+"""The query encoder: embeds one short query at a time, fast, on one thread.
+
+The shipped all-MiniLM-L6-v2 stores its weights as int8 but computes in float32:
+onnxruntime turns every weight back into float32 when it loads the model. That
+suits the batches of chunk texts the index embeds (embedding/model.py, two
+threads). A search embeds a single query of ~16 tokens while its other streams
+run on the same cores, and there its ~6 ms are the longest step of the search.
+
+The query encoder runs a copy of the same model whose matrix products are int8
+throughout (weights per output channel, activations quantised as they come,
+onnxruntime's dynamic quantisation), except the four-times-wider feed-forward
+output projections, whose inputs (after GELU) have the outliers int8 handles
+worst; they stay float32. On one thread it takes ~4 ms instead of ~6-7 ms. Its
+vectors differ slightly from the index's (cosine ~0.99 with the batch model's for
+the same text), and the search quality on the dev set is unchanged
+(bench/RESULTS.md, "Query embedding").
+
+The quantised copy is built once per model folder, in a child process: the build
+reads the float32 graph (~90 MB) and peaks at ~600 MB, which a long-running
+language server should not keep. It needs the `onnx` package
+(onnxruntime.quantization is written on it). Run as a module it is that build:
+
+    python -m codesift.embedding.query_model SOURCE.onnx TARGET.onnx
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from codesift.errors import EmbeddingError
+
+if TYPE_CHECKING:
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+__all__ = ["QUERY_MODEL_FILE", "QueryEncoder", "build_query_model", "ensure_query_model"]
+
+log = logging.getLogger(__name__)
+
+QUERY_MODEL_FILE = "query-int8.onnx"
+BUILD_TIMEOUT_SECONDS = 600
+
+
+def _down_projections(model_path: Path) -> list[str]:
+    """Names of the MatMul nodes whose weight narrows its input (rows > columns):
+    the feed-forward output projections, 1536 -> 384 in MiniLM."""
+    import onnx
+
+    model = onnx.load(str(model_path))
+    shapes = {init.name: list(init.dims) for init in model.graph.initializer}
+    names = []
+    for node in model.graph.node:
+        if node.op_type != "MatMul" or len(node.input) < 2:
+            continue
+        dims = shapes.get(node.input[1], [])
+        if len(dims) == 2 and dims[0] > dims[1]:
+            names.append(node.name)
+    return names
+
+
+class _OnlyErrors(logging.Filter):
+    """onnxruntime.quantization logs advice on the root logger ("consider running
+    pre-processing"); the build keeps only its errors."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.ERROR
+
+
+def build_query_model(source: Path, target: Path) -> None:
+    """Write the int8 query model for `source` to `target` (atomically)."""
+    import onnxruntime as ort
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".query-model-", dir=target.parent) as tmp:
+        folded = Path(tmp) / "float32.onnx"
+        # Basic optimisations only (constant folding: the int8 weights become the
+        # float32 initializers quantize_dynamic reads); nothing hardware-specific.
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        options.optimized_model_filepath = str(folded)
+        ort.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
+        quantized = Path(tmp) / "int8.onnx"
+        root = logging.getLogger()
+        quiet = _OnlyErrors()
+        root.addFilter(quiet)
+        try:
+            quantize_dynamic(
+                str(folded),
+                str(quantized),
+                weight_type=QuantType.QInt8,
+                per_channel=True,
+                nodes_to_exclude=_down_projections(folded),
+            )
+        finally:
+            root.removeFilter(quiet)
+        os.replace(quantized, target)
+
+
+def ensure_query_model(model_dir: Path) -> Path:
+    """The query model of `model_dir` (which holds model.onnx), built first when
+    missing; raises EmbeddingError when it cannot be built."""
+    target = model_dir / QUERY_MODEL_FILE
+    if target.is_file():
+        return target
+    source = model_dir / "model.onnx"
+    log.info("building the int8 query model in %s (once)", model_dir)
+    # The child imports this very codesift, however the parent found it.
+    package_root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", __name__, str(source), str(target)],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,  # never the caller's stdout: it may be the LSP channel
+            stderr=subprocess.PIPE,
+            timeout=BUILD_TIMEOUT_SECONDS,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise EmbeddingError(f"cannot build the query model: {exc}") from exc
+    if done.returncode != 0 or not target.is_file():
+        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        reason = lines[-1] if lines else f"exit status {done.returncode}"
+        raise EmbeddingError(f"cannot build the query model: {reason}")
+    return target
+
+
+class QueryEncoder:
+    """Embeds one query at a time with the int8 query model: the batch model's
+    tokenizer, mean pooling and L2 normalisation; one onnxruntime thread, which
+    sleeps between queries."""
+
+    def __init__(self, model_dir: Path, model_path: Path) -> None:
+        import onnxruntime as ort
+        from fastembed.common.preprocessor_utils import load_tokenizer
+
+        tokenizer, _ = load_tokenizer(model_dir)
+        self._tokenizer: Tokenizer = tokenizer
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+        self._session: ort.InferenceSession = ort.InferenceSession(
+            str(model_path), options, providers=["CPUExecutionProvider"]
+        )
+        self._inputs = {i.name for i in self._session.get_inputs()}
+
+    def encode(self, text: str) -> npt.NDArray[np.float32]:
+        encoding = self._tokenizer.encode(text)
+        ids = np.array([encoding.ids], dtype=np.int64)
+        mask = np.array([encoding.attention_mask], dtype=np.int64)
+        feeds: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run(None, feeds)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1)[0] / max(float(weights.sum()), 1e-9)
+        norm = float(np.linalg.norm(pooled)) or 1.0
+        return np.asarray(pooled / norm, dtype=np.float32)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print("usage: python -m codesift.embedding.query_model SOURCE TARGET", file=sys.stderr)
+        return 2
+    try:
+        build_query_model(Path(argv[0]), Path(argv[1]))
+    except Exception as exc:  # reported to the parent through stderr
+        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
