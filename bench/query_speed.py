@@ -18,15 +18,20 @@ Run by hand from the repository root (with the project's interpreter):
    python-stdlib query (symbol, semantic, architecture) plus signature queries (the
    first 60 characters of signatures of functions picked by node id, i.e. at
    random but the same every run), once to warm up, then `--repeats` times. Each
-   query runs through three Searchers, alternating which goes first: streams side
+   query runs through four Searchers, alternating which goes first: streams side
    by side with the vectors in memory as the language server runs them (`server`),
-   streams side by side with sqlite-vec's kNN as a one-shot CLI search runs them
-   (`parallel`), and one stream after the other (`sequential`).
+   the same with queries embedded by the batch model instead of the int8 query
+   encoder (`server, batch-model queries`), streams side by side with sqlite-vec's
+   kNN as a one-shot CLI search runs them (`parallel`), and one stream after the
+   other (`sequential`).
    Figures: p50/p95 of `Searcher.search` wall time per mode and category, per-stream
    times and per-stage times.
 3. Embedding throughput: `--embed-sample` summary chunks (picked by chunk id)
    embedded in-process as fill_vectors does (batch 32, 256 tokens); chunks/s, and
    the time all embeddable chunks would take at that rate (extrapolated).
+3b. Query embedding: every query above and the devset's queries of all corpora
+   embedded alone by the int8 query encoder and by the batch model, interleaved:
+   time, and the cosine between the two vectors of each text.
 4. Resident vectors: the in-memory kNN against sqlite-vec's exact kNN over the
    index's vectors, every devset query: recall at 10, 100 and k, and time.
 5. int8 vs float32: the sample's float32 vectors as a corpus, every devset query
@@ -321,6 +326,44 @@ def symbol_candidates(conn: apsw.Connection, queries: Sequence[BenchQuery], repe
         "same_top10": same_top10,
         "same_all": same_all,
         "times": {k: [percentile(v, 50), percentile(v, 95)] for k, v in times.items()},
+    }
+
+
+SERVER_BATCH_QUERIES = "server, batch-model queries"
+
+
+def compare_query_embedding(
+    encoder: Embedder, batch: Embedder, texts: Sequence[str], repeats: int
+) -> Json:
+    """One query embedded alone, by the int8 query encoder (shipped) and by the batch
+    model (`quantized_queries = false`), interleaved: time, and cosine between the
+    two vectors of each text."""
+    names = ("int8 query encoder, one thread (shipped)", "batch model, float32, two threads")
+    embedders = dict(zip(names, (encoder, batch), strict=True))
+    for embedder in embedders.values():
+        embedder.embed_query("warm up")
+    times: dict[str, list[float]] = {name: [] for name in names}
+    cosines: list[float] = []
+    tokens: list[int] = []
+    for r in range(repeats):
+        for i, text in enumerate(texts):
+            vectors = {}
+            for name in names if (i + r) % 2 == 0 else names[::-1]:
+                t0 = time.perf_counter()
+                vectors[name] = embedders[name].embed_query(text)
+                times[name].append((time.perf_counter() - t0) * 1000)
+            if r == 0:
+                cosines.append(float(vectors[names[0]] @ vectors[names[1]]))
+    query_encoder = encoder.query_encoder()
+    if query_encoder is not None:
+        tokens = [query_encoder.token_count(t) for t in texts]
+    return {
+        "queries": len(texts),
+        "tokens_p50": percentile([float(t) for t in tokens], 50) if tokens else None,
+        "times": {k: [percentile(v, 50), percentile(v, 95)] for k, v in times.items()},
+        "cosine_min": min(cosines),
+        "cosine_mean": statistics.mean(cosines),
+        "encoder_error": encoder.query_encoder_error,
     }
 
 
@@ -652,6 +695,32 @@ def markdown(result: Json, runs: dict[str, ModeRun], categories: Sequence[str]) 
         "|---|---|---|",
         *[f"| {k} | {v[0]:.1f} | {v[1]:.1f} |" for k, v in sc["times"].items()],
     ]
+    qe = result["query_embedding"]
+    server = result["modes"]["server"]
+    batch_mode = result["modes"][SERVER_BATCH_QUERIES]
+    lines += [
+        "",
+        "### Query embedding",
+        "",
+        "The shipped model stores int8 weights but computes in float32; a search embeds "
+        "one short query while its other streams use the same cores. Queries now run on "
+        "an int8 copy of the model (int8 products, per-channel weights; the feed-forward "
+        "output projections stay float32) on one thread "
+        "(embedding/query_model.py). One query embedded alone, "
+        f"{qe['queries']} texts (the queries above and the devset's queries of all corpora; "
+        f"median {qe['tokens_p50']:.0f} tokens), {result['repeats']} repeats, interleaved:",
+        "",
+        "| query embedding | p50 ms | p95 ms |",
+        "|---|---|---|",
+        *[f"| {k} | {v[0]:.1f} | {v[1]:.1f} |" for k, v in qe["times"].items()],
+        "",
+        f"Cosine between the two vectors of a text: mean {qe['cosine_mean']:.4f}, lowest "
+        f"{qe['cosine_min']:.4f}. Whole searches (the latency table above): `server` "
+        f"p50 {server['p50_ms']:.1f} / p95 {server['p95_ms']:.1f} ms against "
+        f"{batch_mode['p50_ms']:.1f} / {batch_mode['p95_ms']:.1f} ms with batch-model "
+        "queries. Quality: bench/quality.py's row `batch-model queries` (the Quality "
+        "section).",
+    ]
     emb = result["embedding"]
     fill_rec = result.get("fill")
     lines += [
@@ -785,8 +854,22 @@ def main() -> int:
     with_vectors = embedder if coverage.embedded else None
     resident = Searcher(conn, settings.search, with_vectors, vector_index=VectorIndex())
     resident.load_vectors()
+    batch_queries = Embedder(
+        DATA_DIR / "embedding-cache",
+        max_tokens=settings.embedding.max_tokens,
+        batch_size=settings.embedding.batch_size,
+        quantized_queries=False,
+    )
+    exact = Searcher(
+        conn,
+        settings.search,
+        batch_queries if coverage.embedded else None,
+        vector_index=VectorIndex(),
+    )
+    exact.load_vectors()
     searchers = {
         "server": resident,
+        SERVER_BATCH_QUERIES: exact,
         "parallel": Searcher(conn, settings.search, with_vectors),
         "sequential": Searcher(conn, settings.search, with_vectors, parallel=False),
     }
@@ -806,6 +889,11 @@ def main() -> int:
     log(f"embedding {args.embed_sample} summary chunks (load {load_avg()})")
     emb, sample_vectors = embed_sample(conn, embedder, args.embed_sample)
     log(f"  {emb['rate']:.1f} chunks/s")
+    log(f"query embedding: int8 encoder vs batch model (load {load_avg()})")
+    query_embedding = compare_query_embedding(
+        embedder, batch_queries, [q.text for q in queries] + all_devset_queries(), args.repeats
+    )
+    log(f"  {query_embedding}")
     query_texts = all_devset_queries()
     query_vectors = np.stack([embedder.embed_query(t) for t in query_texts])
     recall = int8_recall(sample_vectors, query_vectors)
@@ -841,6 +929,7 @@ def main() -> int:
         },
         "lexical_pruning": pruning,
         "symbol_candidates": symbol,
+        "query_embedding": query_embedding,
         "embedding": emb,
         "fill": fill_record,
         "int8": recall,

@@ -159,6 +159,10 @@ class QueryEncoder:
         )
         self._inputs = {i.name for i in self._session.get_inputs()}
 
+    def token_count(self, text: str) -> int:
+        """Tokens the model reads for `text` (markers included, truncated)."""
+        return len(self._tokenizer.encode(text).ids)
+
     def encode(self, text: str) -> npt.NDArray[np.float32]:
         encoding = self._tokenizer.encode(text)
         ids = np.array([encoding.ids], dtype=np.int64)

@@ -69,6 +69,7 @@ class ChunkFeatures:
     symbol_score: float  # the symbol stream's raw score, 0 when it did not find it
 
 
+@functools.lru_cache(maxsize=16_384)
 def is_test_like_path(path: str) -> bool:
     return bool(_TEST_PATH.search(path))
 

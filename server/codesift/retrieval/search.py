@@ -400,10 +400,14 @@ class Searcher:
             if needs_vector:
                 # Overlaps the lexical and symbol streams: onnxruntime releases the GIL.
                 with_vector, embed_error = self._embed_for(inputs, response)
-                for stream in needs_vector:
+                first, *others = needs_vector
+                for stream in others:
                     futures[pool.submit(self._run_stream, stream, with_vector, flight)] = (
                         stream.name
                     )
+                # The first vector stream runs here, without a hand-off to a worker:
+                # it is most often the last stream to finish.
+                results[first.name] = self._run_stream(first, with_vector, flight)
             pending = set(futures)
             while pending:
                 if flight.cancelled():
