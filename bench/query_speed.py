@@ -616,7 +616,9 @@ def markdown(result: Json, runs: dict[str, ModeRun], categories: Sequence[str]) 
         "devset's python-stdlib queries plus signature prefixes of indexed functions; each "
         f"warmed once, then timed {result['repeats']} times per mode, in-process, wall time "
         "of `Searcher.search` (top_k 10) including the query embedding. `server`: streams "
-        "side by side, vectors searched in memory (as the language server runs); `parallel`: "
+        "side by side, vectors searched in memory (as the language server runs); "
+        f"`{SERVER_BATCH_QUERIES}`: the same, with queries embedded by the batch model "
+        "(float32 products, two threads) instead of the int8 query encoder; `parallel`: "
         "streams side by side, vectors searched by sqlite-vec (as a one-shot `codesift "
         "search` runs); `sequential`: one after the other on one connection, sqlite-vec.",
         "",
