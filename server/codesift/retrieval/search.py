@@ -400,14 +400,19 @@ class Searcher:
             if needs_vector:
                 # Overlaps the lexical and symbol streams: onnxruntime releases the GIL.
                 with_vector, embed_error = self._embed_for(inputs, response)
-                first, *others = needs_vector
-                for stream in others:
-                    futures[pool.submit(self._run_stream, stream, with_vector, flight)] = (
-                        stream.name
-                    )
-                # The first vector stream runs here, without a hand-off to a worker:
-                # it is most often the last stream to finish.
-                results[first.name] = self._run_stream(first, with_vector, flight)
+                # With the vectors in memory the first vector stream takes a few
+                # milliseconds and is most often the last to finish: it runs here,
+                # without a hand-off to a worker. A sqlite-vec kNN takes ~100 ms and
+                # goes to a worker, so that a cancel still interrupts it at once.
+                index = self._vector_index
+                inline = needs_vector[0] if index is not None and index.loaded else None
+                for stream in needs_vector:
+                    if stream is not inline:
+                        futures[pool.submit(self._run_stream, stream, with_vector, flight)] = (
+                            stream.name
+                        )
+                if inline is not None:
+                    results[inline.name] = self._run_stream(inline, with_vector, flight)
             pending = set(futures)
             while pending:
                 if flight.cancelled():
