@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from codesift.embedding import Embedder
-from codesift.embedding.query_model import QUERY_MODEL_FILE
+from codesift.embedding.query_model import QUERY_MODEL_FILE, load_query_tokenizer
 
 TEXTS = [
     "how does billing retry a failed charge",
@@ -64,3 +64,16 @@ def test_a_query_model_that_cannot_be_built_leaves_queries_on_the_batch_model(
     assert embedder.query_encoder_error and "query model" in embedder.query_encoder_error
     assert "batch model" in caplog.text
     assert float(query @ embedder.embed([TEXTS[0]])[0]) > 0.9999
+
+
+def test_the_query_tokenizer_reads_text_as_the_batch_model_does(embedder: Embedder) -> None:
+    ours = load_query_tokenizer(embedder.model_dir())
+    batch = embedder._load().model.tokenizer  # fastembed's, as it embeds chunks
+    long_text = "retry the declined charge " * 200  # beyond max_tokens: truncated
+    for text in [*TEXTS, long_text, "naïve café [CLS] <tag> 🙂", ""]:
+        expected = batch.encode(text)
+        got = ours.encode(text)
+        assert got.ids == expected.ids[: len(got.ids)]
+        # fastembed pads to the longest text of a batch; a lone text has no padding.
+        assert len(got.ids) == sum(expected.attention_mask)
+    assert len(ours.encode(long_text).ids) == embedder.max_tokens
