@@ -28,7 +28,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from codesift import __version__
 from codesift.config import Settings, load_settings
 from codesift.embedding import Embedder, fill_vectors, vector_coverage
-from codesift.embedding.model import default_cache_dir
+from codesift.embedding.model import default_cache_dir, model_dir_path
+from codesift.embedding.query_model import QUERY_MODEL_FILE
 from codesift.errors import CodesiftError, CorruptIndexError, EmbeddingError, ForeignIndexError
 from codesift.history.records import ChangeInfo, node_history, nodes_in_time
 from codesift.history.timespec import TimeFilter, time_filter
@@ -560,7 +561,11 @@ def cmd_status(args: argparse.Namespace) -> int:
         "edges": counts.edges,
         "chunks": counts.chunks,
         "languages": counts.by_language,
-        "vectors": {"embedded": coverage.embedded, "embeddable": coverage.embeddable},
+        "vectors": {
+            "embedded": coverage.embedded,
+            "embeddable": coverage.embeddable,
+            "queries": _query_path(settings),
+        },
         "last_update": counts.last_update,
         "rerank": _rerank_status(settings),
     }
@@ -579,6 +584,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"edges       {counts.edges}")
     print(f"chunks      {counts.chunks}")
     print(f"vectors     {coverage.embedded} of {coverage.embeddable} chunks ({coverage.ratio:.0%})")
+    print(f"queries     {_QUERY_PATHS[_query_path(settings)]}")
     print(f"updated     {when}")
     print("languages   " + ", ".join(f"{k} {v}" for k, v in counts.by_language.items()))
     rerank = data["rerank"]
@@ -613,6 +619,28 @@ def cmd_serve(args: argparse.Namespace) -> int:
         tcp = (host, int(port))
     serve(tcp=tcp)
     return EXIT_OK
+
+
+_QUERY_PATHS = {
+    "int8": "embedded by the int8 query encoder",
+    "pending": "embedded by the int8 query encoder, built on the first search",
+    "batch": "embedded by the batch model (embedding.quantized_queries = false)",
+    "off": "not embedded (embeddings are off)",
+}
+
+
+def _query_path(settings: Settings) -> str:
+    """How a search here would embed its query (`Embedder.query_path`, without
+    loading anything): `int8`, `pending` (the query model is not built yet),
+    `batch` or `off`."""
+    if not settings.embedding.enabled:
+        return "off"
+    if not settings.embedding.quantized_queries:
+        return "batch"
+    cache = settings.embedding.cache_dir
+    root = Path(os.path.expanduser(cache)) if cache else default_cache_dir()
+    built = model_dir_path(root, settings.embedding.max_tokens) / QUERY_MODEL_FILE
+    return "int8" if built.is_file() else "pending"
 
 
 def _rerank_status(settings: Settings) -> dict[str, Any]:

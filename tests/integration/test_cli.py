@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 
 import codesift
+from codesift.embedding.model import model_dir_path
+from codesift.embedding.query_model import QUERY_MODEL_FILE
 
 pytestmark = pytest.mark.usefixtures("git_isolation")
 
@@ -410,6 +412,24 @@ def test_status_json_counts_by_language(repo: Path) -> None:
     assert status["files"] == 8
     assert status["database_bytes"] > 0
     assert isinstance(status["last_update"], float)
+
+
+def test_status_says_how_queries_are_embedded(repo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "model-cache"
+    config = repo / ".codesift.toml"
+    config.write_text(f'[embedding]\ncache_dir = "{cache}"\n')
+    ok(run_cli(repo, "index", "--quiet", "--no-embed"))
+    assert run_json(repo, "status")["vectors"]["queries"] == "pending"
+    assert "built on the first search" in ok(run_cli(repo, "status")).stdout
+    built = model_dir_path(cache, 256) / QUERY_MODEL_FILE
+    built.parent.mkdir(parents=True)
+    built.write_bytes(b"")  # status only looks for the file; it loads nothing
+    assert run_json(repo, "status")["vectors"]["queries"] == "int8"
+    config.write_text(f'[embedding]\ncache_dir = "{cache}"\nquantized_queries = false\n')
+    assert run_json(repo, "status")["vectors"]["queries"] == "batch"
+    assert "queries     embedded by the batch model" in ok(run_cli(repo, "status")).stdout
+    config.write_text("[embedding]\nenabled = false\n")
+    assert run_json(repo, "status")["vectors"]["queries"] == "off"
 
 
 # --- symbols, callers, callees --------------------------------------------------------------

@@ -37,6 +37,8 @@ def test_saved_file_gets_vectors(tmp_path: Path) -> None:
 
         before = settle(lambda v: v["embedded"] >= v["embeddable"], 60)
         assert before["embedded"] == before["embeddable"] > 0
+        # The int8 query encoder is built and loaded in the background.
+        assert settle(lambda v: v["queries"] == "int8", 60)["queries"] == "int8"
         # Loaded into memory after the fill, before any search asks for them.
         loaded = settle(lambda v: v["in_memory"] >= before["embedded"], 30)
         assert loaded["in_memory"] == before["embedded"]

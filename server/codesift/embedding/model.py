@@ -36,6 +36,7 @@ __all__ = [
     "Embedder",
     "assemble_model_dir",
     "default_cache_dir",
+    "model_dir_path",
 ]
 
 log = logging.getLogger(__name__)
@@ -67,9 +68,14 @@ def _weights_path() -> Path:
     return path
 
 
+def model_dir_path(cache_dir: Path, max_tokens: int) -> Path:
+    """Where `assemble_model_dir` puts the model folder (nothing is created)."""
+    return cache_dir / "models" / f"{MODEL_ID}-{max_tokens}"
+
+
 def assemble_model_dir(cache_dir: Path, max_tokens: int) -> Path:
     """A folder with model.onnx and the tokenizer files, truncating at `max_tokens`."""
-    target = cache_dir / "models" / f"{MODEL_ID}-{max_tokens}"
+    target = model_dir_path(cache_dir, max_tokens)
     marker = target / ".complete"
     if marker.is_file():
         return target
@@ -207,6 +213,17 @@ class Embedder:
                     self.query_encoder_error = str(exc)
                     log.warning("queries are embedded by the batch model: %s", exc)
             return self._query_encoder
+
+    @property
+    def query_path(self) -> str:
+        """How queries are embedded: `int8` (the query encoder is loaded), `batch`
+        (quantized_queries is off, or the encoder failed: `query_encoder_error`),
+        or `pending` (the encoder is not loaded yet)."""
+        if self._query_encoder is not None:
+            return "int8"
+        if not self.quantized_queries or self.query_encoder_error is not None:
+            return "batch"
+        return "pending"
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """One row per text, in order."""

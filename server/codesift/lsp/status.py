@@ -76,6 +76,13 @@ async def status(server: CodesiftServer, params: Any) -> dict[str, Any]:
                 entry["warnings"].append(f"cannot read the index: {exc}")
             if not folder.settings.embedding.enabled:
                 entry["warnings"].append("embeddings are off: searches are lexical and symbol only")
+            else:
+                embedder = server.embedder(folder.settings.embedding)
+                entry["vectors"]["queries"] = embedder.query_path
+                if embedder.query_encoder_error:
+                    entry["warnings"].append(
+                        f"queries are embedded by the batch model: {embedder.query_encoder_error}"
+                    )
             out.append(entry)
         return {"folders": out, "time": _iso(time.time())}
 
