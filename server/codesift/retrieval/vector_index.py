@@ -71,6 +71,22 @@ def _hamming(
     return distance
 
 
+def _closest(distance: npt.NDArray[np.uint16], keep: int) -> npt.NDArray[np.intp]:
+    """Positions of the `keep` smallest distances (at most DIMENSIONS, or _FAR for
+    an excluded vector; fewer than `keep` when fewer are not excluded), ties at the
+    cut taken in position order.
+
+    Distances are small integers, so a histogram finds the cut: ~2x faster than
+    np.argpartition over 72k vectors, and deterministic among ties."""
+    counts = np.bincount(np.minimum(distance, DIMENSIONS + 1), minlength=DIMENSIONS + 2)
+    cut = int(np.searchsorted(np.cumsum(counts[: DIMENSIONS + 1]), keep))
+    if cut > DIMENSIONS:  # fewer than `keep` vectors are not excluded
+        return np.flatnonzero(distance <= DIMENSIONS)
+    below = np.flatnonzero(distance < cut)
+    at_cut = np.flatnonzero(distance == cut)[: keep - len(below)]
+    return np.concatenate([below, at_cut])
+
+
 @dataclass(slots=True)
 class _Arrays:
     ids: npt.NDArray[np.int64]
@@ -261,13 +277,11 @@ class VectorIndex:
                 candidates = np.flatnonzero(mask)
             elif 2 * eligible < len(a):  # a narrow filter: measure only what passes it
                 rows = np.flatnonzero(mask)
-                distance = _hamming(a.bits[:, rows], q)
-                candidates = rows[np.argpartition(distance, keep - 1)[:keep]]
+                candidates = rows[_closest(_hamming(a.bits[:, rows], q), keep)]
             else:
                 distance = _hamming(a.bits, q)
                 distance[~mask] = _FAR
-                candidates = np.argpartition(distance, keep - 1)[:keep]
-                candidates = candidates[mask[candidates]]
+                candidates = _closest(distance, keep)
             # No BLAS here (no `@`, no linalg): OpenBLAS runs a matrix this size on
             # several threads that then spin for a long while, taking the cores the
             # other streams of the search need (~27 ms of CPU per search on 2 cores).
