@@ -4,7 +4,7 @@
 Run by hand from the repository root (with the project's interpreter):
 
     PYTHONPATH=server python bench/query_speed.py [--repeats 5] [--fill] [--write]
-        [--embed-sample 1000] [--out bench/RESULTS.md]
+        [--embed-sample 1000] [--out bench/RESULTS.md] [--latency-only]
 
 1. The index: bench/.data/db/query-speed-python-stdlib.db, a copy of the quality
    benchmark's python-stdlib index (bench/quality.py builds that one; this script
@@ -823,7 +823,14 @@ def main() -> int:
     parser.add_argument("--write", action="store_true", help="update the RESULTS.md section")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--note", action="append", default=[], help="a line for the report")
+    parser.add_argument(
+        "--latency-only",
+        action="store_true",
+        help="measure the search latency (section 2) and stop: no report is written",
+    )
     args = parser.parse_args()
+    if args.latency_only and args.write:
+        parser.error("--latency-only writes no report: drop --write")
 
     machine = machine_info()
     conn = prepare_db()
@@ -882,6 +889,9 @@ def main() -> int:
             f"p95 {percentile(run.total_ms, 95):.1f} ms; streams "
             + ", ".join(f"{s} {percentile(v, 50):.1f}" for s, v in run.streams.items())
         )
+    if args.latency_only:
+        log(f"load at end {load_avg()}")
+        return 0
     log(f"lexical stream: common terms left out vs all terms (load {load_avg()})")
     pruning = lexical_pruning(conn, queries, args.repeats, settings.search.lexical_max_df)
     log(f"  {pruning}")
