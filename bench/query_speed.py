@@ -60,6 +60,7 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -123,6 +124,31 @@ def percentile(values: Sequence[float], p: float) -> float:
 
 def load_avg() -> str:
     return "/".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _spin(n: int) -> float:
+    """Seconds a plain CPU loop of n steps takes here."""
+    t0 = time.perf_counter()
+    total = 0
+    for i in range(n):
+        total += i
+    return time.perf_counter() - t0
+
+
+def effective_cores(n: int = 3_000_000, trials: int = 3) -> float:
+    """How many cores the host gives this machine now: the time of one CPU loop
+    against two run at once in two processes (about 2.0 on an idle 2-core VM; close
+    to 1 while another tenant of the host takes a core). Load average does not show
+    it: it counts this machine's own work only. Median of `trials`."""
+    ratios = []
+    with ProcessPoolExecutor(2) as pool:
+        list(pool.map(_spin, [1000, 1000]))  # start the workers first
+        for _ in range(trials):
+            one = _spin(n)
+            t0 = time.perf_counter()
+            list(pool.map(_spin, [n, n]))
+            ratios.append(2 * one / (time.perf_counter() - t0))
+    return statistics.median(ratios)
 
 
 # --- the index ---------------------------------------------------------------------------
@@ -607,7 +633,11 @@ def markdown(result: Json, runs: dict[str, ModeRun], categories: Sequence[str]) 
         f"Run {m['date']} at commit `{m['commit']}`; machine: nproc {m['nproc']}, "
         f"{m['mem_gib']:.1f} GiB RAM, {m['cpu']}; {m['python']}; load average (1/5/15 min) "
         f"{m['load_start']} at start, {result['load_end']} at end (a shared 2-core machine: "
-        "other jobs ran meanwhile).",
+        "other jobs ran meanwhile). Effective cores (one CPU loop against two at once in "
+        "two processes; 2.0 when the host gives this machine both its cores) before and "
+        "after the latency runs: "
+        f"{result['effective_cores'][0]:.2f} / {result['effective_cores'][1]:.2f}. The "
+        "`server` mode runs its streams side by side: it is fastest with both cores.",
         "",
         f"Index: python-stdlib (`{DB_PATH.relative_to(REPO_DIR)}`), {idx['files']:,} files, "
         f"{idx['chunks']:,} chunks, vectors for {idx['vectors']:,} of {idx['embeddable']:,} "
@@ -882,7 +912,11 @@ def main() -> int:
         "parallel": Searcher(conn, settings.search, with_vectors),
         "sequential": Searcher(conn, settings.search, with_vectors, parallel=False),
     }
+    cores_before = effective_cores()
+    log(f"effective cores before the latency runs: {cores_before:.2f}")
     runs = measure_latency(searchers, queries, args.repeats)
+    cores_after = effective_cores()
+    log(f"effective cores after: {cores_after:.2f}")
     for mode, run in runs.items():
         log(
             f"{mode}: p50 {percentile(run.total_ms, 50):.1f} ms, "
@@ -922,6 +956,7 @@ def main() -> int:
         "query_count": len(queries),
         "category_counts": {c: sum(q.category == c for q in queries) for c in categories},
         "repeats": args.repeats,
+        "effective_cores": [cores_before, cores_after],
         "modes": {
             mode: {
                 "p50_ms": percentile(run.total_ms, 50),
