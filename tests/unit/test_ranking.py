@@ -48,9 +48,9 @@ def test_test_like_paths(path: str, expected: bool) -> None:
 
 def test_definition_of_a_symbol_query_leads() -> None:
     features = {
-        1: ChunkFeatures("tests/test_pool.py", "method", 0.6),
-        2: ChunkFeatures("multiprocessing/pool.py", "method", 1.5),
-        3: ChunkFeatures("multiprocessing/pool.py", "module", 0.0),
+        1: ChunkFeatures("tests/test_pool.py", 0.6),
+        2: ChunkFeatures("multiprocessing/pool.py", 1.5),
+        3: ChunkFeatures("multiprocessing/pool.py", 0.0),
     }
     scores = {1: 0.033, 2: 0.016, 3: 0.030}
     assert ranked(features, scores, "Pool.imap_unordered", ALL)[0] == 2
@@ -59,8 +59,8 @@ def test_definition_of_a_symbol_query_leads() -> None:
 
 def test_tests_are_demoted_for_prose_but_not_when_the_query_is_about_tests() -> None:
     features = {
-        1: ChunkFeatures("tests/test_charges.py", "function", 0.0),
-        2: ChunkFeatures("billing/charges.py", "function", 0.0),
+        1: ChunkFeatures("tests/test_charges.py", 0.0),
+        2: ChunkFeatures("billing/charges.py", 0.0),
     }
     scores = {1: 0.030, 2: 0.020}
     assert ranked(features, scores, "retry a declined card", ALL) == [2, 1]
@@ -70,8 +70,8 @@ def test_tests_are_demoted_for_prose_but_not_when_the_query_is_about_tests() -> 
 
 def test_query_words_in_the_path_lift_a_result() -> None:
     features = {
-        1: ChunkFeatures("urllib/request.py", "function", 0.0),
-        2: ChunkFeatures("urllib/robotparser.py", "function", 0.0),
+        1: ChunkFeatures("urllib/request.py", 0.0),
+        2: ChunkFeatures("urllib/robotparser.py", 0.0),
     }
     # A near-tie: the path bonus breaks it, it would not overturn a real gap.
     scores = {1: 0.0200, 2: 0.0190}
@@ -87,8 +87,8 @@ def test_ties_break_on_chunk_id_and_unknown_chunks_keep_their_score() -> None:
 
 def test_path_bonus_does_not_overturn_a_clear_gap() -> None:
     features = {
-        1: ChunkFeatures("x509/verify.go", "function", 0.0),
-        2: ChunkFeatures("x509/root_unix.go", "function", 0.0),
+        1: ChunkFeatures("x509/verify.go", 0.0),
+        2: ChunkFeatures("x509/root_unix.go", 0.0),
     }
     scores = {1: 0.0300, 2: 0.0250}
     assert ranked(features, scores, "verify the root certificate chain", ALL) == [1, 2]
@@ -168,9 +168,9 @@ def test_diversify_files_is_the_greedy_choice(seed: int) -> None:
 
 def test_an_implementation_leads_its_type_declaration_for_a_symbol_query() -> None:
     features = {
-        1: ChunkFeatures("typings/index.d.ts", "method", 1.0),
-        2: ChunkFeatures("lib/command.js", "method", 1.0),
-        3: ChunkFeatures("lib/other.js", "function", 0.0),
+        1: ChunkFeatures("typings/index.d.ts", 1.0),
+        2: ChunkFeatures("lib/command.js", 1.0),
+        3: ChunkFeatures("lib/other.js", 0.0),
     }
     # The declaration was found higher by the lexical stream; the implementation wins.
     order = ranked(features, {1: 0.03, 2: 0.02, 3: 0.025}, "Command.parseOptions", ALL)

@@ -65,7 +65,6 @@ class RankingPriors:
 @dataclass(frozen=True, slots=True)
 class ChunkFeatures:
     path: str
-    kind: str
     symbol_score: float  # the symbol stream's raw score, 0 when it did not find it
 
 

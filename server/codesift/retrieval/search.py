@@ -487,21 +487,21 @@ class Searcher:
         )
         candidates = len({cid for ranked in rankings.values() for cid, _ in ranked})
         meta_rows = _chunk_meta(conn, [c.chunk_id for c in wide])
-        meta = {cid: (node_id, layer) for cid, node_id, layer, _, _ in meta_rows}
+        meta = {cid: (node_id, layer) for cid, node_id, layer, _ in meta_rows}
+        path_of = {cid: path for cid, _, _, path in meta_rows}
         features: dict[int, ChunkFeatures] = {}
-        for cid, _, _, path, kind in meta_rows:
-            features[cid] = ChunkFeatures(path=path, kind=kind, symbol_score=0.0)
         for cand in wide:
-            symbol_score = max((h.score for h in cand.hits if h.stream == "symbol"), default=0.0)
-            feat = features.get(cand.chunk_id)
-            if feat is not None and symbol_score:
-                features[cand.chunk_id] = ChunkFeatures(feat.path, feat.kind, symbol_score)
+            path = path_of.get(cand.chunk_id)
+            if path is not None:
+                symbol_score = max(
+                    (h.score for h in cand.hits if h.stream == "symbol"), default=0.0
+                )
+                features[cand.chunk_id] = ChunkFeatures(path, symbol_score)
         priors = RankingPriors(
             definition=self.settings.prior_definition,
             tests=self.settings.prior_tests,
             path=self.settings.prior_path,
         )
-        path_of = {cid: path for cid, _, _, path, _ in meta_rows}
         rescored = apply_priors(wide, features, analysis, priors)
         rescored = file_evidence(rescored, path_of, self.settings.file_evidence)
         pool = rescored[: max(request.top_k * 5, 50)]
@@ -713,23 +713,15 @@ def _code_for_summaries(
     return out
 
 
-def _chunk_meta(
-    conn: apsw.Connection, ids: list[int]
-) -> list[tuple[int, int | None, str, str, str]]:
-    """(chunk id, node id, layer, path, kind) for each chunk."""
+def _chunk_meta(conn: apsw.Connection, ids: list[int]) -> list[tuple[int, int | None, str, str]]:
+    """(chunk id, node id, layer, path) for each chunk."""
     if not ids:
         return []
     return [
-        (
-            int(r[0]),
-            r[1],
-            str(r[2]),
-            str(r[3]),
-            str(r[4] or ("section" if r[2] == "doc" else "text")),
-        )
+        (int(r[0]), r[1], str(r[2]), str(r[3]))
         for r in conn.execute(
-            "SELECT c.id, c.node_id, c.layer, f.path, n.kind FROM chunks c"
-            " JOIN files f ON f.id = c.file_id LEFT JOIN nodes n ON n.id = c.node_id"
+            "SELECT c.id, c.node_id, c.layer, f.path FROM chunks c"
+            " JOIN files f ON f.id = c.file_id"
             f" WHERE c.id IN ({','.join('?' * len(ids))})",
             ids,
         )
