@@ -14,6 +14,7 @@ import logging
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -236,6 +237,10 @@ def _searcher(
     embedder = _embedder(settings)
     layers = settings.embedding.layers
     coverage = vector_coverage(conn, layers)
+    if coverage.embeddable:
+        # The query encoder is built once per model folder (~3 s, in a child
+        # process): alongside the fill below rather than after it.
+        threading.Thread(target=embedder.query_encoder, daemon=True).start()
     missing = coverage.embeddable - coverage.embedded
     if 0 < missing <= FOREGROUND_EMBED_LIMIT:
         try:
