@@ -489,14 +489,14 @@ class Searcher:
         meta_rows = _chunk_meta(conn, [c.chunk_id for c in wide])
         meta = {cid: (node_id, layer) for cid, node_id, layer, _ in meta_rows}
         path_of = {cid: path for cid, _, _, path in meta_rows}
-        features: dict[int, ChunkFeatures] = {}
-        for cand in wide:
-            path = path_of.get(cand.chunk_id)
-            if path is not None:
-                symbol_score = max(
-                    (h.score for h in cand.hits if h.stream == "symbol"), default=0.0
-                )
-                features[cand.chunk_id] = ChunkFeatures(path, symbol_score)
+        symbol_score: dict[int, float] = {}  # as its provenance says: the first listing
+        for cid, raw in rankings.get("symbol", ()):
+            symbol_score.setdefault(cid, raw)
+        features = {
+            cid: ChunkFeatures(path_of[cid], symbol_score.get(cid, 0.0))
+            for cid in (cand.chunk_id for cand in wide)
+            if cid in path_of
+        }
         priors = RankingPriors(
             definition=self.settings.prior_definition,
             tests=self.settings.prior_tests,
@@ -523,6 +523,14 @@ class Searcher:
 
         t0 = time.perf_counter()
         rows = chunk_rows(conn, [c.chunk_id for c in collapsed])
+        children = _child_spans(
+            conn,
+            [
+                r.node_id
+                for r in rows.values()
+                if r.layer == "code" and r.node_id is not None and r.kind != "module"
+            ],
+        )
         budget = request.max_tokens
         used = 0
         for cand in collapsed:
@@ -536,7 +544,7 @@ class Searcher:
                     response.truncated_by_budget = True
                     break
                 snippet_chars = min(snippet_chars, room)
-            result = self._result(conn, row, cand.score, cand.hits, analysis, snippet_chars)
+            result = self._result(row, children, cand.score, cand.hits, analysis, snippet_chars)
             used += RESULT_OVERHEAD_TOKENS + estimate_tokens(result.snippet)
             response.results.append(result)
         _attach_history(conn, response)
@@ -611,13 +619,15 @@ class Searcher:
 
     def _result(
         self,
-        conn: apsw.Connection,
         row: ChunkRow,
+        children: dict[int, list[tuple[int, int, int]]],
         score: float,
         hits: list,  # type: ignore[type-arg]
         analysis: QueryAnalysis,
         snippet_chars: int,
     ) -> SearchResult:
+        """One result; `children` are the child spans of the code results' nodes
+        (`_child_spans`)."""
         text_lines = row.text.count("\n") + 1
         if row.layer == "code" and row.node_id is not None:
             is_module = row.kind == "module"
@@ -627,16 +637,9 @@ class Searcher:
                 []
                 if is_module
                 else [
-                    (int(s), int(e))
-                    for s, e in conn.execute(
-                        # A child's stub stands for its code chunks' lines (doc comment
-                        # included), which start at the first line of any of its parts.
-                        "SELECT coalesce(min(c.start_line), n.start_line), n.end_line"
-                        " FROM nodes n LEFT JOIN chunks c ON c.node_id = n.id"
-                        " AND c.layer = 'code' WHERE n.parent_id = ? AND n.start_line >= ?"
-                        " AND n.end_line <= ? GROUP BY n.id",
-                        (row.node_id, row.start_line, row.end_line),
-                    )
+                    (stub_start, end)
+                    for stub_start, end, start in children.get(row.node_id, ())
+                    if start >= row.start_line and end <= row.end_line
                 ]
             )
             # Module-level chunks are contiguous runs: parts carry no repeated header.
@@ -669,6 +672,26 @@ class Searcher:
             chunk_id=row.id,
             node_id=row.node_id,
         )
+
+
+def _child_spans(
+    conn: apsw.Connection, parents: list[int]
+) -> dict[int, list[tuple[int, int, int]]]:
+    """parent node id -> (stub start, end line, start line) of each child, by child
+    id. A child's stub stands for its code chunks' lines (doc comment included),
+    which start at the first line of any of its parts: the stub start."""
+    if not parents:
+        return {}
+    out: dict[int, list[tuple[int, int, int]]] = {}
+    for parent, stub_start, end, start in conn.execute(
+        "SELECT n.parent_id, coalesce(min(c.start_line), n.start_line), n.end_line,"
+        " n.start_line FROM nodes n LEFT JOIN chunks c ON c.node_id = n.id"
+        f" AND c.layer = 'code' WHERE n.parent_id IN ({','.join('?' * len(parents))})"
+        " GROUP BY n.id ORDER BY n.id",
+        parents,
+    ):
+        out.setdefault(int(parent), []).append((int(stub_start), int(end), int(start)))
+    return out
 
 
 def _attach_history(conn: apsw.Connection, response: SearchResponse) -> None:
