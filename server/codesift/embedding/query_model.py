@@ -10,12 +10,12 @@ The query encoder runs a copy of the same model whose matrix products are int8
 (weights per output channel, activations quantised as they come, onnxruntime's
 dynamic quantisation), except the feed-forward output projections of the first
 two layers. Their inputs (after GELU) have the outliers int8 handles worst, and
-an error made early runs through every later layer: keeping those two in
-float32 recovers most of what keeping all six would (cosine to the batch model's
-vector, mean over queries and summaries: all int8 0.988, these two float32
-0.990, all six 0.992) for a fifth of the time all six cost. On one thread a
-query takes ~4 ms instead of ~6-7 ms, and the search quality on the dev set is
-the same (bench/RESULTS.md, "Query embedding").
+an error made early runs through every later layer. Keeping those two in float32
+recovers more than half of what keeping all six would, for about a third of the
+time. Measured as cosine to the batch model's vector, mean over queries and
+summaries: all int8 0.988, these two float32 0.990, all six 0.992. On one thread
+a query takes ~4 ms instead of ~6-7 ms, and NDCG@10 on the dev set is within
+0.001 of the batch model's (bench/RESULTS.md, "Query embedding").
 
 The quantised copy is built once per model folder, in a child process: the build
 reads the float32 graph (~90 MB) and peaks at ~600 MB, which a long-running
