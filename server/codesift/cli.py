@@ -29,7 +29,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from codesift import __version__
 from codesift.config import Settings, load_settings
 from codesift.embedding import Embedder, fill_vectors, vector_coverage
-from codesift.embedding.model import default_cache_dir, model_dir_path
+from codesift.embedding.model import cache_dir_from, model_dir_path
 from codesift.embedding.query_model import QUERY_MODEL_FILE
 from codesift.errors import CodesiftError, CorruptIndexError, EmbeddingError, ForeignIndexError
 from codesift.history.records import ChangeInfo, node_history, nodes_in_time
@@ -155,9 +155,8 @@ FOREGROUND_EMBED_LIMIT = 256
 
 
 def _embedder(settings: Settings) -> Embedder:
-    cache = settings.embedding.cache_dir
     return Embedder(
-        Path(os.path.expanduser(cache)) if cache else None,
+        cache_dir_from(settings.embedding.cache_dir),
         max_tokens=settings.embedding.max_tokens,
         batch_size=settings.embedding.batch_size,
         quantized_queries=settings.embedding.quantized_queries,
@@ -208,9 +207,7 @@ def _start_background_embedding(root: Path) -> None:
 
 
 def _rerank_load(settings: Settings) -> RerankerLoad:
-    cache = settings.embedding.cache_dir
-    cache_dir = Path(os.path.expanduser(cache)) if cache else default_cache_dir()
-    return load_reranker(settings.rerank, cache_dir)
+    return load_reranker(settings.rerank, cache_dir_from(settings.embedding.cache_dir))
 
 
 def _searcher(
@@ -642,8 +639,7 @@ def _query_path(settings: Settings) -> str:
         return "off"
     if not settings.embedding.quantized_queries:
         return "batch"
-    cache = settings.embedding.cache_dir
-    root = Path(os.path.expanduser(cache)) if cache else default_cache_dir()
+    root = cache_dir_from(settings.embedding.cache_dir)
     built = model_dir_path(root, settings.embedding.max_tokens) / QUERY_MODEL_FILE
     return "int8" if built.is_file() else "pending"
 

@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from codesift.embedding.query_model import QueryEncoder, ensure_query_model
+from codesift.embedding.sessions import sleeping_session_options
 from codesift.errors import EmbeddingError
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ __all__ = [
     "MODEL_ID",
     "Embedder",
     "assemble_model_dir",
+    "cache_dir_from",
     "default_cache_dir",
     "model_dir_path",
 ]
@@ -52,6 +54,11 @@ Vectors = npt.NDArray[np.float32]
 def default_cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "codesift"
+
+
+def cache_dir_from(setting: str) -> Path:
+    """The cache folder `embedding.cache_dir` names (`~` expanded), or the default."""
+    return Path(os.path.expanduser(setting)) if setting else default_cache_dir()
 
 
 def _weights_path() -> Path:
@@ -117,13 +124,7 @@ def _sleeping_threads(model: TextEmbedding, onnx_path: Path, threads: int | None
             "its threads keep spinning between runs"
         )
         return
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    if threads is not None:
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = threads
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    options = sleeping_session_options(threads)
     providers = session.get_providers()
     # Let go of fastembed's session first, so the two never take memory together.
     setattr(inner, "model", None)  # noqa: B010 (fastembed's attribute, not typed)

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from codesift.embedding.sessions import sleeping_session_options
 from codesift.errors import EmbeddingError
 
 if TYPE_CHECKING:
@@ -194,14 +195,8 @@ class QueryEncoder:
         import onnxruntime as ort
 
         self._tokenizer: Tokenizer = load_query_tokenizer(model_dir)
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.add_session_config_entry("session.inter_op.allow_spinning", "0")
         self._session: ort.InferenceSession = ort.InferenceSession(
-            str(model_path), options, providers=["CPUExecutionProvider"]
+            str(model_path), sleeping_session_options(1), providers=["CPUExecutionProvider"]
         )
         self._inputs = {i.name for i in self._session.get_inputs()}
 

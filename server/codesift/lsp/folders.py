@@ -31,7 +31,7 @@ import apsw
 
 from codesift.config import Settings
 from codesift.embedding import Embedder, fill_vectors, vector_coverage
-from codesift.embedding.model import default_cache_dir
+from codesift.embedding.model import cache_dir_from
 from codesift.errors import CodesiftError
 from codesift.indexer import Indexer, IndexPlan, IndexProgress
 from codesift.retrieval import Searcher
@@ -269,8 +269,7 @@ class FolderIndex:
         """The folder's rerank model, loaded once (None when off or when it fails to
         load: that is reported as a warning in status, and search goes on without)."""
         if self._rerank_load is None:
-            cache = self.settings.embedding.cache_dir
-            cache_dir = Path(os.path.expanduser(cache)) if cache else default_cache_dir()
+            cache_dir = cache_dir_from(self.settings.embedding.cache_dir)
             self._rerank_load = load_reranker(self.settings.rerank, cache_dir)
             if self._rerank_load.warning:
                 self._warn(self._rerank_load.warning)

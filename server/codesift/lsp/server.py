@@ -36,6 +36,7 @@ from pygls.uris import from_fs_path
 from codesift import __version__
 from codesift.config import EmbeddingSettings
 from codesift.embedding import Embedder
+from codesift.embedding.model import cache_dir_from
 from codesift.errors import CodesiftError, SearchCancelled
 from codesift.lsp.folders import Cancellation, FolderIndex, FolderListener, ReaderPool
 from codesift.lsp.options import ServerOptions, folder_settings
@@ -228,9 +229,8 @@ class CodesiftServer(LanguageServer):
         with self._embedder_lock:
             embedder = self._embedders.get(key)
             if embedder is None:
-                cache = Path(os.path.expanduser(settings.cache_dir)) if settings.cache_dir else None
                 embedder = Embedder(
-                    cache,
+                    cache_dir_from(settings.cache_dir),
                     max_tokens=settings.max_tokens,
                     batch_size=settings.batch_size,
                     quantized_queries=settings.quantized_queries,

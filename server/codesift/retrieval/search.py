@@ -139,7 +139,8 @@ class Searcher:
     own read-only connection to the same database file (WAL; apsw releases the GIL
     while SQLite works), so a query costs about its slowest stream rather than their
     sum. The query embedding is computed in the calling thread while the lexical and
-    symbol streams run; the vector streams start when it is ready. With
+    symbol streams run; the vector streams start when it is ready (with the vectors
+    in memory, the first one on the calling thread itself). With
     `parallel=False`, an in-memory database, or when no second connection can be
     opened (logged once), streams run one after the other on `conn`.
 
