@@ -346,13 +346,14 @@ EXTRA_CONFIGS: list[SearchConfig] = [
     SearchConfig(
         "lexical max_df 0.5",
         "the lexical stream scores every term found in fewer than half the code chunks "
-        "(shipped: a tenth)",
+        "(shipped: a twentieth)",
         overrides={"lexical_max_df": 0.5},
     ),
     SearchConfig(
-        "lexical max_df 0.05",
-        "the lexical stream leaves out terms found in a twentieth of the code chunks",
-        overrides={"lexical_max_df": 0.05},
+        "lexical max_df 0.1",
+        "the lexical stream leaves out only terms found in a tenth of the code chunks "
+        "(the default before 2026-11-30)",
+        overrides={"lexical_max_df": 0.1},
     ),
     SearchConfig(
         "batch-model queries",

@@ -110,9 +110,10 @@ class SearchSettings:
     symbol_threshold: float = 0.3
     # A query term found in at least this share of the code chunks is left out of
     # the lexical stream's MATCH when the query has rarer terms: bm25 gives such a
-    # term little weight but visits every row it occurs in (0.1: lexical p95 70 ->
-    # 25 ms on python-stdlib, NDCG@10 0.766 -> 0.765; bench/RESULTS.md).
-    lexical_max_df: float = 0.1
+    # term little weight but visits every row it occurs in, at ~0.6 us a row
+    # (0.1: lexical p95 70 -> 25 ms on python-stdlib, NDCG@10 0.766 -> 0.765; 0.05:
+    # lexical p50 4.2 -> 2.2 ms, NDCG@10 0.781 -> 0.780; bench/RESULTS.md).
+    lexical_max_df: float = 0.05
     weight_lexical: float = 1.0
     # Markdown sections: useful, but they outrank the code a question is about
     # when weighted like code (see bench/RESULTS.md, quality ablation).

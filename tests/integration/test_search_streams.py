@@ -13,6 +13,7 @@ from pathlib import Path
 import apsw
 import pytest
 
+from codesift.config import SearchSettings
 from codesift.errors import SearchCancelled
 from codesift.indexer import IndexSummary
 from codesift.retrieval import Searcher, SearchRequest, SearchResponse
@@ -403,7 +404,7 @@ def test_signature_query_with_common_terms_still_finds_its_definition(
     assert response.results[0].qualified_name in {"cart.Cart.total", "cart.DiscountCart.total"}
 
 
-def test_terms_in_a_tenth_of_a_large_index_are_not_scored() -> None:
+def test_common_terms_of_a_large_index_are_not_scored() -> None:
     from codesift.retrieval import streams
 
     def table(rows: int, common: int) -> apsw.Connection:
@@ -421,6 +422,16 @@ def test_terms_in_a_tenth_of_a_large_index_are_not_scored() -> None:
     large = table(20_000, 3_000)
     assert streams.scored_terms(large, "code_fts", ["handler", "sprocket"], 0.1) == ["sprocket"]
     assert streams.scored_terms(large, "code_fts", ["handler", "sprocket"], 0.5) == [
+        "handler",
+        "sprocket",
+    ]
+    # 6% of 50,000 rows: left out by default (a twentieth), kept at a tenth.
+    default = SearchSettings().lexical_max_df
+    larger = table(50_000, 3_000)
+    assert streams.scored_terms(larger, "code_fts", ["handler", "sprocket"], default) == [
+        "sprocket"
+    ]
+    assert streams.scored_terms(larger, "code_fts", ["handler", "sprocket"], 0.1) == [
         "handler",
         "sprocket",
     ]
