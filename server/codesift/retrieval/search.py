@@ -140,7 +140,7 @@ class Searcher:
     while SQLite works), so a query costs about its slowest stream rather than their
     sum. The query embedding is computed in the calling thread while the lexical and
     symbol streams run; the vector streams start when it is ready (with the vectors
-    in memory, the first one on the calling thread itself). With
+    in memory, on the calling thread itself, one after the other). With
     `parallel=False`, an in-memory database, or when no second connection can be
     opened (logged once), streams run one after the other on `conn`.
 
@@ -401,19 +401,21 @@ class Searcher:
             if needs_vector:
                 # Overlaps the lexical and symbol streams: onnxruntime releases the GIL.
                 with_vector, embed_error = self._embed_for(inputs, response)
-                # With the vectors in memory the first vector stream takes a few
-                # milliseconds and is most often the last to finish: it runs here,
-                # without a hand-off to a worker. A sqlite-vec kNN takes ~100 ms and
-                # goes to a worker, so that a cancel still interrupts it at once.
+                # With the vectors in memory the vector streams take a few
+                # milliseconds and are most often the last to finish: they run here,
+                # one after the other, without a hand-off to a worker (on workers they
+                # would only wait for each other: the in-memory index serves one search
+                # at a time). A sqlite-vec kNN takes ~100 ms and goes to a worker, so
+                # that a cancel still interrupts it at once.
                 index = self._vector_index
-                inline = needs_vector[0] if index is not None and index.loaded else None
-                for stream in needs_vector:
-                    if stream is not inline:
+                if index is not None and index.loaded:
+                    for stream in needs_vector:  # each returns at once once cancelled
+                        results[stream.name] = self._run_stream(stream, with_vector, flight)
+                else:
+                    for stream in needs_vector:
                         futures[pool.submit(self._run_stream, stream, with_vector, flight)] = (
                             stream.name
                         )
-                if inline is not None:
-                    results[inline.name] = self._run_stream(inline, with_vector, flight)
             pending = set(futures)
             while pending:
                 if flight.cancelled():
