@@ -739,8 +739,9 @@ def markdown(result: Json, runs: dict[str, ModeRun], categories: Sequence[str]) 
         "The shipped model stores int8 weights but computes in float32; a search embeds "
         "one short query while its other streams use the same cores. Queries now run on "
         "an int8 copy of the model (int8 products, per-channel weights; the feed-forward "
-        "output projections of the first two layers stay float32) on one thread "
-        "(embedding/query_model.py). One query embedded alone, "
+        "output projections of the first two layers stay float32), rebuilt with "
+        "onnxruntime's fused transformer operators (embedding/bert_graph.py), on one "
+        "thread (embedding/query_model.py). One query embedded alone, "
         f"{qe['queries']} texts (the queries above and the devset's queries of all corpora; "
         f"median {qe['tokens_p50']:.0f} tokens), {result['repeats']} repeats, interleaved:",
         "",

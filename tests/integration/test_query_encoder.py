@@ -3,13 +3,20 @@ the batch model's vectors, and a search still answers when it cannot be built.""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from codesift.embedding import Embedder
-from codesift.embedding.query_model import QUERY_MODEL_FILE, load_query_tokenizer
+from codesift.embedding.bert_graph import UnsupportedGraph, bert_shape, fuse_bert, max_difference
+from codesift.embedding.query_model import (
+    QUERY_MODEL_FILE,
+    QueryEncoder,
+    build_query_model,
+    load_query_tokenizer,
+)
 
 TEXTS = [
     "how does billing retry a failed charge",
@@ -77,3 +84,83 @@ def test_the_query_tokenizer_reads_text_as_the_batch_model_does(embedder: Embedd
         # fastembed pads to the longest text of a batch; a lone text has no padding.
         assert len(got.ids) == sum(expected.attention_mask)
     assert len(ours.encode(long_text).ids) == embedder.max_tokens
+
+
+def _folded(model_dir: Path, target: Path) -> Path:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    options.optimized_model_filepath = str(target)
+    ort.InferenceSession(str(model_dir / "model.onnx"), options, providers=["CPUExecutionProvider"])
+    return target
+
+
+def test_the_fused_graph_computes_what_the_export_computes(
+    embedder: Embedder, tmp_path: Path
+) -> None:
+    import onnx
+
+    model_dir = embedder.model_dir()
+    folded = _folded(model_dir, tmp_path / "folded.onnx")
+    fused = tmp_path / "fused.onnx"
+    down = fuse_bert(folded, model_dir / "config.json", fused)
+    assert down == [f"output_{layer}" for layer in range(6)]
+    ops = [node.op_type for node in onnx.load(str(fused)).graph.node]
+    assert ops.count("Attention") == 6 and len(ops) < 60
+    assert len(onnx.load(str(folded)).graph.node) > 250
+    # Same network: padded and unpadded probes agree to float32 rounding.
+    assert max_difference(folded, fused) < 1e-4
+    # The built query model is the fused one, quantised.
+    embedder.query_encoder()
+    built = [node.op_type for node in onnx.load(str(model_dir / QUERY_MODEL_FILE)).graph.node]
+    assert built.count("QAttention") == 6
+
+
+def test_a_model_that_is_not_a_bert_export_is_quantised_as_exported(
+    embedder: Embedder, tmp_path: Path
+) -> None:
+    import shutil
+
+    import onnx
+
+    model_dir = embedder.model_dir()
+    folder = tmp_path / "model"
+    folder.mkdir()
+    shutil.copyfile(model_dir / "model.onnx", folder / "model.onnx")
+    config = json.loads((model_dir / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "hidden_act": "relu"}))
+    with pytest.raises(UnsupportedGraph, match="GELU"):
+        bert_shape(folder / "config.json")
+    target = folder / QUERY_MODEL_FILE
+    build_query_model(folder / "model.onnx", target)
+    ops = [node.op_type for node in onnx.load(str(target)).graph.node]
+    assert "QAttention" not in ops and "MatMulInteger" in ops
+    # Still the same model: close to the batch model's vectors.
+    encoder = QueryEncoder(model_dir, target)
+    queries = np.stack([encoder.encode(t) for t in TEXTS])
+    agreement = np.einsum("ij,ij->i", queries, embedder.embed(TEXTS))
+    assert agreement.min() > 0.97, agreement
+
+
+def test_unreadable_or_foreign_configs_are_unsupported(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text("{not json")
+    with pytest.raises(UnsupportedGraph, match="cannot read"):
+        bert_shape(path)
+    base = {
+        "model_type": "bert",
+        "hidden_act": "gelu",
+        "num_hidden_layers": 2,
+        "hidden_size": 64,
+        "num_attention_heads": 4,
+        "intermediate_size": 128,
+    }
+    path.write_text(json.dumps({**base, "model_type": "roberta"}))
+    with pytest.raises(UnsupportedGraph, match="not a BERT"):
+        bert_shape(path)
+    path.write_text(json.dumps({**base, "num_attention_heads": 5}))
+    with pytest.raises(UnsupportedGraph, match="multiple"):
+        bert_shape(path)
+    path.write_text(json.dumps(base))
+    assert bert_shape(path).heads == 4 and bert_shape(path).epsilon == 1e-12
