@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from codesift.retrieval.fusion import FusedCandidate, collapse_by_node, fuse_rankings
-from codesift.retrieval.request import StreamHit
 
 # --- fuse_rankings -----------------------------------------------------------------------
 
@@ -50,7 +49,7 @@ def test_a_zero_weight_stream_contributes_no_score_but_keeps_provenance() -> Non
     fused = fuse_rankings({"lexical": [(1, 3.0)], "symbol": [(2, 1.0)]}, weights={"symbol": 0.0})
     by_id = {c.chunk_id: c for c in fused}
     assert by_id[2].score == 0.0
-    assert by_id[2].hits == [StreamHit("symbol", 1, 1.0)]
+    assert by_id[2].hits == [("symbol", 1, 1.0)]
     assert [c.chunk_id for c in fused] == [1, 2]
 
 
@@ -84,7 +83,7 @@ def test_a_chunk_listed_twice_by_one_stream_counts_once_at_its_best_rank() -> No
     fused = fuse_rankings({"lexical": [(7, 3.0), (8, 2.0), (7, 1.0)]}, rrf_k=60)
     by_id = {c.chunk_id: c for c in fused}
     assert by_id[7].score == pytest.approx(1 / 61)
-    assert by_id[7].hits == [StreamHit("lexical", 1, 3.0)]
+    assert by_id[7].hits == [("lexical", 1, 3.0)]
     assert by_id[8].score == pytest.approx(1 / 62)
     assert len(fused) == 2
 
@@ -94,10 +93,10 @@ def test_provenance_records_rank_and_raw_score_per_stream() -> None:
         {"lexical": [(1, 5.5), (2, 4.25)], "symbol": [(2, 0.75)], "lexical_doc": []}
     )
     by_id = {c.chunk_id: c for c in fused}
-    assert by_id[1].hits == [StreamHit("lexical", 1, 5.5)]
-    assert by_id[2].hits == [StreamHit("lexical", 2, 4.25), StreamHit("symbol", 1, 0.75)]
+    assert by_id[1].hits == [("lexical", 1, 5.5)]
+    assert by_id[2].hits == [("lexical", 2, 4.25), ("symbol", 1, 0.75)]
     for cand in fused:
-        assert all(hit.stream != "lexical_doc" for hit in cand.hits)
+        assert all(stream != "lexical_doc" for stream, _, _ in cand.hits)
 
 
 def test_empty_inputs_give_no_candidates() -> None:
@@ -110,7 +109,7 @@ def test_empty_inputs_give_no_candidates() -> None:
 
 
 def cand(chunk_id: int, score: float, *hits: tuple[str, int, float]) -> FusedCandidate:
-    return FusedCandidate(chunk_id, score, [StreamHit(*h) for h in hits])
+    return FusedCandidate(chunk_id, score, list(hits))
 
 
 def test_layers_of_one_node_merge_into_one_result_showing_the_code_chunk() -> None:
@@ -134,14 +133,14 @@ def test_merged_provenance_keeps_the_best_rank_per_stream() -> None:
         candidates, {1: 100, 2: 100, 3: 100}, {1: "summary", 2: "code", 3: "ast"}
     )
     assert len(out) == 1
-    hits = {hit.stream: hit for hit in out[0].hits}
+    hits = {hit[0]: hit for hit in out[0].hits}
     assert hits == {
-        "lexical": StreamHit("lexical", 1, 6.0),
-        "symbol": StreamHit("symbol", 1, 1.5),
-        "lexical_doc": StreamHit("lexical_doc", 9, 0.1),
+        "lexical": ("lexical", 1, 6.0),
+        "symbol": ("symbol", 1, 1.5),
+        "lexical_doc": ("lexical_doc", 9, 0.1),
     }
     assert len(out[0].hits) == 3
-    ranks = [hit.rank for hit in out[0].hits]
+    ranks = [rank for _, rank, _ in out[0].hits]
     assert ranks == sorted(ranks)
 
 
@@ -154,9 +153,7 @@ def test_best_chunk_is_shown_when_the_node_has_no_code_chunk_among_candidates() 
 def test_a_single_chunk_node_is_unchanged() -> None:
     candidates = [cand(4, 0.02, ("lexical", 2, 3.0))]
     out = collapse_by_node(candidates, {4: 200}, {4: "ast"})
-    assert [(c.chunk_id, c.score, c.hits) for c in out] == [
-        (4, 0.02, [StreamHit("lexical", 2, 3.0)])
-    ]
+    assert [(c.chunk_id, c.score, c.hits) for c in out] == [(4, 0.02, [("lexical", 2, 3.0)])]
 
 
 def test_node_less_chunks_stay_separate() -> None:
@@ -212,4 +209,4 @@ def test_fuse_then_collapse_end_to_end() -> None:
     assert [c.chunk_id for c in out] == [200, 100]
     assert out[0].score == pytest.approx(1 / 62 + 1 / 61)
     assert out[1].score == pytest.approx(1 / 61)
-    assert {h.stream for h in out[1].hits} == {"lexical", "symbol"}
+    assert {stream for stream, _, _ in out[1].hits} == {"lexical", "symbol"}

@@ -7,17 +7,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 
-from codesift.retrieval.request import StreamHit
+__all__ = ["FusedCandidate", "Hit", "collapse_by_node", "fuse_rankings"]
 
-__all__ = ["FusedCandidate", "collapse_by_node", "fuse_rankings"]
+# A stream's finding of a candidate: (stream, rank (1-based), raw score); a result's
+# provenance lists them as StreamHit. Plain tuples here: a search makes hundreds.
+Hit = tuple[str, int, float]
 
 
 @dataclass(slots=True)
 class FusedCandidate:
     chunk_id: int
     score: float
-    hits: list[StreamHit] = field(default_factory=list)
+    hits: list[Hit] = field(default_factory=list)
 
 
 def fuse_rankings(
@@ -51,10 +54,13 @@ def fuse_rankings(
         FusedCandidate(
             chunk_id,
             -negative,
-            [StreamHit(stream, *first[chunk_id]) for stream, first in firsts if chunk_id in first],
+            [(stream, *first[chunk_id]) for stream, first in firsts if chunk_id in first],
         )
         for negative, chunk_id in order
     ]
+
+
+_RANK = itemgetter(1)
 
 
 def collapse_by_node(
@@ -97,14 +103,15 @@ def collapse_by_node(
             )
         else:
             shown = best
-        hits: dict[str, StreamHit] = {}
+        if len(members) == 1:
+            out.append(FusedCandidate(shown.chunk_id, best.score, sorted(best.hits, key=_RANK)))
+            continue
+        hits: dict[str, Hit] = {}
         for member in members:
             for hit in member.hits:
-                current = hits.get(hit.stream)
-                if current is None or hit.rank < current.rank:
-                    hits[hit.stream] = hit
-        out.append(
-            FusedCandidate(shown.chunk_id, best.score, sorted(hits.values(), key=lambda h: h.rank))
-        )
+                current = hits.get(hit[0])
+                if current is None or hit[1] < current[1]:
+                    hits[hit[0]] = hit
+        out.append(FusedCandidate(shown.chunk_id, best.score, sorted(hits.values(), key=_RANK)))
     out.sort(key=lambda c: (-c.score, c.chunk_id))
     return out

@@ -23,7 +23,7 @@ from codesift.embedding.model import Embedder
 from codesift.embedding.vectors import quantize
 from codesift.errors import SearchCancelled
 from codesift.history.records import chunk_history
-from codesift.retrieval.fusion import FusedCandidate, collapse_by_node, fuse_rankings
+from codesift.retrieval.fusion import FusedCandidate, Hit, collapse_by_node, fuse_rankings
 from codesift.retrieval.graph import MAX_GRAPH_NODES, expand_graph
 from codesift.retrieval.query import QueryAnalysis, analyze_query
 from codesift.retrieval.ranking import (
@@ -589,7 +589,7 @@ class Searcher:
         exact_first = (
             analysis.symbol_like
             and bool(collapsed)
-            and any(h.stream == "symbol" and h.score >= 1.0 for h in collapsed[0].hits)
+            and any(stream == "symbol" and raw >= 1.0 for stream, _, raw in collapsed[0].hits)
         )
         skip = rerank_skip_reason(
             request.query, candidates, self.rerank_settings.threshold, exact_first
@@ -612,7 +612,7 @@ class Searcher:
             FusedCandidate(
                 head[i].chunk_id,
                 head[i].score,
-                [*head[i].hits, StreamHit("rerank", rank, round(scores[i], 6))],
+                [*head[i].hits, ("rerank", rank, round(scores[i], 6))],
             )
             for rank, i in enumerate(order, start=1)
         ]
@@ -625,7 +625,7 @@ class Searcher:
         row: ChunkRow,
         children: dict[int, list[tuple[int, int, int]]],
         score: float,
-        hits: list,  # type: ignore[type-arg]
+        hits: list[Hit],
         analysis: QueryAnalysis,
         snippet_chars: int,
     ) -> SearchResult:
@@ -671,7 +671,7 @@ class Searcher:
             snippet=snippet.text,
             snippet_start_line=snippet.start_line,
             truncated=snippet.truncated,
-            provenance=tuple(hits),
+            provenance=tuple(StreamHit(stream, rank, raw) for stream, rank, raw in hits),
             chunk_id=row.id,
             node_id=row.node_id,
         )
