@@ -513,10 +513,10 @@ class Searcher:
             {cid: m[0] for cid, m in meta.items()},
             {cid: m[1] for cid, m in meta.items()},
         )
-        # The whole pool in diversified order: the rerank stage may reorder its head.
-        collapsed = diversify_files(
-            collapsed, path_of, self.settings.file_diversity, len(collapsed)
-        )
+        # The page in diversified order; with a reranker, the whole pool (the rerank
+        # stage may reorder its head).
+        shown = len(collapsed) if self.reranker is not None else request.top_k
+        collapsed = diversify_files(collapsed, path_of, self.settings.file_diversity, shown)
         response.stages["rank"] = (time.perf_counter() - t0) * 1000
         _check(flight, "ranking")
 
