@@ -30,7 +30,7 @@ from codesift import __version__
 from codesift.config import Settings, load_settings
 from codesift.embedding import Embedder, fill_vectors, vector_coverage
 from codesift.embedding.model import cache_dir_from, model_dir_path
-from codesift.embedding.query_model import QUERY_MODEL_FILE
+from codesift.embedding.query_model import QUERY_MODEL_FILE, recent_build_failure
 from codesift.errors import CodesiftError, CorruptIndexError, EmbeddingError, ForeignIndexError
 from codesift.history.records import ChangeInfo, node_history, nodes_in_time
 from codesift.history.timespec import TimeFilter, time_filter
@@ -567,6 +567,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             "embedded": coverage.embedded,
             "embeddable": coverage.embeddable,
             "queries": _query_path(settings),
+            "queries_error": _query_error(settings),
         },
         "last_update": counts.last_update,
         "rerank": _rerank_status(settings),
@@ -586,7 +587,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"edges       {counts.edges}")
     print(f"chunks      {counts.chunks}")
     print(f"vectors     {coverage.embedded} of {coverage.embeddable} chunks ({coverage.ratio:.0%})")
-    print(f"queries     {_QUERY_PATHS[_query_path(settings)]}")
+    query_error = _query_error(settings)
+    if query_error:
+        print(f"queries     embedded by the batch model: the query model failed: {query_error}")
+    else:
+        print(f"queries     {_QUERY_PATHS[_query_path(settings)]}")
     print(f"updated     {when}")
     print("languages   " + ", ".join(f"{k} {v}" for k, v in counts.by_language.items()))
     rerank = data["rerank"]
@@ -639,9 +644,23 @@ def _query_path(settings: Settings) -> str:
         return "off"
     if not settings.embedding.quantized_queries:
         return "batch"
-    root = cache_dir_from(settings.embedding.cache_dir)
-    built = model_dir_path(root, settings.embedding.max_tokens) / QUERY_MODEL_FILE
-    return "int8" if built.is_file() else "pending"
+    model_dir = model_dir_path(
+        cache_dir_from(settings.embedding.cache_dir), settings.embedding.max_tokens
+    )
+    if (model_dir / QUERY_MODEL_FILE).is_file():
+        return "int8"
+    return "batch" if recent_build_failure(model_dir) else "pending"
+
+
+def _query_error(settings: Settings) -> str | None:
+    """Why queries use the batch model though the int8 encoder is asked for: a
+    recent failed build of the query model."""
+    if not settings.embedding.enabled or not settings.embedding.quantized_queries:
+        return None
+    model_dir = model_dir_path(
+        cache_dir_from(settings.embedding.cache_dir), settings.embedding.max_tokens
+    )
+    return recent_build_failure(model_dir)
 
 
 def _rerank_status(settings: Settings) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -425,6 +426,19 @@ def test_status_says_how_queries_are_embedded(repo: Path, tmp_path: Path) -> Non
     built.parent.mkdir(parents=True)
     built.write_bytes(b"")  # status only looks for the file; it loads nothing
     assert run_json(repo, "status")["vectors"]["queries"] == "int8"
+    assert run_json(repo, "status")["vectors"]["queries_error"] is None
+    # A build that failed an hour ago: queries use the batch model, and say why.
+    built.unlink()
+    failed = built.with_name(built.name + ".failed")
+    failed.write_text(json.dumps({"error": "MemoryError: out of memory", "at": time.time() - 3600}))
+    vectors = run_json(repo, "status")["vectors"]
+    assert vectors["queries"] == "batch"
+    assert "MemoryError: out of memory" in vectors["queries_error"]
+    out = ok(run_cli(repo, "status")).stdout
+    assert "queries     embedded by the batch model: the query model failed: MemoryError" in out
+    # After a day it is built again on the next search.
+    failed.write_text(json.dumps({"error": "MemoryError", "at": time.time() - 2 * 86400}))
+    assert run_json(repo, "status")["vectors"]["queries"] == "pending"
     config.write_text(f'[embedding]\ncache_dir = "{cache}"\nquantized_queries = false\n')
     assert run_json(repo, "status")["vectors"]["queries"] == "batch"
     assert "queries     embedded by the batch model" in ok(run_cli(repo, "status")).stdout

@@ -73,6 +73,31 @@ def test_a_query_model_that_cannot_be_built_leaves_queries_on_the_batch_model(
     assert float(query @ embedder.embed([TEXTS[0]])[0]) > 0.9999
 
 
+def test_a_failed_build_is_not_retried_by_each_process_until_a_day_has_passed(
+    tmp_path: Path,
+) -> None:
+    cache = tmp_path / "cache"
+    first = Embedder(cache, max_tokens=64)
+    target = first.model_dir() / QUERY_MODEL_FILE
+    target.mkdir()  # the build cannot put its file there
+    assert first.query_encoder() is None
+    marker = target.with_name(target.name + ".failed")
+    recorded = json.loads(marker.read_text())
+    assert recorded["error"] and recorded["at"] > 0
+    target.rmdir()  # a build would work now, but the failure is recent
+    second = Embedder(cache, max_tokens=64)
+    assert second.query_encoder() is None
+    assert second.query_encoder_error is not None
+    assert recorded["error"] in second.query_encoder_error
+    assert "retried a day later" in second.query_encoder_error
+    assert not target.exists()
+    # A day later the next process builds it, and the record goes.
+    marker.write_text(json.dumps({**recorded, "at": recorded["at"] - 2 * 86400}))
+    third = Embedder(cache, max_tokens=64)
+    assert third.query_encoder() is not None, third.query_encoder_error
+    assert target.is_file() and not marker.exists()
+
+
 def test_the_query_tokenizer_reads_text_as_the_batch_model_does(embedder: Embedder) -> None:
     ours = load_query_tokenizer(embedder.model_dir())
     batch = embedder._load().model.tokenizer  # fastembed's, as it embeds chunks

@@ -35,6 +35,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +55,7 @@ __all__ = [
     "build_query_model",
     "ensure_query_model",
     "load_query_tokenizer",
+    "recent_build_failure",
 ]
 
 log = logging.getLogger(__name__)
@@ -62,6 +64,9 @@ log = logging.getLogger(__name__)
 # the quantisation options) takes a new name, so folders built before rebuild it.
 QUERY_MODEL_FILE = "query-int8-v3.onnx"
 BUILD_TIMEOUT_SECONDS = 600
+# After a failed build, processes use the batch model for queries this long before
+# one tries to build again.
+RETRY_AFTER_SECONDS = 24 * 3600
 # Feed-forward output projections kept in float32: those of the first layers.
 FLOAT32_DOWN_PROJECTIONS = 2
 
@@ -163,13 +168,66 @@ def build_query_model(source: Path, target: Path) -> None:
         os.replace(quantized, target)
 
 
+def _failure_marker(target: Path) -> Path:
+    return target.with_name(target.name + ".failed")
+
+
+def recent_build_failure(model_dir: Path) -> str | None:
+    """Why the query model of `model_dir` is not built, when a build failed less
+    than RETRY_AFTER_SECONDS ago (no build is tried meanwhile); else None."""
+    return _recent_failure(model_dir / QUERY_MODEL_FILE)
+
+
+def _recent_failure(target: Path) -> str | None:
+    """The error of a build of `target` that failed less than RETRY_AFTER_SECONDS
+    ago, recorded next to it; None when there is none (or it is older)."""
+    marker = _failure_marker(target)
+    try:
+        record = json.loads(marker.read_text(encoding="utf-8"))
+        failed_at = float(record["at"])
+        error = str(record["error"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not 0 <= time.time() - failed_at < RETRY_AFTER_SECONDS:
+        return None
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(failed_at))
+    return f"{error} (at {when}; retried a day later, or once {marker.name} is deleted)"
+
+
+def _record_failure(target: Path, error: str) -> None:
+    try:
+        _failure_marker(target).write_text(
+            json.dumps({"error": error, "at": time.time()}) + "\n", encoding="utf-8"
+        )
+    except OSError as exc:  # e.g. a read-only cache: every process tries again
+        log.debug("cannot record the failed query-model build: %s", exc)
+
+
 def ensure_query_model(model_dir: Path) -> Path:
     """The query model of `model_dir` (which holds model.onnx), built first when
-    missing; raises EmbeddingError when it cannot be built."""
+    missing; raises EmbeddingError when it cannot be built.
+
+    A failed build is recorded next to the model (`<file>.failed`): processes
+    started within RETRY_AFTER_SECONDS do not build it again (a one-shot CLI
+    search would otherwise pay for a failing build each time) and raise the
+    recorded error at once."""
     target = model_dir / QUERY_MODEL_FILE
     if target.is_file():
         return target
-    source = model_dir / "model.onnx"
+    failed = _recent_failure(target)
+    if failed is not None:
+        raise EmbeddingError(f"cannot build the query model: {failed}")
+    error = _build_in_child(model_dir / "model.onnx", target)
+    if error is not None:
+        _record_failure(target, error)
+        raise EmbeddingError(f"cannot build the query model: {error}")
+    _failure_marker(target).unlink(missing_ok=True)
+    return target
+
+
+def _build_in_child(source: Path, target: Path) -> str | None:
+    """Build `target` in a child process; the reason when that fails."""
+    model_dir = target.parent
     log.info("building the int8 query model in %s (once)", model_dir)
     # The child imports this very codesift, however the parent found it.
     package_root = str(Path(__file__).resolve().parents[2])
@@ -186,12 +244,11 @@ def ensure_query_model(model_dir: Path) -> Path:
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise EmbeddingError(f"cannot build the query model: {exc}") from exc
+        return str(exc)
     if done.returncode != 0 or not target.is_file():
         lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        reason = lines[-1] if lines else f"exit status {done.returncode}"
-        raise EmbeddingError(f"cannot build the query model: {reason}")
-    return target
+        return lines[-1] if lines else f"exit status {done.returncode}"
+    return None
 
 
 def load_query_tokenizer(model_dir: Path) -> Tokenizer:
