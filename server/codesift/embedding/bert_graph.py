@@ -148,153 +148,160 @@ class _Weights:
         return np.ascontiguousarray(array)
 
 
+class _Builder:
+    """The nodes and initializers of the fused graph, as they are added."""
+
+    def __init__(self, weights: _Weights, shape: BertShape) -> None:
+        self.weights = weights
+        self.shape = shape
+        self.nodes: list[onnx.NodeProto] = []
+        self.tensors: list[onnx.TensorProto] = []
+
+    def const(self, name: str, array: npt.NDArray[np.float32]) -> str:
+        from onnx import numpy_helper
+
+        self.tensors.append(numpy_helper.from_array(array, name))
+        return name
+
+    def node(self, op: str, inputs: list[str], output: str, **attributes: Any) -> str:
+        from onnx import helper
+
+        domain = "" if op == "MatMul" else MS_DOMAIN
+        self.nodes.append(
+            helper.make_node(op, inputs, [output], name=output, domain=domain, **attributes)
+        )
+        return output
+
+    def matmul(self, name: str, x: str, weight: npt.NDArray[np.float32]) -> str:
+        return self.node("MatMul", [x, self.const(f"{name}_weight", weight)], name)
+
+    def skip_norm(self, x: str, skip: str, norm: str, bias: str, output: str) -> str:
+        """LayerNorm(x + skip + bias) with the `norm` LayerNorm's parameters."""
+        hidden = (self.shape.hidden,)
+        return self.node(
+            "SkipLayerNormalization",
+            [
+                x,
+                skip,
+                self.const(f"{output}_gamma", self.weights.param(norm + ".weight", hidden)),
+                self.const(f"{output}_beta", self.weights.param(norm + ".bias", hidden)),
+                bias,
+            ],
+            output,
+            epsilon=self.shape.epsilon,
+        )
+
+    def embeddings(self) -> str:
+        """Word + position + token type embeddings and their LayerNorm; also the
+        `mask_index` (tokens per sequence) the Attention nodes read."""
+        from onnx import TensorProto, helper
+
+        for name in INPUTS:
+            self.nodes.append(
+                helper.make_node("Cast", [name], [f"{name}_int32"], to=TensorProto.INT32)
+            )
+        w, hidden = self.weights, self.shape.hidden
+        tables = [
+            self.const(name, w.table(f"embeddings.{name}", hidden))
+            for name in ("word_embeddings", "position_embeddings", "token_type_embeddings")
+        ]
+        self.nodes.append(
+            helper.make_node(
+                "EmbedLayerNormalization",
+                [
+                    "input_ids_int32",
+                    "token_type_ids_int32",
+                    *tables,
+                    self.const(
+                        "embeddings_gamma", w.param("embeddings.LayerNorm.weight", (hidden,))
+                    ),
+                    self.const("embeddings_beta", w.param("embeddings.LayerNorm.bias", (hidden,))),
+                    "attention_mask_int32",
+                ],
+                ["hidden_0", "mask_index"],
+                domain=MS_DOMAIN,
+                epsilon=self.shape.epsilon,
+                name="embeddings",
+            )
+        )
+        return "hidden_0"
+
+    def layer(self, layer: int, x: str, output: str) -> str:
+        """One encoder layer from `x` to `output`; returns its feed-forward output
+        MatMul's name."""
+        w, hidden, inner = self.weights, self.shape.hidden, self.shape.intermediate
+        p = f"encoder.layer.{layer}."
+        square = (hidden, hidden)
+        wq, bq = w.linear(p + "attention.self.query", square)
+        wk, bk = w.linear(p + "attention.self.key", square)
+        wv, bv = w.linear(p + "attention.self.value", square)
+        wo, bo = w.linear(p + "attention.output.dense", square)
+        wi, bi = w.linear(p + "intermediate.dense", (hidden, inner))
+        wd, bd = w.linear(p + "output.dense", (inner, hidden))
+        attention = self.node(
+            "Attention",
+            [
+                x,
+                self.const(f"qkv_weight_{layer}", np.concatenate([wq, wk, wv], axis=1)),
+                self.const(f"qkv_bias_{layer}", np.concatenate([bq, bk, bv])),
+                "mask_index",
+            ],
+            f"attention_{layer}",
+            num_heads=self.shape.heads,
+        )
+        attended = self.skip_norm(
+            self.matmul(f"attention_output_{layer}", attention, wo),
+            x,
+            p + "attention.output.LayerNorm",
+            self.const(f"attention_output_bias_{layer}", bo),
+            f"attended_{layer}",
+        )
+        gelu = self.node(
+            "BiasGelu",
+            [
+                self.matmul(f"intermediate_{layer}", attended, wi),
+                self.const(f"intermediate_bias_{layer}", bi),
+            ],
+            f"gelu_{layer}",
+        )
+        down = self.matmul(f"output_{layer}", gelu, wd)
+        self.skip_norm(
+            down,
+            attended,
+            p + "output.LayerNorm",
+            self.const(f"output_bias_{layer}", bd),
+            output,
+        )
+        return down
+
+
 def fuse_bert(folded: Path, config_path: Path, target: Path) -> list[str]:
     """Write the fused encoder of `folded` (a BERT export with constants folded) to
     `target`; return the names of the feed-forward output MatMuls, first layer
     first. Raises UnsupportedGraph."""
     import onnx
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import TensorProto, helper
 
     shape = bert_shape(config_path)
     source = onnx.load(str(folded))
     inputs = [i.name for i in source.graph.input]
     if sorted(inputs) != sorted(INPUTS) or len(source.graph.output) != 1:
         raise UnsupportedGraph(f"inputs {inputs}, outputs {len(source.graph.output)}")
-    weights = _Weights(source)
-    hidden, inner, eps = shape.hidden, shape.intermediate, shape.epsilon
-    nodes: list[onnx.NodeProto] = []
-    tensors: list[onnx.TensorProto] = []
-
-    def const(name: str, array: npt.NDArray[np.float32]) -> str:
-        tensors.append(numpy_helper.from_array(array, name))
-        return name
-
-    for name in INPUTS:
-        nodes.append(helper.make_node("Cast", [name], [f"{name}_int32"], to=TensorProto.INT32))
-    nodes.append(
-        helper.make_node(
-            "EmbedLayerNormalization",
-            [
-                "input_ids_int32",
-                "token_type_ids_int32",
-                const("word_embeddings", weights.table("embeddings.word_embeddings", hidden)),
-                const(
-                    "position_embeddings",
-                    weights.table("embeddings.position_embeddings", hidden),
-                ),
-                const(
-                    "token_type_embeddings",
-                    weights.table("embeddings.token_type_embeddings", hidden),
-                ),
-                const("embeddings_gamma", weights.param("embeddings.LayerNorm.weight", (hidden,))),
-                const("embeddings_beta", weights.param("embeddings.LayerNorm.bias", (hidden,))),
-                "attention_mask_int32",
-            ],
-            ["hidden_0", "mask_index"],
-            domain=MS_DOMAIN,
-            epsilon=eps,
-            name="embeddings",
-        )
-    )
     output_name = source.graph.output[0].name
+    builder = _Builder(_Weights(source), shape)
+    x = builder.embeddings()
     down: list[str] = []
-    x = "hidden_0"
     for layer in range(shape.layers):
-        p = f"encoder.layer.{layer}."
-        square = (hidden, hidden)
-        wq, bq = weights.linear(p + "attention.self.query", square)
-        wk, bk = weights.linear(p + "attention.self.key", square)
-        wv, bv = weights.linear(p + "attention.self.value", square)
-        wo, bo = weights.linear(p + "attention.output.dense", square)
-        wi, bi = weights.linear(p + "intermediate.dense", (hidden, inner))
-        wd, bd = weights.linear(p + "output.dense", (inner, hidden))
         out = output_name if layer == shape.layers - 1 else f"hidden_{layer + 1}"
-        down.append(f"output_{layer}")
-        nodes += [
-            helper.make_node(
-                "Attention",
-                [
-                    x,
-                    const(f"qkv_weight_{layer}", np.concatenate([wq, wk, wv], axis=1)),
-                    const(f"qkv_bias_{layer}", np.concatenate([bq, bk, bv])),
-                    "mask_index",
-                ],
-                [f"attention_{layer}"],
-                domain=MS_DOMAIN,
-                num_heads=shape.heads,
-                name=f"attention_{layer}",
-            ),
-            helper.make_node(
-                "MatMul",
-                [f"attention_{layer}", const(f"attention_output_weight_{layer}", wo)],
-                [f"attention_output_{layer}"],
-                name=f"attention_output_{layer}",
-            ),
-            helper.make_node(
-                "SkipLayerNormalization",
-                [
-                    f"attention_output_{layer}",
-                    x,
-                    const(
-                        f"attention_norm_gamma_{layer}",
-                        weights.param(p + "attention.output.LayerNorm.weight", (hidden,)),
-                    ),
-                    const(
-                        f"attention_norm_beta_{layer}",
-                        weights.param(p + "attention.output.LayerNorm.bias", (hidden,)),
-                    ),
-                    const(f"attention_output_bias_{layer}", bo),
-                ],
-                [f"attended_{layer}"],
-                domain=MS_DOMAIN,
-                epsilon=eps,
-            ),
-            helper.make_node(
-                "MatMul",
-                [f"attended_{layer}", const(f"intermediate_weight_{layer}", wi)],
-                [f"intermediate_{layer}"],
-                name=f"intermediate_{layer}",
-            ),
-            helper.make_node(
-                "BiasGelu",
-                [f"intermediate_{layer}", const(f"intermediate_bias_{layer}", bi)],
-                [f"gelu_{layer}"],
-                domain=MS_DOMAIN,
-            ),
-            helper.make_node(
-                "MatMul",
-                [f"gelu_{layer}", const(f"output_weight_{layer}", wd)],
-                [f"output_{layer}"],
-                name=f"output_{layer}",
-            ),
-            helper.make_node(
-                "SkipLayerNormalization",
-                [
-                    f"output_{layer}",
-                    f"attended_{layer}",
-                    const(
-                        f"output_norm_gamma_{layer}",
-                        weights.param(p + "output.LayerNorm.weight", (hidden,)),
-                    ),
-                    const(
-                        f"output_norm_beta_{layer}",
-                        weights.param(p + "output.LayerNorm.bias", (hidden,)),
-                    ),
-                    const(f"output_bias_{layer}", bd),
-                ],
-                [out],
-                domain=MS_DOMAIN,
-                epsilon=eps,
-            ),
-        ]
+        down.append(builder.layer(layer, x, out))
         x = out
     dims: list[str | int] = ["batch", "sequence"]
     graph = helper.make_graph(
-        nodes,
+        builder.nodes,
         "bert_fused",
         [helper.make_tensor_value_info(n, TensorProto.INT64, dims) for n in INPUTS],
-        [helper.make_tensor_value_info(output_name, TensorProto.FLOAT, [*dims, hidden])],
-        tensors,
+        [helper.make_tensor_value_info(output_name, TensorProto.FLOAT, [*dims, shape.hidden])],
+        builder.tensors,
     )
     model = helper.make_model(
         graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS_DOMAIN, 1)]
