@@ -639,17 +639,15 @@ _QUERY_PATHS = {
 def _query_path(settings: Settings) -> str:
     """How a search here would embed its query (`Embedder.query_path`, without
     loading anything): `int8`, `pending` (the query model is not built yet),
-    `batch` or `off`."""
+    `batch` (asked for, or the query model's build failed lately: `_query_error`)
+    or `off`."""
     if not settings.embedding.enabled:
         return "off"
     if not settings.embedding.quantized_queries:
         return "batch"
-    model_dir = model_dir_path(
-        cache_dir_from(settings.embedding.cache_dir), settings.embedding.max_tokens
-    )
-    if (model_dir / QUERY_MODEL_FILE).is_file():
-        return "int8"
-    return "batch" if recent_build_failure(model_dir) else "pending"
+    if _query_error(settings):
+        return "batch"
+    return "int8" if (_query_model_dir(settings) / QUERY_MODEL_FILE).is_file() else "pending"
 
 
 def _query_error(settings: Settings) -> str | None:
@@ -657,10 +655,15 @@ def _query_error(settings: Settings) -> str | None:
     recent failed build of the query model."""
     if not settings.embedding.enabled or not settings.embedding.quantized_queries:
         return None
-    model_dir = model_dir_path(
-        cache_dir_from(settings.embedding.cache_dir), settings.embedding.max_tokens
-    )
+    model_dir = _query_model_dir(settings)
+    if (model_dir / QUERY_MODEL_FILE).is_file():
+        return None
     return recent_build_failure(model_dir)
+
+
+def _query_model_dir(settings: Settings) -> Path:
+    root = cache_dir_from(settings.embedding.cache_dir)
+    return model_dir_path(root, settings.embedding.max_tokens)
 
 
 def _rerank_status(settings: Settings) -> dict[str, Any]:

@@ -14,13 +14,13 @@ an error made early runs through every later layer. Keeping those two in float32
 recovers more than half of what keeping all six would, for about a third of the
 time. The copy is also rebuilt with onnxruntime's fused transformer operators
 (bert_graph.py: Attention in one node instead of ~40), which cuts a query's time
-by another ~15%. Over the benchmark queries, on one thread: ~3.4 ms a query
-against ~7 ms for the batch model; cosine to the batch model's vector 0.996 on
+by another ~15%. Over the benchmark queries, on one thread: ~3 ms a query
+against ~6-7 ms for the batch model; cosine to the batch model's vector 0.996 on
 average; NDCG@10 on the dev set within the noise of the batch model's
 (bench/RESULTS.md, "Query embedding").
 
 The quantised copy is built once per model folder, in a child process: the build
-reads the float32 graph (~90 MB) and peaks at ~600 MB, which a long-running
+reads the float32 graph (~90 MB) and peaks at ~700 MB, which a long-running
 language server should not keep. It needs the `onnx` package
 (onnxruntime.quantization is written on it). Run as a module it is that build:
 
@@ -98,7 +98,7 @@ class _OnlyErrors(logging.Filter):
 
 
 # The fused graph is used only when its float32 output matches the export's this
-# closely (measured: ~1e-5; int8 quantisation then moves it by ~1e-1).
+# closely (measured: 2e-6; int8 quantisation then moves it by ~1e-1).
 FUSED_TOLERANCE = 1e-3
 
 
