@@ -142,8 +142,20 @@ def test_the_fused_graph_computes_what_the_export_computes(
     assert built.count("QAttention") == 6
 
 
-def test_a_model_that_is_not_a_bert_export_is_quantised_as_exported(
-    embedder: Embedder, tmp_path: Path
+@pytest.mark.parametrize(
+    ("change", "logged"),
+    [
+        ({"hidden_act": "relu"}, "not rebuilt with fused operators: not a BERT encoder"),
+        # Builds a graph, but with the wrong head count it computes something else.
+        ({"num_attention_heads": 16}, "the fused graph differs from the export"),
+    ],
+)
+def test_a_model_the_fused_graph_does_not_fit_is_quantised_as_exported(
+    embedder: Embedder,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    change: dict[str, object],
+    logged: str,
 ) -> None:
     import shutil
 
@@ -154,11 +166,11 @@ def test_a_model_that_is_not_a_bert_export_is_quantised_as_exported(
     folder.mkdir()
     shutil.copyfile(model_dir / "model.onnx", folder / "model.onnx")
     config = json.loads((model_dir / "config.json").read_text())
-    (folder / "config.json").write_text(json.dumps({**config, "hidden_act": "relu"}))
-    with pytest.raises(UnsupportedGraph, match="GELU"):
-        bert_shape(folder / "config.json")
+    (folder / "config.json").write_text(json.dumps({**config, **change}))
     target = folder / QUERY_MODEL_FILE
-    build_query_model(folder / "model.onnx", target)
+    with caplog.at_level("INFO", logger="codesift.embedding.query_model"):
+        build_query_model(folder / "model.onnx", target)
+    assert logged in caplog.text
     ops = [node.op_type for node in onnx.load(str(target)).graph.node]
     assert "QAttention" not in ops and "MatMulInteger" in ops
     # Still the same model: close to the batch model's vectors.
@@ -183,6 +195,9 @@ def test_unreadable_or_foreign_configs_are_unsupported(tmp_path: Path) -> None:
     }
     path.write_text(json.dumps({**base, "model_type": "roberta"}))
     with pytest.raises(UnsupportedGraph, match="not a BERT"):
+        bert_shape(path)
+    path.write_text(json.dumps({**base, "hidden_act": "relu"}))
+    with pytest.raises(UnsupportedGraph, match="GELU"):
         bert_shape(path)
     path.write_text(json.dumps({**base, "num_attention_heads": 5}))
     with pytest.raises(UnsupportedGraph, match="multiple"):

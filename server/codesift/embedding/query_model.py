@@ -115,6 +115,9 @@ def _fused_graph(folded: Path, config: Path, work: Path) -> tuple[Path, list[str
     except UnsupportedGraph as exc:
         log.info("query model: the graph is not rebuilt with fused operators: %s", exc)
         return None
+    except Exception as exc:  # e.g. an onnxruntime without these operators
+        log.warning("query model: the fused graph does not run here (%s); not used", exc)
+        return None
     if not difference <= FUSED_TOLERANCE:
         log.warning(
             "query model: the fused graph differs from the export by %.2g; not used", difference
