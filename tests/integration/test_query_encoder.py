@@ -91,11 +91,15 @@ def test_a_failed_build_is_not_retried_by_each_process_until_a_day_has_passed(
     assert recorded["error"] in second.query_encoder_error
     assert "retried a day later" in second.query_encoder_error
     assert not target.exists()
-    # A day later the next process builds it, and the record goes.
+    # A day later the next process builds it, and the record goes, with the
+    # models of earlier recipes.
     marker.write_text(json.dumps({**recorded, "at": recorded["at"] - 2 * 86400}))
+    older = target.with_name("query-int8-v1.onnx")
+    older.write_bytes(b"an earlier recipe's model")
     third = Embedder(cache, max_tokens=64)
     assert third.query_encoder() is not None, third.query_encoder_error
-    assert target.is_file() and not marker.exists()
+    assert target.is_file() and not marker.exists() and not older.exists()
+    assert (target.parent / "model.onnx").exists()
 
 
 def test_the_query_tokenizer_reads_text_as_the_batch_model_does(embedder: Embedder) -> None:

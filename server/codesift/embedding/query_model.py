@@ -225,7 +225,18 @@ def ensure_query_model(model_dir: Path) -> Path:
         _record_failure(target, error)
         raise EmbeddingError(f"cannot build the query model: {error}")
     _failure_marker(target).unlink(missing_ok=True)
+    _remove_older_builds(target)
     return target
+
+
+def _remove_older_builds(target: Path) -> None:
+    """Delete the query models earlier recipes left in the folder (~22 MB each)."""
+    for old in target.parent.glob("query-int8*.onnx*"):
+        if old.name != target.name and old.is_file():
+            try:
+                old.unlink()
+            except OSError as exc:  # another process's, or a read-only folder
+                log.debug("cannot remove %s: %s", old, exc)
 
 
 def _build_in_child(source: Path, target: Path) -> str | None:
