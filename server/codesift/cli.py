@@ -550,6 +550,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     conn = open_database(db_path, create=False)
     counts = index_counts(conn)
     coverage = vector_coverage(conn, settings.embedding.layers)
+    queries, query_error = _query_status(settings)
     size = sum(
         p.stat().st_size for p in (db_path, db_path.with_name(db_path.name + "-wal")) if p.exists()
     )
@@ -566,8 +567,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         "vectors": {
             "embedded": coverage.embedded,
             "embeddable": coverage.embeddable,
-            "queries": _query_path(settings),
-            "queries_error": _query_error(settings),
+            "queries": queries,
+            "queries_error": query_error,
         },
         "last_update": counts.last_update,
         "rerank": _rerank_status(settings),
@@ -587,11 +588,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"edges       {counts.edges}")
     print(f"chunks      {counts.chunks}")
     print(f"vectors     {coverage.embedded} of {coverage.embeddable} chunks ({coverage.ratio:.0%})")
-    query_error = _query_error(settings)
     if query_error:
         print(f"queries     embedded by the batch model: the query model failed: {query_error}")
     else:
-        print(f"queries     {_QUERY_PATHS[_query_path(settings)]}")
+        print(f"queries     {_QUERY_PATHS[queries]}")
     print(f"updated     {when}")
     print("languages   " + ", ".join(f"{k} {v}" for k, v in counts.by_language.items()))
     rerank = data["rerank"]
@@ -636,34 +636,21 @@ _QUERY_PATHS = {
 }
 
 
-def _query_path(settings: Settings) -> str:
+def _query_status(settings: Settings) -> tuple[str, str | None]:
     """How a search here would embed its query (`Embedder.query_path`, without
     loading anything): `int8`, `pending` (the query model is not built yet),
-    `batch` (asked for, or the query model's build failed lately: `_query_error`)
-    or `off`."""
+    `batch` or `off`; and, when the int8 encoder is asked for but a build of the
+    query model failed lately, why (queries then use the batch model)."""
     if not settings.embedding.enabled:
-        return "off"
+        return "off", None
     if not settings.embedding.quantized_queries:
-        return "batch"
-    if _query_error(settings):
-        return "batch"
-    return "int8" if (_query_model_dir(settings) / QUERY_MODEL_FILE).is_file() else "pending"
-
-
-def _query_error(settings: Settings) -> str | None:
-    """Why queries use the batch model though the int8 encoder is asked for: a
-    recent failed build of the query model."""
-    if not settings.embedding.enabled or not settings.embedding.quantized_queries:
-        return None
-    model_dir = _query_model_dir(settings)
-    if (model_dir / QUERY_MODEL_FILE).is_file():
-        return None
-    return recent_build_failure(model_dir)
-
-
-def _query_model_dir(settings: Settings) -> Path:
+        return "batch", None
     root = cache_dir_from(settings.embedding.cache_dir)
-    return model_dir_path(root, settings.embedding.max_tokens)
+    model_dir = model_dir_path(root, settings.embedding.max_tokens)
+    if (model_dir / QUERY_MODEL_FILE).is_file():
+        return "int8", None
+    failed = recent_build_failure(model_dir)
+    return ("batch", failed) if failed else ("pending", None)
 
 
 def _rerank_status(settings: Settings) -> dict[str, Any]:
