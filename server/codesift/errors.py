@@ -4,7 +4,10 @@ CodesiftError
 ├── ConfigError          a setting has an invalid value or the config file is malformed
 ├── IndexError_          the index database cannot be used
 │   ├── CorruptIndexError   the file is not a SQLite database, or is damaged
-│   └── ForeignIndexError   a SQLite database that codesift did not create
+│   ├── ForeignIndexError   a SQLite database that codesift did not create
+│   ├── ReadOnlyIndexError  the index (or its folder) cannot be written by this user
+│   ├── IndexBusyError      another process writes the index and this one cannot wait
+│   └── DiskFullError       the disk (or quota) is full: nothing was lost, nothing written
 ├── WorkspaceError       the workspace root is missing or not a folder
 ├── QueryError           a search request is invalid (empty query, bad option)
 ├── SearchCancelled      a search was cancelled through its cancel event
@@ -17,10 +20,13 @@ __all__ = [
     "CodesiftError",
     "ConfigError",
     "CorruptIndexError",
+    "DiskFullError",
     "EmbeddingError",
     "ForeignIndexError",
+    "IndexBusyError",
     "IndexError_",
     "QueryError",
+    "ReadOnlyIndexError",
     "SearchCancelled",
     "WorkspaceError",
 ]
@@ -43,6 +49,18 @@ class CorruptIndexError(IndexError_):
 
 
 class ForeignIndexError(IndexError_):
+    pass
+
+
+class ReadOnlyIndexError(IndexError_):
+    pass
+
+
+class IndexBusyError(IndexError_):
+    pass
+
+
+class DiskFullError(IndexError_):
     pass
 
 
