@@ -8,7 +8,9 @@ Two ways to list candidates:
   Git submodules and untracked nested repositories are listed by git as one
   folder entry; they are listed in turn with their own `git ls-files`, so their
   files are indexed under their own ignore rules (as ripgrep and VS Code search
-  do). Put them in `exclude` or `.codesiftignore` to leave them out.
+  do). Put them in `exclude` or `.codesiftignore` to leave them out. A
+  submodule that was never cloned (a gitlink over an empty folder, or one
+  without `.git`) has no files git can list: it is skipped, reported once.
 - walk mode, everywhere else (or when git is missing or fails): a directory walk
   that never follows directory symlinks and honours every `.gitignore` in the
   tree, each anchored at the folder that holds it.
@@ -385,7 +387,8 @@ def discover_paths(root: Path, settings: IndexSettings, paths: Iterable[str]) ->
     a folder, or ignored is in neither list, as with `discover_files`; a file's
     skip reason is the one `discover_files` would give. Folder-level entries
     ("excluded folder", "unreadable folder", "nested repository git cannot
-    list") describe folders, not the files asked about, and are never returned.
+    list", "submodule not checked out") describe folders, not the files asked
+    about, and are never returned.
 
     Costs a few git calls (git mode) or a few stats per ancestor folder (walk
     mode), whatever the size of the workspace.
@@ -762,10 +765,16 @@ def _from_git(
 
     load_codesiftignores(listing)
     queue = list(listing)
+    # Folders whose contents were queued (the root's by the caller): a listing that
+    # names its own folder ("./" inside a submodule git cannot enter) or one listed
+    # before must not be listed again, or discovery never ends.
+    listed: set[str] = {""}
     index = 0
     while index < len(queue):
-        relpath = queue[index].rstrip("/")
+        relpath = _clean_relpath(queue[index])
         index += 1
+        if relpath is None:
+            continue
         cut = relpath.rfind("/")
         if dir_blocked(relpath[:cut] if cut >= 0 else ""):
             continue
@@ -782,7 +791,14 @@ def _from_git(
         if stat.S_ISDIR(st.st_mode):
             # A submodule or an untracked nested repository: list it with its
             # own git so its own ignore rules apply.
-            if dir_blocked(relpath):
+            if relpath in listed or dir_blocked(relpath):
+                continue
+            listed.add(relpath)
+            if not os.path.lexists(abs_path / ".git"):
+                # A gitlink whose submodule was never cloned (or was deinitialised):
+                # an empty folder, or one whose files belong to no repository git
+                # can list. Inside it git lists the folder itself as "./".
+                skipped.append(SkippedFile(relpath, "submodule not checked out"))
                 continue
             nested = list_nested(relpath, abs_path)
             if nested is None:
@@ -796,6 +812,15 @@ def _from_git(
             continue
         _add(filters.inspect(relpath, abs_path, st), files, skipped)
     return files, skipped
+
+
+def _clean_relpath(raw: str) -> str | None:
+    """`raw` from a git listing as a normalised relative POSIX path; None for the
+    root itself ("", ".", "./") and for anything that would leave it."""
+    relpath = posixpath.normpath(raw.rstrip("/")) if raw.strip("/") else "."
+    if relpath in (".", "..") or relpath.startswith(("../", "/")):
+        return None
+    return relpath
 
 
 def _name_skip_reason(name: str) -> str | None:
