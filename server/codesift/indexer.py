@@ -13,6 +13,7 @@ apply  read, hash, parse and write each file; a file whose content hash is
 from __future__ import annotations
 
 import ctypes
+import io
 import logging
 import os
 import signal
@@ -25,7 +26,10 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from multiprocessing import get_context
+from multiprocessing import get_context, reduction, spawn, util
+from multiprocessing import process as mp_process
+from multiprocessing.context import BaseContext, SpawnContext, SpawnProcess
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 import apsw
@@ -145,6 +149,104 @@ def _die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
 
+# Workspace folders this process indexes: never on a worker's import path.
+_WORKSPACE_ROOTS: set[str] = set()
+
+
+def _worker_sys_path() -> list[str]:
+    """This process's `sys.path` without the entries a workspace's own modules
+    would be imported from: '' and the current folder (`python -m` and `-c` put
+    them first) and the workspace folders. A workspace's `types.py` or `json.py`
+    there would shadow the standard library in a worker. The entry codesift
+    itself comes from stays, or the worker could not import it."""
+    own = os.path.realpath(_PACKAGE_DIR.parent)
+    unsafe = {os.path.realpath(os.getcwd()), *frozenset(_WORKSPACE_ROOTS)}
+    # Where this process started (spawn hands it to children as a fallback).
+    original_dir = getattr(mp_process, "ORIGINAL_DIR", None)
+    if isinstance(original_dir, str):
+        unsafe.add(os.path.realpath(original_dir))
+    kept: list[str] = []
+    for entry in sys.path:
+        if entry in ("", "."):
+            continue
+        real = os.path.realpath(entry)
+        if real in unsafe and real != own:
+            continue
+        kept.append(entry)
+    return kept
+
+
+if sys.platform != "win32":
+    from multiprocessing import popen_spawn_posix, resource_tracker
+
+    class _WorkerPopen(popen_spawn_posix.Popen):
+        """Spawn's launcher (CPython's `popen_spawn_posix.Popen._launch`) with two
+        changes: the child starts with `-P`, so `python -c` does not put the
+        current folder first on its path before it even imports multiprocessing,
+        and the path the child adopts is `_worker_sys_path()`."""
+
+        def _launch(self, process_obj: BaseProcess) -> None:
+            fds: list[int] = self._fds  # type: ignore[attr-defined]
+            tracker_fd = resource_tracker.getfd()
+            if tracker_fd is not None:  # always set once the tracker runs
+                fds.append(tracker_fd)
+            prep_data = spawn.get_preparation_data(process_obj.name)
+            prep_data["sys_path"] = _worker_sys_path()
+            fp = io.BytesIO()
+            popen_spawn_posix.set_spawning_popen(self)  # type: ignore[attr-defined]
+            try:
+                reduction.dump(prep_data, fp)
+                reduction.dump(process_obj, fp)
+            finally:
+                popen_spawn_posix.set_spawning_popen(None)  # type: ignore[attr-defined]
+            parent_r = child_w = child_r = parent_w = None
+            try:
+                parent_r, child_w = os.pipe()
+                child_r, parent_w = os.pipe()
+                cmd = spawn.get_command_line(tracker_fd=tracker_fd, pipe_handle=child_r)
+                if "-P" not in cmd and "-I" not in cmd:
+                    cmd.insert(1, "-P")
+                fds.extend([child_r, child_w])
+                self.pid = util.spawnv_passfds(os.fsencode(spawn.get_executable()), cmd, fds)
+                self.sentinel = parent_r
+                with open(parent_w, "wb", closefd=False) as f:
+                    f.write(fp.getbuffer())
+            finally:
+                to_close = [fd for fd in (parent_r, parent_w) if fd is not None]
+                self.finalizer = util.Finalize(self, _close_fds, to_close)
+                for fd in (child_r, child_w):
+                    if fd is not None:
+                        os.close(fd)
+
+    def _close_fds(*fds: int) -> None:
+        for fd in fds:
+            os.close(fd)
+
+    class _WorkerProcess(SpawnProcess):
+        @staticmethod
+        def _Popen(process_obj: BaseProcess) -> popen_spawn_posix.Popen:
+            return _WorkerPopen(process_obj)
+
+    class _WorkerContext(SpawnContext):
+        """Spawned processes with a clean import path (see `_WorkerPopen`)."""
+
+        Process = _WorkerProcess
+
+
+def _worker_context() -> BaseContext:
+    """The context index workers are spawned with: never one that imports the
+    workspace's own modules."""
+    # multiprocessing's resource tracker is started by `python -c` too, outside
+    # our launcher, and so would import the current folder's `types.py` and die
+    # (and be restarted, and die...). Python children of this process never need
+    # the current folder on their path: PYTHONSAFEPATH (-P) leaves it off.
+    if not os.environ.get("PYTHONSAFEPATH"):
+        os.environ["PYTHONSAFEPATH"] = "1"
+    if sys.platform != "win32":
+        return _WorkerContext()
+    return get_context("spawn")
+
+
 def _normalize_rel_path(path: str) -> str:
     """`./a//b.py` or `a\\b.py` -> `a/b.py` (the form the files table uses)."""
     parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
@@ -159,6 +261,7 @@ class Indexer:
         self.settings = settings
         self.conn = conn
         self.writer = IndexWriter(conn)
+        _WORKSPACE_ROOTS.add(os.path.realpath(self.root))
         self._package_dirs: dict[str, bool] = {}
         # Whether the folder's times come from git (None: not looked yet).
         self._in_git: bool | None = None
@@ -339,7 +442,7 @@ class Indexer:
         try:
             pool = ProcessPoolExecutor(
                 max_workers=min(workers, len(jobs)),
-                mp_context=get_context("spawn"),
+                mp_context=_worker_context(),
                 initializer=_init_worker,
                 initargs=(os.getpid(), code_stamp()),
             )
@@ -347,6 +450,7 @@ class Indexer:
             log.warning("cannot start index workers (%s); indexing in one process", exc)
             yield ((source, prepare_file(job)) for source, job in zip(sources, jobs, strict=True))
             return
+        log.info("preparing %d files in %d worker processes", len(jobs), min(workers, len(jobs)))
         try:
             yield self._pooled(pool, sources, jobs, workers=min(workers, len(jobs)))
         finally:
