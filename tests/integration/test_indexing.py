@@ -3,6 +3,7 @@ real SQLite through apsw. Each test builds its workspace under tmp_path."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -10,7 +11,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import apsw
 import pytest
@@ -21,6 +22,9 @@ from codesift.config import Settings
 from codesift.errors import CorruptIndexError, ForeignIndexError
 from codesift.indexer import BULK_FILES, Indexer, IndexSummary
 from codesift.store.database import APPLICATION_ID, move_aside, open_database
+
+if TYPE_CHECKING:
+    from conftest import Unprivileged  # tests/conftest.py
 
 pytestmark = pytest.mark.usefixtures("git_isolation")
 
@@ -1093,24 +1097,31 @@ def test_file_vanishing_between_plan_and_apply(
     assert_fts_in_step(conn)
 
 
-def test_unreadable_file_is_skipped(make_repo: MakeRepo, index_workspace: IndexWorkspace) -> None:
-    root = make_repo({"open.py": "x = 1\n", "secret.py": "password = 'x'\n"})
-    secret = root / "secret.py"
-    secret.chmod(0)
-    try:
-        try:
-            secret.read_bytes()
-        except PermissionError:
-            pass
-        else:
-            pytest.skip("running as root: chmod 000 does not block reading")
+# Indexes argv[1] into argv[2] as a user for whom permissions bind (root reads all).
+INDEX_AND_REPORT = """
+import json, sys
+from pathlib import Path
+from codesift.config import Settings
+from codesift.indexer import Indexer
+from codesift.store.database import open_database
+root, conn = Path(sys.argv[1]), open_database(Path(sys.argv[2]))
+summary = Indexer(root, Settings(), conn).run()
+files = sorted(row[0] for row in conn.execute("SELECT path FROM files"))
+print(json.dumps({"files": files, "skipped": dict(summary.skipped)}))
+"""
 
-        conn, summary = index_workspace(root)
 
-        assert file_paths(conn) == {"open.py"}
-        assert skipped_reasons(summary)["secret.py"].startswith("unreadable")
-    finally:
-        secret.chmod(0o644)
+def test_unreadable_file_is_skipped(make_repo: MakeRepo, unprivileged: Unprivileged) -> None:
+    files = {"open.py": "x = 1\n", "secret.py": "password = 'x'\n"}
+    root = make_repo(files, parent=unprivileged.tmp_path)
+    (root / "secret.py").chmod(0)
+
+    result = unprivileged.python(INDEX_AND_REPORT, root, unprivileged.tmp_path / "index.db")
+
+    assert result.returncode == 0, result.stderr
+    outcome = json.loads(result.stdout)
+    assert outcome["files"] == ["open.py"]
+    assert outcome["skipped"]["secret.py"].startswith("unreadable")
 
 
 def test_symlink_loops_in_plain_folder(tmp_path: Path, index_workspace: IndexWorkspace) -> None:

@@ -2,12 +2,13 @@ from __future__ import annotations
 
 import codecs
 import hashlib
-import os
 from pathlib import Path
-
-import pytest
+from typing import TYPE_CHECKING
 
 from codesift.workspace import ContentSkip, SourceText, read_source
+
+if TYPE_CHECKING:
+    from conftest import Unprivileged  # tests/conftest.py
 
 MAX_BYTES = 1024 * 1024
 MINIFIED_LINE = 2000
@@ -176,15 +177,17 @@ def test_unreadable_path_is_skipped_with_reason(tmp_path: Path) -> None:
     assert result.reason != "unreadable: "
 
 
-@pytest.mark.skipif(
-    not hasattr(os, "geteuid") or os.geteuid() == 0,
-    reason="root ignores file permissions",
-)
-def test_permission_denied_is_skipped(tmp_path: Path) -> None:
-    path = tmp_path / "locked.py"
+def test_permission_denied_is_skipped(unprivileged: Unprivileged) -> None:
+    path = unprivileged.tmp_path / "locked.py"
     path.write_text("x = 1\n")
     path.chmod(0)
-    try:
-        assert read(path) == ContentSkip("unreadable: Permission denied")
-    finally:
-        path.chmod(0o644)
+    # As a user for whom the permission binds (root reads everything).
+    result = unprivileged.python(
+        "import sys\nfrom pathlib import Path\nfrom codesift.workspace import read_source\n"
+        "print(repr(read_source(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))))",
+        path,
+        str(MAX_BYTES),
+        str(MINIFIED_LINE),
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == repr(ContentSkip("unreadable: Permission denied"))

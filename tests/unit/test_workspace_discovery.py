@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import inspect
+import json
 import os
 import shutil
 import subprocess
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -13,6 +16,9 @@ from codesift.config import IndexSettings
 from codesift.errors import WorkspaceError
 from codesift.workspace import Discovery, SkippedFile, SourceFile, discover_files, discover_paths
 from codesift.workspace import discovery as discovery_module
+
+if TYPE_CHECKING:
+    from conftest import Unprivileged  # tests/conftest.py
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -983,19 +989,41 @@ def test_absolute_path_through_the_real_root_is_accepted(tmp_path: Path) -> None
     assert result.files == discover_files(via, IndexSettings()).files
 
 
-@pytest.mark.skipif(
-    not hasattr(os, "geteuid") or os.geteuid() == 0, reason="needs permissions that bind"
-)
-def test_path_in_unreadable_folder_matches_files(tmp_path: Path) -> None:
-    root = tmp_path / "ws"
+# Run as a user for whom permissions bind (root lists every folder): `filtered` is
+# defined again in that process from this module's source.
+UNREADABLE_FOLDER_CHECK = """
+from __future__ import annotations
+import json, sys
+from collections.abc import Iterable
+from pathlib import Path
+from codesift.config import IndexSettings
+from codesift.workspace import Discovery, discover_files, discover_paths
+{filtered}
+root, asked = Path(sys.argv[1]), sys.argv[2:]
+full = discover_files(root, IndexSettings())
+together = discover_paths(root, IndexSettings(), asked)
+expected = filtered(full, root, asked)
+print(json.dumps({{
+    "equal": together == expected, "together": repr(together), "expected": repr(expected),
+    "files": [f.path for f in full.files],
+}}))
+"""
+
+
+def test_path_in_unreadable_folder_matches_files(unprivileged: Unprivileged) -> None:
+    root = unprivileged.tmp_path / "ws"
     write(root, "ok/a.py")
     write(root, "locked/b.py")
     write(root, "locked/inner/c.py")
     (root / "locked").chmod(0)
     try:
         asked = ["ok/a.py", "locked/b.py", "locked/inner/c.py"]
-        full = discover_files(root, IndexSettings())
-        assert discover_paths(root, IndexSettings(), asked) == filtered(full, root, asked)
+        code = UNREADABLE_FOLDER_CHECK.format(filtered=inspect.getsource(filtered))
+        result = unprivileged.python(code, root, *asked)
+        assert result.returncode == 0, result.stderr
+        outcome = json.loads(result.stdout)
+        assert outcome["files"] == ["ok/a.py"]  # the locked folder cannot be listed
+        assert outcome["equal"], (outcome["together"], outcome["expected"])
     finally:
         (root / "locked").chmod(0o755)
 

@@ -1,0 +1,1 @@
+"""Fault tests: codesift under damaged, locked, unreadable or concurrent conditions."""
