@@ -7,10 +7,9 @@ Run by hand from the repository root (with the project's interpreter):
     PYTHONPATH=server python bench/markdown_speed.py [--repeat 5]
 
 Prints the best and median time of each input. Target: each well under a second
-(3-150 ms on a 2-core machine when this was written, 10,000 headings the
-slowest); a time that grows with the
-square of the input size is the regression to look for, so each input is also
-timed at half size.
+(3-150 ms on a 2-core machine when this was written, 10,000 headings the slowest).
+A time that grows with the square of the input size is the regression to look
+for, so each input is also timed at half size (the last column: ~2 is linear).
 """
 
 from __future__ import annotations
