@@ -523,7 +523,8 @@ class Indexer:
             elif touched or self._sources_to_resolve:
                 self.writer.resolve_edges(touched, self._sources_to_resolve)
             self._sources_to_resolve = set()
-            self.writer.set_run_marker(False)
+            if self.writer.run_marker():  # a run with nothing to do writes nothing
+                self.writer.set_run_marker(False)
             if total or full_resolve:
                 conn.execute(
                     "INSERT INTO meta (key, value) VALUES ('last_update', ?) "
@@ -548,11 +549,19 @@ class Indexer:
 
     def _update_history(self) -> None:
         """Created / last-changed times from git (codesift.history); a failure there
-        leaves the times as they were and never fails the index run."""
+        leaves the times as they were and never fails the index run. History git
+        cannot read is recorded by update_history and reported once per HEAD."""
         try:
-            update_history(self.conn, self.root)
-        except (pygit2.GitError, OSError, ValueError) as exc:
+            stats = update_history(self.conn, self.root)
+        except (pygit2.GitError, KeyError, OSError, ValueError) as exc:
             log.warning("git history not updated: %s", exc)
+            return
+        if stats.error is not None and stats.error_is_new:
+            log.warning(
+                "git history cannot be read (%s); files are timed by their modification"
+                " time where it is missing, until HEAD moves",
+                stats.error,
+            )
 
     def _write_one(
         self,

@@ -488,6 +488,35 @@ def test_second_run_without_changes_indexes_nothing(
     assert table_counts(conn) == before
 
 
+@pytest.mark.parametrize("in_git", [True, False], ids=["git", "no-git"])
+def test_a_run_with_nothing_to_do_writes_nothing(
+    in_git: bool, tmp_path: Path, make_repo: MakeRepo
+) -> None:
+    # An up-to-date index that codesift may not write (a read-only file, another
+    # user's index) must still serve searches, which update the index first.
+    files = {"a.py": "def alpha():\n    return 1\n", "b.py": "def beta():\n    return 2\n"}
+    if in_git:
+        root = make_repo(files)
+        write(root, "b.py", "def beta():\n    return 3\n")  # uncommitted lines
+    else:
+        root = tmp_path / "plain"
+        for relpath, text in files.items():
+            write(root, relpath, text)
+    conn = open_database(tmp_path / "index" / "index.db")
+    try:
+        Indexer(root, Settings(), conn).run()
+        before = conn.total_changes()
+
+        conn.execute("PRAGMA query_only = 1")  # any write now raises ReadOnlyError
+        summary = Indexer(root, Settings(), conn).run()
+        conn.execute("PRAGMA query_only = 0")
+
+        assert (summary.indexed, summary.unchanged, summary.files) == (0, 2, 2)
+        assert conn.total_changes() == before
+    finally:
+        conn.close()
+
+
 def test_touched_mtime_rehashes_but_indexes_nothing(
     multi: tuple[Path, apsw.Connection, IndexSummary], index_workspace: IndexWorkspace
 ) -> None:

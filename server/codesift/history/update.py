@@ -16,10 +16,19 @@ what it brings in changed when it was merged. Times are committer times.
 Lines that differ between HEAD and the working tree count as changed now
 (UNCOMMITTED_TIME); a file git does not track is uncommitted as a whole. Outside
 a git repository every line of a file carries the file's modification time.
+
+History that cannot be read (a shallow, partial or damaged clone lacks objects)
+is not retried on every update: a file whose diff needs a missing object is
+timed by its modification time, as outside git, and so is every file when the
+walk cannot go on at all (a missing commit or tree). The failure is recorded in
+meta `history_error` with the HEAD it happened at (`history_failure` reads it,
+`codesift status` shows it) and retried, from scratch, only once HEAD moves.
+An update with nothing to do writes nothing, so a read-only index stays usable.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -39,7 +48,13 @@ from codesift.history.lines import span_times as _span_times
 from codesift.history.timespec import UNCOMMITTED_TIME
 from codesift.store.database import scalar
 
-__all__ = ["HistoryStats", "in_git_history", "update_history"]
+__all__ = [
+    "HistoryFailure",
+    "HistoryStats",
+    "history_failure",
+    "in_git_history",
+    "update_history",
+]
 
 log = logging.getLogger(__name__)
 
@@ -62,9 +77,36 @@ class HistoryStats:
     seconds: float = 0.0
     head: str | None = None
     touched: set[str] = field(default_factory=set)
+    # The history could not be read (wholly, or for some files): why, and whether
+    # this update found that out (False: recorded at this HEAD before, not retried).
+    error: str | None = None
+    error_is_new: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryFailure:
+    """Git history this index could not read, recorded at HEAD `head`."""
+
+    head: str
+    error: str  # git's message, e.g. "object not found - ..."
+    files: int | None  # files timed by modification time instead; None: every file
+
+
+_FAILURE_KEY = "history_error"
+_UNREADABLE_KEY = "history_unreadable"
+# What a missing object raises in pygit2 (NotFoundError is both).
+_READ_ERRORS = (KeyError, pygit2.GitError)
+
+
+def _get_meta(conn: apsw.Connection, key: str) -> str | None:
+    value = scalar(conn, "SELECT value FROM meta WHERE key = ?", (key,))
+    return None if value is None else str(value)
 
 
 def _set_meta(conn: apsw.Connection, key: str, value: str | None) -> None:
+    """Set (or delete, for None) a meta value; no write when it is already so."""
+    if _get_meta(conn, key) == value:
+        return
     if value is None:
         conn.execute("DELETE FROM meta WHERE key = ?", (key,))
     else:
@@ -73,6 +115,39 @@ def _set_meta(conn: apsw.Connection, key: str, value: str | None) -> None:
             " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
+
+
+def history_failure(conn: apsw.Connection) -> HistoryFailure | None:
+    """The recorded reason the index's git history is incomplete, if it is."""
+    raw = _get_meta(conn, _FAILURE_KEY)
+    if raw is None:
+        return None
+    try:
+        data = json.loads(raw)
+        files = data.get("files")
+        return HistoryFailure(
+            head=str(data["head"]),
+            error=str(data["error"]),
+            files=None if files is None else int(files),
+        )
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None  # written by another version: as if nothing were recorded
+
+
+def _record_failure(conn: apsw.Connection, failure: HistoryFailure | None) -> None:
+    value = None
+    if failure is not None:
+        value = json.dumps({"head": failure.head, "error": failure.error, "files": failure.files})
+    _set_meta(conn, _FAILURE_KEY, value)
+
+
+def _unreadable_paths(conn: apsw.Connection) -> set[str]:
+    return set(json.loads(_get_meta(conn, _UNREADABLE_KEY) or "[]"))
+
+
+def _message(exc: BaseException) -> str:
+    """pygit2's KeyErrors print quoted: the message itself."""
+    return str(exc.args[0]) if exc.args else type(exc).__name__
 
 
 def _open_repository(root: Path) -> tuple[pygit2.Repository, str] | None:
@@ -163,14 +238,33 @@ def _first_parent_chain(
     return chain, stop is None
 
 
+class _Unreadable:
+    """Paths whose history needs objects this clone lacks, and the first error."""
+
+    def __init__(self, paths: set[str]) -> None:
+        self.paths = paths
+        self.error: str | None = None
+
+    def add(self, path: str, exc: BaseException) -> None:
+        self.paths.add(path)
+        if self.error is None:
+            self.error = _message(exc)
+
+
 def _apply_commit(
     repo: pygit2.Repository,
     commit: pygit2.Commit,
     number: int,
     store: _LineStore,
     prefix: str,
+    unreadable: _Unreadable | None = None,
 ) -> set[str]:
-    """Apply one commit's diff against its first parent; return the paths it touched."""
+    """Apply one commit's diff against its first parent; return the paths it touched.
+
+    A file whose diff cannot be read joins `unreadable` (its line history is
+    dropped) and stays there: its later diffs would build on lines we lack."""
+    if unreadable is None:
+        unreadable = _Unreadable(set())
     touched: set[str] = set()
     try:
         parent = commit.parents[0] if commit.parents else None
@@ -182,7 +276,9 @@ def _apply_commit(
         diff = parent.tree.diff_to_tree(commit.tree, flags=_DIFF_FLAGS, context_lines=0)
     statuses = {delta.status for delta in diff.deltas}
     if _ADDED in statuses and _DELETED in statuses:
-        diff.find_similar()
+        # Similarity needs the blobs: without them renames count as a delete and an add.
+        with contextlib.suppress(*_READ_ERRORS):
+            diff.find_similar()
     for index, delta in enumerate(diff.deltas):
         old_path, new_path = delta.old_file.path, delta.new_file.path
         if not (old_path.startswith(prefix) or new_path.startswith(prefix)):
@@ -191,8 +287,23 @@ def _apply_commit(
         if status == _DELETED:
             store.put(old_path, None)
             touched.add(old_path)
+            unreadable.paths.discard(old_path)
             continue
-        patch = diff[index]
+        try:
+            if new_path in unreadable.paths or (
+                status == _RENAMED and old_path in unreadable.paths
+            ):
+                raise KeyError("earlier history of the file is missing")
+            patch = diff[index]
+        except _READ_ERRORS as exc:
+            unreadable.add(new_path, exc)
+            store.put(new_path, None)
+            touched.add(new_path)
+            if status == _RENAMED:
+                unreadable.paths.discard(old_path)
+                store.put(old_path, None)
+                touched.add(old_path)
+            continue
         if patch is None or delta.is_binary or patch.delta.is_binary:
             store.put(new_path, None)
             touched.add(new_path)
@@ -214,39 +325,87 @@ def _walk(
     repo: pygit2.Repository,
     prefix: str,
     stats: HistoryStats,
-) -> _LineStore:
+) -> tuple[_LineStore | None, set[str]]:
+    """Walk the commits since the stored HEAD. Returns the line store (None when
+    the history cannot be read at all) and the git paths whose history cannot be."""
     started = time.perf_counter()
-    head = repo.head.peel(pygit2.Commit)
-    stored = scalar(conn, "SELECT value FROM meta WHERE key = 'history_head'")
-    stored_prefix = scalar(conn, "SELECT value FROM meta WHERE key = 'history_prefix'")
+    failure = history_failure(conn)
+    try:
+        head = repo.head.peel(pygit2.Commit)
+    except _READ_ERRORS as exc:
+        _walk_failed(conn, stats, "", failure, exc)
+        return None, set()
+    stats.head = str(head.id)
+    stored = _get_meta(conn, "history_head")
+    stored_prefix = _get_meta(conn, "history_prefix")
     if stored_prefix is not None and stored_prefix != prefix:
         stored = None
     store = _LineStore(conn)
-    stats.head = str(head.id)
-    if stored == str(head.id):
-        return store
-    chain, found = _first_parent_chain(repo, head, stored)
-    if not found or stored is None:
-        if stored is not None:
-            log.info("history: %s is no longer on the first-parent chain; rebuilding", stored)
-        stats.rebuilt = stored is not None
-        conn.execute("DELETE FROM history_files")
-        conn.execute("DELETE FROM history_commits")
-        conn.execute("UPDATE files SET history_at = NULL")
-        chain, _ = _first_parent_chain(repo, head, None)
-    number = int(scalar(conn, "SELECT coalesce(max(id), 0) FROM history_commits"))
-    rows = []
-    for commit in chain:
-        number += 1
-        rows.append((number, str(commit.id), int(commit.commit_time), _subject(commit)))
-        stats.touched |= _apply_commit(repo, commit, number, store, prefix)
-    conn.executemany("INSERT INTO history_commits (id, oid, time, subject) VALUES (?,?,?,?)", rows)
-    store.save()
-    _set_meta(conn, "history_head", str(head.id))
-    _set_meta(conn, "history_prefix", prefix)
+    if failure is not None:
+        if failure.head == stats.head:  # known, and nothing new to read
+            stats.error = failure.error
+            return (None if failure.files is None else store), _unreadable_paths(conn)
+        stored = None  # HEAD moved: the missing objects may be here now, read it all again
+    if stored == stats.head:
+        return store, _unreadable_paths(conn)
+    unreadable = _Unreadable(set() if stored is None else _unreadable_paths(conn))
+    try:
+        with conn:  # a savepoint: a walk that fails leaves the stored history as it was
+            chain, found = _first_parent_chain(repo, head, stored)
+            if not found or stored is None:
+                if stored is not None:
+                    log.info(
+                        "history: %s is no longer on the first-parent chain; rebuilding", stored
+                    )
+                stats.rebuilt = stored is not None
+                conn.execute("DELETE FROM history_files")
+                conn.execute("DELETE FROM history_commits")
+                conn.execute("UPDATE files SET history_at = NULL")
+                unreadable.paths.clear()
+                chain, _ = _first_parent_chain(repo, head, None)
+            number = int(scalar(conn, "SELECT coalesce(max(id), 0) FROM history_commits"))
+            rows = []
+            touched: set[str] = set()
+            for commit in chain:
+                number += 1
+                rows.append((number, str(commit.id), int(commit.commit_time), _subject(commit)))
+                touched |= _apply_commit(repo, commit, number, store, prefix, unreadable)
+            conn.executemany(
+                "INSERT INTO history_commits (id, oid, time, subject) VALUES (?,?,?,?)", rows
+            )
+            store.save()
+            _set_meta(conn, "history_head", stats.head)
+            _set_meta(conn, "history_prefix", prefix)
+            paths = sorted(p for p in unreadable.paths if p.startswith(prefix))
+            _set_meta(conn, _UNREADABLE_KEY, json.dumps(paths) if paths else None)
+            if unreadable.error is not None and paths:
+                stats.error = unreadable.error
+                stats.error_is_new = True
+                _record_failure(conn, HistoryFailure(stats.head, unreadable.error, len(paths)))
+            else:
+                _record_failure(conn, None)
+    except _READ_ERRORS as exc:
+        _walk_failed(conn, stats, stats.head, failure, exc)
+        return None, set()
+    stats.touched |= touched
     stats.commits = len(chain)
     stats.walk_seconds = time.perf_counter() - started
-    return store
+    return store, unreadable.paths
+
+
+def _walk_failed(
+    conn: apsw.Connection,
+    stats: HistoryStats,
+    head: str,
+    failure: HistoryFailure | None,
+    exc: BaseException,
+) -> None:
+    """Record that the history cannot be read at this HEAD ("" when HEAD itself
+    cannot be): every stale file is then timed by its modification time, and the
+    stored history stays as it was."""
+    stats.error = _message(exc)
+    stats.error_is_new = failure is None or failure.head != head
+    _record_failure(conn, HistoryFailure(head, stats.error, None))
 
 
 def _subject(commit: pygit2.Commit) -> str:
@@ -342,6 +501,14 @@ def _write_times(
         )
 
 
+def _time_by_mtime(conn: apsw.Connection, file_id: int, mtime_ns: int, now: float) -> None:
+    """Date a file's nodes and chunks by its modification time (commit 0: a
+    file-time fallback), as the writer does outside git."""
+    seconds = mtime_ns // 1_000_000_000
+    _write_times(conn, file_id, lambda spans: [(seconds, 0, seconds, 0) for _ in spans])
+    conn.execute("UPDATE files SET history_at = ? WHERE id = ?", (now, file_id))
+
+
 def _stale_files(conn: apsw.Connection, root_paths: set[str]) -> tuple[list[int], set[str]]:
     """Files whose times must be computed again (never timed, re-indexed since, or
     touched by new commits), and the paths of every indexed file.
@@ -371,38 +538,50 @@ def update_history(conn: apsw.Connection, root: Path) -> HistoryStats:
     with conn:
         if found is None:
             stats.source = "mtime"
-            had_git = scalar(conn, "SELECT value FROM meta WHERE key = 'history_head'")
+            had_git = _get_meta(conn, "history_head")
             if had_git is not None:  # the folder stopped being a repository
                 conn.execute("DELETE FROM history_files")
                 conn.execute("DELETE FROM history_commits")
                 conn.execute("UPDATE files SET history_at = NULL")
                 _set_meta(conn, "history_head", None)
+            _record_failure(conn, None)
+            _set_meta(conn, _UNREADABLE_KEY, None)
             stale, _ = _stale_files(conn, set())
             now = time.time()
             for fid, _path, mtime_ns in list(_file_rows(conn, stale)):
-                seconds = mtime_ns // 1_000_000_000
-                _write_times(conn, fid, lambda spans, t=seconds: [(t, 0, t, 0) for _ in spans])
-                conn.execute("UPDATE files SET history_at = ? WHERE id = ?", (now, fid))
+                _time_by_mtime(conn, fid, mtime_ns, now)
             stats.files_timed = len(stale)
             _set_meta(conn, "history_dirty", None)
             stats.seconds = time.perf_counter() - started
             return stats
         repo, prefix = found
         stats.source = "git"
-        store = _walk(conn, repo, prefix, stats)
+        store, unreadable = _walk(conn, repo, prefix, stats)
         root_touched = {p[len(prefix) :] for p in stats.touched if p.startswith(prefix)}
         stale, indexed_paths = _stale_files(conn, root_touched)
         times = _commit_times(conn)
-        head_tree = repo.head.peel(pygit2.Commit).tree
+        head_tree: pygit2.Tree | None = None
+        if store is not None:
+            try:
+                head_tree = repo.head.peel(pygit2.Commit).tree
+            except _READ_ERRORS:
+                head_tree = None
         dirty_now: list[str] = []
         retimed: set[str] = set()
         now = time.time()
-        for fid, path, _ in list(_file_rows(conn, stale)):
+        for fid, path, mtime_ns in list(_file_rows(conn, stale)):
             retimed.add(path)
             git_path = prefix + path
-            lines, uncommitted = _working_lines(
-                repo, head_tree, git_path, root / path, store.get(git_path)
-            )
+            if store is None or head_tree is None or git_path in unreadable:
+                _time_by_mtime(conn, fid, mtime_ns, now)
+                continue
+            try:
+                lines, uncommitted = _working_lines(
+                    repo, head_tree, git_path, root / path, store.get(git_path)
+                )
+            except _READ_ERRORS:
+                _time_by_mtime(conn, fid, mtime_ns, now)
+                continue
             if uncommitted:
                 dirty_now.append(path)
             if lines is None:
