@@ -18,7 +18,7 @@ import pytest
 
 import codesift.history.update as history_update
 from codesift.config import load_settings
-from codesift.history.update import history_failure
+from codesift.history.update import HistoryStatus, history_failure, history_status
 from codesift.indexer import Indexer
 from codesift.store.database import open_database
 
@@ -130,6 +130,7 @@ def test_missing_blob_is_recorded_once_and_not_walked_again(
     assert failure is not None
     assert (failure.head, failure.files) == (head, 1)
     assert "object not found" in failure.error
+    assert history_status(conn) == HistoryStatus("git", False, failure.error, head, 1)
     # a.py's history cannot be read: its modification time; b.py's history can.
     assert times(conn) == {"alpha": (1_600_000_000, 1_600_000_000, 0), "beta": (OLD_TS,) * 2 + (1,)}
     assert len(walks) == 2
@@ -199,6 +200,7 @@ def test_missing_tree_dates_every_file_by_modification_time(
     assert summary.files == 2
     failure = history_failure(conn)
     assert failure is not None and failure.files is None  # no file's history is known
+    assert history_status(conn).mtime_files == 2
     assert len(history_warnings(caplog)) == 1
     assert times(conn) == {
         "alpha": (1_600_000_000, 1_600_000_000, 0),
@@ -222,6 +224,7 @@ def test_shallow_clone_is_indexed_with_times(
         assert summary.files == 2
         assert history_warnings(caplog) == []
         assert history_failure(conn) is None
+        assert history_status(conn).available
         # The one commit the clone has dates everything it holds.
         assert times(conn) == {"alpha": (NEW_TS, NEW_TS, 1), "beta": (NEW_TS, NEW_TS, 1)}
     finally:

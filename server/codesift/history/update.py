@@ -51,7 +51,9 @@ from codesift.store.database import scalar
 __all__ = [
     "HistoryFailure",
     "HistoryStats",
+    "HistoryStatus",
     "history_failure",
+    "history_status",
     "in_git_history",
     "update_history",
 ]
@@ -132,6 +134,28 @@ def history_failure(conn: apsw.Connection) -> HistoryFailure | None:
         )
     except (ValueError, KeyError, TypeError, AttributeError):
         return None  # written by another version: as if nothing were recorded
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryStatus:
+    """Where the index's times come from, for `codesift status`."""
+
+    source: str  # "git", or "mtime" (not a git repository, or not updated yet)
+    available: bool  # False: git history this clone lacks, see `error`
+    error: str | None  # why the history cannot be read
+    head: str | None  # the HEAD the history was read (or failed) at
+    mtime_files: int  # files dated by modification time because of `error`
+
+
+def history_status(conn: apsw.Connection) -> HistoryStatus:
+    failure = history_failure(conn)
+    if failure is None:
+        head = _get_meta(conn, "history_head")
+        return HistoryStatus("git" if head else "mtime", True, None, head, 0)
+    files = failure.files
+    if files is None:
+        files = int(scalar(conn, "SELECT count(*) FROM files"))
+    return HistoryStatus("git", False, failure.error, failure.head or None, files)
 
 
 def _record_failure(conn: apsw.Connection, failure: HistoryFailure | None) -> None:
