@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -159,7 +159,6 @@ class Unprivileged:
     tmp_path: Path
     home: Path
     git_ceiling: Path
-    extra_env: dict[str, str] = field(default_factory=dict)
 
     def env(self, overrides: Mapping[str, str] | None = None) -> dict[str, str]:
         env = {
@@ -187,7 +186,6 @@ class Unprivileged:
         )
         for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "CLICOLOR_FORCE"):
             env.pop(name, None)
-        env.update(self.extra_env)
         if overrides:
             env.update(overrides)
         return env
