@@ -204,7 +204,8 @@ if sys.platform != "win32":
                 parent_r, child_w = os.pipe()
                 child_r, parent_w = os.pipe()
                 cmd = spawn.get_command_line(tracker_fd=tracker_fd, pipe_handle=child_r)
-                if "-P" not in cmd and "-I" not in cmd:
+                # (A frozen executable takes no interpreter options, and has no '' entry.)
+                if not getattr(sys, "frozen", False) and "-P" not in cmd and "-I" not in cmd:
                     cmd.insert(1, "-P")
                 fds.extend([child_r, child_w])
                 self.pid = util.spawnv_passfds(os.fsencode(spawn.get_executable()), cmd, fds)
