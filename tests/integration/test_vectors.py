@@ -3,7 +3,9 @@ sqlite-vec table, re-embedding only what changed."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import itertools
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import apsw
@@ -12,6 +14,12 @@ import pytest
 from vector_workspace import FILES
 
 from codesift.embedding import Embedder, fill_vectors, vector_coverage
+from codesift.embedding.model import (
+    BATCH_ATTENTION,
+    BATCH_TOKENS,
+    FASTEMBED_NAME,
+    token_batches,
+)
 from codesift.embedding.vectors import compact_vectors, quantize, vector_slots
 from codesift.indexer import IndexSummary
 from codesift.retrieval import Searcher, SearchRequest
@@ -55,6 +63,51 @@ def test_the_model_runs_in_a_session_whose_threads_sleep_between_runs(
         ["retry a declined card payment", "parse the configuration file and return its settings"]
     )[0]
     assert float(alone @ padded) > 0.999
+
+
+def test_batches_are_cut_so_their_padded_size_is_bounded() -> None:
+    assert token_batches([], 32) == []
+    assert token_batches([10] * 5, 32) == [(0, 5)]
+    assert token_batches([10] * 5, 2) == [(0, 2), (2, 4), (4, 5)]
+    # 8 texts of 256 tokens fit the token bound, but only 4 the attention bound.
+    assert token_batches([256] * 10, 32) == [(0, 4), (4, 8), (8, 10)]
+    lengths = [5, 12, 40, 64, 64, 90, 128, 128, 200, 256, 256, 256, 600, 20, 3]
+    batches = token_batches(lengths, 32)
+    assert batches[0][0] == 0 and batches[-1][1] == len(lengths)
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(batches))
+    for start, stop in batches:
+        widest = max(lengths[start:stop])
+        if stop - start > 1:
+            assert (stop - start) * widest <= BATCH_TOKENS
+            assert (stop - start) * widest * widest <= BATCH_ATTENTION
+    assert (12, 13) in batches  # longer than any bound: a batch of its own
+
+
+def test_vectors_equal_those_of_fastembeds_own_session(embedder: Embedder, tmp_path: Path) -> None:
+    """The batch session (no constant folding, no memory pattern, batches cut by
+    padded size) computes what fastembed's own session computes, in one batch of 32."""
+    from fastembed import TextEmbedding
+
+    texts = [
+        "retry a declined card payment",
+        "def split_headings(document):\n    return document.split('#')",
+        "Listen opens a TCP socket and accepts incoming network connections. " * 20,
+        "x",
+        "parse the configuration file and return its settings " * 6,
+    ] * 8
+    reference = TextEmbedding(
+        FASTEMBED_NAME,
+        cache_dir=str(tmp_path / "fastembed"),
+        specific_model_path=str(embedder.model_dir()),
+    )
+    old = np.asarray(list(reference.embed(texts, batch_size=32)), dtype=np.float32)
+    new = embedder.embed(texts)
+    assert new.shape == old.shape == (len(texts), 384)
+    # Cut into several batches of different widths by the padded-size bounds.
+    assert len(token_batches(embedder.token_counts(texts), embedder.batch_size)) > 1
+    cosine = (new * old).sum(axis=1)
+    assert cosine.min() >= 0.9999, cosine.min()
+    assert np.abs(new - old).max() < 1e-3
 
 
 def test_quantize_keeps_direction() -> None:
@@ -176,3 +229,108 @@ def test_the_vector_table_is_rewritten_without_the_slots_of_deleted_vectors(
     assert conn.execute(query, (probe,)).fetchall() == before
     assert not compact_vectors(conn)
     conn.close()
+
+
+class WriteGuard:
+    """A batch guard that records its entries and whether an embedding ran inside
+    it; it yields False (stop) from entry `stop_at` on."""
+
+    def __init__(self, embedder: Embedder, stop_at: int | None = None) -> None:
+        self.entries = 0
+        self.inside = False
+        self.embedded_inside = False
+        self.stop_at = stop_at
+        self._embed = embedder.embed
+
+    def embed(self, texts: object) -> object:
+        self.embedded_inside |= self.inside
+        return self._embed(texts)  # type: ignore[arg-type]
+
+    @contextlib.contextmanager
+    def __call__(self) -> Iterator[bool]:
+        self.entries += 1
+        if self.stop_at is not None and self.entries >= self.stop_at:
+            yield False
+            return
+        self.inside = True
+        try:
+            yield True
+        finally:
+            self.inside = False
+
+
+def test_each_batch_is_written_inside_the_guard_and_a_false_guard_stops_the_fill(
+    make_repo: MakeRepo,
+    index_workspace: IndexWorkspace,
+    embedder: Embedder,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    root = make_repo(FILES)
+    conn, _ = index_workspace(root)
+    layers = ("code", "summary", "doc")
+    embeddable = vector_coverage(conn, layers).embeddable
+    assert embeddable > 4
+
+    # A guard that says stop on its second entry: one batch written, not the second.
+    stopping = WriteGuard(embedder, stop_at=2)
+    monkeypatch.setattr(embedder, "embed", stopping.embed)
+    filled = fill_vectors(conn, embedder, layers=layers, batch_size=2, batch_guard=stopping)
+    assert filled == 2 and stopping.entries == 2
+    assert scalar(conn, "SELECT count(*) FROM chunk_vectors") == 2
+    assert scalar(conn, "SELECT count(*) FROM embedded") == 2
+
+    # Entered once per batch, around the write only; the rest is filled.
+    guard = WriteGuard(embedder)
+    monkeypatch.setattr(embedder, "embed", guard.embed)
+    progress: list[tuple[int, int]] = []
+    filled = fill_vectors(
+        conn,
+        embedder,
+        layers=layers,
+        batch_size=2,
+        batch_guard=guard,
+        progress=lambda done, total: progress.append((done, total)),
+    )
+    assert filled == embeddable - 2
+    assert guard.entries == len(progress) == -(-filled // 2)
+    assert not guard.embedded_inside
+    assert vector_coverage(conn, layers).ratio == 1.0
+
+
+def test_the_fill_reads_pending_chunks_a_page_at_a_time(
+    make_repo: MakeRepo,
+    index_workspace: IndexWorkspace,
+    embedder: Embedder,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Pages of pending ids are read one after another (keyset by id), never all
+    at once: with batch_size 1 a page holds 16 chunks."""
+    from codesift.store.reader import chunk_rows
+
+    files = {
+        f"pkg/mod{i}.py": "".join(
+            f"def function_{i}_{j}(value):\n    return value + {j}\n\n" for j in range(10)
+        )
+        for i in range(4)
+    }
+    root = make_repo(files)
+    conn, _ = index_workspace(root)
+    pages: list[int] = []
+
+    def counting_rows(conn: apsw.Connection, ids: list[int]) -> object:
+        pages.append(len(ids))
+        return chunk_rows(conn, ids)
+
+    monkeypatch.setattr("codesift.embedding.vectors.chunk_rows", counting_rows)
+    embeddable = vector_coverage(conn, ("summary",)).embeddable
+    assert embeddable == 40
+    assert fill_vectors(conn, embedder, layers=("summary",), batch_size=1) == 40
+    assert pages == [16, 16, 8]
+    assert vector_coverage(conn, ("summary",)).ratio == 1.0
+    # max_chunks caps the pages too.
+    with conn:
+        conn.execute("DELETE FROM embedded")
+        conn.execute("DELETE FROM chunk_vectors")
+    pages.clear()
+    assert fill_vectors(conn, embedder, layers=("summary",), batch_size=1, max_chunks=20) == 20
+    assert pages == [16, 4]

@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from codesift.embedding.query_model import QueryEncoder, ensure_query_model
-from codesift.embedding.sessions import sleeping_session_options
+from codesift.embedding.sessions import BATCH_DISABLED_OPTIMIZERS, batch_session_options
 from codesift.errors import EmbeddingError
 
 if TYPE_CHECKING:
@@ -39,6 +39,7 @@ __all__ = [
     "cache_dir_from",
     "default_cache_dir",
     "model_dir_path",
+    "token_batches",
 ]
 
 log = logging.getLogger(__name__)
@@ -104,41 +105,78 @@ def assemble_model_dir(cache_dir: Path, max_tokens: int) -> Path:
     return target
 
 
-def _sleeping_threads(model: TextEmbedding, onnx_path: Path, threads: int | None) -> None:
-    """Run `model` in an onnxruntime session whose threads sleep between runs.
+def _use_batch_session(model: TextEmbedding, onnx_path: Path, threads: int | None) -> None:
+    """Give `model` (made with lazy_load, so fastembed built no session) its
+    tokenizer and an onnxruntime session of codesift's own.
 
-    By default onnxruntime's threads spin after each run, waiting for more work. A
-    search embeds its query while its other streams run: the spinning kept a core
-    busy long after the embedding was done, and on 2 cores a search then took ~20 ms
-    more CPU (bench/RESULTS.md, query speed). Batch throughput is the same either
-    way. fastembed does not expose the option, so the session it made is replaced
-    by one that differs only in it (the same file, threads and optimisation level).
+    fastembed's session differs in three ways that cost memory or CPU. Its threads
+    spin after each run: a search embeds its query while its other streams run, and
+    on 2 cores the spinning cost a search ~20 ms more CPU (bench/RESULTS.md, query
+    speed). It folds the int8 weights into float32 copies at load (~125 MB resident,
+    ~180 MB more while folding). And it plans memory per input shape and keeps every
+    plan. The batch session avoids all three (embedding/sessions.py); fastembed's
+    tokenizer, pooling and normalisation stay as they are.
     """
     import onnxruntime as ort
 
     inner = getattr(model, "model", None)
-    session = getattr(inner, "model", None)
-    if not isinstance(session, ort.InferenceSession):
-        log.warning(
-            "the embedding model has no onnxruntime session where codesift expects it; "
-            "its threads keep spinning between runs"
+    ensure_tokenizer = getattr(inner, "_ensure_tokenizer", None)
+    if inner is None or ensure_tokenizer is None:
+        raise EmbeddingError(
+            "this fastembed version keeps its model where codesift does not expect it"
         )
-        return
-    options = sleeping_session_options(threads)
-    providers = session.get_providers()
-    # Let go of fastembed's session first, so the two never take memory together.
-    setattr(inner, "model", None)  # noqa: B010 (fastembed's attribute, not typed)
-    del session
-    setattr(  # noqa: B010
-        inner, "model", ort.InferenceSession(str(onnx_path), options, providers=providers)
+    ensure_tokenizer()
+    setattr(  # noqa: B010 (fastembed's attribute, not typed)
+        inner,
+        "model",
+        ort.InferenceSession(
+            str(onnx_path),
+            batch_session_options(threads),
+            providers=["CPUExecutionProvider"],
+            disabled_optimizers=list(BATCH_DISABLED_OPTIMIZERS),
+        ),
     )
+
+
+# A batch's activations grow with its texts times its longest text's tokens (the
+# feed-forward layers) and with its texts times that length squared (attention:
+# 12 heads of length x length). Batches are cut so that neither exceeds what 8
+# texts of 256 tokens, resp. 4 texts of 256 tokens, need: ~120 MB of activations
+# at most, whatever the texts (32 texts of 256 tokens took ~700 MB). Throughput
+# barely depends on the batch size at these sizes.
+BATCH_TOKENS = 2048
+BATCH_ATTENTION = 4 * 256 * 256
+
+
+def token_batches(lengths: Sequence[int], max_texts: int) -> list[tuple[int, int]]:
+    """Cut texts with these token counts, in order, into (start, stop) batches of
+    at most `max_texts` texts whose padded size stays within BATCH_TOKENS and
+    BATCH_ATTENTION (a text longer than that alone is a batch of its own)."""
+    batches: list[tuple[int, int]] = []
+    start, longest = 0, 0
+    for index, length in enumerate(lengths):
+        count = index - start + 1
+        widest = max(longest, length)
+        if count > 1 and (
+            count > max_texts
+            or count * widest > BATCH_TOKENS
+            or count * widest * widest > BATCH_ATTENTION
+        ):
+            batches.append((start, index))
+            start, widest = index, length
+        longest = widest
+    if start < len(lengths):
+        batches.append((start, len(lengths)))
+    return batches
 
 
 class Embedder:
     """Embeds texts into L2-normalised float32 vectors. Thread-safe; the model loads
     on first use (about a quarter of a second).
 
-    Batches (`embed`) run fastembed's session on `threads` threads. Queries
+    Batches (`embed`) run fastembed's tokenizer and pooling around codesift's own
+    session (`_use_batch_session`) on `threads` threads, in batches of bounded
+    padded size (`token_batches`). Queries
     (`embed_query`) run the int8 query encoder on one thread
     (embedding/query_model.py), built once per model folder, unless
     `quantized_queries` is False or it cannot be built (then they run on the batch
@@ -193,8 +231,9 @@ class Embedder:
                     cache_dir=str(self.cache_dir / "fastembed"),
                     threads=self.threads,
                     specific_model_path=str(model_dir),
+                    lazy_load=True,
                 )
-                _sleeping_threads(model, model_dir / "model.onnx", self.threads)
+                _use_batch_session(model, model_dir / "model.onnx", self.threads)
             except Exception as exc:  # fastembed raises plain exceptions on bad files
                 raise EmbeddingError(f"cannot load the embedding model: {exc}") from exc
             self._model = model
@@ -227,12 +266,28 @@ class Embedder:
         return "pending"
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        """One row per text, in order."""
+        """One row per text, in order. The texts run in batches of at most
+        `batch_size` whose padded size is bounded (`token_batches`), so memory does
+        not depend on how long the texts are; texts of similar length given
+        together make fewer, fuller batches."""
+        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         if not texts:
-            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+            return out
         model = self._load()
-        rows: list[Any] = list(model.embed(list(texts), batch_size=self.batch_size))
-        return np.asarray(rows, dtype=np.float32)
+        for start, stop in token_batches(self.token_counts(texts), self.batch_size):
+            batch = list(texts[start:stop])
+            for offset, row in enumerate(model.embed(batch, batch_size=len(batch))):
+                out[start + offset] = row
+        return out
+
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        """Tokens the batch model reads for each text (markers included, truncated
+        at max_tokens)."""
+        tokenizer: Any = getattr(self._load().model, "tokenizer", None)
+        if tokenizer is None:
+            raise EmbeddingError("the embedding model has no tokenizer")
+        # The tokenizer pads a call's texts to the longest: count the real tokens.
+        return [sum(e.attention_mask) for e in tokenizer.encode_batch(list(texts))]
 
     def embed_query(self, text: str) -> Vectors:
         encoder = self.query_encoder()

@@ -15,6 +15,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 import apsw
@@ -141,8 +142,10 @@ def compact_vectors(conn: apsw.Connection, wasted: float = COMPACT_WHEN_WASTED) 
 
 
 ProgressFn = Callable[[int, int], None]
+BatchGuard = Callable[[], AbstractContextManager[object]]
 
-# Batches per window of pending chunks that are sorted by text length together.
+# Pending chunks are read this many batches at a time (keyset pages by id) and
+# sorted by text length within the page.
 _SORT_WINDOW_BATCHES = 16
 
 
@@ -155,49 +158,81 @@ def fill_vectors(
     progress: ProgressFn | None = None,
     cancel: threading.Event | None = None,
     max_chunks: int | None = None,
+    batch_guard: BatchGuard | None = None,
 ) -> int:
     """Embed every chunk of `layers` that has no current vector; return how many.
 
-    Each batch is committed on its own, so an interrupted fill keeps its work.
+    Pending chunks are read a page at a time (by id, after the last page's), and
+    each page is embedded and written before the next is read: memory holds one
+    page of texts and one batch of vectors, however large the index. Each batch is
+    committed on its own, so an interrupted fill keeps its work.
+
+    `batch_guard`, when given, is entered around each batch's write (not around
+    its embedding), e.g. the index's write lock: other writers then wait only for
+    the write. When entering it yields False (a stop was requested while waiting)
+    the fill stops there, as if cancelled, and that batch is not written.
     """
     remove_stale_vectors(conn)
     in_layers = _layer_sql(layers)
-    pending_sql = (
-        "SELECT c.id FROM chunks c LEFT JOIN embedded e ON e.chunk_id = c.id"
-        f" WHERE c.layer IN ({in_layers}) AND e.chunk_id IS NULL ORDER BY c.id"
+    pending_from = (
+        "FROM chunks c LEFT JOIN embedded e ON e.chunk_id = c.id"
+        f" WHERE c.layer IN ({in_layers}) AND e.chunk_id IS NULL"
     )
-    pending = [int(r[0]) for r in conn.execute(pending_sql)]
+    total = int(scalar(conn, f"SELECT count(*) {pending_from}") or 0)
     if max_chunks is not None:
-        pending = pending[:max_chunks]
-    total = len(pending)
-    done = 0
+        total = min(total, max_chunks)
+    done = read = 0
     started = time.perf_counter()
-    # The model pads every text of a batch to the batch's longest, so texts are
-    # embedded in order of length within each window of pending chunks (1.4x the
-    # throughput of id order on summaries); each batch still commits on its own.
-    window = batch_size * _SORT_WINDOW_BATCHES
-    for start in range(0, total, window):
-        ids = pending[start : start + window]
-        rows = chunk_rows(conn, ids)
-        texts = sorted(
-            (
-                (embedding_text(r.text, r.qualified_name, r.layer), r.id, r.layer)
-                for i in ids
-                if (r := rows.get(i)) is not None  # a chunk may vanish meanwhile
-            ),
-            key=lambda item: (len(item[0]), item[1]),
-        )
+    page_size = batch_size * _SORT_WINDOW_BATCHES
+    after = 0
+    while read < total:
+        ids = [
+            int(r[0])
+            for r in conn.execute(
+                f"SELECT c.id {pending_from} AND c.id > ? ORDER BY c.id LIMIT ?",
+                (after, min(page_size, total - read)),
+            )
+        ]
+        if not ids:
+            break  # chunks deleted meanwhile: fewer to do than counted
+        read += len(ids)
+        after = ids[-1]
+        texts = _page_texts(conn, ids)
+        # The model pads every text of a batch to the batch's longest, so texts are
+        # embedded in order of length within each page of pending chunks (1.4x the
+        # throughput of id order on summaries); each batch still commits on its own.
         for batch_start in range(0, len(texts), batch_size):
             if cancel is not None and cancel.is_set():
                 return _finish(done, total, started)
             batch = texts[batch_start : batch_start + batch_size]
             vectors = quantize(embedder.embed([text for text, _, _ in batch]))
-            _store_batch(conn, [(cid, layer) for _, cid, layer in batch], vectors)
+            chunks = [(cid, layer) for _, cid, layer in batch]
+            if batch_guard is None:
+                _store_batch(conn, chunks, vectors)
+            else:
+                with batch_guard() as entered:
+                    if entered is False:
+                        return _finish(done, total, started)
+                    _store_batch(conn, chunks, vectors)
             done += len(batch)
             if progress:
                 progress(done, total)
     compact_vectors(conn)
     return _finish(done, total, started)
+
+
+def _page_texts(conn: apsw.Connection, ids: Sequence[int]) -> list[tuple[str, int, str]]:
+    """(embedding text, chunk id, layer) of the chunks `ids` that still exist,
+    shortest text first."""
+    rows = chunk_rows(conn, ids)
+    return sorted(
+        (
+            (embedding_text(r.text, r.qualified_name, r.layer), r.id, r.layer)
+            for i in ids
+            if (r := rows.get(i)) is not None  # a chunk may vanish meanwhile
+        ),
+        key=lambda item: (len(item[0]), item[1]),
+    )
 
 
 def _store_batch(
