@@ -353,8 +353,8 @@ def test_graph_lists_parent_callees_and_callers_with_their_edge_kinds(
     assert caller_lines == {18, 23, 37, 5}
 
     response = Searcher(conn).search(SearchRequest("DiscountCart", top_k=1, include_graph=True))
-    edges = {(e.relation, e.kind, e.node.qualified_name) for e in response.results[0].graph}
-    assert ("base", "inherits", "cart.Cart") in edges
+    kinds = {(e.relation, e.kind, e.node.qualified_name) for e in response.results[0].graph}
+    assert ("base", "inherits", "cart.Cart") in kinds
 
 
 def test_graph_is_empty_unless_asked_and_bounded_in_all(conn: apsw.Connection) -> None:
