@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
@@ -31,6 +31,32 @@ from pygls.lsp.client import LanguageClient
 import codesift
 
 SERVER_DIR = Path(codesift.__file__).resolve().parent.parent
+
+T = TypeVar("T")
+
+# How long a test waits for something before calling it a failure. Generous on
+# purpose: it is a deadline, never a speed limit (speed belongs in bench/).
+DEADLINE = 60.0
+
+
+def poll(
+    fetch: Callable[[], T],
+    check: Callable[[T], bool],
+    what: str,
+    timeout: float = DEADLINE,
+    interval: float = 0.05,
+) -> T:
+    """Call `fetch` until `check` accepts its value, and return that value; the
+    deadline passing is the failure (an AssertionError naming `what` and the last
+    value seen)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = fetch()
+        if check(value):
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not reached within {timeout:.0f} s; last: {value!r}")
+        time.sleep(interval)
 
 
 def plain(value: Any) -> Any:
@@ -165,12 +191,15 @@ class LspSession:
         return plain(result) if method.startswith("codesift/") else result
 
     def request_future(self, method: str, params: Any, msg_id: str) -> Future[Any]:
-        """Send a request with a known id (to cancel it); the future is thread-safe."""
+        """Send a request with a known id (to cancel it); returns once the request
+        is written to the server, with a thread-safe future of its result."""
 
-        async def send() -> Any:
-            return await self.client.protocol.send_request_async(method, params, msg_id=msg_id)
+        async def send() -> Future[Any]:
+            future: Future[Any] = self.client.protocol.send_request(method, params, msg_id=msg_id)
+            return future
 
-        return asyncio.run_coroutine_threadsafe(send(), self.loop)
+        result: Future[Any] = self._run(send())
+        return result
 
     def cancel(self, msg_id: str) -> None:
         self.loop.call_soon_threadsafe(

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
-from harness import WORKSPACE, LspSession, git, make_workspace
+from harness import WORKSPACE, LspSession, git, make_workspace, poll
 
 
 def children_of(pid: int) -> set[int]:
@@ -48,14 +47,14 @@ def test_initialize_progress_and_clean_exit(tmp_path: Path) -> None:
     assert caps.workspace_symbol_provider and caps.hover_provider and caps.call_hierarchy_provider
     assert caps.document_symbol_provider and caps.definition_provider
     seen_children: set[int] = set()
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert lsp.pid is not None
-        seen_children |= children_of(lsp.pid)
-        status = lsp.request("codesift/status")["folders"][0]
-        if status["complete"]:
-            break
-        time.sleep(0.05)
+    pid = lsp.pid
+    assert pid is not None
+
+    def complete() -> bool:
+        seen_children.update(children_of(pid))  # the worker processes, while they run
+        return bool(lsp.request("codesift/status")["folders"][0]["complete"])
+
+    poll(complete, bool, "the first index complete")
     lsp.wait_ready()
     progress = [p.value for m, p in lsp.notifications if m == "$/progress"]
     kinds = [v["kind"] if isinstance(v, dict) else v.kind for v in progress]
@@ -66,7 +65,6 @@ def test_initialize_progress_and_clean_exit(tmp_path: Path) -> None:
     statuses = lsp.messages("codesift/indexStatus")
     assert statuses and statuses[-1]["state"] == "ready" and statuses[-1]["complete"] is True
     assert lsp.request("codesift/search", {"query": "generated_77"})["results"]
-    pid = lsp.pid
     assert lsp.close() == 0
     assert not alive(pid)
     assert not [c for c in seen_children if alive(c)], "worker processes outlived the server"
@@ -117,13 +115,11 @@ def test_multi_root_folders_added_and_removed(tmp_path: Path) -> None:
                 }
             },
         )
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            folders = {f["name"] for f in lsp.request("codesift/status")["folders"]}
-            if folders == {"two", "three"}:
-                break
-            time.sleep(0.05)
-        assert folders == {"two", "three"}
+        poll(
+            lambda: {f["name"] for f in lsp.request("codesift/status")["folders"]},
+            lambda folders: folders == {"two", "three"},
+            "folders two and three",
+        )
         lsp.wait_ready()
         reply = lsp.request("codesift/search", {"query": "handler"})
         assert {r["folder"] for r in reply["results"]} == {"two", "three"}
@@ -143,13 +139,11 @@ def test_git_checkout_triggers_a_rescan(tmp_path: Path) -> None:
         lsp.wait_ready()
         assert lsp.request("codesift/search", {"query": "on_main_branch"})["results"]
         git(root, "checkout", "-q", "feature")
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            names = [
+        poll(
+            lambda: [
                 r["qualified_name"]
                 for r in lsp.request("codesift/search", {"query": "on_feature_branch"})["results"]
-            ]
-            if "main.on_feature_branch" in names:
-                break
-            time.sleep(0.05)
-        assert "main.on_feature_branch" in names
+            ],
+            lambda names: "main.on_feature_branch" in names,
+            "the feature branch's function found after the checkout",
+        )

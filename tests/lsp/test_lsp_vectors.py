@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from harness import LspSession, make_workspace
+from harness import LspSession, make_workspace, poll
 
 
 def test_saved_file_gets_vectors(tmp_path: Path) -> None:
@@ -20,19 +20,16 @@ def test_saved_file_gets_vectors(tmp_path: Path) -> None:
     with LspSession([root], options, log_file=tmp_path / "log") as lsp:
         lsp.wait_ready()
 
-        def vectors() -> dict[str, int]:
-            return lsp.request("codesift/status")["folders"][0]["vectors"]
+        def vectors() -> dict[str, Any]:
+            current: dict[str, Any] = lsp.request("codesift/status")["folders"][0]["vectors"]
+            return current
 
-        def settle(check: Callable[[dict[str, int]], bool], timeout: float) -> dict[str, int]:
-            """Poll the folder's vectors until `check` holds or time runs out; the last."""
-            deadline = time.monotonic() + timeout
-            while True:
-                current = vectors()
-                if check(current) or time.monotonic() >= deadline:
-                    return current
-                time.sleep(0.05)
+        def settle(check: Callable[[dict[str, Any]], bool], timeout: float) -> dict[str, Any]:
+            """Poll the folder's vectors until `check` holds; the deadline passing
+            (twice `timeout`: a deadline, not a speed limit) is the failure."""
+            return poll(vectors, check, "the folder's vectors", 2 * timeout)
 
-        def filled_beyond(count: int) -> Callable[[dict[str, int]], bool]:
+        def filled_beyond(count: int) -> Callable[[dict[str, Any]], bool]:
             return lambda v: v["embeddable"] > count and v["embedded"] == v["embeddable"]
 
         before = settle(lambda v: v["embedded"] >= v["embeddable"], 60)

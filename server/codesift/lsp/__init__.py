@@ -17,6 +17,9 @@ Modules, one per LSP area:
 from __future__ import annotations
 
 import logging
+import os
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -70,10 +73,38 @@ def create_server() -> CodesiftServer:
     return server
 
 
+# After the event loop ends, background threads get this long to finish before
+# the process ends without them.
+EXIT_GRACE_SECONDS = 2.0
+
+log = logging.getLogger(__name__)
+
+
+class _OneLineRecords(logging.Filter):
+    """pygls logs a traceback for a message it cannot handle (such as one that is
+    not JSON); codesift answers those itself, so one line is enough."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info or "Traceback" in record.getMessage():
+            record.msg = record.getMessage().split("\n", 1)[0]
+            record.args = ()
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+def _quiet_pygls() -> None:
+    one_line = _OneLineRecords()
+    names = [n for n in logging.root.manager.loggerDict if n == "pygls" or n.startswith("pygls.")]
+    for name in {"pygls", "pygls.protocol", "pygls.server", "pygls.feature_manager", *names}:
+        logger = logging.getLogger(name)
+        logger.setLevel(logging.WARNING)
+        logger.addFilter(one_line)
+
+
 def serve(*, tcp: tuple[str, int] | None = None) -> None:
     """Run the server on stdio (or TCP) until the client says exit."""
-    for name in ("pygls", "pygls.protocol", "pygls.server", "pygls.feature_manager"):
-        logging.getLogger(name).setLevel(logging.WARNING)
+    _quiet_pygls()
     server = create_server()
     try:
         if tcp is not None:
@@ -83,3 +114,22 @@ def serve(*, tcp: tuple[str, int] | None = None) -> None:
     finally:
         if not server.stopped:
             server.shutdown_folders()
+        _end_without_stuck_threads()
+
+
+def _end_without_stuck_threads() -> None:
+    """Give background threads a moment to finish; if one is stuck (in work that
+    cannot be interrupted), end the process anyway: a client that said exit must
+    see the server go."""
+    deadline = time.monotonic() + EXIT_GRACE_SECONDS
+    current = threading.current_thread()
+    for thread in threading.enumerate():
+        if thread is not current and not thread.daemon:
+            thread.join(max(deadline - time.monotonic(), 0.0))
+    stuck = [
+        t.name for t in threading.enumerate() if t is not current and not t.daemon and t.is_alive()
+    ]
+    if stuck:
+        log.warning("exiting with background work still running (%s)", ", ".join(stuck))
+        logging.shutdown()
+        os._exit(0)

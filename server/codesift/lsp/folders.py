@@ -12,16 +12,25 @@ didChangeWatchedFiles (at once), and from codesift/reindex. They all land in
 one pending set; a path whose size and mtime already match the index is dropped
 before parsing, so a save reported by both the editor and the watcher is
 indexed once.
+
+Other processes (`codesift index`, `codesift embed`, another server) may write
+the same index. Writers take turns on the index's write lock (store/locks.py):
+the writer thread holds it for each indexing work item and for each batch of
+vectors, and waits for it in state `waiting`. One process computes vectors at
+a time (the embed lock); when another one is at it, this folder loads the
+vectors it writes instead. A work item that fails is retried with backoff, and
+an index file that is deleted or replaced is reopened and rebuilt.
 """
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,12 +41,13 @@ import apsw
 from codesift.config import Settings
 from codesift.embedding import Embedder, fill_vectors, vector_coverage
 from codesift.embedding.model import cache_dir_from
-from codesift.errors import CodesiftError
+from codesift.errors import CodesiftError, EmbeddingError
 from codesift.indexer import Indexer, IndexPlan, IndexProgress
 from codesift.retrieval import Searcher
 from codesift.retrieval.rerank import Reranker, RerankerLoad, load_reranker
 from codesift.retrieval.vector_index import VectorIndex
 from codesift.store.database import open_database
+from codesift.store.locks import IndexLock
 from codesift.watcher import ChangeBatch, FolderWatcher, PathFilter
 
 __all__ = ["Cancellation", "FolderIndex", "FolderListener", "ReaderPool", "db_path_for"]
@@ -48,6 +58,32 @@ T = TypeVar("T")
 
 # Vectors are computed this many chunks at a time; new changes wait at most one batch.
 EMBED_BATCH = 16
+# A failed work item is retried after 1 s, 2 s, 4 s ... at most this long.
+RETRY_FIRST_SECONDS = 1.0
+RETRY_MAX_SECONDS = 30.0
+# While idle the writer looks this often whether its index file still exists.
+IDLE_CHECK_SECONDS = 2.0
+# While another process computes the vectors, look this often whether it is done.
+EMBED_RECHECK_SECONDS = 5.0
+# The writer connection's SQLite busy timeout (tests shorten it; default: the store's).
+_BUSY_TIMEOUT_MS: int | None = (
+    int(os.environ["CODESIFT_TEST_BUSY_TIMEOUT_MS"])
+    if os.environ.get("CODESIFT_TEST_BUSY_TIMEOUT_MS")
+    else None
+)
+# fill_vectors runs each batch's write inside `with batch_guard():` where it can.
+_FILL_TAKES_BATCH_GUARD = "batch_guard" in inspect.signature(fill_vectors).parameters
+
+# A unit of the writer's work: ("rescan", {}), ("paths", {changed paths}) or ("vectors", {}).
+_WorkItem = tuple[str, set[str]]
+
+
+class _Stopping(Exception):
+    """The folder stopped while its writer waited or worked: end quietly."""
+
+
+def _retry_delay(failures: int) -> float:
+    return float(min(RETRY_MAX_SECONDS, RETRY_FIRST_SECONDS * 2 ** min(failures - 1, 16)))
 
 
 def db_path_for(root: Path, settings: Settings) -> Path:
@@ -112,6 +148,9 @@ class ReaderPool:
         if held is not None and held[0] == generation:
             return held[1]
         if held is not None:
+            with self._lock:
+                if held[1] in self._open:
+                    self._open.remove(held[1])
             held[1].close()
         conn = open_database(db_path, create=False)
         conns[key] = (generation, conn)
@@ -125,12 +164,16 @@ class ReaderPool:
             key = str(db_path)
             self._generation[key] = self._generation.get(key, 0) + 1
 
-    def close(self) -> None:
-        self._executor.shutdown(wait=True, cancel_futures=True)
+    def close(self, *, wait: bool = True) -> None:
+        """Stop the reader threads (queued requests are dropped) and close their
+        connections; without `wait`, running requests are interrupted, not awaited."""
+        self._executor.shutdown(wait=wait, cancel_futures=True)
         with self._lock:
             conns, self._open = self._open, []
         for conn in conns:
             with contextlib.suppress(apsw.Error):
+                if not wait:
+                    conn.interrupt()
                 conn.close()
 
 
@@ -146,10 +189,14 @@ class FolderListener:
     def problem(self, folder: FolderIndex, message: str) -> None:
         pass
 
+    def index_replaced(self, folder: FolderIndex) -> None:
+        """The folder's index file was deleted or replaced: drop connections to it."""
+
 
 @dataclass(slots=True)
 class FolderProgress:
-    state: str = "starting"  # starting, scanning, indexing, embedding, ready, error, stopped
+    # starting, waiting, scanning, indexing, embedding, ready, error, stopped
+    state: str = "starting"
     files_done: int = 0
     files_total: int = 0
     chunks_done: int = 0
@@ -159,6 +206,9 @@ class FolderProgress:
     vectors_embeddable: int = 0
     last_update: float | None = None
     warnings: list[str] = field(default_factory=list)
+    error: str | None = None  # why the last work item failed (state `error`)
+    waiting_for: str | None = None  # who holds the write lock (state `waiting`)
+    embedding_elsewhere: str | None = None  # the other process computing the vectors
 
 
 class FolderIndex:
@@ -190,6 +240,7 @@ class FolderIndex:
         self._rescan = True  # the first run scans the whole folder
         self._busy = False
         self._stopping = False
+        self._stop_event = threading.Event()
         self._work_done = 0  # bumped after each batch of work, for waiters
         self._embed_cancel = threading.Event()
         self._needs_vectors = settings.embedding.enabled
@@ -210,6 +261,12 @@ class FolderIndex:
         self._vectors = VectorIndex() if settings.embedding.in_memory else None
         self._rerank_load: RerankerLoad | None = None
         self._open_error: str | None = None
+        # The writer's connection and the index file it opened ((st_dev, st_ino)).
+        self._conn: apsw.Connection | None = None
+        self._indexer: Indexer | None = None
+        self._db_id: tuple[int, int] | None = None
+        self._rebuild_warning: str | None = None
+        self._recheck_vectors_at: float | None = None
 
     # -- life cycle ------------------------------------------------------------------
 
@@ -276,27 +333,60 @@ class FolderIndex:
         return self._rerank_load.reranker
 
     def stop(self, timeout: float = 10.0) -> None:
-        with self._searchers_lock:
-            searchers, self._searchers = list(self._searchers.values()), {}
-        for searcher in searchers:
-            searcher.close()
+        self.request_stop()
+        self.join(timeout)
+
+    def request_stop(self) -> None:
+        """Tell the writer to stop (it leaves any wait at once) without waiting for it."""
+        with self._cond:
+            self._stopping = True
+            self._stop_event.set()
+            self._cond.notify_all()
+        self._embed_cancel.set()
+        self._drop_searchers()
         watcher, self._watcher = self._watcher, None
         if watcher is not None:
             watcher.stop()
-        with self._cond:
-            self._stopping = True
-            self._cond.notify_all()
-        self._embed_cancel.set()
+
+    def join(self, timeout: float) -> bool:
+        """Wait at most `timeout` seconds for the writer to end; whether it did."""
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
-            self._thread.join(timeout)
+            self._thread.join(max(timeout, 0.0))
+        return not self._thread.is_alive()
+
+    def _drop_searchers(self) -> None:
+        with self._searchers_lock:
+            searchers, self._searchers = list(self._searchers.values()), {}
+            if self._vectors is not None:
+                self._vectors = VectorIndex()  # of a file that may be gone
+        for searcher in searchers:
+            with contextlib.suppress(apsw.Error):
+                searcher.close()
 
     def wait_open(self, timeout: float = 30.0) -> None:
-        """Wait until the database exists; raise CodesiftError if it cannot be opened."""
+        """Wait until the database exists; raise CodesiftError if it cannot be opened.
+
+        An index file deleted (or replaced) under the server is noticed here too:
+        the writer is asked to rebuild it, and this waits until it is open again."""
+        deadline = time.monotonic() + timeout
         self._ready.wait(timeout)
         if self._open_error is not None:
             raise CodesiftError(self._open_error)
         if not self._ready.is_set():
             raise CodesiftError(f"the index of {self.root} is not open yet")
+        if self._stopping or not self._index_gone():
+            return
+        self._request_rebuild()
+        reopened = self._wait_until(
+            lambda: not self._index_gone() or self._open_error is not None,
+            deadline - time.monotonic(),
+        )
+        if self._open_error is not None:
+            raise CodesiftError(self._open_error)
+        if not reopened:
+            raise CodesiftError(
+                f"the index of {self.root} was deleted and is being rebuilt; try again shortly"
+            )
 
     # -- changes -----------------------------------------------------------------------
 
@@ -364,65 +454,248 @@ class FolderIndex:
     # -- the writer thread -------------------------------------------------------------------
 
     def _run(self) -> None:
+        """Take work items one at a time until stopped. A work item that fails (the
+        index is busy, damaged, unwritable, or a bug) is queued again and retried
+        after a pause that doubles up to RETRY_MAX_SECONDS; the thread never ends
+        because of one."""
+        failures = 0
         try:
-            conn = open_database(self.db_path)
-        except CodesiftError as exc:
-            self._open_error = str(exc)
-            self._ready.set()
-            self._set_state("error")
-            self._warn(str(exc))
-            return
-        self._ready.set()
-        try:
-            self._loop(conn)
-        except Exception as exc:  # keep the server alive; say what happened
-            log.exception("indexing %s failed", self.root)
-            self._set_state("error")
-            self._warn(f"indexing {self.root} failed: {exc}")
+            while True:
+                item = self._next_item()
+                if item is None:
+                    return
+                delay: float | None = None
+                try:
+                    self._open_if_needed()
+                    assert self._conn is not None and self._indexer is not None
+                    self._do(item, self._conn, self._indexer)
+                except _Stopping:
+                    return
+                except Exception as exc:  # keep the writer alive; say what happened
+                    failures += 1
+                    delay = _retry_delay(failures)
+                    self._requeue(item)
+                    self._close_conn()  # reopened for the retry: a fresh start
+                    self._failed(exc, delay, first=failures == 1)
+                finally:
+                    self._item_done()
+                if delay is not None:
+                    if self._stop_event.wait(delay):
+                        return
+                    continue
+                if failures:
+                    failures = 0
+                    self._recovered()
+                self._settle_state()
         finally:
-            conn.close()
+            self._close_conn()
             with self._cond:
                 self._busy = False
+                self.progress.state = "stopped"
                 self._cond.notify_all()
+            self._ready.set()  # nobody waits for an index that will not open now
 
-    def _loop(self, conn: apsw.Connection) -> None:
-        indexer = Indexer(self.root, self.settings, conn)
-        self._refresh_coverage(conn)
-        while True:
-            with self._cond:
-                while (
-                    not self._stopping
-                    and not self._rescan
-                    and not self._pending
-                    and not self._needs_vectors
-                ):
-                    self._cond.wait()
+    def _next_item(self) -> _WorkItem | None:
+        """Wait for work: a rescan first, then changed paths, then vectors. While
+        idle, look every IDLE_CHECK_SECONDS whether the index file is still there
+        and whether another process's vector fill has finished. None when stopping."""
+        with self._cond:
+            while True:
                 if self._stopping:
-                    self._set_state("stopped")
-                    return
-                rescan, self._rescan = self._rescan, False
-                paths, self._pending = self._pending, set()
+                    return None
+                if self._rescan:
+                    self._rescan = False
+                    item: _WorkItem = ("rescan", set())
+                elif self._pending:
+                    item = ("paths", self._pending)
+                    self._pending = set()
+                elif self._needs_vectors:
+                    self._needs_vectors = False
+                    item = ("vectors", set())
+                else:
+                    wait = IDLE_CHECK_SECONDS
+                    if self._recheck_vectors_at is not None:
+                        wait = min(wait, max(0.0, self._recheck_vectors_at - time.monotonic()))
+                    self._cond.wait(wait)
+                    if self._db_id is not None and self._index_gone():
+                        self._rescan = True  # the index was deleted: rebuild it
+                    if (
+                        self._recheck_vectors_at is not None
+                        and time.monotonic() >= self._recheck_vectors_at
+                    ):
+                        self._recheck_vectors_at = None
+                        self._needs_vectors = self.settings.embedding.enabled
+                    continue
                 self._busy = True
                 self._embed_cancel.clear()
-            try:
-                if rescan:
-                    self._index(indexer, None)
-                elif paths:
-                    self._index(indexer, paths)
-                else:
-                    self._embed(conn)
-                    self._load_vectors()
-            except CodesiftError as exc:
-                self._warn(str(exc))
-            finally:
-                with self._cond:
-                    self._busy = False
-                    self._work_done += 1
-                    if self.progress.state != "error":
-                        idle = not (self._pending or self._rescan or self._needs_vectors)
-                        self.progress.state = "ready" if idle else self.progress.state
-                    self._cond.notify_all()
-                self.listener.state_changed(self)
+                return item
+
+    def _requeue(self, item: _WorkItem) -> None:
+        kind, paths = item
+        with self._cond:
+            if kind == "rescan":
+                self._rescan = True
+            elif kind == "paths":
+                self._pending |= paths
+            else:
+                self._needs_vectors = self.settings.embedding.enabled
+
+    def _item_done(self) -> None:
+        with self._cond:
+            self._busy = False
+            self._work_done += 1
+            self._cond.notify_all()
+
+    def _settle_state(self) -> None:
+        with self._cond:
+            idle = not (self._pending or self._rescan or self._needs_vectors)
+            if idle and self.progress.state not in ("error", "stopped"):
+                self.progress.state = "ready"
+        self.listener.state_changed(self)
+
+    def _do(self, item: _WorkItem, conn: apsw.Connection, indexer: Indexer) -> None:
+        kind, paths = item
+        if kind == "vectors":
+            self._embed(conn)
+            self._load_vectors()
+            return
+        lock = self._write_lock(f"indexing {self.root}")
+        try:
+            self._index(indexer, None if kind == "rescan" else paths)
+        finally:
+            lock.release()
+
+    # -- the database file -------------------------------------------------------------
+
+    def _open_if_needed(self) -> None:
+        """Open the index (again, when it was deleted or replaced since)."""
+        if self._conn is not None and not self._index_gone():
+            return
+        if self._db_id is not None and self._index_gone():
+            gone = not self.db_path.exists()
+            what = "deleted" if gone else "replaced"
+            message = f"the index {self.db_path} was {what}; rebuilding it"
+            log.warning("%s: %s", self.name, message)
+            self._close_conn()
+            self._drop_searchers()
+            self.listener.index_replaced(self)
+            with self._cond:
+                self._rescan = True  # the new file is filled by a rescan
+                self.progress.first_index_done = False
+            self._rebuild_warning = message
+            self._warn(message)
+            self._set_state("scanning")
+        try:
+            conn = open_database(self.db_path)
+        except Exception as exc:
+            self._open_error = str(exc)
+            self._ready.set()  # readers get the error at once
+            raise
+        try:
+            if _BUSY_TIMEOUT_MS is not None:
+                conn.set_busy_timeout(_BUSY_TIMEOUT_MS)
+            stat = os.stat(self.db_path)
+            self._refresh_coverage(conn)
+        except BaseException:
+            conn.close()
+            raise
+        self._conn = conn
+        self._indexer = Indexer(self.root, self.settings, conn)
+        with self._cond:
+            self._db_id = (stat.st_dev, stat.st_ino)
+            self._open_error = None
+            self._cond.notify_all()
+        self._ready.set()
+
+    def _close_conn(self) -> None:
+        conn, self._conn, self._indexer = self._conn, None, None
+        if conn is not None:
+            with contextlib.suppress(apsw.Error):
+                conn.close()
+
+    def _index_gone(self) -> bool:
+        """Whether the index file this writer opened was deleted or replaced."""
+        try:
+            stat = os.stat(self.db_path)
+        except OSError:
+            return True
+        return self._db_id != (stat.st_dev, stat.st_ino)
+
+    def _request_rebuild(self) -> None:
+        with self._cond:
+            self._rescan = True
+            self._embed_cancel.set()
+            self._cond.notify_all()
+
+    # -- failures ----------------------------------------------------------------------
+
+    def _failed(self, exc: BaseException, delay: float, *, first: bool) -> None:
+        detail = str(exc) or type(exc).__name__
+        message = f"indexing {self.root} failed: {detail}; retrying in {delay:g} s"
+        if isinstance(exc, apsw.Error | CodesiftError | OSError):
+            log.warning("%s: %s", self.name, message)
+        else:  # a bug: keep the traceback in the log
+            log.exception("%s: %s", self.name, message)
+        with self._cond:
+            self.progress.error = message
+            self.progress.waiting_for = None
+            self._drop_failure_warnings()
+            self.progress.warnings.append(message)
+        self._set_state("error")
+        if first:  # one message per streak of failures, not one per retry
+            self.listener.problem(self, message)
+        else:
+            self.listener.state_changed(self)
+
+    def _drop_failure_warnings(self) -> None:
+        prefix = f"indexing {self.root} failed"
+        self.progress.warnings = [w for w in self.progress.warnings if not w.startswith(prefix)]
+
+    def _recovered(self) -> None:
+        log.info("%s: the index works again", self.name)
+        with self._cond:
+            self.progress.error = None
+            self._drop_failure_warnings()
+            if self.progress.state == "error":
+                self.progress.state = "scanning"
+
+    # -- locks ----------------------------------------------------------------------------
+
+    def _write_lock(self, doing: str) -> IndexLock:
+        """The index's write lock, waited for (state `waiting`, naming the holder)
+        while another process writes; raises _Stopping when the folder stops first."""
+        lock = IndexLock(self.db_path, "write", purpose=f"codesift serve: {doing}")
+        if lock.try_acquire():
+            return lock
+        before = self.progress.state
+
+        def waiting(holder: str) -> None:
+            who = holder or "another process"
+            log.info("%s: waiting for the index's write lock (held by %s)", self.name, who)
+            self.progress.waiting_for = who
+            self._set_state("waiting")
+            self.listener.progress(self, "waiting", 0, 0)
+
+        try:
+            got = lock.acquire(on_wait=waiting, stop=self._stop_event)
+        finally:
+            self.progress.waiting_for = None
+        if not got:
+            raise _Stopping
+        self._set_state(before if before != "ready" else "indexing")
+        return lock
+
+    @contextlib.contextmanager
+    def _vector_batch_lock(self) -> Iterator[None]:
+        """fill_vectors' batch guard: each batch of vectors is written under the
+        write lock, so an index run of another process and this fill take turns."""
+        lock = self._write_lock(f"writing vectors of {self.root}")
+        try:
+            yield
+        finally:
+            lock.release()
+
+    # -- indexing ------------------------------------------------------------------------
 
     def _index(self, indexer: Indexer, paths: set[str] | None) -> None:
         started = time.perf_counter()
@@ -446,10 +719,15 @@ class FolderIndex:
                 cancel.set()
 
         summary = indexer.apply(plan, report, cancel, started=started)
+        if self._stopping:
+            raise _Stopping
         self.progress.files_done = self.progress.files_total
         self.progress.last_update = time.time()
         if paths is None:
             self.progress.first_index_done = True
+            if self._rebuild_warning is not None:
+                self._unwarn(self._rebuild_warning)
+                self._rebuild_warning = None
         if summary.indexed or summary.deleted:
             log.info(
                 "%s: indexed %d, removed %d file(s) in %.0f ms",
@@ -462,9 +740,12 @@ class FolderIndex:
                 self._needs_vectors = self.settings.embedding.enabled
         self.listener.progress(self, "indexed", work, work)
 
+    # -- vectors ---------------------------------------------------------------------------
+
     def _embed(self, conn: apsw.Connection) -> None:
-        with self._cond:
-            self._needs_vectors = False
+        """Compute missing vectors, unless another process is computing them: then
+        look again every EMBED_RECHECK_SECONDS (the vectors it writes are loaded
+        from the file meanwhile)."""
         if not self.settings.embedding.enabled:
             return
         embedder = self._embedder()
@@ -476,25 +757,48 @@ class FolderIndex:
         self.progress.vectors_embedded = coverage.embedded
         self.progress.vectors_embeddable = coverage.embeddable
         if missing <= 0:
+            self.progress.embedding_elsewhere = None
             return
+        embed_lock = IndexLock(
+            self.db_path, "embed", purpose=f"codesift serve: computing vectors of {self.root}"
+        )
+        if not embed_lock.try_acquire():
+            holder = embed_lock.holder() or "another process"
+            if self.progress.embedding_elsewhere != holder:
+                log.info("%s: vectors are computed by %s; not here", self.name, holder)
+            self.progress.embedding_elsewhere = holder
+            with self._cond:
+                self._recheck_vectors_at = time.monotonic() + EMBED_RECHECK_SECONDS
+            return
+        self.progress.embedding_elsewhere = None
+        try:
+            self._fill(conn, embedder, coverage.embedded, missing)
+        finally:
+            embed_lock.release()
+
+    def _fill(self, conn: apsw.Connection, embedder: Embedder, embedded: int, missing: int) -> None:
         self.progress.chunks_done, self.progress.chunks_total = 0, missing
         self._set_state("embedding")
 
         def report(done: int, total: int) -> None:
             self.progress.chunks_done = done
-            self.progress.vectors_embedded = coverage.embedded + done
+            self.progress.vectors_embedded = embedded + done
             self.listener.progress(self, "embedding", done, total)
 
+        extra: dict[str, Any] = {}
+        if _FILL_TAKES_BATCH_GUARD:
+            extra["batch_guard"] = self._vector_batch_lock
         try:
             fill_vectors(
                 conn,
                 embedder,
-                layers=layers,
+                layers=self.settings.embedding.layers,
                 batch_size=EMBED_BATCH,
                 progress=report,
                 cancel=self._embed_cancel,
+                **extra,
             )
-        except CodesiftError as exc:
+        except EmbeddingError as exc:  # the model cannot run: nothing to retry
             self._warn(f"vectors are not computed: {exc}")
             return
         if self._embed_cancel.is_set():
@@ -527,6 +831,10 @@ class FolderIndex:
             self.progress.warnings.append(message)
         self.listener.problem(self, message)
 
+    def _unwarn(self, message: str) -> None:
+        with self._cond:
+            self.progress.warnings = [w for w in self.progress.warnings if w != message]
+
     # -- what readers see ----------------------------------------------------------------
 
     def completeness(self) -> dict[str, Any]:
@@ -543,6 +851,8 @@ class FolderIndex:
             "folder": self.name,
             "uri": self.uri,
             "state": p.state,
+            "error": p.error,
+            "waiting_for": p.waiting_for,
             "complete": p.first_index_done and not pending and not busy,
             "files_done": p.files_done,
             "files_total": p.files_total,
@@ -554,6 +864,7 @@ class FolderIndex:
                 "coverage": round(coverage, 4),
                 "in_memory": held[0],
                 "memory_mib": round(held[1] / 2**20, 2),
+                "elsewhere": p.embedding_elsewhere,
             },
         }
 

@@ -303,6 +303,7 @@ async def incoming_calls(
     folder, node_id = _item_node(server, params.item)
 
     def run(cancel: Cancellation) -> list[types.CallHierarchyIncomingCall]:
+        folder.wait_open()
         conn = server.readers.connection(folder.db_path)
         target = node_rows(conn, [node_id]).get(node_id)
         if target is None:
@@ -334,6 +335,7 @@ async def outgoing_calls(
     folder, node_id = _item_node(server, params.item)
 
     def run(cancel: Cancellation) -> list[types.CallHierarchyOutgoingCall]:
+        folder.wait_open()
         conn = server.readers.connection(folder.db_path)
         source = node_rows(conn, [node_id]).get(node_id)
         if source is None:

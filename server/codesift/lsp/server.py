@@ -7,9 +7,13 @@ result`, registered by `create_server`. Read handlers run in reader threads
 (`CodesiftServer.read`), so the event loop keeps reading messages and a
 $/cancelRequest reaches a running search, which is then interrupted.
 
-`CodesiftProtocol` adjusts pygls for two things: custom `codesift/*` requests
-get their params as plain JSON objects, and a request whose params do not fit
-its LSP type gets an InvalidParams error instead of being dropped unanswered.
+`CodesiftProtocol` adjusts pygls: custom `codesift/*` requests get their
+params as plain JSON objects (`[]`, an empty Lua table from Neovim, counts as
+no params); a request whose params do not fit its LSP type gets an
+InvalidParams error instead of being dropped unanswered; a message that is not
+JSON gets a ParseError reply and one that is not a JSON-RPC message an
+InvalidRequest reply (id null when it has none), instead of a popup; a
+didChange for a document that was never opened is logged and ignored.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlparse
@@ -31,6 +35,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequ
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
+from pygls.protocol.language_server import lsp_method
 from pygls.uris import from_fs_path
 
 from codesift import __version__
@@ -52,8 +57,13 @@ CUSTOM_PREFIX = "codesift/"
 INDEX_STATUS = "codesift/indexStatus"
 # Seconds each read request waits before it starts (tests of cancellation only).
 _TEST_READ_DELAY = float(os.environ.get("CODESIFT_TEST_READ_DELAY", "0") or 0)
+# On shutdown, the folders' writers get this long (in all) to stop.
+STOP_SECONDS = 5.0
 # Progress and status notifications are sent at most this often per folder.
 REPORT_INTERVAL = 0.25
+# JSON-RPC error codes for messages that cannot be handled at all.
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
 
 
 @attrs.define
@@ -66,33 +76,85 @@ class _InvalidRequest:
     error: str
 
 
+@attrs.define
+class _NotAMessage:
+    """JSON that is not a JSON-RPC 2.0 message: answered with InvalidRequest."""
+
+    id: int | str | None
+    error: str
+
+
+@attrs.define
+class _BadNotification:
+    """A notification whose params could not be read: logged (never answered)."""
+
+    method: str
+    error: str
+
+
+def _message_problem(data: dict[str, Any]) -> str | None:
+    """What makes `data` not a JSON-RPC 2.0 message, or None."""
+    if data.get("jsonrpc") != "2.0":
+        return 'a JSON-RPC message needs "jsonrpc": "2.0"'
+    if "id" in data and not _valid_id(data["id"]):
+        return "the id must be a string, an integer or null"
+    if "method" in data:
+        if not isinstance(data["method"], str):
+            return "the method must be a string"
+        # params that are not an object are the handler's to report (InvalidParams)
+    elif "id" not in data or not ("result" in data or "error" in data):
+        return "a JSON-RPC message needs a method (or an id with a result or an error)"
+    return None
+
+
+def _valid_id(value: Any) -> bool:
+    return value is None or (isinstance(value, int | str) and not isinstance(value, bool))
+
+
+def _reply_id(data: Any) -> int | str | None:
+    """The id to answer an invalid message with: its own when readable, else null."""
+    if isinstance(data, dict):
+        value = data.get("id")
+        if _valid_id(value):
+            return value
+    return None
+
+
 class CodesiftProtocol(LanguageServerProtocol):
     def structure_message(self, data: dict[str, Any]) -> Any:
+        # Called by json.loads for every object, nested ones too: only objects that
+        # say "jsonrpc" are taken for messages.
         if "jsonrpc" not in data:
             return data
+        problem = _message_problem(data)
+        if problem is not None:
+            return _NotAMessage(id=_reply_id(data), error=problem)
         method = data.get("method")
         if isinstance(method, str) and method.startswith(CUSTOM_PREFIX):
             # Plain JSON objects: the handlers check them and say what is wrong.
+            params = data.get("params")
+            if params == []:  # Neovim sends an empty Lua table `{}` as []
+                params = None
             if "id" in data:
                 return JsonRPCRequestMessage(
-                    id=data["id"], method=method, jsonrpc=data["jsonrpc"], params=data.get("params")
+                    id=data["id"], method=method, jsonrpc=data["jsonrpc"], params=params
                 )
-            return JsonRPCNotification(
-                method=method, jsonrpc=data["jsonrpc"], params=data.get("params")
-            )
+            return JsonRPCNotification(method=method, jsonrpc=data["jsonrpc"], params=params)
         try:
             return super().structure_message(data)
         except JsonRpcException as exc:
-            if "id" in data and isinstance(method, str):
-                cause = exc.__cause__
-                detail = _describe_structure_error(cause) if cause is not None else str(exc)
+            cause = exc.__cause__
+            detail = _describe_structure_error(cause) if cause is not None else str(exc)
+            if not isinstance(method, str):
+                return _NotAMessage(id=_reply_id(data), error=f"unreadable message: {detail}")
+            if "id" in data:
                 return _InvalidRequest(
                     id=data["id"],
                     method=method,
                     jsonrpc=data["jsonrpc"],
                     error=f"invalid params for {method}: {detail}",
                 )
-            raise
+            return _BadNotification(method=method, error=detail)
 
     def handle_message(self, message: Any) -> None:
         if isinstance(message, _InvalidRequest):
@@ -100,7 +162,38 @@ class CodesiftProtocol(LanguageServerProtocol):
                 message.id, None, JsonRpcInvalidParams(message=message.error).to_response_error()
             )
             return
+        if isinstance(message, _BadNotification):
+            log.warning("ignored %s with invalid params: %s", message.method, message.error)
+            return
+        if isinstance(message, _NotAMessage):
+            self.reply_error(message.id, INVALID_REQUEST, f"invalid request: {message.error}")
+            return
+        if not hasattr(message, "jsonrpc"):  # an array, a number, an object without "jsonrpc"
+            kind = "an array" if isinstance(message, list) else type(message).__name__
+            if isinstance(message, dict):
+                kind = 'an object without "jsonrpc": "2.0"'
+            self.reply_error(
+                _reply_id(message), INVALID_REQUEST, f"invalid request: got {kind}, not a message"
+            )
+            return
         super().handle_message(message)
+
+    def reply_error(self, msg_id: int | str | None, code: int, message: str) -> None:
+        """An error response written as plain JSON (its id may be null)."""
+        log.warning("answered with error %d: %s", code, message)
+        error = {"code": code, "message": message}
+        self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": error})
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(
+        self, params: types.DidChangeTextDocumentParams
+    ) -> Iterator[Any]:
+        """Changes to a document the client never opened are ignored (and logged)."""
+        uri = params.text_document.uri
+        if unquote(uri) not in self.workspace.text_documents:
+            log.info("didChange for %s, which was never opened: ignored", uri)
+            return
+        yield from super().lsp_text_document__did_change(params)
 
 
 def _describe_structure_error(exc: BaseException) -> str:
@@ -139,7 +232,7 @@ class _Listener(FolderListener):
 
     def progress(self, folder: FolderIndex, phase: str, done: int, total: int) -> None:
         now = time.monotonic()
-        final = phase in ("indexed", "embedded", "scanning")
+        final = phase in ("indexed", "embedded", "scanning", "waiting")
         with self._lock:
             if not final and now - self._last.get(folder.uri, 0.0) < REPORT_INTERVAL:
                 return
@@ -152,6 +245,9 @@ class _Listener(FolderListener):
             message = f"{folder.name}: embedding {done}/{total} chunks"
         elif phase == "indexed":
             message = f"{folder.name}: indexed {total} files"
+        elif phase == "waiting":
+            holder = folder.progress.waiting_for or "another process"
+            message = f"{folder.name}: waiting for the index ({holder})"
         else:
             message = f"{folder.name}: embedded {done} chunks"
         percent = int(100 * done / total) if total else None
@@ -168,6 +264,9 @@ class _Listener(FolderListener):
 
     def problem(self, folder: FolderIndex, message: str) -> None:
         self.server.show_message(message, types.MessageType.Warning)
+
+    def index_replaced(self, folder: FolderIndex) -> None:
+        self.server.readers.forget(folder.db_path)
 
 
 class CodesiftServer(LanguageServer):
@@ -288,6 +387,7 @@ class CodesiftServer(LanguageServer):
         path = uri_to_path(uri)
         if path is None:
             raise invalid(f"{uri!r} is not a file URI")
+        path = Path(os.path.normpath(path))  # `..` must not lead out of a folder
         best: tuple[FolderIndex, str] | None = None
         for folder in self.folder_list():
             for root in (folder.root, Path(str(folder.root))):
@@ -337,13 +437,33 @@ class CodesiftServer(LanguageServer):
                 self.remove_folder(folder.uri)
                 self.add_folder(folder.uri, folder.name)
 
-    def shutdown_folders(self) -> None:
+    def shutdown_folders(self, timeout: float = STOP_SECONDS) -> bool:
+        """Stop every folder: all are told at once, then waited for `timeout` seconds
+        in all. Whether every writer ended (one stuck in work that cannot be
+        interrupted is left behind; `serve` ends the process regardless)."""
         self.stopped = True
-        for folder in self.folder_list():
-            with self._folders_lock:
-                self.folders.pop(folder.uri, None)
-            folder.stop()
-        self.readers.close()
+        with self._folders_lock:
+            folders, self.folders = list(self.folders.values()), {}
+        for folder in folders:
+            folder.request_stop()
+        deadline = time.monotonic() + timeout
+        ended = all([folder.join(deadline - time.monotonic()) for folder in folders])
+        self.readers.close(wait=False)
+        if not ended:
+            stuck = ", ".join(f.name for f in folders if not f.join(0))
+            log.warning("the writers of %s did not stop within %.0f s", stuck, timeout)
+        return ended
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Errors outside any request: a message that is not JSON gets a ParseError
+        reply; anything else is logged (one line), never shown as a popup."""
+        if isinstance(error, ValueError) and not isinstance(error, JsonRpcException):
+            # json.loads failed: the body of a message is not JSON
+            protocol = self.protocol
+            if isinstance(protocol, CodesiftProtocol):
+                protocol.reply_error(None, PARSE_ERROR, f"parse error: {error}")
+                return
+        log.warning("error outside a request (%s): %s", getattr(source, "__name__", source), error)
 
     # -- talking to the client from any thread -----------------------------------------
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import posixpath
 import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -46,6 +47,11 @@ async def status(server: CodesiftServer, params: Any) -> dict[str, Any]:
     def run(cancel: Cancellation) -> dict[str, Any]:
         out = []
         for folder in folders:
+            try:  # first: an index deleted under the server is noticed (and rebuilt) here
+                folder.wait_open(timeout=5)
+                opened: Exception | None = None
+            except Exception as exc:
+                opened = exc
             entry: dict[str, Any] = {
                 "name": folder.name,
                 "uri": folder.uri,
@@ -56,11 +62,14 @@ async def status(server: CodesiftServer, params: Any) -> dict[str, Any]:
                 "rerank": folder.rerank_status(),  # may add a warning: read them after
             }
             entry["warnings"] = list(folder.progress.warnings)
+            entry["error"] = folder.progress.error
+            entry["waiting_for"] = folder.progress.waiting_for
             completeness = folder.completeness()
             entry["complete"] = completeness["complete"]
             entry["vectors"] = completeness["vectors"]
             try:
-                folder.wait_open(timeout=5)
+                if opened is not None:
+                    raise opened
                 conn = server.readers.connection(folder.db_path)
                 counts = index_counts(conn)
                 entry.update(
@@ -89,6 +98,14 @@ async def status(server: CodesiftServer, params: Any) -> dict[str, Any]:
     return await server.read(run)
 
 
+def _inside(item: str, folder: FolderIndex) -> str:
+    """A folder-relative path, normalised; InvalidParams when `..` leads out of it."""
+    rel = posixpath.normpath(item.strip("/") or ".")
+    if rel == ".." or rel.startswith("../"):
+        raise invalid(f"{item!r} is outside the workspace folder {folder.name}")
+    return "" if rel == "." else rel
+
+
 async def reindex(server: CodesiftServer, params: Any) -> dict[str, Any]:
     """Queue work; with `wait: true`, answer when it is indexed (vectors excluded)."""
     if params is not None and not isinstance(params, dict):
@@ -111,7 +128,7 @@ async def reindex(server: CodesiftServer, params: Any) -> dict[str, Any]:
                         f"relative path {item!r} is ambiguous with {len(folders)} folders;"
                         " give a file URI or one folder"
                     )
-                folder, rel = folders[0], item.strip("/")
+                folder, rel = folders[0], _inside(item, folders[0])
             by_folder.setdefault(folder.uri, (folder, []))[1].append(rel)
         for folder, rels in by_folder.values():
             if "" in rels:
