@@ -8,7 +8,8 @@ it on first use), unless `--no-update` is given.
 from __future__ import annotations
 
 import argparse
-import fcntl
+import contextlib
+import errno
 import json
 import logging
 import os
@@ -16,7 +17,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -28,16 +29,32 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from codesift import __version__
 from codesift.config import Settings, load_settings
+from codesift.console_progress import DEFAULT_INTERVAL_SECONDS, ProgressLines
 from codesift.embedding import Embedder, fill_vectors, vector_coverage
 from codesift.embedding.model import cache_dir_from, model_dir_path
 from codesift.embedding.query_model import QUERY_MODEL_FILE, recent_build_failure
-from codesift.errors import CodesiftError, CorruptIndexError, EmbeddingError, ForeignIndexError
+from codesift.errors import (
+    CodesiftError,
+    CorruptIndexError,
+    EmbeddingError,
+    QueryError,
+    ReadOnlyIndexError,
+    WorkspaceError,
+)
 from codesift.history.records import ChangeInfo, node_history, nodes_in_time
 from codesift.history.timespec import TimeFilter, time_filter
+from codesift.history.update import history_status
 from codesift.indexer import Indexer, IndexProgress, IndexSummary
 from codesift.retrieval import BROAD_LAYERS, Searcher, SearchRequest, SearchResponse
 from codesift.retrieval.rerank import RerankerLoad, load_reranker
-from codesift.store.database import move_aside, open_database, scalar
+from codesift.store.database import (
+    index_writable,
+    integrity_problem,
+    move_aside,
+    open_database,
+    scalar,
+)
+from codesift.store.locks import IndexLock, writer_lock
 from codesift.store.reader import (
     NodeRow,
     edges_from,
@@ -52,7 +69,9 @@ __all__ = ["main"]
 log = logging.getLogger("codesift")
 
 EXIT_OK = 0
-EXIT_ERROR = 2
+EXIT_INTERNAL = 1  # an unexpected failure (a bug): one line, details with -vv
+EXIT_ERROR = 2  # a codesift error: bad input, an unusable index or workspace, a full disk
+EXIT_INTERRUPTED = 130
 
 
 # -- workspace and index location ----------------------------------------------------
@@ -80,6 +99,24 @@ def find_root(start: Path) -> Path:
     return start
 
 
+def existing_folder(raw: str, option: str) -> Path:
+    """`raw` as an absolute folder; WorkspaceError when it does not exist or is a file
+    (a mistyped --root must not create an empty index somewhere)."""
+    path = Path(os.path.expanduser(raw))
+    if not path.exists():
+        raise WorkspaceError(f"{option} {raw}: no such folder")
+    if not path.is_dir():
+        raise WorkspaceError(f"{option} {raw} is not a folder")
+    return path.resolve()
+
+
+def _root_of(args: argparse.Namespace) -> Path:
+    """The workspace root a command works on: --root, else `find_root` from here."""
+    if getattr(args, "root", None):
+        return existing_folder(args.root, "--root")
+    return find_root(Path.cwd())
+
+
 def db_path_for(root: Path, settings: Settings) -> Path:
     path = Path(os.path.expanduser(settings.index.db_path))
     return path if path.is_absolute() else root / path
@@ -89,22 +126,47 @@ def _stderr() -> Console:
     return Console(stderr=True, highlight=False)
 
 
-def _open(root: Path, settings: Settings) -> apsw.Connection:
-    return open_database(db_path_for(root, settings))
+def _say(message: str) -> None:
+    """A dim note on stderr (never stdout: that is the command's output)."""
+    _stderr().print(f"[dim]{escape(message)}[/]", soft_wrap=True)
+
+
+def _waiting_note(what: str) -> Callable[[str], None]:
+    def note(holder: str) -> None:
+        who = f" ({holder})" if holder else ""
+        _say(f"waiting for another codesift process{who} to finish writing the index; {what}")
+
+    return note
 
 
 def _run_index(
-    root: Path, settings: Settings, conn: apsw.Connection, *, quiet: bool
+    root: Path,
+    settings: Settings,
+    conn: apsw.Connection,
+    *,
+    quiet: bool,
+    progress_every: float = DEFAULT_INTERVAL_SECONDS,
 ) -> IndexSummary:
+    """One index run (the caller holds the index's write lock). Progress: a bar on
+    a terminal, a line every `progress_every` seconds elsewhere."""
     console = _stderr()
     indexer = Indexer(root, settings, conn)
     started = time.perf_counter()
     plan = indexer.plan()
     work = len(plan.to_index) + len(plan.deleted)
-    if work == 0:
+    if work == 0 or quiet:
         return indexer.apply(plan, started=started)
-    show_bar = not quiet and console.is_terminal and work >= 20
-    if not show_bar:
+    if not console.is_terminal:
+        lines = ProgressLines(sys.stderr, "indexing", "files", interval=progress_every)
+
+        def report_line(event: IndexProgress) -> None:
+            if event.phase == "parsing":
+                lines.update(event.done, event.total)
+
+        summary = indexer.apply(plan, report_line, started=started)
+        lines.finish()
+        return summary
+    if work < 20:
         return indexer.apply(plan, started=started)
     columns = (
         TextColumn("[bold]codesift[/] {task.description}"),
@@ -136,15 +198,56 @@ def _summary_line(summary: IndexSummary, conn: apsw.Connection) -> str:
 
 
 def _prepare(args: argparse.Namespace) -> tuple[Path, Settings, apsw.Connection]:
-    root = Path(args.root).resolve() if args.root else find_root(Path.cwd())
+    """Root, settings and a connection for a reading command, with the index brought
+    up to date first unless --no-update. Readers never wait for, or break, another
+    process's writing: when another process is writing the index (or this user
+    cannot write it), the index is searched as it is, and a note says so. Only an
+    index that does not exist yet is waited for."""
+    root = _root_of(args)
     settings = load_settings(root)
-    conn = _open(root, settings)
-    if not getattr(args, "no_update", False):
+    db_path = db_path_for(root, settings)
+    args.db_path = db_path
+    quiet = bool(args.json)
+    if getattr(args, "no_update", False):
+        return root, settings, _open_existing(db_path)
+    if not index_writable(db_path):
+        if not db_path.exists():
+            raise ReadOnlyIndexError(
+                f"cannot create an index for {root}: {db_path.parent} is not writable; choose"
+                " a writable place with the index.db_path setting"
+            )
+        _say(f"the index {db_path} is read-only for this user; searching it as it is")
+        return root, settings, open_database(db_path, readonly=True)
+    lock = IndexLock(db_path, "write", purpose=f"codesift {args.command}: updating the index")
+    if not lock.try_acquire():
+        if db_path.exists() and _has_files(db_path):
+            holder = lock.holder()
+            who = f" ({holder})" if holder else ""
+            _say(f"another codesift process{who} is updating the index; searching it as it is")
+            return root, settings, open_database(db_path)
+        lock.acquire(on_wait=_waiting_note("the first search waits for the index"))
+    try:
+        conn = open_database(db_path)
         fresh = scalar(conn, "SELECT count(*) FROM files") == 0
-        summary = _run_index(root, settings, conn, quiet=args.json)
-        if fresh and not args.json:
-            _stderr().print(f"[dim]{escape(_summary_line(summary, conn))}[/]")
+        summary = _run_index(root, settings, conn, quiet=quiet)
+    finally:
+        lock.release()
+    if fresh and not quiet:
+        _say(_summary_line(summary, conn))
     return root, settings, conn
+
+
+def _open_existing(db_path: Path) -> apsw.Connection:
+    """The index as it is: read-only when this user cannot write it."""
+    return open_database(db_path, create=False, readonly=not index_writable(db_path))
+
+
+def _has_files(db_path: Path) -> bool:
+    conn = open_database(db_path, create=False, readonly=True)
+    try:
+        return scalar(conn, "SELECT 1 FROM files LIMIT 1") is not None
+    finally:
+        conn.close()
 
 
 # -- vectors -------------------------------------------------------------------------
@@ -163,17 +266,49 @@ def _embedder(settings: Settings) -> Embedder:
     )
 
 
-def _fill_with_progress(
-    conn: apsw.Connection, embedder: Embedder, settings: Settings, *, quiet: bool
+def _embed_lock(db_path: Path, purpose: str) -> IndexLock | None:
+    """The index's embed lock, taken; None when another process is embedding (one
+    embedder per index, always) or this user cannot write the index."""
+    lock = IndexLock(db_path, "embed", purpose=purpose)
+    try:
+        return lock if lock.try_acquire() else None
+    except ReadOnlyIndexError:
+        return None
+
+
+def _fill_vectors(
+    conn: apsw.Connection,
+    db_path: Path,
+    embedder: Embedder,
+    settings: Settings,
+    *,
+    quiet: bool,
+    progress_every: float = DEFAULT_INTERVAL_SECONDS,
 ) -> int:
+    """Compute the missing vectors (the caller holds the embed lock); each batch is
+    written under the write lock, so an index run elsewhere waits one batch at most.
+    Progress: a bar on a terminal, a line every `progress_every` seconds elsewhere."""
     console = _stderr()
     layers = settings.embedding.layers
     pending = vector_coverage(conn, layers)
     missing = pending.embeddable - pending.embedded
     if missing <= 0:
         return 0
-    if quiet or not console.is_terminal:
-        return fill_vectors(conn, embedder, layers=layers)
+
+    @contextlib.contextmanager
+    def batch_guard() -> Iterator[bool]:
+        with writer_lock(db_path, "codesift: writing vectors") as acquired:
+            yield acquired
+
+    if quiet:
+        return fill_vectors(conn, embedder, layers=layers, batch_guard=batch_guard)
+    if not console.is_terminal:
+        lines = ProgressLines(sys.stderr, "embedding", "chunks", interval=progress_every)
+        embedded = fill_vectors(
+            conn, embedder, layers=layers, batch_guard=batch_guard, progress=lines.update
+        )
+        lines.finish()
+        return embedded
     columns = (
         TextColumn("[bold]codesift[/] embedding"),
         BarColumn(),
@@ -186,13 +321,19 @@ def _fill_with_progress(
             conn,
             embedder,
             layers=layers,
+            batch_guard=batch_guard,
             progress=lambda done, total: progress.update(task, completed=done),
         )
 
 
-def _start_background_embedding(root: Path) -> None:
-    """Compute the remaining vectors in a detached `codesift embed` process."""
-    log_path = root / ".codesift" / "embed.log"
+def _start_background_embedding(root: Path, db_path: Path) -> bool:
+    """Compute the remaining vectors in a detached `codesift embed` process, unless
+    another process is computing them already; True when one was started."""
+    probe = _embed_lock(db_path, "codesift search: starting the background embedding")
+    if probe is None:
+        return False
+    probe.release()  # the child takes it; a second starter's child just exits
+    log_path = db_path.with_name("embed.log")
     try:
         with log_path.open("ab") as log_file:
             subprocess.Popen(
@@ -201,9 +342,12 @@ def _start_background_embedding(root: Path) -> None:
                 stdout=log_file,
                 stderr=log_file,
                 start_new_session=True,
+                cwd=root,
             )
     except OSError as exc:
         log.warning("cannot start background embedding: %s", exc)
+        return False
+    return True
 
 
 def _rerank_load(settings: Settings) -> RerankerLoad:
@@ -231,28 +375,40 @@ def _searcher(
 
     if not settings.embedding.enabled or getattr(args, "no_embed", False):
         return searcher(None)
+    db_path: Path = args.db_path
     embedder = _embedder(settings)
     layers = settings.embedding.layers
     coverage = vector_coverage(conn, layers)
-    if coverage.embeddable:
-        # The query encoder is built once per model folder (~3 s, in a child
-        # process): alongside the fill below rather than after it.
-        threading.Thread(target=embedder.query_encoder, daemon=True).start()
     missing = coverage.embeddable - coverage.embedded
-    if 0 < missing <= FOREGROUND_EMBED_LIMIT:
-        try:
-            fill_vectors(conn, embedder, layers=layers)
-        except EmbeddingError as exc:
-            _stderr().print(f"[yellow]warning:[/] {escape(str(exc))}; searching without vectors")
-            return searcher(None)
-        coverage = vector_coverage(conn, layers)
-    elif missing > FOREGROUND_EMBED_LIMIT and not args.no_update:
-        _start_background_embedding(root)
+    if 0 < missing <= FOREGROUND_EMBED_LIMIT and index_writable(db_path):
+        lock = _embed_lock(db_path, "codesift search: computing a few vectors")
+        if lock is not None:  # else another process is computing them: use what exists
+            # The query encoder is built once per model folder (~3 s, in a child
+            # process): alongside the fill rather than after it. Joined before the
+            # search, so that no thread is inside onnxruntime when the process exits.
+            encoder = threading.Thread(target=embedder.query_encoder, name="query-encoder")
+            encoder.start()
+            try:
+                _fill_vectors(conn, db_path, embedder, settings, quiet=True)
+            except EmbeddingError as exc:
+                _stderr().print(
+                    f"[yellow]warning:[/] {escape(str(exc))}; searching without vectors"
+                )
+                return searcher(None)
+            finally:
+                lock.release()
+                encoder.join()
+            coverage = vector_coverage(conn, layers)
+    elif missing > FOREGROUND_EMBED_LIMIT and not args.no_update and index_writable(db_path):
+        started = _start_background_embedding(root, db_path)
         if not args.json:
-            _stderr().print(
-                f"[dim]vectors: {coverage.ratio:.0%} of {coverage.embeddable} chunks;"
-                " the rest are being computed in the background[/]"
+            where = "in the background" if started else "by another codesift process"
+            _say(
+                f"vectors: {coverage.ratio:.0%} of {coverage.embeddable} chunks; the rest are"
+                f" being computed {where} (codesift status shows how far)"
             )
+    # The query is embedded only when there are vectors to compare it with (the
+    # query encoder then loads on this thread, during the search).
     return searcher(embedder if coverage.embedded else None)
 
 
@@ -260,52 +416,114 @@ def _searcher(
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    root = Path(args.path or ".").resolve()
+    """Build or update the index; writers queue on the index's write lock."""
+    if args.path and args.root:
+        raise WorkspaceError("give the folder once: as PATH or as --root")
+    raw = args.path or args.root
+    root = existing_folder(raw, "index") if raw else Path.cwd().resolve()
     settings = load_settings(root)
     db_path = db_path_for(root, settings)
-    if args.rebuild:
-        moved = move_aside(db_path)
-        if moved is not None:
-            _stderr().print(f"moved the old index aside to {moved}")
-    conn = open_database(db_path)
-    summary = _run_index(root, settings, conn, quiet=args.quiet)
+    args.db_path = db_path
+    quiet = args.quiet
+    note = (lambda _holder: None) if quiet else _waiting_note("this run starts after it")
+    with writer_lock(db_path, "codesift index: indexing", on_wait=note):
+        if args.rebuild:
+            moved = move_aside(db_path)
+            if moved is not None:
+                _stderr().print(f"moved the old index aside to {moved}")
+        conn = open_database(db_path)
+        # Damage in pages this run would not touch must not pass for a healthy index
+        # (~0.4 s for a 100 MB index: `codesift index` is asked for, not automatic).
+        problem = None if args.rebuild else integrity_problem(db_path)
+        if problem is not None:
+            raise CorruptIndexError(
+                f"{db_path} is damaged ({problem}); run `codesift index --rebuild` to move it"
+                " aside and build a new one"
+            )
+        summary = _run_index(root, settings, conn, quiet=quiet, progress_every=args.progress_every)
     embedded = 0
+    embedding = "off"
     if settings.embedding.enabled and not args.no_embed:
-        try:
-            embedded = _fill_with_progress(conn, _embedder(settings), settings, quiet=args.quiet)
-        except EmbeddingError as exc:
-            _stderr().print(f"[yellow]warning:[/] {escape(str(exc))}; index has no vectors")
+        lock = _embed_lock(db_path, "codesift index: embedding")
+        if lock is None:
+            embedding = "elsewhere"
+            if not quiet:
+                holder = IndexLock(db_path, "embed").holder()
+                who = f" ({holder})" if holder else ""
+                _say(f"another codesift process{who} is computing this index's vectors")
+        else:
+            embedding = "done"
+            try:
+                embedded = _fill_vectors(
+                    conn,
+                    db_path,
+                    _embedder(settings),
+                    settings,
+                    quiet=quiet,
+                    progress_every=args.progress_every,
+                )
+            except EmbeddingError as exc:
+                embedding = "failed"
+                _stderr().print(f"[yellow]warning:[/] {escape(str(exc))}; index has no vectors")
+            finally:
+                lock.release()
     if args.json:
         print(
             json.dumps(
                 {
                     **asdict(summary),
                     "embedded": embedded,
+                    "embedding": embedding,
                     "root": str(root),
                     "database": str(db_path),
                 }
             )
         )
-    elif not args.quiet:
+    elif not quiet:
         print(_summary_line(summary, conn))
     return EXIT_OK
 
 
 def cmd_embed(args: argparse.Namespace) -> int:
-    """Compute missing vectors; one embedder per index at a time (a file lock)."""
-    root = Path(args.root).resolve() if args.root else find_root(Path.cwd())
+    """Compute missing vectors; one embedder per index at a time (the embed lock):
+    a second one exits at once, saying who is embedding."""
+    root = _root_of(args)
     settings = load_settings(root)
     db_path = db_path_for(root, settings)
-    conn = open_database(db_path)
-    lock_path = db_path.with_name(db_path.name + ".embed-lock")
-    with lock_path.open("w") as lock:
-        try:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return EXIT_OK  # another process is already computing them
-        embedded = _fill_with_progress(conn, _embedder(settings), settings, quiet=args.quiet)
-    if not args.quiet:
-        coverage = vector_coverage(conn, settings.embedding.layers)
+    args.db_path = db_path
+    conn = open_database(db_path, create=False)
+    lock = _embed_lock(db_path, "codesift embed")
+    if lock is None:
+        holder = IndexLock(db_path, "embed").holder()
+        if args.json:
+            print(json.dumps({"embedded": 0, "running_elsewhere": True, "holder": holder}))
+        elif not args.quiet:
+            who = f" ({holder})" if holder else ""
+            print(f"another codesift process{who} is computing this index's vectors")
+        return EXIT_OK
+    try:
+        embedded = _fill_vectors(
+            conn,
+            db_path,
+            _embedder(settings),
+            settings,
+            quiet=args.quiet or args.json,
+            progress_every=args.progress_every,
+        )
+    finally:
+        lock.release()
+    coverage = vector_coverage(conn, settings.embedding.layers)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "embedded": embedded,
+                    "running_elsewhere": False,
+                    "vectors": {"embedded": coverage.embedded, "embeddable": coverage.embeddable},
+                }
+            )
+        )
+    elif not args.quiet:
         print(f"embedded {embedded} chunks; vectors cover {coverage.ratio:.0%} of the index")
     return EXIT_OK
 
@@ -347,22 +565,26 @@ GRAPH_LABELS = {
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    root = Path(args.root).resolve() if args.root else find_root(Path.cwd())
+    root = _root_of(args)
     times = _time_filter(args, root)  # a malformed time fails before any indexing
-    root, settings, conn = _prepare(args)
+    settings = load_settings(root)
     request = SearchRequest(
         query=args.query,
-        top_k=args.top_k or settings.search.top_k,
+        top_k=settings.search.top_k if args.top_k is None else args.top_k,
         layers=tuple(args.layer or ()) or BROAD_LAYERS,
         languages=tuple(args.lang or ()),
         paths=tuple(args.path or ()),
-        snippet_chars=args.snippet_chars or settings.search.snippet_chars,
+        snippet_chars=(
+            settings.search.snippet_chars if args.snippet_chars is None else args.snippet_chars
+        ),
         max_tokens=args.max_tokens,
         as_of=times.as_of,
         since=times.since,
         until=times.until,
         include_graph=args.graph,
     )
+    request.validated(root=root)  # a bad option fails before any indexing
+    root, settings, conn = _prepare(args)
     response = _searcher(root, settings, conn, args).search(request)
     if args.json:
         print(json.dumps(_response_json(response), ensure_ascii=False))
@@ -419,7 +641,9 @@ def _print_node(
 
 
 def cmd_symbols(args: argparse.Namespace) -> int:
-    root = Path(args.root).resolve() if args.root else find_root(Path.cwd())
+    root = _root_of(args)
+    if args.limit < 1 or args.limit > 200:
+        raise QueryError(f"--limit must be between 1 and 200, got {args.limit}")
     times = _time_filter(args, root)
     _, settings, conn = _prepare(args)
     exact = nodes_named(conn, args.name, limit=args.limit, include_modules=True, times=times)
@@ -463,7 +687,7 @@ def cmd_symbols(args: argparse.Namespace) -> int:
 
 
 def _graph_command(args: argparse.Namespace, direction: str) -> int:
-    root = Path(args.root).resolve() if args.root else find_root(Path.cwd())
+    root = _root_of(args)
     times = _time_filter(args, root)
     _, _, conn = _prepare(args)
     targets = nodes_named(conn, args.name, limit=20, times=times)
@@ -537,9 +761,10 @@ def cmd_callees(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    root = Path(args.root).resolve() if args.root else find_root(Path.cwd())
+    root = _root_of(args)
     settings = load_settings(root)
     db_path = db_path_for(root, settings)
+    args.db_path = db_path
     if not db_path.exists():
         message = f"no index at {db_path}; run `codesift index` in {root}"
         if args.json:
@@ -547,7 +772,13 @@ def cmd_status(args: argparse.Namespace) -> int:
         else:
             print(message)
         return EXIT_OK
-    conn = open_database(db_path, create=False)
+    conn = _open_existing(db_path)
+    problem = integrity_problem(db_path)  # status is where people look when in doubt
+    if problem is not None:
+        raise CorruptIndexError(
+            f"{db_path} is damaged ({problem}); run `codesift index --rebuild` to move it aside"
+            " and build a new one"
+        )
     counts = index_counts(conn)
     coverage = vector_coverage(conn, settings.embedding.layers)
     queries, query_error = _query_status(settings)
@@ -571,6 +802,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             "queries_error": query_error,
         },
         "last_update": counts.last_update,
+        "history": asdict(history_status(conn)),
         "rerank": _rerank_status(settings),
     }
     if args.json:
@@ -593,6 +825,15 @@ def cmd_status(args: argparse.Namespace) -> int:
     else:
         print(f"queries     {_QUERY_PATHS[queries]}")
     print(f"updated     {when}")
+    history = history_status(conn)
+    if not history.available:
+        at = f" at {history.head[:10]}" if history.head else ""
+        print(
+            f"history     unavailable{at}: {history.error}"
+            f" ({history.mtime_files} files dated by modification time)"
+        )
+    else:
+        print(f"history     {'git' if history.source == 'git' else 'file modification times'}")
     print("languages   " + ", ".join(f"{k} {v}" for k, v in counts.by_language.items()))
     rerank = data["rerank"]
     assert isinstance(rerank, dict)
@@ -706,8 +947,18 @@ def build_parser() -> argparse.ArgumentParser:
                 help="search the index as it is, without updating it first",
             )
 
+    def progress_option(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--progress-every",
+            type=_positive_seconds,
+            default=DEFAULT_INTERVAL_SECONDS,
+            metavar="SECONDS",
+            help="when stderr is not a terminal, print a progress line this often (default 5)",
+        )
+
     p = sub.add_parser("index", help="build or update the index of a folder")
     p.add_argument("path", nargs="?", help="workspace folder (default: current folder)")
+    p.add_argument("--root", help="workspace folder (the same as PATH)")
     p.add_argument(
         "--rebuild",
         action="store_true",
@@ -716,16 +967,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     p.add_argument("--json", action="store_true", help="print the run summary as JSON")
     p.add_argument("--no-embed", action="store_true", help="do not compute vectors")
+    progress_option(p)
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("embed", help="compute the missing vectors of an index")
     p.add_argument("--root", help="workspace folder")
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    progress_option(p)
     p.set_defaults(func=cmd_embed)
 
     p = sub.add_parser("search", help="hybrid search: symbols, signatures or prose")
     p.add_argument("query")
-    p.add_argument("-k", "--top-k", type=int, help="number of results (default 10)")
+    p.add_argument("-k", "--top-k", type=int, help="number of results, 1..200 (default 10)")
     p.add_argument("--lang", action="append", help="only this language (repeatable)")
     p.add_argument("--path", action="append", help="only paths matching this glob (repeatable)")
     p.add_argument(
@@ -773,6 +1027,56 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _positive_seconds(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {raw!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {raw}")
+    return value
+
+
+def _sqlite_error_message(exc: apsw.Error, db_path: Path | None) -> str:
+    """One line a person can act on, for an SQLite error that reached the top."""
+    where = f"the index {db_path}" if db_path is not None else "the index"
+    if isinstance(exc, apsw.FullError):
+        return (
+            f"the disk holding {where} is full; the index keeps every file completed so far:"
+            " free some space and run `codesift index` again"
+        )
+    if isinstance(exc, apsw.ReadOnlyError):
+        return f"{where} cannot be written (read-only for this user or on a read-only disk)"
+    if isinstance(exc, (apsw.CorruptError, apsw.NotADBError)):
+        problem = integrity_problem(db_path) if db_path is not None else None
+        detail = f" ({problem})" if problem else f" ({exc})"
+        return (
+            f"{where} is damaged{detail}; run `codesift index --rebuild` to move it aside"
+            " and build a new one"
+        )
+    if isinstance(exc, apsw.BusyError):
+        return (
+            f"{where} stayed locked by another process; try again when it has finished"
+            " (codesift status shows what is running)"
+        )
+    if isinstance(exc, apsw.IOError):
+        return f"cannot read or write {where}: disk I/O error ({exc})"
+    if isinstance(exc, apsw.CantOpenError):
+        return f"cannot open {where}: {exc}"
+    return f"{where}: {exc}"
+
+
+def _os_error_message(exc: OSError) -> str:
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return (
+            "the disk is full; the index keeps every file completed so far: free some space"
+            " and run `codesift index` again"
+        )
+    what = exc.strerror or str(exc)
+    name = exc.filename if exc.filename is not None else ""
+    return f"{what}: {name}" if name else what
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -780,19 +1084,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
     )
+    db_path: Path | None = None
     try:
         return int(args.func(args))
-    except (CorruptIndexError, ForeignIndexError) as exc:
-        _stderr().print(f"[red]error:[/] {escape(str(exc))}")
-        return EXIT_ERROR
     except CodesiftError as exc:
-        _stderr().print(f"[red]error:[/] {escape(str(exc))}")
-        return EXIT_ERROR
+        message = str(exc)
+        code = EXIT_ERROR
     except KeyboardInterrupt:
         _stderr().print("interrupted; the index keeps every file completed so far")
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
+    except apsw.Error as exc:
+        db_path = getattr(args, "db_path", None)
+        log.debug("SQLite error", exc_info=True)
+        message, code = _sqlite_error_message(exc, db_path), EXIT_ERROR
+    except OSError as exc:
+        log.debug("OS error", exc_info=True)
+        message, code = _os_error_message(exc), EXIT_ERROR
+    except Exception as exc:  # a bug: one line for the user, the traceback with -vv
+        log.debug("unexpected failure", exc_info=True)
+        message = f"unexpected failure: {type(exc).__name__}: {exc} (run with -vv for the details)"
+        code = EXIT_INTERNAL
+    _stderr().print(f"[red]error:[/] {escape(message)}", soft_wrap=True)
+    return code
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import pytest
 
 import codesift
 
-from .conftest import Misbehaviour, describe, expect
+from .conftest import describe, expect
 
 if TYPE_CHECKING:
     from conftest import Unprivileged  # tests/conftest.py
@@ -31,13 +31,6 @@ def reconcile_ledger(entries):
 '''
 SERVER_DIR = Path(codesift.__file__).resolve().parent.parent
 NO_EMBEDDINGS = "[embedding]\nenabled = false\n"
-# Only Misbehaviour counts as the expected failure: a broken setup still fails.
-READ_ONLY_INDEX = pytest.mark.xfail(
-    strict=True, raises=Misbehaviour, reason="issue 14: read-only index"
-)
-UNWRITABLE_WORKSPACE = pytest.mark.xfail(
-    strict=True, raises=Misbehaviour, reason="issue 14: unwritable workspace"
-)
 
 
 def run_as_owner(cwd: Path, *args: str, home: Path) -> subprocess.CompletedProcess[str]:
@@ -105,28 +98,24 @@ def assert_found(result: subprocess.CompletedProcess[str]) -> None:
     expect("ledger.py" in result.stdout and NAME in result.stdout, describe(result))
 
 
-@READ_ONLY_INDEX
 def test_search_without_update_reads_a_read_only_index(
     read_only_index: Path, unprivileged: Unprivileged
 ) -> None:
     assert_found(unprivileged.codesift("search", NAME, "--no-update", cwd=read_only_index))
 
 
-@READ_ONLY_INDEX
 def test_search_reads_a_read_only_index_that_is_up_to_date(
     read_only_index: Path, unprivileged: Unprivileged
 ) -> None:
     assert_found(unprivileged.codesift("search", NAME, cwd=read_only_index))
 
 
-@READ_ONLY_INDEX
 def test_index_on_a_read_only_index_is_a_one_line_error(
     read_only_index: Path, unprivileged: Unprivileged, clean_error: CleanError
 ) -> None:
     clean_error(unprivileged.codesift("index", cwd=read_only_index), 2)
 
 
-@UNWRITABLE_WORKSPACE
 def test_index_in_a_workspace_the_user_cannot_write_is_a_one_line_error(
     unprivileged: Unprivileged, make_repo: MakeRepo, clean_error: CleanError
 ) -> None:

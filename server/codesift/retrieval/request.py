@@ -8,10 +8,12 @@ from pathlib import Path
 from codesift.errors import QueryError
 from codesift.history.records import ChangeInfo
 from codesift.history.timespec import TimeFilter, TimeValue, time_filter
+from codesift.parsing.languages import LANGUAGES
 from codesift.parsing.model import CHUNK_LAYERS
 
 __all__ = [
     "BROAD_LAYERS",
+    "KNOWN_LANGUAGES",
     "MAX_QUERY_CHARS",
     "GraphEdge",
     "GraphNode",
@@ -20,6 +22,7 @@ __all__ = [
     "SearchResult",
     "StreamHit",
     "StreamReport",
+    "normalize_languages",
 ]
 
 # A broad search covers code, summaries and docs; the bare `ast` layer is only
@@ -27,6 +30,45 @@ __all__ = [
 BROAD_LAYERS: tuple[str, ...] = ("code", "summary", "doc")
 MAX_QUERY_CHARS = 2000
 SNIPPET_MIN, SNIPPET_MAX = 80, 4000
+
+# What a file's language can be (parsing.languages.detect_language) and the
+# short names people type for them.
+KNOWN_LANGUAGES: tuple[str, ...] = (*sorted(LANGUAGES), "markdown", "text")
+LANGUAGE_ALIASES: dict[str, str] = {
+    "py": "python",
+    "js": "javascript",
+    "jsx": "javascript",
+    "ts": "typescript",
+    "c++": "cpp",
+    "cxx": "cpp",
+    "c#": "csharp",
+    "cs": "csharp",
+    "rb": "ruby",
+    "kt": "kotlin",
+    "rs": "rust",
+    "golang": "go",
+    "sh": "bash",
+    "shell": "bash",
+    "md": "markdown",
+    "hs": "haskell",
+    "ex": "elixir",
+}
+
+
+def normalize_languages(languages: tuple[str, ...]) -> tuple[str, ...]:
+    """Language names as the index stores them (`ts` -> `typescript`); QueryError
+    naming the known languages for one that is not."""
+    known: list[str] = []
+    unknown: list[str] = []
+    for raw in languages:
+        name = raw.strip().lower()
+        name = LANGUAGE_ALIASES.get(name, name)
+        (known if name in KNOWN_LANGUAGES else unknown).append(name or repr(raw))
+    if unknown:
+        raise QueryError(
+            f"unknown language(s) {', '.join(unknown)}; choose from {', '.join(KNOWN_LANGUAGES)}"
+        )
+    return tuple(dict.fromkeys(known))
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +117,7 @@ class SearchRequest:
             query=query,
             top_k=self.top_k,
             layers=layers,
-            languages=tuple(lang.lower() for lang in self.languages),
+            languages=normalize_languages(self.languages),
             paths=self.paths,
             snippet_chars=snippet,
             max_tokens=self.max_tokens,

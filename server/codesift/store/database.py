@@ -8,20 +8,25 @@ deleting it).
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import apsw
 import sqlite_vec
 
-from codesift.errors import CorruptIndexError, ForeignIndexError
+from codesift.errors import CorruptIndexError, ForeignIndexError, ReadOnlyIndexError
 from codesift.store.migrations import MIGRATIONS
 
 __all__ = [
     "APPLICATION_ID",
     "SCHEMA_VERSION",
+    "index_writable",
+    "integrity_problem",
     "move_aside",
     "open_database",
     "open_reader",
@@ -55,11 +60,47 @@ def _check_header(path: Path) -> None:
 
 
 def _ensure_folder(path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.parent.name == ".codesift":
-        ignore = path.parent / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("# created by codesift: the index is a local cache\n*\n")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.parent.name == ".codesift":
+            ignore = path.parent / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("# created by codesift: the index is a local cache\n*\n")
+    except OSError as exc:
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise ReadOnlyIndexError(
+                f"cannot create the index in {path.parent}: {exc.strerror}; choose a writable"
+                " place with the index.db_path setting"
+            ) from exc
+        raise
+
+
+def index_writable(path: Path) -> bool:
+    """Whether this process may write the index at `path` (the file, and the folder
+    that holds its WAL and lock files); for a missing index, whether it can be
+    created."""
+    if path.exists():
+        return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+    for folder in path.parents:
+        if folder.exists():
+            return os.access(folder, os.W_OK)
+    return False
+
+
+def integrity_problem(path: Path) -> str | None:
+    """The first problem `PRAGMA quick_check` finds in the index at `path`, or None
+    when it finds none (reads every page: seconds on a large index)."""
+    try:
+        conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    except apsw.Error as exc:
+        return str(exc)
+    try:
+        rows = [str(r[0]) for r in conn.execute("PRAGMA quick_check(3)")]
+    except apsw.Error as exc:
+        return str(exc)
+    finally:
+        conn.close()
+    return None if rows == ["ok"] else "; ".join(rows)
 
 
 def _load_vector_extension(conn: apsw.Connection) -> None:
@@ -123,12 +164,16 @@ def _migrate(conn: apsw.Connection, path: Path) -> None:
         log.info("applied migration %d (%s) to %s", step.version, step.name, path)
 
 
-def open_database(path: Path, *, create: bool = True) -> apsw.Connection:
+def open_database(path: Path, *, create: bool = True, readonly: bool = False) -> apsw.Connection:
     """Open (creating and migrating if needed) the index at `path`.
 
     Raises CorruptIndexError for a damaged or non-SQLite file and
-    ForeignIndexError for a database that is not a codesift index.
+    ForeignIndexError for a database that is not a codesift index. `readonly`
+    opens an existing index without writing anything (nor its WAL files), for a
+    user who may read the index but not write it.
     """
+    if readonly:
+        return _open_readonly(path)
     if path.exists():
         _check_header(path)
     elif not create:
@@ -157,13 +202,67 @@ def open_database(path: Path, *, create: bool = True) -> apsw.Connection:
     return conn
 
 
+def _readonly_connection(path: Path) -> apsw.Connection:
+    """A read-only connection. A WAL database whose folder this user cannot write
+    (and whose -shm file is gone) cannot be opened the usual way: it is then opened
+    as immutable, i.e. as the main file holds it (a cleanly closed index holds
+    everything there)."""
+    try:
+        conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+        conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()
+        return conn
+    except (apsw.CantOpenError, apsw.ReadOnlyError):
+        pass
+    uri = "file:" + quote(str(path.absolute())) + "?immutable=1"
+    return apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+
+
+def _open_readonly(path: Path) -> apsw.Connection:
+    if not path.exists():
+        raise CorruptIndexError(f"no index at {path}; run `codesift index` first")
+    _check_header(path)
+    try:
+        conn = _readonly_connection(path)
+    except apsw.Error as exc:
+        raise ReadOnlyIndexError(f"cannot open the index {path} for reading: {exc}") from exc
+    try:
+        conn.set_busy_timeout(10_000)
+        _refuse_foreign(conn, path)
+        _load_vector_extension(conn)
+        conn.execute("PRAGMA cache_size=-32000")
+        conn.execute("PRAGMA mmap_size=0")
+        applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+        missing = [step.version for step in MIGRATIONS if step.version not in applied]
+        if missing:
+            raise ReadOnlyIndexError(
+                f"{path} was written by an older codesift and needs an upgrade, but this user"
+                " cannot write it; run `codesift index` as its owner"
+            )
+        conn.execute("SELECT count(*) FROM files").fetchone()
+    except (apsw.NotADBError, apsw.CorruptError) as exc:
+        conn.close()
+        raise CorruptIndexError(
+            f"{path} is damaged ({exc}); run `codesift index --rebuild` to move it aside and "
+            "build a new index"
+        ) from exc
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
 def open_reader(path: str | Path) -> apsw.Connection:
     """Another connection to an existing, migrated index, for reading only.
 
     Searches open one per worker thread so streams run side by side (WAL lets
     readers proceed while the writer commits). `query_only` makes any write an error.
+    An index this user cannot write is opened read-only.
     """
-    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE)
+    path = Path(path)
+    if index_writable(path):
+        conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE)
+    else:
+        conn = _readonly_connection(path)
     try:
         conn.set_busy_timeout(10_000)
         _load_vector_extension(conn)

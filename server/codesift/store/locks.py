@@ -70,6 +70,7 @@ class IndexLock:
 
     def _open(self) -> int:
         try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
             return os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         except PermissionError as exc:
             raise ReadOnlyIndexError(
