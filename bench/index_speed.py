@@ -5,6 +5,8 @@ Run by hand from the repository root (with the project's interpreter):
 
     PYTHONPATH=server python bench/index_speed.py [--corpus python|go|all] [--write]
         [--out bench/RESULTS.md] [--repeat 3] [--mmap-compare] [--profile cprofile]
+    PYTHONPATH=server python bench/index_speed.py --embed-only [--embed-corpus go|rust|all]
+        [--embed-limit 4000] [--write]
 
 Corpora (prepared under bench/.data/, which git ignores):
 
@@ -22,9 +24,22 @@ appends a small function to a mid-sized file, times `apply(plan_paths([path]))`
 re-indexes it. Timings are noisy on a shared 2-core machine: cold runs report
 the median and best of --repeat, and the load average is recorded around each step.
 
+Embedding (--embed-only) is measured apart from lexical indexing: a fresh
+subprocess opens a copy of the corpus's lexical index (built first, in its own
+subprocess, when missing) and computes its vectors as `codesift index` and
+`codesift embed` do (`fill_vectors` with the default settings), for the first
+--embed-limit pending chunks (0: all; the Go tree's ~71k take most of an hour).
+It reports the process's peak RSS (ru_maxrss), the process's RSS sampled every
+half second against chunks done (flat once the largest batches have run, which
+shows the peak does not grow with the number of chunks), and chunks/s. Corpora:
+go-stdlib and rust-std (/usr/src/rustc-1.63.0/library, Debian
+rust-src=1.63.0+dfsg1-2). Its --write section is `<!-- index_speed_embed:begin -->`
+... `<!-- index_speed_embed:end -->`.
+
 With --write, the section between `<!-- index_speed:begin -->` and
 `<!-- index_speed:end -->` in the --out file is replaced; the rest is kept.
-Full raw results go to bench/.data/index_speed-last.json.
+Full raw results go to bench/.data/index_speed-last.json (embedding:
+bench/.data/index_speed_embed-last.json).
 """
 
 from __future__ import annotations
@@ -66,6 +81,13 @@ DEFAULT_OUT = BENCH_DIR / "RESULTS.md"
 
 GO_ROOT = Path("/usr/share/go-1.19/src")
 GO_APT = "apt-get update && apt-get install -y golang-1.19-src=1.19.8-2"
+RUST_ROOT = Path("/usr/src/rustc-1.63.0/library")
+RUST_APT = "apt-get update && apt-get install -y rust-src=1.63.0+dfsg1-2"
+RAW_EMBED_RESULTS = DATA_DIR / "index_speed_embed-last.json"
+EMBED_SECTION_BEGIN = "<!-- index_speed_embed:begin -->"
+EMBED_SECTION_END = "<!-- index_speed_embed:end -->"
+TARGET_EMBED_RSS_MB = 350.0
+DEFAULT_EMBED_LIMIT = 4000
 CTAGS = "/usr/bin/ctags"
 SECTION_BEGIN = "<!-- index_speed:begin -->"
 SECTION_END = "<!-- index_speed:end -->"
@@ -268,6 +290,14 @@ def prepare_go() -> Corpus | None:
         log(f"{GO_ROOT} is missing; install it with:\n    {GO_APT}\nskipping the Go corpus")
         return None
     return Corpus("go", "go-stdlib", "go", GO_ROOT, in_place=True, probe=GO_PROBE)
+
+
+def prepare_rust() -> Corpus | None:
+    if not RUST_ROOT.is_dir():
+        log(f"{RUST_ROOT} is missing; install it with:\n    {RUST_APT}\nskipping the Rust corpus")
+        return None
+    # Only embedded (--embed-only): the update test has no Rust probe.
+    return Corpus("rust", "rust-std", "rust", RUST_ROOT, in_place=True, probe="")
 
 
 def copy_tree_for_updates(corpus: Corpus) -> Path:
@@ -1242,6 +1272,284 @@ def write_section(out: Path, body: str) -> None:
     out.write_text(text)
 
 
+# --- embedding memory ---------------------------------------------------------------
+
+EMBED_SAMPLE_SECONDS = 0.5
+
+
+def current_rss() -> int:
+    """This process's resident size now (VmRSS), in bytes."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def child_embed(args: argparse.Namespace) -> Json:
+    """Compute the vectors of a lexical index (no vectors yet) as `codesift embed`
+    does; report chunks, time, peak RSS and RSS over time."""
+    import threading
+
+    sys.path.insert(0, str(SERVER_DIR))
+    from codesift.config import load_settings
+    from codesift.embedding import Embedder, fill_vectors, vector_coverage
+    from codesift.embedding.model import cache_dir_from
+    from codesift.store.database import open_database
+
+    root, db = Path(args.root), Path(args.db)
+    load_start = loadavg()
+    settings = load_settings(root, {"index": {"db_path": str(db)}})
+    rss_start = current_rss()
+    conn = open_database(db)
+    layers = settings.embedding.layers
+    coverage = vector_coverage(conn, layers)
+    if coverage.embedded:
+        raise SystemExit(f"{db} already has {coverage.embedded} vectors")
+    # As the CLI makes it (cli.py).
+    embedder = Embedder(
+        cache_dir_from(settings.embedding.cache_dir),
+        max_tokens=settings.embedding.max_tokens,
+        batch_size=settings.embedding.batch_size,
+        quantized_queries=settings.embedding.quantized_queries,
+    )
+    load_started = time.perf_counter()
+    embedder.embed(["load the model"])
+    load_seconds = time.perf_counter() - load_started
+    rss_model = current_rss()
+    peak_before = maxrss_bytes()
+    samples: list[tuple[float, int, int]] = []  # (seconds, chunks done, rss)
+    done_now = [0]
+    stop = threading.Event()
+    started = time.perf_counter()
+
+    def sample() -> None:
+        while not stop.wait(EMBED_SAMPLE_SECONDS):
+            samples.append((time.perf_counter() - started, done_now[0], current_rss()))
+
+    def progress(done: int, total: int) -> None:
+        done_now[0] = done
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    cpu_started = cpu_seconds()
+    embedded = fill_vectors(
+        conn,
+        embedder,
+        layers=layers,
+        progress=progress,
+        max_chunks=args.limit or None,
+    )
+    seconds = time.perf_counter() - started
+    cpu = cpu_seconds() - cpu_started
+    stop.set()
+    sampler.join()
+    samples.append((seconds, embedded, current_rss()))
+    conn.close()
+    return {
+        "root": str(root),
+        "layers": list(layers),
+        "batch_size": settings.embedding.batch_size,
+        "max_tokens": settings.embedding.max_tokens,
+        "embeddable": coverage.embeddable,
+        "limit": args.limit,
+        "embedded": embedded,
+        "seconds": seconds,
+        "cpu_seconds": cpu,
+        "load_seconds": load_seconds,
+        "rss": {
+            "start": rss_start,
+            "after_model": rss_model,
+            "peak_before_fill": peak_before,
+            "peak": maxrss_bytes(),
+        },
+        "samples": samples,
+        "load": {"start": load_start},
+    }
+
+
+def rss_by_progress(samples: Sequence[Sequence[float]], embedded: int) -> list[tuple[int, int]]:
+    """(chunks done, highest RSS so far) at each tenth of the chunks embedded."""
+    marks: list[tuple[int, int]] = []
+    highest = 0
+    index = 0
+    for tenth in range(1, 11):
+        goal = embedded * tenth // 10
+        while index < len(samples) and samples[index][1] <= goal:
+            highest = max(highest, int(samples[index][2]))
+            index += 1
+        marks.append((goal, highest))
+    return marks
+
+
+def bench_embedding(corpus: Corpus, limit: int) -> Json:
+    """Build the corpus's lexical index when missing (own subprocess), then embed a
+    copy of it in a fresh subprocess."""
+    lexical = DB_DIR / f"{corpus.name}-lexical.db"
+    if not lexical.exists():
+        log(f"[{corpus.name}] building the lexical index {lexical} (not measured here)")
+        run_child(
+            "_cold", f"{corpus.name}-lexical", ["--root", str(corpus.root), "--db", str(lexical)]
+        )
+    db = DB_DIR / f"{corpus.name}-embed.db"
+    remove_db(db)
+    shutil.copyfile(lexical, db)
+    log(
+        f"[{corpus.name}] embedding {limit or 'all'} chunks in a fresh process "
+        f"(load {fmt_load(loadavg())})"
+    )
+    try:
+        result = run_child(
+            "_embed",
+            f"{corpus.name}-embed",
+            ["--root", str(corpus.root), "--db", str(db), "--limit", str(limit)],
+        )
+    finally:
+        remove_db(db)
+    result["name"] = corpus.name
+    result["load"]["end"] = loadavg()
+    log(
+        f"    {result['embedded']} chunks in {result['seconds']:.1f} s "
+        f"({result['embedded'] / max(result['seconds'], 1e-9):.1f}/s), peak RSS "
+        f"{result['rss']['peak'] / MIB:.0f} MiB"
+    )
+    return result
+
+
+def render_embedding(results: list[Json], machine: Json) -> str:
+    lines = ["## Embedding memory and speed (`bench/index_speed.py --embed-only`)", ""]
+    dirty = (
+        " with uncommitted changes to " + ", ".join(f"`{p}`" for p in machine["dirty"])
+        if machine["dirty"]
+        else ""
+    )
+    lines.append(
+        f"Run {machine['date']} at commit `{machine['commit']}`{dirty}; "
+        f"machine: nproc {machine['nproc']}, {machine['mem_gib']:.1f} GiB RAM, "
+        f"{machine['cpu']}; {machine['python']}; load average (1/5/15 min) "
+        f"{fmt_load(machine['load_start'])} at start, {fmt_load(machine['load_end'])} at end."
+    )
+    lines.append("")
+    first = results[0]
+    lines.append(
+        "Each corpus's lexical index is built first in its own process; a fresh process "
+        "then opens a copy and computes vectors as `codesift index` / `codesift embed` do "
+        f"(default settings: layers {', '.join(first['layers'])}, batch size "
+        f"{first['batch_size']}, {first['max_tokens']} tokens). Peak RSS is the embedding "
+        "process's ru_maxrss (model load included); RSS is also sampled every "
+        f"{EMBED_SAMPLE_SECONDS:.1f} s against chunks done. When the run is limited "
+        "(--embed-limit), the peak was measured over that many chunks, the first pending "
+        "ones by id: the RSS by progress row shows it flat well before the end."
+    )
+    lines.append("")
+    header = "| figure | " + " | ".join(r["name"] for r in results) + " | target |"
+    lines.append(header)
+    lines.append("|" + "---|" * (len(results) + 2))
+    rows: dict[str, list[str]] = {}
+
+    def add(key: str, values: list[str], target: str = "") -> None:
+        rows[key] = [*values, target]
+
+    add(
+        "chunks embedded (of embeddable)",
+        [f"{_n(r['embedded'])} (of {_n(r['embeddable'])})" for r in results],
+    )
+    add(
+        "time, s; chunks/s",
+        [f"{r['seconds']:.1f}; {r['embedded'] / max(r['seconds'], 1e-9):.1f}" for r in results],
+    )
+    add(
+        "CPU s (user+sys) per chunk",
+        [f"{r['cpu_seconds'] / max(r['embedded'], 1):.3f}" for r in results],
+    )
+    add(
+        "peak RSS of the embedding process",
+        [
+            f"{_mb(r['rss']['peak'])} ({_mark(r['rss']['peak'] / MIB <= TARGET_EMBED_RSS_MB)})"
+            for r in results
+        ],
+        f"<= {TARGET_EMBED_RSS_MB:.0f} MB",
+    )
+    add(
+        "peak PSS / RSS sampled from outside",
+        [
+            f"{_mb(r['tree_memory']['peak_pss'])} / {_mb(r['tree_memory']['peak_rss'])}"
+            for r in results
+        ],
+    )
+    add(
+        "RSS at start; with the model loaded (load s)",
+        [
+            f"{_mb(r['rss']['start'])}; {_mb(r['rss']['after_model'])} ({r['load_seconds']:.1f})"
+            for r in results
+        ],
+    )
+    add(
+        "highest RSS by chunks done (each tenth)",
+        [
+            ", ".join(
+                f"{done}: {rss / MIB:.0f}"
+                for done, rss in rss_by_progress(r["samples"], r["embedded"])
+            )
+            for r in results
+        ],
+    )
+    add(
+        "load avg at start / end",
+        [f"{fmt_load(r['load']['start'])} / {fmt_load(r['load']['end'])}" for r in results],
+    )
+    for key, values in rows.items():
+        lines.append(f"| {key} | " + " | ".join(values) + " |")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def write_embed_section(out: Path, body: str) -> None:
+    section = f"{EMBED_SECTION_BEGIN}\n{body.rstrip()}\n{EMBED_SECTION_END}\n"
+    text = out.read_text() if out.exists() else "# Benchmark results\n"
+    pattern = re.compile(
+        re.escape(EMBED_SECTION_BEGIN) + r".*?" + re.escape(EMBED_SECTION_END) + r"\n?",
+        re.DOTALL,
+    )
+    if pattern.search(text):
+        text = pattern.sub(lambda _m: section, text, count=1)
+    elif SECTION_END in text:  # right after the lexical indexing section
+        text = text.replace(SECTION_END + "\n", SECTION_END + "\n\n" + section, 1)
+    else:
+        text = text.rstrip() + "\n\n" + section
+    out.write_text(text)
+
+
+def embed_main(args: argparse.Namespace) -> int:
+    machine = machine_info()
+    machine["load_start"] = loadavg()
+    corpora: list[Corpus] = []
+    if args.embed_corpus in ("go", "all"):
+        go = prepare_go()
+        if go is not None:
+            corpora.append(go)
+    if args.embed_corpus in ("rust", "all"):
+        rust = prepare_rust()
+        if rust is not None:
+            corpora.append(rust)
+    if args.embed_corpus == "python":
+        corpora.append(prepare_python())
+    results: list[Json] = []
+    for corpus in corpora:
+        try:
+            results.append(bench_embedding(corpus, args.embed_limit))
+        except ChildFailed as exc:
+            log(f"[{corpus.name}] {exc}")
+    if not results:
+        return 1
+    machine["load_end"] = loadavg()
+    RAW_EMBED_RESULTS.write_text(json.dumps({"machine": machine, "results": results}, indent=1))
+    report = render_embedding(results, machine)
+    print(report)
+    if args.write:
+        write_embed_section(args.out, report)
+        log(f"updated {args.out}")
+    return 0
+
+
 # --- entry points ---------------------------------------------------------------------
 
 
@@ -1258,8 +1566,12 @@ def child_main(argv: list[str]) -> int:
     parser.add_argument("--probe", default=PY_PROBE)
     parser.add_argument("--samples", type=int, default=30)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--limit", type=int, default=0)
     args = parser.parse_args(argv[1:])
-    result = child_cold(args) if argv[0] == "_cold" else child_update(args)
+    if argv[0] == "_embed":
+        result = child_embed(args)
+    else:
+        result = child_cold(args) if argv[0] == "_cold" else child_update(args)
     Path(args.json_out).write_text(json.dumps(result))
     return 0
 
@@ -1302,7 +1614,7 @@ def earlier_results(corpora: list[Corpus]) -> list[Json]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] in ("_cold", "_update"):
+    if argv and argv[0] in ("_cold", "_update", "_embed"):
         return child_main(argv)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--corpus", choices=["python", "go", "all"], default="all")
@@ -1332,6 +1644,18 @@ def main(argv: list[str] | None = None) -> int:
         help="also report the other corpora's figures from the last run (bench/.data)",
     )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument(
+        "--embed-only",
+        action="store_true",
+        help="measure only embedding (vectors of a lexical index): peak RSS, chunks/s",
+    )
+    parser.add_argument("--embed-corpus", choices=["go", "rust", "python", "all"], default="all")
+    parser.add_argument(
+        "--embed-limit",
+        type=int,
+        default=DEFAULT_EMBED_LIMIT,
+        help="embed only the first N pending chunks (0: all)",
+    )
     args = parser.parse_args(argv)
 
     for folder in (CORPORA_DIR, DB_DIR, LOG_DIR):
@@ -1339,6 +1663,8 @@ def main(argv: list[str] | None = None) -> int:
     lock = take_run_lock()
     if lock is None:
         return 2
+    if args.embed_only:
+        return embed_main(args)
     machine = machine_info()
     machine["load_start"] = loadavg()
     corpora: list[Corpus] = []
