@@ -112,9 +112,9 @@ def _use_batch_session(model: TextEmbedding, onnx_path: Path, threads: int | Non
     fastembed's session differs in three ways that cost memory or CPU. Its threads
     spin after each run: a search embeds its query while its other streams run, and
     on 2 cores the spinning cost a search ~20 ms more CPU (bench/RESULTS.md, query
-    speed). It folds the int8 weights into float32 copies at load (~125 MB resident,
-    ~180 MB more while folding). And it plans memory per input shape and keeps every
-    plan. The batch session avoids all three (embedding/sessions.py); fastembed's
+    speed). It folds the int8 weights into float32 copies kept beside them (~85 MB
+    more at the peak of a batch). And it plans memory per input shape and keeps
+    every plan. The batch session avoids all three (embedding/sessions.py); fastembed's
     tokenizer, pooling and normalisation stay as they are.
     """
     import onnxruntime as ort
