@@ -6,6 +6,7 @@ an index deleted while the server runs (it is rebuilt)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -50,6 +51,28 @@ print("held", flush=True)
 sys.stdin.readline()
 conn.execute("COMMIT")
 conn.close()
+"""
+
+# Holds the embed lock until a line arrives, then computes the index's vectors
+# itself (as `codesift embed` does: each batch under the write lock) and ends.
+HOLD_AND_EMBED = """
+import sys
+from pathlib import Path
+from codesift.config import EmbeddingSettings
+from codesift.embedding import Embedder, fill_vectors
+from codesift.store.database import open_database
+from codesift.store.locks import IndexLock, writer_lock
+db = Path(sys.argv[1])
+lock = IndexLock(db, "embed", purpose="codesift embed (fault test)")
+assert lock.try_acquire()
+print("held", flush=True)
+sys.stdin.readline()
+conn = open_database(db)
+guard = lambda: writer_lock(db, "codesift embed (fault test)")
+layers = EmbeddingSettings().layers
+assert fill_vectors(conn, Embedder(Path(sys.argv[2])), layers=layers, batch_guard=guard) > 0
+conn.close()
+lock.release()
 """
 
 
@@ -153,19 +176,20 @@ def test_a_failing_work_item_is_retried_until_it_succeeds(
     log = tmp_path / "server.log"
     with LspSession([repo], {"embeddings": False}, log_file=log) as lsp:
         lsp.wait_for(saw_state("error"), DEADLINE)
-        failed = next(s for s in statuses(lsp) if s["state"] == "error")
-        assert "locked" in failed["error"] or "busy" in failed["error"], failed
-        assert "retrying" in failed["error"]
         status = lsp.request("codesift/status")["folders"][0]
         assert status["state"] == "error" and status["complete"] is False
 
         holder.release()
-        lsp.wait_for(saw_state("ready"), DEADLINE)
+        lsp.wait_for(saw_state("ready"), DEADLINE)  # by itself: no request asks for it
         lsp.wait_ready(DEADLINE)
         assert found(lsp, "retry_failed_charge")
         status = lsp.request("codesift/status")["folders"][0]
         assert status["state"] == "ready" and status["error"] is None
         assert not [w for w in status["warnings"] if "failed" in w], status["warnings"]
+        # While it failed, the folder said why and that it would try again.
+        failed = next(s for s in statuses(lsp) if s["state"] == "error")
+        assert "locked" in failed["error"] or "busy" in failed["error"], failed
+        assert "retrying" in failed["error"]
     assert lsp.returncode == 0
     assert "Traceback" not in log.read_text()
 
@@ -187,6 +211,63 @@ def test_shutdown_and_exit_end_a_server_whose_writer_waits(
         # the process being killed) is the failure.
         code = lsp.close(timeout=DEADLINE)
     assert code == 0, log.read_text()
+    assert "Traceback" not in log.read_text()
+
+
+def test_exit_ends_a_server_whose_writer_is_stuck_inside_sqlite(
+    repo: Path, tmp_path: Path, holders: list[Holder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The writer's first write waits in SQLite's busy handler for far longer than
+    # any deadline here, behind another process's transaction: work that the stop
+    # request cannot interrupt.
+    monkeypatch.setenv("CODESIFT_TEST_BUSY_TIMEOUT_MS", str(int(20 * DEADLINE * 1000)))
+    holders.append(Holder(HOLD_TRANSACTION, str(db_of(repo))))
+    log = tmp_path / "server.log"
+    lsp = LspSession([repo], {"embeddings": False}, log_file=log)
+    lsp.start()
+    try:
+        lsp.wait_for(saw_state("indexing"), DEADLINE)
+    finally:
+        code = lsp.close(timeout=DEADLINE)  # the deadline passing is the failure
+    assert code == 0, log.read_text()
+    assert "Traceback" not in log.read_text()
+
+
+def test_vectors_are_left_to_another_embedder(
+    repo: Path, tmp_path: Path, holders: list[Holder]
+) -> None:
+    cache = os.environ.get("CODESIFT_TEST_MODEL_CACHE") or str(tmp_path / "model-cache")
+    holder = Holder(HOLD_AND_EMBED, str(db_of(repo)), cache)
+    holders.append(holder)
+    log = tmp_path / "server.log"
+    options = {"embeddings": True, "embedding": {"cache_dir": cache}}
+    with LspSession([repo], options, log_file=log) as lsp:
+        lsp.wait_ready(DEADLINE)
+
+        def vectors() -> dict[str, Any]:
+            current: dict[str, Any] = lsp.request("codesift/status")["folders"][0]["vectors"]
+            return current
+
+        seen = poll(vectors, lambda v: bool(v["elsewhere"]), "the other embedder noticed")
+        assert f"pid {holder.pid}" in seen["elsewhere"]
+        assert seen["embedded"] == 0 < seen["embeddable"]
+
+        holder.release()  # it computes the vectors now, and ends
+        done = poll(
+            vectors,
+            lambda v: (
+                v["elsewhere"] is None
+                and v["embedded"] == v["embeddable"]
+                and v["in_memory"] == v["embedded"]
+            ),
+            "the other process's vectors loaded",
+        )
+        assert done["embedded"] == seen["embeddable"]
+        # The server computed none of them itself.
+        assert not [s for s in statuses(lsp) if s["state"] == "embedding"]
+        reply = lsp.request("codesift/search", {"query": "try a declined payment again"})
+        assert any(p["stream"] == "vector" for r in reply["results"] for p in r["provenance"])
+    assert lsp.returncode == 0
     assert "Traceback" not in log.read_text()
 
 

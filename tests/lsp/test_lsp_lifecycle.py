@@ -8,28 +8,33 @@ from pathlib import Path
 from harness import WORKSPACE, LspSession, git, make_workspace, poll
 
 
-def children_of(pid: int) -> set[int]:
-    """Processes whose parent is `pid` (from /proc)."""
+def _stat_fields(pid: int) -> list[str] | None:
+    """/proc/PID/stat from its third field on (state, ppid, ...), or None."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
+def children_of(pid: int) -> set[tuple[int, str]]:
+    """Processes whose parent is `pid`, as (pid, start time): a pid alone may be
+    reused by an unrelated process once the child is gone."""
     found = set()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if int(fields[1]) == pid:
-            found.add(int(entry))
+        fields = _stat_fields(int(entry))
+        if fields is not None and int(fields[1]) == pid:
+            found.add((int(entry), fields[19]))
     return found
 
 
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
+def alive(pid: int, started: str | None = None) -> bool:
+    """Whether the process runs (and, given its start time, is still the same one)."""
+    fields = _stat_fields(pid)
+    if fields is None or fields[0] == "Z":
         return False
-    return state != "Z"
+    return started is None or fields[19] == started
 
 
 def test_initialize_progress_and_clean_exit(tmp_path: Path) -> None:
@@ -46,7 +51,7 @@ def test_initialize_progress_and_clean_exit(tmp_path: Path) -> None:
     caps = lsp.initialize_result.capabilities
     assert caps.workspace_symbol_provider and caps.hover_provider and caps.call_hierarchy_provider
     assert caps.document_symbol_provider and caps.definition_provider
-    seen_children: set[int] = set()
+    seen_children: set[tuple[int, str]] = set()
     pid = lsp.pid
     assert pid is not None
 
@@ -67,9 +72,16 @@ def test_initialize_progress_and_clean_exit(tmp_path: Path) -> None:
     assert lsp.request("codesift/search", {"query": "generated_77"})["results"]
     assert lsp.close() == 0
     assert not alive(pid)
-    assert not [c for c in seen_children if alive(c)], "worker processes outlived the server"
+    # Worker processes (and multiprocessing's helper) end with the server: at once,
+    # or once they see its end of their pipes closed.
+    poll(
+        lambda: [c for c in seen_children if alive(*c)],
+        lambda outlived: not outlived,
+        "the server's child processes ended",
+    )
     log = (tmp_path / "log").read_text()
     assert "Traceback" not in log, log
+    assert "background work still running" not in log, log  # every thread ended
 
 
 def test_invalid_options_are_reported_and_replaced(workspace: Path) -> None:

@@ -16,6 +16,7 @@ Modules, one per LSP area:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -73,9 +74,9 @@ def create_server() -> CodesiftServer:
     return server
 
 
-# After the event loop ends, background threads get this long to finish before
-# the process ends without them.
-EXIT_GRACE_SECONDS = 2.0
+# After the event loop ends, the process gets this long to finish its exit (the
+# interpreter waits for its threads); then it ends without them.
+EXIT_GRACE_SECONDS = 5.0
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +104,8 @@ def _quiet_pygls() -> None:
 
 
 def serve(*, tcp: tuple[str, int] | None = None) -> None:
-    """Run the server on stdio (or TCP) until the client says exit."""
+    """Run the server on stdio (or TCP) until the client says exit. The process
+    is meant to end after this returns: it ends at most EXIT_GRACE_SECONDS later."""
     _quiet_pygls()
     server = create_server()
     try:
@@ -118,18 +120,20 @@ def serve(*, tcp: tuple[str, int] | None = None) -> None:
 
 
 def _end_without_stuck_threads() -> None:
-    """Give background threads a moment to finish; if one is stuck (in work that
-    cannot be interrupted), end the process anyway: a client that said exit must
-    see the server go."""
-    deadline = time.monotonic() + EXIT_GRACE_SECONDS
-    current = threading.current_thread()
-    for thread in threading.enumerate():
-        if thread is not current and not thread.daemon:
-            thread.join(max(deadline - time.monotonic(), 0.0))
-    stuck = [
-        t.name for t in threading.enumerate() if t is not current and not t.daemon and t.is_alive()
-    ]
-    if stuck:
-        log.warning("exiting with background work still running (%s)", ", ".join(stuck))
-        logging.shutdown()
+    """Put a deadline on the rest of the exit. The interpreter joins every
+    non-daemon thread before it exits (pools' idle workers included, which is
+    quick); one stuck in work that cannot be interrupted would keep the process
+    alive, but a client that said exit must see the server go. A daemon thread
+    ends the process when the deadline passes first."""
+
+    def deadline() -> None:
+        time.sleep(EXIT_GRACE_SECONDS)
+        current = threading.current_thread()
+        stuck = [t.name for t in threading.enumerate() if t is not current and not t.daemon]
+        with contextlib.suppress(Exception):
+            log.warning("exiting with background work still running (%s)", ", ".join(stuck))
+            for handler in logging.getLogger().handlers:
+                handler.flush()
         os._exit(0)
+
+    threading.Thread(target=deadline, name="codesift-exit-deadline", daemon=True).start()

@@ -25,7 +25,6 @@ an index file that is deleted or replaced is reopened and rebuilt.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import logging
 import os
 import threading
@@ -71,8 +70,6 @@ _BUSY_TIMEOUT_MS: int | None = (
     if os.environ.get("CODESIFT_TEST_BUSY_TIMEOUT_MS")
     else None
 )
-# fill_vectors runs each batch's write inside `with batch_guard():` where it can.
-_FILL_TAKES_BATCH_GUARD = "batch_guard" in inspect.signature(fill_vectors).parameters
 
 # A unit of the writer's work: ("rescan", {}), ("paths", {changed paths}) or ("vectors", {}).
 _WorkItem = tuple[str, set[str]]
@@ -686,12 +683,17 @@ class FolderIndex:
         return lock
 
     @contextlib.contextmanager
-    def _vector_batch_lock(self) -> Iterator[None]:
+    def _vector_batch_lock(self) -> Iterator[bool]:
         """fill_vectors' batch guard: each batch of vectors is written under the
-        write lock, so an index run of another process and this fill take turns."""
-        lock = self._write_lock(f"writing vectors of {self.root}")
+        write lock, so an index run of another process and this fill take turns.
+        Yields False (the fill then stops) when the folder stops while waiting."""
         try:
-            yield
+            lock = self._write_lock(f"writing vectors of {self.root}")
+        except _Stopping:
+            yield False
+            return
+        try:
+            yield True
         finally:
             lock.release()
 
@@ -785,9 +787,6 @@ class FolderIndex:
             self.progress.vectors_embedded = embedded + done
             self.listener.progress(self, "embedding", done, total)
 
-        extra: dict[str, Any] = {}
-        if _FILL_TAKES_BATCH_GUARD:
-            extra["batch_guard"] = self._vector_batch_lock
         try:
             fill_vectors(
                 conn,
@@ -796,11 +795,13 @@ class FolderIndex:
                 batch_size=EMBED_BATCH,
                 progress=report,
                 cancel=self._embed_cancel,
-                **extra,
+                batch_guard=self._vector_batch_lock,
             )
         except EmbeddingError as exc:  # the model cannot run: nothing to retry
             self._warn(f"vectors are not computed: {exc}")
             return
+        if self._stopping:
+            raise _Stopping
         if self._embed_cancel.is_set():
             with self._cond:  # interrupted by new changes: finish after them
                 self._needs_vectors = True
