@@ -86,8 +86,12 @@ class _OneLineRecords(logging.Filter):
     not JSON); codesift answers those itself, so one line is enough."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info or "Traceback" in record.getMessage():
-            record.msg = record.getMessage().split("\n", 1)[0]
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed record: leave it to the handler
+            return True
+        if record.exc_info or "Traceback" in message:
+            record.msg = message.split("\n", 1)[0]
             record.args = ()
             record.exc_info = None
             record.exc_text = None
