@@ -473,7 +473,7 @@ class FolderIndex:
                     delay = _retry_delay(failures)
                     self._requeue(item)
                     self._close_conn()  # reopened for the retry: a fresh start
-                    self._failed(exc, delay, first=failures == 1)
+                    self._report(self._failed, exc, delay, first=failures == 1)
                 finally:
                     self._item_done()
                 if delay is not None:
@@ -482,8 +482,8 @@ class FolderIndex:
                     continue
                 if failures:
                     failures = 0
-                    self._recovered()
-                self._settle_state()
+                    self._report(self._recovered)
+                self._report(self._settle_state)
         finally:
             self._close_conn()
             with self._cond:
@@ -491,6 +491,13 @@ class FolderIndex:
                 self.progress.state = "stopped"
                 self._cond.notify_all()
             self._ready.set()  # nobody waits for an index that will not open now
+
+    def _report(self, fn: Callable[..., None], *args: Any, **kwargs: Any) -> None:
+        """Tell the listener something; a failure there never ends the writer."""
+        try:
+            fn(*args, **kwargs)
+        except Exception:
+            log.exception("%s: reporting the folder's state failed", self.name)
 
     def _next_item(self) -> _WorkItem | None:
         """Wait for work: a rescan first, then changed paths, then vectors. While
