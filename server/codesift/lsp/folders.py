@@ -238,6 +238,7 @@ class FolderIndex:
         self._busy = False
         self._stopping = False
         self._stop_event = threading.Event()
+        self._retry_now = False  # set by request_rescan: cut short a pause before a retry
         self._work_done = 0  # bumped after each batch of work, for waiters
         self._embed_cancel = threading.Event()
         self._needs_vectors = settings.embedding.enabled
@@ -404,6 +405,7 @@ class FolderIndex:
 
     def request_rescan(self) -> None:
         with self._cond:
+            self._retry_now = True  # a folder waiting to retry after a failure goes now
             self._rescan = True
             self._pending.clear()
             self._embed_cancel.set()
@@ -477,7 +479,7 @@ class FolderIndex:
                 finally:
                     self._item_done()
                 if delay is not None:
-                    if self._stop_event.wait(delay):
+                    if self._pause_before_retry(delay):
                         return
                     continue
                 if failures:
@@ -491,6 +493,19 @@ class FolderIndex:
                 self.progress.state = "stopped"
                 self._cond.notify_all()
             self._ready.set()  # nobody waits for an index that will not open now
+
+    def _pause_before_retry(self, delay: float) -> bool:
+        """Wait `delay` seconds before a retry, less when a rescan is asked for
+        (codesift/reindex, a checkout); True when the folder is stopping."""
+        deadline = time.monotonic() + delay
+        with self._cond:
+            self._retry_now = False
+            while not self._stopping and not self._retry_now:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._cond.wait(left)
+            return self._stopping
 
     def _report(self, fn: Callable[..., None], *args: Any, **kwargs: Any) -> None:
         """Tell the listener something; a failure there never ends the writer."""
