@@ -251,16 +251,22 @@ def test_a_set_cancel_event_raises_before_any_work(conn: apsw.Connection) -> Non
 
 
 def test_cancel_interrupts_a_running_stream_and_raises(conn: apsw.Connection) -> None:
-    started = threading.Event()
+    running = threading.Event()
     interrupted = threading.Event()
 
+    def statement_runs(*args: object) -> int:
+        running.set()
+        return 1
+
     def endless(c: apsw.Connection, i: StreamInput) -> Ranked:
-        started.set()
+        # The statement itself says when it runs (SQLite interrupts only statements
+        # that are running when the interrupt comes).
+        c.create_scalar_function("statement_runs", statement_runs, 0)
         try:
             # Runs for minutes unless interrupted.
             c.execute(
-                "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n"
-                " WHERE x < 10000000000) SELECT count(*) FROM n"
+                "WITH RECURSIVE n(x) AS (SELECT statement_runs() UNION ALL SELECT x + 1"
+                " FROM n WHERE x < 10000000000) SELECT count(*) FROM n"
             ).fetchall()
         except apsw.InterruptError:
             interrupted.set()
@@ -282,8 +288,8 @@ def test_cancel_interrupts_a_running_stream_and_raises(conn: apsw.Connection) ->
     worker = threading.Thread(target=search, daemon=True)
     worker.start()
     # Deadlines against a hang, not timing checks: the query alone runs for minutes.
-    assert started.wait(60), "the endless stream never started"
-    cancel.set()  # the client cancels while the stream runs
+    assert running.wait(60), "the endless stream's statement never started"
+    cancel.set()  # the client cancels while the stream's statement runs
     worker.join(60)
     assert not worker.is_alive(), "the search was not interrupted"
     assert len(outcome) == 1 and isinstance(outcome[0], SearchCancelled), outcome
