@@ -253,20 +253,25 @@ def test_a_set_cancel_event_raises_before_any_work(conn: apsw.Connection) -> Non
 def test_cancel_interrupts_a_running_stream_and_raises(conn: apsw.Connection) -> None:
     running = threading.Event()
     interrupted = threading.Event()
+    # Set when the test ends: a statement the cancel failed to interrupt then ends
+    # too, instead of keeping a stream worker (and the interpreter's exit) busy.
+    abandoned = threading.Event()
 
-    def statement_runs(*args: object) -> int:
+    def next_row(*args: object) -> int:
         running.set()
+        if abandoned.is_set():
+            raise RuntimeError("abandoned by the test")
         return 1
 
     def endless(c: apsw.Connection, i: StreamInput) -> Ranked:
         # The statement itself says when it runs (SQLite interrupts only statements
         # that are running when the interrupt comes).
-        c.create_scalar_function("statement_runs", statement_runs, 0)
+        c.create_scalar_function("next_row", next_row, 0)
         try:
-            # Runs for minutes unless interrupted.
+            # Never ends unless interrupted (or abandoned).
             c.execute(
-                "WITH RECURSIVE n(x) AS (SELECT statement_runs() UNION ALL SELECT x + 1"
-                " FROM n WHERE x < 10000000000) SELECT count(*) FROM n"
+                "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + next_row() FROM n)"
+                " SELECT count(*) FROM n"
             ).fetchall()
         except apsw.InterruptError:
             interrupted.set()
@@ -286,14 +291,17 @@ def test_cancel_interrupts_a_running_stream_and_raises(conn: apsw.Connection) ->
             outcome.append(None)
 
     worker = threading.Thread(target=search, daemon=True)
-    worker.start()
-    # Deadlines against a hang, not timing checks: the query alone runs for minutes.
-    assert running.wait(60), "the endless stream's statement never started"
-    cancel.set()  # the client cancels while the stream's statement runs
-    worker.join(60)
-    assert not worker.is_alive(), "the search was not interrupted"
-    assert len(outcome) == 1 and isinstance(outcome[0], SearchCancelled), outcome
-    assert interrupted.wait(60), "the stream's SQL was not interrupted"
+    try:
+        worker.start()
+        # Deadlines against a hang, not timing checks: the statement never ends.
+        assert running.wait(60), "the endless stream's statement never started"
+        cancel.set()  # the client cancels while the stream's statement runs
+        worker.join(60)
+        assert not worker.is_alive(), "the search was not interrupted"
+        assert len(outcome) == 1 and isinstance(outcome[0], SearchCancelled), outcome
+        assert interrupted.wait(60), "the stream's SQL was not interrupted"
+    finally:
+        abandoned.set()
     # The searcher (and its worker connections) still answers afterwards.
     after = Searcher(conn).search(SearchRequest("sum_prices"))
     assert after.results[0].qualified_name == "cart.sum_prices"
