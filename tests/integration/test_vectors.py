@@ -324,8 +324,11 @@ def test_the_fill_reads_pending_chunks_a_page_at_a_time(
     monkeypatch.setattr("codesift.embedding.vectors.chunk_rows", counting_rows)
     embeddable = vector_coverage(conn, ("summary",)).embeddable
     assert embeddable == 40
+    cache_size = scalar(conn, "PRAGMA cache_size")
     assert fill_vectors(conn, embedder, layers=("summary",), batch_size=1) == 40
     assert pages == [16, 16, 8]
+    # The fill runs with a small page cache and gives the connection its own back.
+    assert scalar(conn, "PRAGMA cache_size") == cache_size
     assert vector_coverage(conn, ("summary",)).ratio == 1.0
     # max_chunks caps the pages too.
     with conn:
