@@ -307,6 +307,60 @@ def test_cancel_interrupts_a_running_stream_and_raises(conn: apsw.Connection) ->
     assert after.results[0].qualified_name == "cart.sum_prices"
 
 
+def test_cancel_stops_a_statement_that_starts_after_it(conn: apsw.Connection) -> None:
+    # An interrupt reaches only statements already running: one that starts just
+    # after the cancel must still stop (it used to run to its end).
+    entered = threading.Event()
+    cancelled = threading.Event()
+    stopped = threading.Event()
+    abandoned = threading.Event()
+
+    def next_row(*args: object) -> int:
+        if abandoned.is_set():
+            raise RuntimeError("abandoned by the test")
+        return 1
+
+    def starts_late(c: apsw.Connection, i: StreamInput) -> Ranked:
+        c.create_scalar_function("next_row", next_row, 0)
+        entered.set()
+        assert cancelled.wait(60), "the test never cancelled"
+        try:
+            c.execute(
+                "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + next_row() FROM n)"
+                " SELECT count(*) FROM n"
+            ).fetchall()
+        except apsw.InterruptError:
+            stopped.set()
+            raise
+        return []
+
+    searcher = ExtraStreamSearcher(conn, [_Stream("starts_late", starts_late)])
+    cancel = threading.Event()
+    outcome: list[BaseException | None] = []
+
+    def search() -> None:
+        try:
+            searcher.search(SearchRequest("sum_prices"), cancel=cancel)
+        except BaseException as exc:
+            outcome.append(exc)
+        else:
+            outcome.append(None)
+
+    worker = threading.Thread(target=search, daemon=True)
+    try:
+        worker.start()
+        assert entered.wait(60), "the stream never ran"
+        cancel.set()
+        worker.join(60)  # the search itself returns once cancelled
+        assert not worker.is_alive(), "the search was not cancelled"
+        assert len(outcome) == 1 and isinstance(outcome[0], SearchCancelled), outcome
+        cancelled.set()  # only now does the stream start its statement
+        assert stopped.wait(60), "the statement that started after the cancel ran on"
+    finally:
+        cancelled.set()
+        abandoned.set()
+
+
 def test_cancel_between_stages_in_sequential_mode(conn: apsw.Connection) -> None:
     cancel = threading.Event()
 
