@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
-from tree_sitter import Node, QueryCursor
+from tree_sitter import Node, Query, QueryCursor
 
 from codesift.parsing.grammars import parser_for, split_queries
 from codesift.parsing.languages import LanguageSpec
@@ -86,6 +87,44 @@ class _Def:
     is_scope: bool = False
     index: int = -1  # index in the output node list; -1 for scopes
     parent_entry: _Def | None = None
+
+
+class _CallSite(NamedTuple):
+    start: int  # byte offset of the callee's name
+    line: int
+    callee: str  # the name's last component
+    name_node: Node  # kept to look at the call's receiver when resolution needs it
+
+
+class _Import(NamedTuple):
+    module: str
+    name: str
+    alias: str
+    line: int
+    is_path: bool  # a quoted module ("net/http", <stdio.h>), not a dotted name
+
+
+@dataclass(slots=True)
+class _Matches:
+    """What the queries tag in one file, by role."""
+
+    defs: dict[tuple[int, int], _Def] = field(default_factory=dict)  # and scopes
+    calls: list[_CallSite] = field(default_factory=list)
+    inherits: list[tuple[Node, str]] = field(default_factory=list)  # (name node, base)
+    imports: list[_Import] = field(default_factory=list)
+    package: str = ""
+    package_at: int = -1  # start byte of the package declaration taken
+
+
+@dataclass(slots=True)
+class _Outline:
+    """The file's nodes and the lookups its edges resolve against."""
+
+    nodes: list[ParsedNode]
+    entries: list[_Def]  # definitions and scopes, by position
+    index_by_ts_id: dict[int, int] = field(default_factory=dict)  # tree-sitter id -> node
+    by_name: dict[str, list[ParsedNode]] = field(default_factory=dict)
+    types_by_name: dict[str, int] = field(default_factory=dict)
 
 
 def python_module_path(rel_path: str) -> str:
@@ -291,33 +330,30 @@ def extract(
     Syntax errors do not stop extraction: whatever tree-sitter recovered is used.
     """
     src = text.encode("utf-8")
-    tree = parser_for(spec.name).parse(src)
-    root = tree.root_node
+    root = parser_for(spec.name).parse(src).root_node
     parsed = ParsedFile(language=spec.name)
     parsed.errors = _count_errors(root)
-    line_count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    found = _query_matches(root, src, spec.name)
+    module, prefix = _module_node(root, src, text, rel_path, spec, module_path, found.package)
+    outline = _outline(module, prefix, found.defs, spec, src)
+    edges = _contains_edges(outline.nodes)
+    import_edges, import_hints = _import_edges(found.imports, spec)
+    edges += import_edges
+    edges += _call_edges(found.calls, outline, import_hints, src)
+    edges += _inherit_edges(found.inherits, outline, import_hints)
+    parsed.nodes = outline.nodes
+    parsed.edges = edges
+    return parsed
 
-    defs_by_name_node: dict[tuple[int, int], _Def] = {}
-    # (start byte, line, callee name, the name node): the node is kept to look at the
-    # call's receiver when resolution needs it.
-    calls: list[tuple[int, int, str, Node]] = []
-    inherits: list[tuple[Node, str]] = []
-    imports: list[tuple[str, str, str, int, bool]] = []
-    package = ""
-    package_at = -1
 
-    structure_query, calls_query = split_queries(spec.name)
-    for callee_name in QueryCursor(calls_query).captures(root).get("name", ()):
-        raw = src[callee_name.start_byte : callee_name.end_byte].decode("utf-8", "replace")
-        calls.append(
-            (
-                callee_name.start_byte,
-                callee_name.start_point[0] + 1,
-                _last_component(raw),
-                callee_name,
-            )
-        )
-    roles = _pattern_roles(spec.name)
+# -- query matches: what the grammar's query tags, in source order --------------------
+
+
+def _query_matches(root: Node, src: bytes, language: str) -> _Matches:
+    """Run the language's queries over the tree and sort what they tag by role."""
+    structure_query, calls_query = split_queries(language)
+    found = _Matches(calls=_call_sites(calls_query, root, src))
+    roles = _pattern_roles(language)
     for pattern, caps in QueryCursor(structure_query).matches(root):
         role = roles.get(pattern)
         if role is None:
@@ -327,68 +363,114 @@ def extract(
         names = caps.get("name")
         name_node = names[0] if names else None
         if role.startswith("definition."):
-            if name_node is None:
-                continue
-            def_node = caps[role][0]
-            key = (name_node.start_byte, name_node.end_byte)
-            name = _name_text(name_node, src)
-            if not name:
-                continue
-            receiver_nodes = caps.get("receiver")
-            receiver = _name_text(receiver_nodes[0], src) if receiver_nodes else ""
-            existing = defs_by_name_node.get(key)
-            span = def_node.end_byte - def_node.start_byte
-            if existing is None or span > existing.node.end_byte - existing.node.start_byte:
-                kind = role.removeprefix("definition.")
-                defs_by_name_node[key] = _Def(kind, name, def_node, name_node, receiver)
+            if name_node is not None:
+                _add_definition(found.defs, role, caps, name_node, src)
         elif role == "scope":
-            if name_node is None:
-                continue
-            scope_node = caps[role][0]
-            key = (scope_node.start_byte, -scope_node.end_byte)
-            if key not in defs_by_name_node:
-                name = _name_text(name_node, src)
-                defs_by_name_node[key] = _Def("scope", name, scope_node, name_node, is_scope=True)
+            if name_node is not None:
+                _add_scope(found.defs, caps[role][0], name_node, src)
         elif role == "reference.inherits":
             if name_node is not None:
-                inherits.append((name_node, _last_component(_name_text(name_node, src))))
+                found.inherits.append((name_node, _last_component(_name_text(name_node, src))))
         elif role == "import":
-            module = caps.get("import.module")
-            imported_nodes = caps.get("import.name")
-            alias_nodes = caps.get("import.alias")
-            # A module path may be several sibling nodes (Scala `a.b.c`): take the span.
-            raw_module = (
-                _WS.sub(
-                    "",
-                    src[module[0].start_byte : module[-1].end_byte].decode("utf-8", "replace"),
-                )
-                if module
-                else ""
-            )
-            imports.append(
-                (
-                    raw_module.strip("\"'`<>"),
-                    _name_text(imported_nodes[0], src) if imported_nodes else "",
-                    _name_text(alias_nodes[0], src) if alias_nodes else "",
-                    caps[role][0].start_point[0] + 1,
-                    # A quoted module is a path ("net/http", <stdio.h>), not a dotted name.
-                    raw_module[:1] in ('"', "'", "`", "<"),
-                )
-            )
+            found.imports.append(_import_of(caps, src))
         elif role == "package":
-            declared = caps[role][0]
-            if package_at < 0 or declared.start_byte < package_at:  # the first in the file
-                package = _WS.sub("", _text(declared, src)).strip(";")
-                package_at = declared.start_byte
-
+            _note_package(found, caps[role][0], src)
     # tree-sitter does not promise the order of captures and matches (it varies from
     # one run to the next): sorted by position, the first call site of each callee,
     # the import hints and so the summaries come out the same every time.
-    calls.sort(key=lambda call: (call[0], call[2]))
-    inherits.sort(key=lambda item: (item[0].start_byte, item[1]))
-    imports.sort(key=lambda item: (item[3], item[0], item[1], item[2]))
+    found.calls.sort(key=lambda call: (call.start, call.callee))
+    found.inherits.sort(key=lambda item: (item[0].start_byte, item[1]))
+    found.imports.sort(key=lambda item: (item.line, item.module, item.name, item.alias))
+    return found
 
-    # Module node first: every other node descends from it.
+
+def _call_sites(calls_query: Query, root: Node, src: bytes) -> list[_CallSite]:
+    sites: list[_CallSite] = []
+    for callee_name in QueryCursor(calls_query).captures(root).get("name", ()):
+        raw = src[callee_name.start_byte : callee_name.end_byte].decode("utf-8", "replace")
+        sites.append(
+            _CallSite(
+                callee_name.start_byte,
+                callee_name.start_point[0] + 1,
+                _last_component(raw),
+                callee_name,
+            )
+        )
+    return sites
+
+
+def _add_definition(
+    defs: dict[tuple[int, int], _Def],
+    role: str,
+    caps: dict[str, list[Node]],
+    name_node: Node,
+    src: bytes,
+) -> None:
+    """Record a @definition; of two matches on one name, the larger node wins."""
+    def_node = caps[role][0]
+    key = (name_node.start_byte, name_node.end_byte)
+    name = _name_text(name_node, src)
+    if not name:
+        return
+    receiver_nodes = caps.get("receiver")
+    receiver = _name_text(receiver_nodes[0], src) if receiver_nodes else ""
+    existing = defs.get(key)
+    span = def_node.end_byte - def_node.start_byte
+    if existing is None or span > existing.node.end_byte - existing.node.start_byte:
+        kind = role.removeprefix("definition.")
+        defs[key] = _Def(kind, name, def_node, name_node, receiver)
+
+
+def _add_scope(
+    defs: dict[tuple[int, int], _Def], scope_node: Node, name_node: Node, src: bytes
+) -> None:
+    # Keyed by the scope's own span (end negated) so it never collides with a definition.
+    key = (scope_node.start_byte, -scope_node.end_byte)
+    if key not in defs:
+        name = _name_text(name_node, src)
+        defs[key] = _Def("scope", name, scope_node, name_node, is_scope=True)
+
+
+def _import_of(caps: dict[str, list[Node]], src: bytes) -> _Import:
+    module = caps.get("import.module")
+    imported_nodes = caps.get("import.name")
+    alias_nodes = caps.get("import.alias")
+    # A module path may be several sibling nodes (Scala `a.b.c`): take the span.
+    raw_module = (
+        _WS.sub("", src[module[0].start_byte : module[-1].end_byte].decode("utf-8", "replace"))
+        if module
+        else ""
+    )
+    return _Import(
+        raw_module.strip("\"'`<>"),
+        _name_text(imported_nodes[0], src) if imported_nodes else "",
+        _name_text(alias_nodes[0], src) if alias_nodes else "",
+        caps["import"][0].start_point[0] + 1,
+        # A quoted module is a path ("net/http", <stdio.h>), not a dotted name.
+        raw_module[:1] in ('"', "'", "`", "<"),
+    )
+
+
+def _note_package(found: _Matches, declared: Node, src: bytes) -> None:
+    if found.package_at < 0 or declared.start_byte < found.package_at:  # the first in the file
+        found.package = _WS.sub("", _text(declared, src)).strip(";")
+        found.package_at = declared.start_byte
+
+
+# -- definitions: the module node, then one node per definition -----------------------
+
+
+def _module_node(
+    root: Node,
+    src: bytes,
+    text: str,
+    rel_path: str,
+    spec: LanguageSpec,
+    module_path: str | None,
+    package: str,
+) -> tuple[ParsedNode, str]:
+    """The file's module node, and the prefix of every qualified name in the file."""
+    line_count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     if spec.qualifier == "python_module":
         prefix = module_path if module_path is not None else python_module_path(rel_path)
         module_name = prefix.rsplit(".", 1)[-1] if prefix else rel_path
@@ -399,201 +481,193 @@ def extract(
         module_name = rel_path.rsplit("/", 1)[-1]
         module_qname = rel_path
         module_doc = ""
-    nodes_out: list[ParsedNode] = [
-        ParsedNode(
-            index=0,
-            kind="module",
-            name=module_name,
-            qualified_name=module_qname,
-            parent=None,
-            start_line=1,
-            end_line=max(1, line_count),
-            signature=module_qname,
-            docstring=module_doc,
-        )
-    ]
-
-    entries = sorted(
-        defs_by_name_node.values(), key=lambda d: (d.node.start_byte, -d.node.end_byte)
+    module = ParsedNode(
+        index=0,
+        kind="module",
+        name=module_name,
+        qualified_name=module_qname,
+        parent=None,
+        start_line=1,
+        end_line=max(1, line_count),
+        signature=module_qname,
+        docstring=module_doc,
     )
+    return module, prefix
+
+
+def _outline(
+    module: ParsedNode,
+    prefix: str,
+    defs: dict[tuple[int, int], _Def],
+    spec: LanguageSpec,
+    src: bytes,
+) -> _Outline:
+    """Nest the definitions by position and make their nodes (module node first:
+    every other node descends from it)."""
+    entries = sorted(defs.values(), key=lambda d: (d.node.start_byte, -d.node.end_byte))
+    outline = _Outline(nodes=[module], entries=entries)
     stack: list[_Def] = []
-    node_index_by_id: dict[int, int] = {}
-    sep = spec.separator
     pending_receivers: list[tuple[int, str]] = []
     for entry in entries:
         while stack and stack[-1].node.end_byte <= entry.node.start_byte:
             stack.pop()
         enclosing = stack[-1] if stack else None
         entry.parent_entry = enclosing
+        stack.append(entry)
         if entry.is_scope:
-            stack.append(entry)
             continue
-        parent_index = 0
-        walker = enclosing
-        while walker is not None and walker.is_scope:
-            walker = walker.parent_entry
-        if walker is not None:
-            parent_index = walker.index
-        kind = entry.kind
-        if (
-            kind == "function"
-            and enclosing is not None
-            and (enclosing.is_scope or enclosing.kind in _METHOD_HOSTS)
-        ) or (kind == "function" and entry.receiver):
-            kind = "method"
-        chain: list[str] = []
-        walker = enclosing
-        while walker is not None:
-            chain.append(walker.name)
-            if walker.receiver:  # `class Foo::Bar` / `defimpl P, for: T`: keep the qualifier
-                chain.append(walker.receiver)
-            walker = walker.parent_entry
-        chain.reverse()
-        if entry.receiver:
-            chain.append(entry.receiver)
-        qualified = sep.join([*chain, entry.name])
-        if prefix:
-            joiner = spec.package_separator if spec.qualifier == "package" else "."
-            qualified = f"{prefix}{joiner}{qualified}"
-        doc = _python_docstring(entry.node, src) if spec.body_docstring else ""
-        doc_start = 0
-        if not doc:
-            doc, doc_start = _leading_comment(entry.node, src)
-        entry.index = len(nodes_out)
-        node_index_by_id[entry.node.id] = entry.index
+        entry.index = len(outline.nodes)
+        outline.nodes.append(_definition_node(entry, enclosing, prefix, spec, src))
+        outline.index_by_ts_id[entry.node.id] = entry.index
         if entry.node.type == "decorated_definition":
             inner = entry.node.child_by_field_name("definition")
             if inner is not None:
-                node_index_by_id[inner.id] = entry.index
-        nodes_out.append(
-            ParsedNode(
-                index=entry.index,
-                kind=kind,
-                name=entry.name,
-                qualified_name=qualified,
-                parent=parent_index,
-                start_line=entry.node.start_point[0] + 1,
-                end_line=_end_line(entry.node, src),
-                signature=_signature(entry.node, src),
-                docstring=doc,
-                doc_start_line=doc_start,
-            )
-        )
+                outline.index_by_ts_id[inner.id] = entry.index
         if entry.receiver:
             pending_receivers.append((entry.index, _last_component(entry.receiver)))
         elif enclosing is not None and enclosing.is_scope:
             # `impl Point { fn new() }`, `extension Inventory { ... }`: the scope's type owns it.
             pending_receivers.append((entry.index, _last_component(enclosing.name)))
-        stack.append(entry)
-
-    # A receiver, out-of-class qualifier or scope names a type in this file: make it the parent.
-    types_by_name = {
-        n.name: n.index for n in nodes_out[1:] if n.kind in CLASS_LIKE and n.kind != "module"
+    outline.types_by_name = {
+        n.name: n.index for n in outline.nodes[1:] if n.kind in CLASS_LIKE and n.kind != "module"
     }
-    if pending_receivers:
-        for idx, recv in pending_receivers:
-            parent = types_by_name.get(recv.lstrip("*&"))
-            if parent is not None:
-                old = nodes_out[idx]
-                nodes_out[idx] = ParsedNode(
-                    old.index,
-                    old.kind,
-                    old.name,
-                    old.qualified_name,
-                    parent,
-                    old.start_line,
-                    old.end_line,
-                    old.signature,
-                    old.docstring,
-                    old.doc_start_line,
-                )
+    _adopt_by_receiver(outline, pending_receivers)
+    for n in outline.nodes[1:]:
+        outline.by_name.setdefault(n.name, []).append(n)
+    return outline
 
-    parsed.nodes = nodes_out
-    edges: list[ParsedEdge] = [
+
+def _definition_node(
+    entry: _Def, enclosing: _Def | None, prefix: str, spec: LanguageSpec, src: bytes
+) -> ParsedNode:
+    parent = _nearest_node(enclosing)
+    doc = _python_docstring(entry.node, src) if spec.body_docstring else ""
+    doc_start = 0
+    if not doc:
+        doc, doc_start = _leading_comment(entry.node, src)
+    return ParsedNode(
+        index=entry.index,
+        kind=_node_kind(entry, enclosing),
+        name=entry.name,
+        qualified_name=_qualified_name(entry, enclosing, prefix, spec),
+        parent=parent.index if parent is not None else 0,
+        start_line=entry.node.start_point[0] + 1,
+        end_line=_end_line(entry.node, src),
+        signature=_signature(entry.node, src),
+        docstring=doc,
+        doc_start_line=doc_start,
+    )
+
+
+def _nearest_node(entry: _Def | None) -> _Def | None:
+    """`entry` or its closest enclosing definition that is a node (scopes are not)."""
+    while entry is not None and entry.is_scope:
+        entry = entry.parent_entry
+    return entry
+
+
+def _node_kind(entry: _Def, enclosing: _Def | None) -> str:
+    """A function inside a type, an `impl` scope or with a receiver is a method."""
+    if entry.kind != "function":
+        return entry.kind
+    if entry.receiver:
+        return "method"
+    if enclosing is not None and (enclosing.is_scope or enclosing.kind in _METHOD_HOSTS):
+        return "method"
+    return entry.kind
+
+
+def _qualified_name(entry: _Def, enclosing: _Def | None, prefix: str, spec: LanguageSpec) -> str:
+    chain: list[str] = []
+    walker = enclosing
+    while walker is not None:
+        chain.append(walker.name)
+        if walker.receiver:  # `class Foo::Bar` / `defimpl P, for: T`: keep the qualifier
+            chain.append(walker.receiver)
+        walker = walker.parent_entry
+    chain.reverse()
+    if entry.receiver:
+        chain.append(entry.receiver)
+    qualified = spec.separator.join([*chain, entry.name])
+    if prefix:
+        joiner = spec.package_separator if spec.qualifier == "package" else "."
+        qualified = f"{prefix}{joiner}{qualified}"
+    return qualified
+
+
+def _adopt_by_receiver(outline: _Outline, pending: list[tuple[int, str]]) -> None:
+    """A receiver, out-of-class qualifier or scope names a type in this file: make it
+    the parent."""
+    for idx, recv in pending:
+        parent = outline.types_by_name.get(recv.lstrip("*&"))
+        if parent is not None:
+            outline.nodes[idx] = replace(outline.nodes[idx], parent=parent)
+
+
+def _contains_edges(nodes: list[ParsedNode]) -> list[ParsedEdge]:
+    return [
         ParsedEdge(src=n.parent, kind="contains", dst_name=n.name, line=n.start_line, dst=n.index)
-        for n in nodes_out[1:]
+        for n in nodes[1:]
         if n.parent is not None
     ]
 
-    import_hints: dict[str, str] = {}
-    import_sep = (
-        "."
-        if spec.qualifier == "python_module"
-        else spec.package_separator
-        if spec.qualifier == "package"
-        else sep
-    )
-    seen_imports: set[tuple[str, str]] = set()
-    for module_name_, imported, alias, line, is_path in imports:
-        target = imported or module_name_
+
+# -- imports ---------------------------------------------------------------------------
+
+
+def _import_edges(
+    imports: list[_Import], spec: LanguageSpec
+) -> tuple[list[ParsedEdge], dict[str, str]]:
+    """One imports edge per imported target, and the qualified name each local name
+    stands for (the hint a call or base of that name carries when it stays unresolved)."""
+    edges: list[ParsedEdge] = []
+    hints: dict[str, str] = {}
+    sep = _import_separator(spec)
+    seen: set[tuple[str, str]] = set()
+    for module, imported, alias, line, is_path in imports:
+        target = imported or module
         if not target:
             continue
-        hint = f"{module_name_}{import_sep}{imported}" if module_name_ and imported else target
+        hint = f"{module}{sep}{imported}" if module and imported else target
         short = (
             _import_tail(target)
             if (is_path or "/" in target) and not imported
             else (_last_component(target))
         )
-        local_name = alias or short
-        import_hints.setdefault(local_name, hint)
-        if (target, hint) in seen_imports:
+        hints.setdefault(alias or short, hint)
+        if (target, hint) in seen:
             continue
-        seen_imports.add((target, hint))
+        seen.add((target, hint))
         edges.append(ParsedEdge(src=0, kind="imports", dst_name=short, line=line, dst_hint=hint))
+    return edges, hints
 
-    by_name: dict[str, list[ParsedNode]] = {}
-    for n in nodes_out[1:]:
-        by_name.setdefault(n.name, []).append(n)
 
-    def enclosing_index(node: Node) -> int:
-        walker: Node | None = node.parent
-        while walker is not None:
-            idx = node_index_by_id.get(walker.id)
-            if idx is not None:
-                return idx
-            walker = walker.parent
-        return 0
+def _import_separator(spec: LanguageSpec) -> str:
+    if spec.qualifier == "python_module":
+        return "."
+    if spec.qualifier == "package":
+        return spec.package_separator
+    return spec.separator
 
-    # One calls edge per (caller, callee), at the first call site.
-    # Attribute each call site to the innermost definition around it: bisect the
-    # definitions' start bytes, then climb to the first one that still contains it.
-    node_entries = [e for e in entries if not e.is_scope]
-    starts = [e.node.start_byte for e in node_entries]
-    parent_of: dict[int, _Def | None] = {}
-    for e in node_entries:
-        walker = e.parent_entry
-        while walker is not None and walker.is_scope:
-            walker = walker.parent_entry
-        parent_of[id(e)] = walker
 
-    def caller_at(position: int) -> int:
-        i = bisect.bisect_right(starts, position) - 1
-        entry: _Def | None = node_entries[i] if i >= 0 else None
-        while entry is not None and entry.node.end_byte <= position:
-            entry = parent_of[id(entry)]
-        return entry.index if entry is not None else 0
+# -- calls -----------------------------------------------------------------------------
 
-    seen_calls: set[tuple[int, str]] = set()
+
+def _call_edges(
+    calls: list[_CallSite], outline: _Outline, import_hints: dict[str, str], src: bytes
+) -> list[ParsedEdge]:
+    """One calls edge per (caller, callee), at the first call site."""
+    caller_at = _CallerLookup(outline.entries)
+    edges: list[ParsedEdge] = []
+    seen: set[tuple[int, str]] = set()
     for position, line, callee, callee_node in calls:
         if not callee:
             continue
         caller = caller_at(position)
-        call_key = (caller, callee)
-        if call_key in seen_calls:
+        if (caller, callee) in seen:
             continue
-        seen_calls.add(call_key)
-        dst = _resolve_local(callee, caller, nodes_out, by_name)
-        if (
-            dst is not None
-            and dst != caller
-            and nodes_out[dst].parent == nodes_out[caller].parent
-            and nodes_out[dst].parent
-            and _receiver_is_other(callee_node, src)
-        ):
-            # `self.entries.insert()` calls a field's method, not the class's own insert.
-            dst = None
-        elif dst == caller and _receiver_is_other(callee_node, src):
-            dst = None
+        seen.add((caller, callee))
+        dst = _local_callee(callee, caller, callee_node, outline, src)
         edges.append(
             ParsedEdge(
                 src=caller,
@@ -604,27 +678,65 @@ def extract(
                 dst_hint="" if dst is not None else import_hints.get(callee, ""),
             )
         )
+    return edges
 
-    scopes = [e for e in entries if e.is_scope]
 
-    def scope_owner(node: Node) -> int:
-        """The type a scope (`impl Trait for Type`, `extension Type: P`) names, if in this file."""
-        inner: _Def | None = None
-        for scope in scopes:
-            contains = (
-                scope.node.start_byte <= node.start_byte <= node.end_byte <= (scope.node.end_byte)
-            )
-            if contains and (inner is None or scope.node.start_byte >= inner.node.start_byte):
-                inner = scope
-        return types_by_name.get(_last_component(inner.name), 0) if inner is not None else 0
+class _CallerLookup:
+    """The innermost definition around a byte position (0, the module, when none):
+    bisect the definitions' start bytes, then climb to the first one that still
+    contains it."""
 
+    def __init__(self, entries: list[_Def]) -> None:
+        self._entries = [e for e in entries if not e.is_scope]
+        self._starts = [e.node.start_byte for e in self._entries]
+        self._parent_of = {id(e): _nearest_node(e.parent_entry) for e in self._entries}
+
+    def __call__(self, position: int) -> int:
+        i = bisect.bisect_right(self._starts, position) - 1
+        entry: _Def | None = self._entries[i] if i >= 0 else None
+        while entry is not None and entry.node.end_byte <= position:
+            entry = self._parent_of[id(entry)]
+        return entry.index if entry is not None else 0
+
+
+def _local_callee(
+    callee: str, caller: int, callee_node: Node, outline: _Outline, src: bytes
+) -> int | None:
+    """The node in this file a call reaches, if it can be told."""
+    nodes = outline.nodes
+    dst = _resolve_local(callee, caller, nodes, outline.by_name)
+    if (
+        dst is not None
+        and dst != caller
+        and nodes[dst].parent == nodes[caller].parent
+        and nodes[dst].parent
+        and _receiver_is_other(callee_node, src)
+    ):
+        # `self.entries.insert()` calls a field's method, not the class's own insert.
+        return None
+    if dst == caller and _receiver_is_other(callee_node, src):
+        return None
+    return dst
+
+
+# -- inherits --------------------------------------------------------------------------
+
+
+def _inherit_edges(
+    inherits: list[tuple[Node, str]], outline: _Outline, import_hints: dict[str, str]
+) -> list[ParsedEdge]:
+    """One inherits edge per base class / implemented interface of a node."""
+    scopes = [e for e in outline.entries if e.is_scope]
+    edges: list[ParsedEdge] = []
     for name_node, base in inherits:
         if not base:
             continue
-        owner = enclosing_index(name_node) or scope_owner(name_node)
+        owner = _enclosing_index(name_node, outline.index_by_ts_id) or _scope_owner(
+            name_node, scopes, outline.types_by_name
+        )
         if owner == 0:
             continue
-        candidates = [n for n in by_name.get(base, ()) if n.kind in CLASS_LIKE]
+        candidates = [n for n in outline.by_name.get(base, ()) if n.kind in CLASS_LIKE]
         dst = candidates[0].index if len(candidates) == 1 else None
         if dst == owner:  # `@behaviour App.Policy` inside `defmodule Policy`: another Policy
             dst = None
@@ -638,8 +750,28 @@ def extract(
                 dst_hint="" if dst is not None else import_hints.get(base, ""),
             )
         )
-    parsed.edges = edges
-    return parsed
+    return edges
+
+
+def _enclosing_index(node: Node, index_by_ts_id: dict[int, int]) -> int:
+    """The node index of the closest definition around a tree-sitter node (0: none)."""
+    walker: Node | None = node.parent
+    while walker is not None:
+        idx = index_by_ts_id.get(walker.id)
+        if idx is not None:
+            return idx
+        walker = walker.parent
+    return 0
+
+
+def _scope_owner(node: Node, scopes: list[_Def], types_by_name: dict[str, int]) -> int:
+    """The type a scope (`impl Trait for Type`, `extension Type: P`) names, if in this file."""
+    inner: _Def | None = None
+    for scope in scopes:
+        contains = scope.node.start_byte <= node.start_byte <= node.end_byte <= scope.node.end_byte
+        if contains and (inner is None or scope.node.start_byte >= inner.node.start_byte):
+            inner = scope
+    return types_by_name.get(_last_component(inner.name), 0) if inner is not None else 0
 
 
 # Node types that join an object and a member name (`a.b`, `a->b`, `a::b`, Ruby `a.b()`).
