@@ -11,6 +11,10 @@ databases under bench/.data/db, so nothing is ever written into /usr.
 - rust-std: /usr/src/rustc-1.63.0/library from Debian rust-src=1.63.0+dfsg1-2.
 - js-npm, ts-rxjs: the devset's package.json + package-lock.json copied into a
   folder and `npm ci --ignore-scripts` run there (exact pinned trees).
+- dev set 2 (../shared/devset2, 20 repositories): each `corpora/NAME.tar.xz` extracted
+  into bench/.data/corpora/devset2/NAME (`tar -xJf`); the tarballs are `git archive`
+  output, not repositories, so each is indexed as a plain folder. An extraction is
+  reused while the marker beside it holds the tarball's digest.
 
 `prepare_corpus(name, log)` returns a `Corpus` or raises `CorpusUnavailable`
 with a message saying what is missing and the command that gets it.
@@ -19,6 +23,7 @@ with a message saying what is missing and the command that gets it.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import platform
 import shutil
@@ -34,6 +39,8 @@ __all__ = [
     "CORPUS_NAMES",
     "DATA_DIR",
     "DB_DIR",
+    "DEVSET2_DIR",
+    "DEVSET2_NAMES",
     "DEVSET_DIR",
     "Corpus",
     "CorpusUnavailable",
@@ -50,6 +57,26 @@ DEVSET_DIR = Path(
 )
 
 CORPUS_NAMES: tuple[str, ...] = ("python-stdlib", "go-stdlib", "rust-std", "js-npm", "ts-rxjs")
+# Dev set 2 sits beside the first one (../shared/devset2).
+DEVSET2_DIR = Path(os.environ.get("CODESIFT_DEVSET2", DEVSET_DIR.parent / "devset2"))
+_DEVSET1_LANGUAGES = {
+    "python-stdlib": "python",
+    "go-stdlib": "go",
+    "rust-std": "rust",
+    "js-npm": "javascript",
+    "ts-rxjs": "typescript",
+}
+
+
+def _devset2_catalog() -> list[dict[str, object]]:
+    path = DEVSET2_DIR / "corpora.json"
+    if not path.is_file():
+        return []
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return [dict(item) for item in data]
+
+
+DEVSET2_NAMES: tuple[str, ...] = tuple(str(item["name"]) for item in _devset2_catalog())
 
 GO_ROOT = Path("/usr/share/go-1.19/src")
 GO_PACKAGE, GO_VERSION = "golang-1.19-src", "1.19.8-2"
@@ -72,6 +99,9 @@ class Corpus:
     # Files that must be in the index for it to be the corpus the devset describes.
     sentinels: tuple[str, ...]
     note: str = ""  # a version mismatch or similar caveat, shown in reports
+    devset: int = 1  # which development set labels it (1: ../shared/devset, 2: devset2)
+    language: str = ""  # the corpus's main language, as the dev set names it
+    short_queries: Path | None = None  # dev set 2's search-box variants (NAME.short.json)
 
 
 def _run(cmd: list[str], log: Log, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -129,7 +159,9 @@ def _apt_corpus(
         note = f"{package} {installed} installed, the devset pins {version}"
         log(f"{name}: warning: {note}")
     log(f"{name}: using {root} ({package} {installed or 'version unknown'})")
-    return Corpus(name, root, DEVSET_DIR / f"{name}.json", sentinels, note)
+    return Corpus(
+        name, root, DEVSET_DIR / f"{name}.json", sentinels, note, 1, _DEVSET1_LANGUAGES[name]
+    )
 
 
 def _python_corpus(log: Log) -> Corpus:
@@ -173,6 +205,8 @@ def _python_corpus(log: Log) -> Corpus:
         DEVSET_DIR / "python-stdlib.json",
         ("argparse.py", "test/test_argparse.py", "idlelib/editor.py"),
         note,
+        1,
+        "python",
     )
 
 
@@ -210,7 +244,53 @@ def _npm_corpus(name: str, subroot: str, sentinels: tuple[str, ...], log: Log) -
         if done.returncode != 0 or not root.is_dir():
             raise CorpusUnavailable(f"{name}: npm ci failed in {dest} (exit {done.returncode})")
         marker.write_text(digest + "\n")
-    return Corpus(name, root, DEVSET_DIR / f"{name}.json", sentinels)
+    return Corpus(
+        name, root, DEVSET_DIR / f"{name}.json", sentinels, "", 1, _DEVSET1_LANGUAGES[name]
+    )
+
+
+def _file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _tarball_corpus(name: str, log: Log) -> Corpus:
+    """A dev set 2 repository: its tarball extracted under bench/.data/corpora/devset2."""
+    entry = next((item for item in _devset2_catalog() if item["name"] == name), None)
+    if entry is None:
+        raise CorpusUnavailable(f"{name}: not in {DEVSET2_DIR}/corpora.json")
+    tarball = DEVSET2_DIR / str(entry["tarball"])
+    if not tarball.is_file():
+        raise CorpusUnavailable(f"{name}: {tarball} is missing")
+    base = CORPORA_DIR / "devset2"
+    dest = base / name
+    marker = base / f"{name}.prepared"
+    digest = _file_digest(tarball)
+    if dest.is_dir() and marker.is_file() and marker.read_text().strip() == digest:
+        log(f"{name}: reusing {dest} (extracted from {tarball.name})")
+    else:
+        marker.unlink(missing_ok=True)
+        if dest.exists():
+            shutil.rmtree(dest)
+        dest.mkdir(parents=True)
+        done = _run(["tar", "-xJf", str(tarball), "-C", str(dest)], log)
+        if done.returncode != 0:
+            raise CorpusUnavailable(f"{name}: tar -xJf {tarball} failed: {done.stderr[-300:]}")
+        marker.write_text(digest + "\n")
+    short = DEVSET2_DIR / f"{name}.short.json"
+    return Corpus(
+        name,
+        dest,
+        DEVSET2_DIR / f"{name}.json",
+        (),
+        "",
+        2,
+        str(entry.get("language", "")),
+        short if short.is_file() else None,
+    )
 
 
 def prepare_corpus(name: str, log: Log) -> Corpus:
@@ -255,4 +335,7 @@ def prepare_corpus(name: str, log: Log) -> Corpus:
             ("internal/Observable.ts", "internal/operators/catchError.ts"),
             log,
         )
-    raise CorpusUnavailable(f"unknown corpus {name!r}; choose from {', '.join(CORPUS_NAMES)}")
+    if name in DEVSET2_NAMES:
+        return _tarball_corpus(name, log)
+    choices = ", ".join((*CORPUS_NAMES, *DEVSET2_NAMES))
+    raise CorpusUnavailable(f"unknown corpus {name!r}; choose from {choices}")

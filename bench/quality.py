@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
-"""Search quality on the labeled development set (../shared/devset).
+"""Search quality on the labeled development sets (../shared/devset, ../shared/devset2).
 
 Run by hand from the repository root (with the project's interpreter):
 
-    PYTHONPATH=server python bench/quality.py [--corpus NAME ...] [--top-k 10] [--write]
-        [--embed] [--config NAME ...] [--no-bm25] [--keep-stale-index] [--out bench/RESULTS.md]
+    PYTHONPATH=server python bench/quality.py [--devset 1|2|all] [--queries long|short|both]
+        [--corpus NAME ...] [--top-k 10] [--write] [--embed | --no-vectors]
+        [--config NAME ...] [--no-bm25] [--keep-stale-index] [--out bench/RESULTS.md]
 
-For each corpus (python-stdlib, go-stdlib, rust-std, js-npm, ts-rxjs):
+Dev set 1 has five corpora (python-stdlib, go-stdlib, rust-std, js-npm, ts-rxjs);
+dev set 2 twenty repositories in 19 languages, each with its long queries
+(NAME.json) and the search-box rewrites of its prose queries (NAME.short.json,
+`--queries short` or `--short` for those alone). Results are reported per query
+suite (set 1; set 2 long; set 2 short) side by side, by category, by language and by
+corpus. For each corpus:
 
 1. obtain it as corpora.json says (bench/corpora.py; skipped with a message when it
    cannot be obtained);
@@ -79,6 +85,8 @@ from corpora import (  # noqa: E402
     CORPUS_NAMES,
     DATA_DIR,
     DB_DIR,
+    DEVSET2_DIR,
+    DEVSET2_NAMES,
     DEVSET_DIR,
     Corpus,
     CorpusUnavailable,
@@ -90,7 +98,6 @@ Json = dict[str, Any]
 CATEGORIES: tuple[str, ...] = ("semantic", "architecture", "symbol")
 SECTION = "quality"
 DEFAULT_OUT = BENCH_DIR / "RESULTS.md"
-LAST_JSON = DATA_DIR / "quality-last.json"
 # Missed targets are looked up this deep in the shipped Searcher's ranking.
 DEEP_K = 100
 WINDOW_LINES = 50
@@ -143,6 +150,21 @@ class DevQuery:
     text: str
     category: str
     targets: tuple[Target, ...]  # relevant + secondary, equal weight
+    devset: int = 1
+    language: str = ""
+    style: str = "long"  # "short": a dev set 2 search-box rewrite of a long query
+
+    @property
+    def suite(self) -> str:
+        return suite_label(self.devset, self.style)
+
+
+def suite_label(devset: int, style: str) -> str:
+    return "set 1" if devset == 1 else f"set 2 {style}"
+
+
+# Report order of the query suites.
+SUITES: tuple[str, ...] = ("set 1", "set 2 long", "set 2 short")
 
 
 def _target(raw: Any) -> Target:
@@ -151,12 +173,28 @@ def _target(raw: Any) -> Target:
     return Target(str(raw["path"]), int(raw["start_line"]), int(raw["end_line"]))
 
 
-def load_queries(corpus: str, path: Path) -> list[DevQuery]:
-    data = json.loads(path.read_text(encoding="utf-8"))
+def load_queries(corpus: Corpus, styles: Collection[str] = ("long", "short")) -> list[DevQuery]:
+    """The corpus's queries: its long ones, then (dev set 2) its short rewrites."""
+    files = []
+    if "long" in styles or corpus.devset == 1:
+        files.append(("long", corpus.queries))
+    if "short" in styles and corpus.short_queries is not None:
+        files.append(("short", corpus.short_queries))
     queries: list[DevQuery] = []
-    for item in data:
-        targets = tuple(_target(t) for t in [*item["relevant"], *item.get("secondary", [])])
-        queries.append(DevQuery(corpus, str(item["query"]), str(item["category"]), targets))
+    for style, path in files:
+        for item in json.loads(path.read_text(encoding="utf-8")):
+            targets = tuple(_target(t) for t in [*item["relevant"], *item.get("secondary", [])])
+            queries.append(
+                DevQuery(
+                    corpus.name,
+                    str(item["query"]),
+                    str(item["category"]),
+                    targets,
+                    corpus.devset,
+                    corpus.language,
+                    style,
+                )
+            )
     return queries
 
 
@@ -836,8 +874,9 @@ def run_corpus(
     keep_stale: bool,
     fresh: bool,
     embed: bool,
+    styles: Collection[str] = ("long", "short"),
 ) -> CorpusResult:
-    queries = load_queries(corpus.name, corpus.queries)
+    queries = load_queries(corpus, styles)
     conn, settings, report = index_corpus(corpus, queries, keep_stale, fresh)
     result = CorpusResult(corpus, queries, report)
     try:
@@ -913,8 +952,46 @@ def runs_of(results: Sequence[CorpusResult], system: str) -> list[QueryRun]:
     return [q for res in results for run in res.systems if run.system == system for q in run.runs]
 
 
-def systems_table(results: Sequence[CorpusResult], k: int) -> list[str]:
-    corpora = [res.corpus.name for res in results]
+def suites_of(results: Sequence[CorpusResult]) -> list[str]:
+    present = {q.suite for res in results for q in res.queries}
+    return [x for x in SUITES if x in present]
+
+
+def _suite_categories(results: Sequence[CorpusResult], suite: str) -> list[str]:
+    present = {q.category for res in results for q in res.queries if q.suite == suite}
+    return [c for c in CATEGORIES if c in present]
+
+
+def overview_table(results: Sequence[CorpusResult], k: int) -> list[str]:
+    """Every system on every query suite side by side: NDCG@k overall and per category."""
+    suites = suites_of(results)
+    header = ["system"]
+    for suite in suites:
+        n = sum(q.suite == suite for res in results for q in res.queries)
+        header += [f"{suite} ({n})", *(f"{c[:4]}." for c in _suite_categories(results, suite))]
+    header += ["no hit", "p50 ms"]
+    rows: list[list[str]] = []
+    for name in system_names(results):
+        runs = runs_of(results, name)
+        row = [f"**{name}**" if name == SHIPPED else name]
+        for suite in suites:
+            sub = [r for r in runs if r.query.suite == suite]
+            row.append(f"**{_fmt(Aggregate.of(sub).ndcg)}**")
+            row += [
+                _fmt(Aggregate.of([r for r in sub if r.query.category == c]).ndcg)
+                for c in _suite_categories(results, suite)
+            ]
+        agg = Aggregate.of(runs)
+        row += [f"{agg.zero_hit}/{agg.n}", _fmt(percentile([r.ms for r in runs], 50), 1)]
+        rows.append(row)
+    return _table(header, rows)
+
+
+def systems_table(results: Sequence[CorpusResult], k: int, suite: str | None = None) -> list[str]:
+    """One suite's figures per system (all suites when None); a column per corpus when
+    the suite has at most six corpora."""
+    chosen = [res for res in results if suite is None or any(q.suite == suite for q in res.queries)]
+    corpora = [res.corpus.name for res in chosen] if len(chosen) <= 6 else []
     header = [
         "system",
         f"NDCG@{k} all",
@@ -927,8 +1004,8 @@ def systems_table(results: Sequence[CorpusResult], k: int) -> list[str]:
         "p95 ms",
     ]
     rows: list[list[str]] = []
-    for name in system_names(results):
-        runs = runs_of(results, name)
+    for name in system_names(chosen):
+        runs = [r for r in runs_of(chosen, name) if suite is None or r.query.suite == suite]
         agg = Aggregate.of(runs)
         by_cat = [Aggregate.of([r for r in runs if r.query.category == c]).ndcg for c in CATEGORIES]
         by_corpus = [Aggregate.of([r for r in runs if r.query.corpus == c]).ndcg for c in corpora]
@@ -951,26 +1028,69 @@ def systems_table(results: Sequence[CorpusResult], k: int) -> list[str]:
 
 
 def corpus_category_table(results: Sequence[CorpusResult], system: str, k: int) -> list[str]:
-    header = ["corpus", "queries", *CATEGORIES, f"NDCG@{k}", f"MRR@{k}", f"recall@{k}", "no hit"]
+    header = [
+        "corpus",
+        "language",
+        "suite",
+        "queries",
+        *CATEGORIES,
+        f"NDCG@{k}",
+        f"MRR@{k}",
+        f"recall@{k}",
+        "no hit",
+    ]
     rows: list[list[str]] = []
     for res in results:
-        runs = [q for run in res.systems if run.system == system for q in run.runs]
-        agg = Aggregate.of(runs)
-        cells = []
-        for c in CATEGORIES:
-            sub = Aggregate.of([r for r in runs if r.query.category == c])
-            cells.append(f"{_fmt(sub.ndcg)} ({sub.n})")
-        rows.append(
-            [
-                res.corpus.name,
-                str(agg.n),
-                *cells,
-                f"**{_fmt(agg.ndcg)}**",
-                _fmt(agg.mrr),
-                _fmt(agg.recall),
-                str(agg.zero_hit),
-            ]
-        )
+        all_runs = [q for run in res.systems if run.system == system for q in run.runs]
+        for suite in suites_of([res]):
+            runs = [r for r in all_runs if r.query.suite == suite]
+            agg = Aggregate.of(runs)
+            cells = []
+            for c in CATEGORIES:
+                sub = Aggregate.of([r for r in runs if r.query.category == c])
+                cells.append(f"{_fmt(sub.ndcg)} ({sub.n})" if sub.n else "-")
+            rows.append(
+                [
+                    res.corpus.name,
+                    res.corpus.language,
+                    suite,
+                    str(agg.n),
+                    *cells,
+                    f"**{_fmt(agg.ndcg)}**",
+                    _fmt(agg.mrr),
+                    _fmt(agg.recall),
+                    str(agg.zero_hit),
+                ]
+            )
+    return _table(header, rows)
+
+
+def language_table(results: Sequence[CorpusResult], systems: Sequence[str], k: int) -> list[str]:
+    """NDCG@k per language and suite for the named systems, weakest (first suite of the
+    first system) first."""
+    suites = suites_of(results)
+    languages = sorted({res.corpus.language for res in results})
+    present = set(system_names(results))
+    systems = [s for s in systems if s in present]
+    header = ["language", *(f"{name}: {suite}" for name in systems for suite in suites)]
+
+    def value(name: str, suite: str, language: str) -> float:
+        runs = [
+            r
+            for r in runs_of(results, name)
+            if r.query.suite == suite and r.query.language == language
+        ]
+        return Aggregate.of(runs).ndcg
+
+    def sort_key(language: str) -> float:
+        values = [value(systems[0], suite, language) for suite in suites] if systems else []
+        known = [v for v in values if not math.isnan(v)]
+        return statistics.fmean(known) if known else 0.0
+
+    rows = [
+        [lang, *(_fmt(value(name, suite, lang)) for name in systems for suite in suites)]
+        for lang in sorted(languages, key=sort_key)
+    ]
     return _table(header, rows)
 
 
@@ -1123,6 +1243,7 @@ def worst_queries(res: CorpusResult, k: int, count: int = 10) -> list[Json]:
         out.append(
             {
                 "query": run.query.text,
+                "suite": run.query.suite,
                 "category": run.query.category,
                 "ndcg": round(run.score.ndcg, 3),
                 "targets": [
@@ -1145,13 +1266,16 @@ def print_worst(res: CorpusResult, k: int) -> None:
             f"{t['target']} @ {t['rank'] if t['rank'] is not None else f'>{DEEP_K}'}"
             for t in item["targets"]
         )
-        log(f"- [{item['category']}] {item['query']!r}  NDCG {item['ndcg']}  targets: {ranks}")
+        log(
+            f"- [{item['suite']}, {item['category']}] {item['query']!r}  "
+            f"NDCG {item['ndcg']}  targets: {ranks}"
+        )
         for line in item["above"]:
             log(f"      above: {line}")
 
 
 def dump_queries(res: CorpusResult, k: int) -> Path:
-    path = DATA_DIR / f"quality-{res.corpus.name}.jsonl"
+    path = DATA_DIR / f"{DB_PREFIX}-{res.corpus.name}.jsonl"
     main = next((s for s in res.systems if s.system == SHIPPED), None)
     reference = main or (res.systems[0] if res.systems else None)
     with path.open("w", encoding="utf-8") as out:
@@ -1166,6 +1290,7 @@ def dump_queries(res: CorpusResult, k: int) -> Path:
                 ndcg_by_system[system.system] = round(other.score.ndcg, 4)
             record = {
                 "query": run.query.text,
+                "suite": run.query.suite,
                 "category": run.query.category,
                 "system": reference.system,
                 "targets": [t.label() for t in run.query.targets],
@@ -1255,7 +1380,9 @@ def markdown_section(
         f"average {'/'.join(f'{x:.2f}' for x in machine['load'])} at start, "
         f"{'/'.join(f'{x:.2f}' for x in load_end)} at end.",
         "",
-        f"Devset `{_shown_path(DEVSET_DIR)}`: {n_queries} queries on {len(results)} corpora, "
+        f"Dev sets `{_shown_path(DEVSET_DIR)}` (set 1) and `{_shown_path(DEVSET2_DIR)}` (set 2; "
+        "`short`: its search-box rewrites of the semantic and architecture queries, same "
+        f"targets): {n_queries} queries on {len(results)} corpora, "
         "each indexed whole (only `.git` and `.codesift` excluded; node_modules, vendor, tests are "
         f"distractors). Metric as its README defines it: NDCG@{k} with binary gains over "
         "relevant + secondary targets, a target hit at the first result chunk whose path "
@@ -1285,7 +1412,16 @@ def markdown_section(
         + "; ".join(f"`{c.name}`: {c.description}" for c in EXTRA_CONFIGS)
         + ".",
         "",
-        *systems_table(results, k),
+        *overview_table(results, k),
+        "",
+        *(
+            line
+            for suite in suites_of(results)
+            for line in [f"#### {suite}", "", *systems_table(results, k, suite), ""]
+        ),
+        f"### NDCG@{k} by language (weakest first)",
+        "",
+        *language_table(results, [SHIPPED, BM25_VARIANTS[1][0]], k),
         "",
         f"### `{SHIPPED}` by corpus and category (NDCG@{k}, query count)",
         "",
@@ -1329,12 +1465,19 @@ def result_json(results: Sequence[CorpusResult], machine: Json, k: int) -> Json:
     for name in system_names(results):
         runs = runs_of(results, name)
         entry: Json = {"all": asdict(Aggregate.of(runs))}
-        for c in CATEGORIES:
-            entry[c] = Aggregate.of([r for r in runs if r.query.category == c]).ndcg
-        for res in results:
-            entry[res.corpus.name] = Aggregate.of(
-                [r for r in runs if r.query.corpus == res.corpus.name]
-            ).ndcg
+        for suite in suites_of(results):
+            sub = [r for r in runs if r.query.suite == suite]
+            entry[suite] = {"all": Aggregate.of(sub).ndcg}
+            for c in CATEGORIES:
+                entry[suite][c] = Aggregate.of([r for r in sub if r.query.category == c]).ndcg
+            for lang in sorted({r.query.language for r in sub}):
+                entry[suite][f"lang:{lang}"] = Aggregate.of(
+                    [r for r in sub if r.query.language == lang]
+                ).ndcg
+            for res in results:
+                mine = [r for r in sub if r.query.corpus == res.corpus.name]
+                if mine:
+                    entry[suite][res.corpus.name] = Aggregate.of(mine).ndcg
         ms = [r.ms for r in runs]
         entry["p50_ms"], entry["p95_ms"] = percentile(ms, 50), percentile(ms, 95)
         systems[name] = entry
@@ -1361,10 +1504,30 @@ def result_json(results: Sequence[CorpusResult], machine: Json, k: int) -> Json:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument(
+        "--devset",
+        choices=("1", "2", "all"),
+        default="all",
+        help="which development set's corpora to run (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--queries",
+        choices=("long", "short", "both"),
+        default="both",
+        help="dev set 2's long queries, its short search-box rewrites, or both "
+        "(default: %(default)s; dev set 1 has only long ones)",
+    )
+    parser.add_argument(
+        "--short",
+        action="store_const",
+        dest="queries",
+        const="short",
+        help="dev set 2's short queries only (same as --queries short)",
+    )
+    parser.add_argument(
         "--corpus",
         action="append",
-        choices=CORPUS_NAMES,
-        help="corpus to run (repeatable; default: all five)",
+        choices=(*CORPUS_NAMES, *DEVSET2_NAMES),
+        help="corpus to run (repeatable; default: every corpus of --devset)",
     )
     parser.add_argument("--top-k", type=int, default=10, help="results per query and metric cut")
     parser.add_argument(
@@ -1374,7 +1537,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help=f"search configuration to run (repeatable; default: all): {SHIPPED}, "
         "'<stream> only', 'all - <stream>' or an EXTRA_CONFIGS name",
     )
-    parser.add_argument(
+    vectors = parser.add_mutually_exclusive_group()
+    vectors.add_argument(
+        "--no-vectors",
+        dest="embed",
+        action="store_false",
+        default=False,
+        help="lexical and symbol streams only, no embedding (the default)",
+    )
+    vectors.add_argument(
         "--embed",
         action="store_true",
         help="compute missing vectors (settings.embedding.layers) and run the vector "
@@ -1396,7 +1567,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--db-prefix",
         default=DB_PREFIX,
-        help="databases are bench/.data/db/<prefix>-<corpus>.db (default: %(default)s)",
+        help="databases are bench/.data/db/<prefix>-<corpus>.db, per-query dumps "
+        "bench/.data/<prefix>-<corpus>.jsonl (default: %(default)s)",
     )
     return parser.parse_args(argv)
 
@@ -1408,7 +1580,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     k = args.top_k
     if not 1 <= k <= 200:
         raise SystemExit("--top-k must be between 1 and 200")
-    names = args.corpus or list(CORPUS_NAMES)
+    if args.corpus:
+        names = list(args.corpus)
+    else:
+        names = [
+            *(CORPUS_NAMES if args.devset in ("1", "all") else ()),
+            *(DEVSET2_NAMES if args.devset in ("2", "all") else ()),
+        ]
+    styles = ("long", "short") if args.queries == "both" else (args.queries,)
     only = set(args.config or ())
     machine = machine_info()
     log(
@@ -1437,6 +1616,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.keep_stale_index,
                 args.fresh_index,
                 args.embed,
+                styles,
             )
         )
         log(f"{name}: done in {time.perf_counter() - started:.0f} s")
@@ -1452,7 +1632,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     for line in [
         *corpora_table(results),
         "",
-        *systems_table(results, k),
+        *overview_table(results, k),
+        "",
+        *(
+            line
+            for suite in suites_of(results)
+            for line in ["", suite, *systems_table(results, k, suite)]
+        ),
+        "",
+        *language_table(results, [SHIPPED, BM25_VARIANTS[1][0]], k),
         "",
         *corpus_category_table(results, SHIPPED, k),
         "",
@@ -1463,8 +1651,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         log(line)
     if skipped:
         log(f"\nskipped corpora: {', '.join(skipped)}")
-    LAST_JSON.write_text(json.dumps(result_json(results, machine, k), indent=1) + "\n")
-    log(f"\nper-query dumps: {DATA_DIR}/quality-<corpus>.jsonl; summary: {LAST_JSON}")
+    last_json = DATA_DIR / f"{DB_PREFIX}-last.json"
+    last_json.write_text(json.dumps(result_json(results, machine, k), indent=1) + "\n")
+    log(f"\nper-query dumps: {DATA_DIR}/{DB_PREFIX}-<corpus>.jsonl; summary: {last_json}")
     if args.write:
         write_section(args.out, markdown_section(results, machine, load_end, k))
         log(f"wrote the {SECTION} section of {args.out}")
