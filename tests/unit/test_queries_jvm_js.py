@@ -108,7 +108,7 @@ EXPECTED: dict[str, Expected] = {
             ("constructor", "Reports.Summary.constructor"),
             ("method", "Reports.Summary.rows"),
         },
-        spans={"classify": (26, 31), "Inventory": (36, 56), "Reports": (58, 71)},
+        spans={"classify": (26, 31), "Inventory": (35, 56), "Reports": (58, 71)},
         docs={
             "StockLevel": "How a stock level is reported.",
             "classify": "Classify a quantity into a stock level.",

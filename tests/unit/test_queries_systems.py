@@ -192,7 +192,7 @@ def test_definitions(language: str) -> None:
 # (qualified name, start line, end line), 1-based inclusive.
 EXPECTED_SPANS: dict[str, list[tuple[str, int, int]]] = {
     "go": [("cache.Store.Get", 44, 52), ("cache.Entry", 17, 21), ("cache.Key", 33, 33)],
-    "rust": [("Circle::new", 38, 40), ("Circle", 17, 19), ("square", 30, 34)],
+    "rust": [("Circle::new", 38, 40), ("Circle", 16, 19), ("square", 30, 34)],
     "c": [("rb_new", 39, 47), ("ringbuf_t", 14, 19), ("rb_slot", 9, 12)],
     "cpp": [("scene::Drawable", 13, 24), ("scene", 10, 55), ("draw_all", 62, 68)],
     "zig": [("Stack", 15, 41), ("Stack.init", 21, 24), ("sum", 43, 49)],

@@ -545,18 +545,81 @@ def _definition_node(
     doc_start = 0
     if not doc:
         doc, doc_start = _leading_comment(entry.node, src)
+    if not doc:
+        doc = _attribute_doc(entry.node, src)
     return ParsedNode(
         index=entry.index,
         kind=_node_kind(entry, enclosing),
         name=entry.name,
         qualified_name=_qualified_name(entry, enclosing, prefix, spec),
         parent=parent.index if parent is not None else 0,
-        start_line=entry.node.start_point[0] + 1,
-        end_line=_end_line(entry.node, src),
+        start_line=_attached_start(entry.node, entry.name, src),
+        end_line=_end_line(_last_equation(entry.node, entry.name, src), src),
         signature=_signature(entry.node, src),
         docstring=doc,
         doc_start_line=doc_start,
     )
+
+
+# Siblings written right above a definition that belong to it: Rust `#[attr]`, TS
+# method decorators, a Haskell type signature of the same name, Elixir `@doc`/`@spec`.
+_ATTACHED_BEFORE = frozenset({"attribute_item", "decorator", "annotation", "attribute"})
+_ELIXIR_ATTACHED = frozenset({"doc", "spec", "impl", "deprecated", "since"})
+
+
+def _is_attached(sibling: Node, name: str, src: bytes) -> bool:
+    if sibling.type in _ATTACHED_BEFORE:
+        return True
+    if sibling.type == "signature":
+        named = sibling.child_by_field_name("name")
+        return named is not None and _text(named, src) == name
+    if sibling.type == "unary_operator" and _text(sibling, src).startswith("@"):
+        operand = sibling.child_by_field_name("operand")
+        target = operand.child_by_field_name("target") if operand is not None else None
+        return target is not None and _text(target, src) in _ELIXIR_ATTACHED
+    return False
+
+
+def _attached_start(node: Node, name: str, src: bytes) -> int:
+    """The definition's first line, counting the attributes written above it."""
+    first = node
+    prev = node.prev_named_sibling
+    while prev is not None and _is_attached(prev, name, src):
+        first = prev
+        prev = prev.prev_named_sibling
+    return first.start_point[0] + 1
+
+
+def _last_equation(node: Node, name: str, src: bytes) -> Node:
+    """A Haskell function's last equation (`f [] = ..` / `f (x:xs) = ..`): its node is
+    the first one, its lines run to the last."""
+    last = node
+    after = node.next_named_sibling
+    while after is not None and after.type in ("function", "bind"):
+        named = after.child_by_field_name("name")
+        if named is None or _text(named, src) != name:
+            break
+        last = after
+        after = after.next_named_sibling
+    return last
+
+
+def _attribute_doc(node: Node, src: bytes) -> str:
+    """The text of an Elixir `@doc "..."` among the attributes above a definition."""
+    prev = node.prev_named_sibling
+    while prev is not None and _is_attached(prev, "", src):
+        if _text(prev, src).startswith("@doc"):
+            arguments = prev.named_children[0].named_children[-1]
+            parts = [
+                c
+                for s in arguments.named_children
+                if s.type in ("string", "sigil")  # `@doc ~S"""..."""`
+                for c in s.named_children
+            ]
+            raw = "".join(_text(p, src) for p in parts if p.type == "quoted_content")
+            return _dedent_doc(raw)[:MAX_DOC_CHARS]
+        prev = prev.prev_named_sibling
+    return ""
 
 
 def _nearest_node(entry: _Def | None) -> _Def | None:
