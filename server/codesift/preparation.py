@@ -14,6 +14,7 @@ from pathlib import Path
 
 from codesift.config import IndexSettings
 from codesift.parsing import parse_source
+from codesift.parsing.languages import refine_language
 from codesift.store.rows import FileMeta, FileRows, file_rows
 from codesift.workspace import ContentSkip, read_source
 
@@ -45,7 +46,8 @@ def prepare_file(job: FileJob) -> PreparedFile | ContentSkip:
     content = read_source(Path(job.abs_path), settings.max_file_bytes, settings.minified_line_chars)
     if isinstance(content, ContentSkip):
         return content
-    parsed = parse_source(content.text, job.path, job.language, settings, job.module_path)
+    language = refine_language(job.path, job.language, content.text)
+    parsed = parse_source(content.text, job.path, language, settings, job.module_path)
     text = content.text
     line_count = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
     meta = FileMeta(
@@ -53,7 +55,7 @@ def prepare_file(job: FileJob) -> PreparedFile | ContentSkip:
         size=job.size,
         mtime_ns=job.mtime_ns,
         content_hash=content.content_hash,
-        language=job.language,
+        language=language,
         line_count=line_count,
         invalid_utf8=content.invalid_utf8,
     )

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from codesift.config import IndexSettings
 from codesift.parsing.extractor import extract
 from codesift.parsing.grammars import query_for, query_source
-from codesift.parsing.languages import spec_for
+from codesift.parsing.languages import detect_language, refine_language, spec_for
 from codesift.parsing.model import ParsedFile, ParsedNode
+from codesift.preparation import FileJob, PreparedFile, prepare_file
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "languages"
 
@@ -634,3 +636,60 @@ def test_bash_imports() -> None:
     hints = import_hints(parsed)
     assert "./lib/common.sh" in hints
     assert any(h.endswith("/lib/colors.sh") for h in hints)
+
+
+# --- scripts without an extension ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("first_line", "language"),
+    [
+        ("#!/usr/bin/env bash", "bash"),
+        ("#!/bin/sh -e", "bash"),
+        ("#!/usr/bin/env zsh", "bash"),
+        ("#!/usr/bin/env -S python3 -u", "python"),
+        ("#!/usr/bin/python3.11", "python"),
+        ("#!/usr/bin/env ruby", "ruby"),
+        ("#!/usr/bin/env node", "javascript"),
+        ("#!/usr/bin/env perl", "text"),  # no grammar: stays text
+        ("# not a shebang", "text"),
+    ],
+)
+def test_shebang_names_the_language(first_line: str, language: str) -> None:
+    path = "libexec/pyenv-init"
+    assert detect_language(path) == "text"
+    assert refine_language(path, "text", first_line + "\necho hi\n") == language
+    # A path that names its language keeps it.
+    assert refine_language("setup.py", "python", "#!/bin/sh\n") == "python"
+
+
+def test_extensionless_bash_script_is_indexed_as_bash(tmp_path: Path) -> None:
+    # pyenv's commands (libexec/pyenv-*) are extensionless Bash scripts: indexed as
+    # text they had no nodes, and a span on one of their functions was never hit.
+    script = tmp_path / "pyenv-rehash"
+    script.write_text(
+        "#!/usr/bin/env bash\n"
+        "set -e\n"
+        "\n"
+        "acquire_lock() {\n"
+        "  local ret=0\n"
+        "  return $ret\n"
+        "}\n"
+        "\n"
+        "acquire_lock\n",
+        encoding="utf-8",
+    )
+    job = FileJob(
+        abs_path=str(script),
+        path="libexec/pyenv-rehash",
+        language=detect_language("libexec/pyenv-rehash"),
+        size=script.stat().st_size,
+        mtime_ns=script.stat().st_mtime_ns,
+        module_path=None,
+        settings=IndexSettings(),
+    )
+    prepared = prepare_file(job)
+    assert isinstance(prepared, PreparedFile)
+    assert prepared.meta.language == "bash"
+    functions = [(n[0], n[2], n[4], n[5]) for n in prepared.rows.nodes[1:]]
+    assert functions == [("function", "acquire_lock", 4, 7)]

@@ -15,7 +15,7 @@ import pytest
 
 from codesift.parsing.extractor import extract
 from codesift.parsing.grammars import query_for
-from codesift.parsing.languages import spec_for
+from codesift.parsing.languages import refine_language, spec_for
 from codesift.parsing.model import ParsedEdge, ParsedFile, ParsedNode
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "languages"
@@ -468,6 +468,59 @@ def test_cpp_out_of_class_definitions_join_their_class() -> None:
     calls = edge_triples(parse_fixture("cpp"), "calls")
     assert ("scene::Sprite::draw", "tint", "scene::Sprite::tint") in calls
     assert ("scene::Sprite::draw", "SCENE_CHECK", "SCENE_CHECK") in calls
+
+
+def test_cpp_exported_and_out_of_class_types() -> None:
+    # leveldb's public headers: an export macro between `class` and the name made
+    # the grammar read a function definition, and the class had no node.
+    parsed = parse_source(
+        "cpp",
+        "namespace leveldb {\n"
+        "class LEVELDB_EXPORT Cache {\n"
+        " public:\n"
+        "  virtual ~Cache();\n"
+        "};\n"
+        "struct LEVELDB_EXPORT Options {\n"
+        "  int x = 1;\n"
+        "};\n"
+        "class VersionSet { int a; };\n"
+        "class VersionSet::Builder {\n"
+        "  void Apply() {}\n"
+        "};\n"
+        "}\n",
+        "include/leveldb/cache.h",
+    )
+    assert definitions(parsed) == {
+        ("namespace", "leveldb"),
+        ("class", "leveldb::Cache"),
+        ("struct", "leveldb::Options"),
+        ("class", "leveldb::VersionSet"),
+        ("class", "leveldb::VersionSet::Builder"),
+        ("method", "leveldb::VersionSet::Builder::Apply"),
+    }
+    cache = the_node(parsed, "leveldb::Cache")
+    assert (cache.start_line, cache.end_line) == (2, 5)
+    builder = the_node(parsed, "leveldb::VersionSet::Builder")
+    assert builder.parent == the_node(parsed, "leveldb::VersionSet").index
+    assert (builder.start_line, builder.end_line) == (10, 12)
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("namespace leveldb {\nclass DB;\n}\n", "cpp"),
+        ("#include <string>\nint f();\n", "cpp"),
+        ("template <typename T>\nT id(T x);\n", "cpp"),
+        ("class Iterator {\n public:\n  Iterator();\n};\n", "cpp"),
+        # A C header that C++ can include stays C.
+        ('#ifdef __cplusplus\nextern "C" {\n#endif\ntypedef struct jv jv;\n', "c"),
+        ("struct jv_refcnt { int count; };\nint jv_get_refcnt(jv);\n", "c"),
+    ],
+)
+def test_headers_written_in_cpp_are_cpp(text: str, language: str) -> None:
+    assert refine_language("include/x.h", "c", text) == language
+    # Only `.h` is ambiguous.
+    assert refine_language("src/x.c", "c", text) == "c"
 
 
 def test_zig_test_blocks_are_skipped() -> None:

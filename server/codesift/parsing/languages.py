@@ -7,6 +7,7 @@ Every other text file is `text` and is indexed as line windows.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Literal
@@ -16,6 +17,7 @@ __all__ = [
     "LanguageSpec",
     "QualifierStyle",
     "detect_language",
+    "refine_language",
     "spec_for",
 ]
 
@@ -114,3 +116,41 @@ def detect_language(path: str) -> str:
 
 def spec_for(language: str) -> LanguageSpec | None:
     return LANGUAGES.get(language)
+
+
+# `#!/usr/bin/env bash`, `#!/bin/sh -e`, `#!/usr/bin/env -S python3 -u`: the interpreter.
+_SHEBANG = re.compile(r"#!\s*(?:\S*/)?(?:env\s+(?:-\S+\s+)*)?(?:\S*/)?([A-Za-z]+)")
+_INTERPRETERS = {
+    "bash": "bash",
+    "sh": "bash",
+    "zsh": "bash",
+    "ksh": "bash",
+    "dash": "bash",
+    "python": "python",
+    "ruby": "ruby",
+    "node": "javascript",
+    "php": "php",
+    "lua": "lua",
+    "elixir": "elixir",
+}
+# Lines only C++ has; a C header shared with C++ (`extern "C"`) has none of them.
+_CPP_HEADER_LINE = re.compile(
+    r"^\s*(?:namespace\s+[\w:]+\s*\{|template\s*<|(?:public|private|protected)\s*:"
+    r"|class\s+\w+(?:\s+final)?\s*(?::[^;{]*)?\{?\s*$"
+    r"|#\s*include\s*<(?:string|vector|memory|map|set|atomic|mutex|cstdint|cstddef"
+    r"|cstdio|cstdlib|cstring|functional|utility|algorithm|iostream|deque|thread)>)",
+    re.MULTILINE,
+)
+
+
+def refine_language(path: str, language: str, text: str) -> str:
+    """The language of a file whose path does not tell it: an extensionless script
+    by its `#!` line (pyenv's `libexec/pyenv-init` is Bash), a `.h` header by its
+    content (C++ projects write their headers as `.h`). Otherwise `language`."""
+    if language == "text" and text.startswith("#!"):
+        match = _SHEBANG.match(text)
+        interpreter = match.group(1).rstrip("0123456789.") if match else ""
+        return _INTERPRETERS.get(interpreter, language)
+    if language == "c" and path.endswith(".h") and _CPP_HEADER_LINE.search(text):
+        return "cpp"
+    return language

@@ -77,6 +77,23 @@
   body: (_)) @definition.struct
 (union_specifier name: (type_identifier) @name body: (_)) @definition.union
 (enum_specifier name: (type_identifier) @name body: (_)) @definition.enum
+; A nested type defined out of its class: `class VersionSet::Builder {...}`.
+(class_specifier
+  name: (qualified_identifier scope: (_) @receiver name: (type_identifier) @name)
+  body: (_)) @definition.class
+(struct_specifier
+  name: (qualified_identifier scope: (_) @receiver name: (type_identifier) @name)
+  body: (_)) @definition.struct
+; `class LEVELDB_EXPORT DB {...}`: an export macro before the name makes the grammar
+; read a function definition named DB whose type is `class LEVELDB_EXPORT`.
+(function_definition
+  type: (class_specifier name: (type_identifier) !body)
+  declarator: (identifier) @name
+  body: (compound_statement)) @definition.class
+(function_definition
+  type: (struct_specifier name: (type_identifier) !body)
+  declarator: (identifier) @name
+  body: (compound_statement)) @definition.struct
 
 ; C-style typedefs (see c.scm).
 (type_definition type: (struct_specifier name: (type_identifier) @name body: (_))) @definition.struct
