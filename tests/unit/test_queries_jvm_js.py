@@ -721,3 +721,45 @@ def test_csharp_new_resolves_to_the_type() -> None:
 def test_csharp_file_scoped_namespace_qualifies_names() -> None:
     parsed = parse("csharp", "namespace A.B;\n\nclass X { void M() {} }\n")
     assert node(parsed, "A.B.X.M").kind == "method"
+
+
+def test_kotlin_top_level_properties_and_extension_functions() -> None:
+    # Koin writes its modules as top-level `val x = module { ... }` and most of its
+    # API as extension functions: files of only those had no node at all.
+    parsed = parse(
+        "kotlin",
+        "package org.koin.sample\n"
+        "\n"
+        "class Koin { fun x() = 1 }\n"
+        "\n"
+        "/** The app's definitions. */\n"
+        "val appModule = module {\n"
+        "    single { Koin() }\n"
+        "}\n"
+        "const val MAX = 3\n"
+        "private var counter: Int = 0\n"
+        "fun Koin.extFun(x: Int): Int = x\n"
+        "inline fun <reified T> Scope<T>.get(): T = resolve()\n"
+        "fun String?.orEmpty2() = 1\n"
+        "fun plain() = 2\n"
+        "class A {\n"
+        "    val field = 1\n"
+        "}\n",
+    )
+    found = {(n.kind, n.qualified_name, n.start_line, n.end_line) for n in parsed.nodes[1:]}
+    assert found == {
+        ("class", "org.koin.sample.Koin", 3, 3),
+        ("method", "org.koin.sample.Koin.x", 3, 3),
+        ("constant", "org.koin.sample.appModule", 6, 8),
+        ("constant", "org.koin.sample.MAX", 9, 9),
+        ("variable", "org.koin.sample.counter", 10, 10),
+        ("method", "org.koin.sample.Koin.extFun", 11, 11),
+        ("method", "org.koin.sample.Scope.get", 12, 12),
+        ("method", "org.koin.sample.String.orEmpty2", 13, 13),
+        ("function", "org.koin.sample.plain", 14, 14),
+        ("class", "org.koin.sample.A", 15, 17),  # a class's properties are its lines
+    }
+    assert node(parsed, "org.koin.sample.appModule").docstring == "The app's definitions."
+    # An extension of a type of the file is its child.
+    koin = node(parsed, "org.koin.sample.Koin")
+    assert node(parsed, "org.koin.sample.Koin.extFun").parent == koin.index

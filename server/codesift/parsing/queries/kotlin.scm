@@ -18,8 +18,29 @@
 (companion_object (type_identifier) @name) @definition.class
 (type_alias (type_identifier) @name) @definition.type
 
+; Top-level properties: `val appModule = module { ... }` (Koin's modules, DSL
+; builders and constants are written so), `val Foo.ext: Int get() = ...`. Class
+; members are fields and stay part of their class's lines.
+(source_file
+  (property_declaration
+    (binding_pattern_kind "val")
+    (variable_declaration (simple_identifier) @name)) @definition.constant)
+(source_file
+  (property_declaration
+    (binding_pattern_kind "var")
+    (variable_declaration (simple_identifier) @name)) @definition.variable)
+
 ; Functions (methods when inside a class, object or interface).
-(function_declaration (simple_identifier) @name) @definition.function
+(function_declaration !receiver (simple_identifier) @name) @definition.function
+; Extension functions are qualified by their receiver type, as KDoc and callers
+; write them: `fun Module.singleOf(...)` is `pkg.Module.singleOf`.
+(function_declaration
+  receiver: (receiver_type
+    [(user_type (type_identifier) @receiver .)
+     (user_type (type_identifier) @receiver . (type_arguments))
+     (nullable_type (user_type (type_identifier) @receiver .))
+     (nullable_type (user_type (type_identifier) @receiver . (type_arguments)))])
+  (simple_identifier) @name) @definition.function
 (secondary_constructor "constructor" @name) @definition.constructor
 
 ; Inheritance: class A : Base(), Iface, pkg.Other<T>, Delegated by impl
