@@ -483,6 +483,34 @@ def test_haskell_first_equation_only() -> None:
     assert total.signature == "totalValue stock = foldl' add 0 (Map.elems stock)"
 
 
+def test_haskell_pattern_synonyms_and_signature_spans() -> None:
+    # shellcheck's AST module defines a hundred pattern synonyms; a function's node
+    # starts at its type signature, as dev set 2's checkScript span does.
+    parsed = parse(
+        "haskell",
+        "module ShellCheck.AST where\n"
+        "\n"
+        "pattern T_Bang id = OuterToken id Inner_T_Bang\n"
+        "pattern Zero :: Int\n"
+        "pattern Zero = 0\n"
+        "pattern Pair a b <- (a, b)\n"
+        "\n"
+        "-- | Run the checks.\n"
+        "checkScript :: Int -> Int\n"
+        "checkScript 0 = 0\n"
+        "checkScript n = n\n",
+    )
+    found = {(n.kind, n.qualified_name, n.start_line, n.end_line) for n in parsed.nodes[1:]}
+    assert found == {
+        ("constructor", "ShellCheck.AST.T_Bang", 3, 3),
+        ("constructor", "ShellCheck.AST.Zero", 5, 5),
+        ("constructor", "ShellCheck.AST.Pair", 6, 6),
+        ("function", "ShellCheck.AST.checkScript", 9, 11),
+    }
+    check = node(parsed, "ShellCheck.AST.checkScript")
+    assert (check.docstring, check.doc_start_line) == ("Run the checks.", 8)
+
+
 def test_haskell_docs() -> None:
     parsed = parse_fixture("haskell")
     assert node(parsed, "Data.Inventory.Sku").docstring == (

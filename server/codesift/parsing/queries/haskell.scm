@@ -106,6 +106,16 @@
 (data_family name: (name) @name) @definition.type
 (class name: (name) @name) @definition.interface
 
+; Pattern synonyms act as data constructors: `pattern T_Bang id = OuterToken id Inner_T_Bang`.
+(pattern_synonym
+  (equation
+    synonym: [
+      (constructor) @name
+      (apply function: (constructor) @name)
+      (apply function: (apply function: (constructor) @name))
+      (apply function: (apply function: (apply function: (constructor) @name)))
+    ])) @definition.constructor
+
 ; `instance Valued Item where` qualifies its methods by the instance type: Item.value.
 (instance
   patterns: (type_patterns . [(name) @name (parens type: (apply constructor: (name) @name))])
