@@ -763,3 +763,39 @@ def test_kotlin_top_level_properties_and_extension_functions() -> None:
     # An extension of a type of the file is its child.
     koin = node(parsed, "org.koin.sample.Koin")
     assert node(parsed, "org.koin.sample.Koin.extFun").parent == koin.index
+
+
+def test_scala_operator_names_objects_values_and_givens() -> None:
+    # os-lib names objects and methods with operators (`object /`, `def +`) and
+    # exposes values of objects (`val pwd` in `package object os`).
+    parsed = parse(
+        "scala",
+        "package os\n"
+        "object / {\n"
+        "  def unapply(p: Path): Option[(Path, String)] = None\n"
+        "}\n"
+        "class PermSet {\n"
+        "  val field = 1\n"
+        "  def +(elem: Int) = 1\n"
+        "  def /(chunk: PathChunk): ThisType\n"
+        "}\n"
+        "given ordering: Ordering[Int] = ???\n"
+        "val top = 1\n"
+        "package object zip {\n"
+        "  /** Where we are. */\n"
+        "  val pwd: Path = here\n"
+        "}\n",
+    )
+    found = {(n.kind, n.qualified_name, n.start_line, n.end_line) for n in parsed.nodes[1:]}
+    assert found == {
+        ("class", "os./", 2, 4),
+        ("method", "os./.unapply", 3, 3),
+        ("class", "os.PermSet", 5, 9),  # its vals are fields: part of its lines
+        ("method", "os.PermSet.+", 7, 7),
+        ("method", "os.PermSet./", 8, 8),
+        ("constant", "os.ordering", 10, 10),
+        ("constant", "os.top", 11, 11),
+        ("module", "os.zip", 12, 15),
+        ("constant", "os.zip.pwd", 14, 14),
+    }
+    assert node(parsed, "os.zip.pwd").docstring == "Where we are."

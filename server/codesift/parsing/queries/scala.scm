@@ -2,9 +2,11 @@
 
 (package_clause name: (package_identifier) @package)
 
-; Types. An object is a class with a single instance.
-(class_definition name: (identifier) @name) @definition.class
-(object_definition name: (identifier) @name) @definition.class
+; Types. An object is a class with a single instance. Names may be operators
+; (os-lib's `object /`, `def +(elem)`).
+(class_definition name: [(identifier) (operator_identifier)] @name) @definition.class
+(object_definition name: [(identifier) (operator_identifier)] @name) @definition.class
+(package_object name: (identifier) @name) @definition.module
 (trait_definition name: (identifier) @name) @definition.trait
 (enum_definition name: (identifier) @name) @definition.enum
 (type_definition name: (type_identifier) @name) @definition.type
@@ -15,7 +17,17 @@
   (#eq? @name "this"))
 ((function_definition name: (identifier) @name) @definition.function
   (#not-eq? @name "this"))
-(function_declaration name: (identifier) @name) @definition.function
+(function_definition name: (operator_identifier) @name) @definition.function
+(function_declaration name: [(identifier) (operator_identifier)] @name) @definition.function
+
+; Scala 3 given instances, and the values of an object or a file (`val pwd: Path`
+; in `package object os`): an object's vals are its API. A class's vals are fields.
+(given_definition name: (identifier) @name) @definition.constant
+(compilation_unit (val_definition pattern: (identifier) @name) @definition.constant)
+(object_definition
+  body: (template_body (val_definition pattern: (identifier) @name) @definition.constant))
+(package_object
+  body: (template_body (val_definition pattern: (identifier) @name) @definition.constant))
 
 ; Inheritance: extends Base(x) with T1 with T2[A]
 ; (`type:` also labels the `with` keywords, which stops field matching after the
