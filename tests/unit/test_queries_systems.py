@@ -580,3 +580,32 @@ def test_scope_conformance_is_inherits(language: str, triple: tuple[str, str, st
 )
 def test_import_paths_keep_their_file_name(language: str, names: set[str]) -> None:
     assert {e.dst_name for e in edges_of(parse_fixture(language), "imports")} == names
+
+
+def test_swift_operators_subscripts_deinit_and_associated_types() -> None:
+    parsed = parse_source(
+        "swift",
+        "struct Name {\n"
+        "  static func < (lhs: Name, rhs: Name) -> Bool { true }\n"
+        "  func plain() -> Bool { true }\n"
+        "  subscript(position: Int) -> Int {\n"
+        "    1\n"
+        "  }\n"
+        "  deinit {\n"
+        "  }\n"
+        "}\n"
+        "protocol Parsable {\n"
+        "  associatedtype Contained\n"
+        "}\n",
+    )
+    found = {(n.kind, n.qualified_name, n.start_line, n.end_line) for n in parsed.nodes[1:]}
+    assert found == {
+        ("struct", "Name", 1, 9),
+        ("method", "Name.<", 2, 2),
+        ("method", "Name.plain", 3, 3),
+        ("method", "Name.subscript", 4, 6),
+        ("method", "Name.deinit", 7, 8),
+        ("interface", "Parsable", 10, 12),
+        ("type", "Parsable.Contained", 11, 11),
+    }
+    assert the_node(parsed, "Name.<").signature == "static func < (lhs: Name, rhs: Name) -> Bool"

@@ -12,6 +12,13 @@
 (function_declaration name: (simple_identifier) @name) @definition.function
 (protocol_function_declaration name: (simple_identifier) @name) @definition.function
 (init_declaration "init" @name) @definition.constructor
+; Operator functions (`static func < (lhs:rhs:)`), subscripts, deinit and a
+; protocol's associated types.
+((function_declaration name: _ @name) @definition.function
+  (#match? @name "^[^A-Za-z_`]"))
+(subscript_declaration "subscript" @name) @definition.method
+(deinit_declaration "deinit" @name) @definition.method
+(associatedtype_declaration name: (type_identifier) @name) @definition.type
 
 ; `extension Foo`, `extension Outer.Foo<Int>`: qualify members with the last type name.
 (class_declaration
