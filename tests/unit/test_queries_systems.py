@@ -609,3 +609,30 @@ def test_swift_operators_subscripts_deinit_and_associated_types() -> None:
         ("type", "Parsable.Contained", 11, 11),
     }
     assert the_node(parsed, "Name.<").signature == "static func < (lhs: Name, rhs: Name) -> Bool"
+
+
+def test_zig_types_made_by_type_functions() -> None:
+    # libxev's main.zig defines its backends as `pub const Epoll = Xev(.epoll, ...)`;
+    # aliases (`xev.Loop`), imports and value calls are not definitions.
+    parsed = parse_source(
+        "zig",
+        'const std = @import("std");\n'
+        "pub const Loop = xev.Loop;\n"
+        "/// Runtime-selected backend.\n"
+        "pub const Dynamic = DynamicXev(Backend.candidates());\n"
+        'pub const ThreadPool = @import("ThreadPool.zig");\n'
+        "const x = compute(3);\n"
+        "const Other = Make(1).Inner;\n"
+        "pub const Stack = struct {\n"
+        "    const Queue = IntrusiveQueue(Completion);\n"
+        "    pub fn push(self: *Stack) void {}\n"
+        "};\n",
+    )
+    found = {(n.kind, n.qualified_name, n.start_line, n.end_line) for n in parsed.nodes[1:]}
+    assert found == {
+        ("type", "Dynamic", 4, 4),
+        ("struct", "Stack", 8, 11),
+        ("type", "Stack.Queue", 9, 9),
+        ("method", "Stack.push", 10, 10),
+    }
+    assert the_node(parsed, "Dynamic").docstring == "Runtime-selected backend."

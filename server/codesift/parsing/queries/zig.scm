@@ -35,6 +35,16 @@
     variable_type_function: (IDENTIFIER) @name
     (ErrorUnionExpr (SuffixExpr (ErrorSetDecl))))) @definition.type
 
+; A type made by a type function, Zig's generics: `pub const Epoll = Xev(.epoll, ...)`,
+; `const Queue = IntrusiveQueue(Completion);` (type functions are TitleCase).
+((Decl
+  (VarDecl
+    variable_type_function: (IDENTIFIER) @name
+    (ErrorUnionExpr
+      (SuffixExpr variable_type_function: (IDENTIFIER) @_callee . (FnCallArguments) .))))
+  @definition.type
+  (#match? @_callee "^[A-Z]"))
+
 ; Calls: f(x) and a.b.f(x).
 (SuffixExpr variable_type_function: (IDENTIFIER) @name . (FnCallArguments)) @reference.call
 (FieldOrFnCall function_call: (IDENTIFIER) @name) @reference.call
