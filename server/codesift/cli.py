@@ -8,16 +8,12 @@ it on first use), unless `--no-update` is given.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import errno
 import json
 import logging
-import os
-import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -25,44 +21,37 @@ from typing import Any
 import apsw
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from codesift import __version__
-from codesift.config import Settings, load_settings
 from codesift.console_progress import DEFAULT_INTERVAL_SECONDS, ProgressLines
-from codesift.embedding import Embedder, fill_vectors, vector_coverage
-from codesift.embedding.model import cache_dir_from, model_dir_path
-from codesift.embedding.query_model import QUERY_MODEL_FILE, recent_build_failure
-from codesift.errors import (
-    CodesiftError,
-    CorruptIndexError,
-    EmbeddingError,
-    QueryError,
-    ReadOnlyIndexError,
-    WorkspaceError,
+from codesift.engine import (
+    Engine,
+    EngineListener,
+    GraphLink,
+    GraphQuery,
+    GraphResult,
+    IndexStatus,
+    Symbol,
+    Workspace,
+    embed,
+    index_status,
+    indexed_root,
+    reindex,
+    summary_line,
 )
-from codesift.history.records import ChangeInfo, node_history, nodes_in_time
-from codesift.history.timespec import TimeFilter, time_filter
-from codesift.history.update import history_status
-from codesift.indexer import Indexer, IndexProgress, IndexSummary
-from codesift.retrieval import BROAD_LAYERS, Searcher, SearchRequest, SearchResponse
-from codesift.retrieval.rerank import RerankerLoad, load_reranker
-from codesift.store.database import (
-    index_writable,
-    integrity_problem,
-    move_aside,
-    open_database,
-    scalar,
-)
-from codesift.store.locks import IndexLock, writer_lock
-from codesift.store.reader import (
-    NodeRow,
-    edges_from,
-    edges_to,
-    index_counts,
-    node_rows,
-    nodes_named,
-)
+from codesift.engine.symbols import MAX_SYMBOLS
+from codesift.errors import CodesiftError, QueryError, WorkspaceError
+from codesift.history.records import ChangeInfo
+from codesift.retrieval import SearchResponse
+from codesift.store.database import integrity_problem
 
 __all__ = ["main"]
 
@@ -74,54 +63,6 @@ EXIT_ERROR = 2  # a codesift error: bad input, an unusable index or workspace, a
 EXIT_INTERRUPTED = 130
 
 
-# -- workspace and index location ----------------------------------------------------
-
-
-def find_root(start: Path) -> Path:
-    """The workspace root for `start`: the nearest folder holding a codesift index,
-    else the enclosing git work tree, else `start` itself."""
-    start = start.resolve()
-    for folder in (start, *start.parents):
-        if (folder / ".codesift" / "index.db").is_file():
-            return folder
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(start), "rev-parse", "--show-toplevel"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-        if out.returncode == 0 and out.stdout.strip():
-            return Path(out.stdout.strip())
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return start
-
-
-def existing_folder(raw: str, option: str) -> Path:
-    """`raw` as an absolute folder; WorkspaceError when it does not exist or is a file
-    (a mistyped --root must not create an empty index somewhere)."""
-    path = Path(os.path.expanduser(raw))
-    if not path.exists():
-        raise WorkspaceError(f"{option} {raw}: no such folder")
-    if not path.is_dir():
-        raise WorkspaceError(f"{option} {raw} is not a folder")
-    return path.resolve()
-
-
-def _root_of(args: argparse.Namespace) -> Path:
-    """The workspace root a command works on: --root, else `find_root` from here."""
-    if getattr(args, "root", None):
-        return existing_folder(args.root, "--root")
-    return find_root(Path.cwd())
-
-
-def db_path_for(root: Path, settings: Settings) -> Path:
-    path = Path(os.path.expanduser(settings.index.db_path))
-    return path if path.is_absolute() else root / path
-
-
 def _stderr() -> Console:
     return Console(stderr=True, highlight=False)
 
@@ -131,400 +72,179 @@ def _say(message: str) -> None:
     _stderr().print(f"[dim]{escape(message)}[/]", soft_wrap=True)
 
 
-def _waiting_note(what: str) -> Callable[[str], None]:
-    def note(holder: str) -> None:
+def _warn(message: str) -> None:
+    _stderr().print(f"[yellow]warning:[/] {escape(message)}", soft_wrap=True)
+
+
+class ConsoleListener(EngineListener):
+    """Engine events on stderr: notes dim, warnings yellow, progress as a bar on a
+    terminal (for 20 files or more) and a line every `progress_every` seconds
+    elsewhere; `quiet` drops progress and waiting notes."""
+
+    def __init__(
+        self, *, quiet: bool = False, progress_every: float = DEFAULT_INTERVAL_SECONDS
+    ) -> None:
+        self.quiet = quiet
+        self.progress_every = progress_every
+        self._console = _stderr()
+        self._bar: Progress | None = None
+        self._task: TaskID | None = None
+        self._lines: ProgressLines | None = None
+        self._total = 0
+
+    def note(self, message: str) -> None:
+        _say(message)
+
+    def warning(self, message: str) -> None:
+        _warn(message)
+
+    def waiting(self, holder: str, what: str) -> None:
+        if self.quiet:
+            return
         who = f" ({holder})" if holder else ""
-        _say(f"waiting for another codesift process{who} to finish writing the index; {what}")
-
-    return note
-
-
-def _run_index(
-    root: Path,
-    settings: Settings,
-    conn: apsw.Connection,
-    *,
-    quiet: bool,
-    progress_every: float = DEFAULT_INTERVAL_SECONDS,
-) -> IndexSummary:
-    """One index run (the caller holds the index's write lock). Progress: a bar on
-    a terminal, a line every `progress_every` seconds elsewhere."""
-    console = _stderr()
-    indexer = Indexer(root, settings, conn)
-    started = time.perf_counter()
-    plan = indexer.plan()
-    work = len(plan.to_index) + len(plan.deleted)
-    if work == 0 or quiet:
-        return indexer.apply(plan, started=started)
-    if not console.is_terminal:
-        lines = ProgressLines(sys.stderr, "indexing", "files", interval=progress_every)
-
-        def report_line(event: IndexProgress) -> None:
-            if event.phase == "parsing":
-                lines.update(event.done, event.total)
-
-        summary = indexer.apply(plan, report_line, started=started)
-        lines.finish()
-        return summary
-    if work < 20:
-        return indexer.apply(plan, started=started)
-    columns = (
-        TextColumn("[bold]codesift[/] {task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("[dim]{task.fields[path]}"),
-    )
-    with Progress(*columns, console=console, transient=True) as progress:
-        task = progress.add_task("indexing", total=work, path="")
-
-        def report(event: IndexProgress) -> None:
-            if event.phase == "parsing":
-                progress.update(task, completed=event.done, path=event.path[-50:])
-            elif event.phase == "resolving":
-                progress.update(task, description="resolving calls", path="")
-
-        return indexer.apply(plan, report, started=started)
-
-
-def _summary_line(summary: IndexSummary, conn: apsw.Connection) -> str:
-    counts = index_counts(conn)
-    return (
-        f"indexed {summary.indexed} file(s) in {summary.seconds:.1f}s"
-        f" ({summary.unchanged} unchanged, {summary.deleted} removed,"
-        f" {len(summary.skipped)} skipped); index: {counts.files} files, {counts.nodes} nodes,"
-        f" {counts.edges} edges, {counts.chunks} chunks"
-    )
-
-
-def _prepare(args: argparse.Namespace) -> tuple[Path, Settings, apsw.Connection]:
-    """Root, settings and a connection for a reading command, with the index brought
-    up to date first unless --no-update. Readers never wait for, or break, another
-    process's writing: when another process is writing the index (or this user
-    cannot write it), the index is searched as it is, and a note says so. Only an
-    index that does not exist yet is waited for."""
-    root = _root_of(args)
-    settings = load_settings(root)
-    db_path = db_path_for(root, settings)
-    args.db_path = db_path
-    quiet = bool(args.json)
-    if getattr(args, "no_update", False):
-        return root, settings, _open_existing(db_path)
-    if not index_writable(db_path):
-        if not db_path.exists():
-            raise ReadOnlyIndexError(
-                f"cannot create an index for {root}: {db_path.parent} is not writable; choose"
-                " a writable place with the index.db_path setting"
-            )
-        _say(f"the index {db_path} is read-only for this user; searching it as it is")
-        return root, settings, open_database(db_path, readonly=True)
-    lock = IndexLock(db_path, "write", purpose=f"codesift {args.command}: updating the index")
-    if not lock.try_acquire():
-        if db_path.exists() and _has_files(db_path):
-            holder = lock.holder()
-            who = f" ({holder})" if holder else ""
-            _say(f"another codesift process{who} is updating the index; searching it as it is")
-            return root, settings, open_database(db_path)
-        lock.acquire(on_wait=_waiting_note("the first search waits for the index"))
-    try:
-        conn = open_database(db_path)
-        fresh = scalar(conn, "SELECT count(*) FROM files") == 0
-        summary = _run_index(root, settings, conn, quiet=quiet)
-    finally:
-        lock.release()
-    if fresh and not quiet:
-        _say(_summary_line(summary, conn))
-    return root, settings, conn
-
-
-def _open_existing(db_path: Path) -> apsw.Connection:
-    """The index as it is: read-only when this user cannot write it."""
-    return open_database(db_path, create=False, readonly=not index_writable(db_path))
-
-
-def _has_files(db_path: Path) -> bool:
-    conn = open_database(db_path, create=False, readonly=True)
-    try:
-        return scalar(conn, "SELECT 1 FROM files LIMIT 1") is not None
-    finally:
-        conn.close()
-
-
-# -- vectors -------------------------------------------------------------------------
-
-# A search computes this many missing vectors itself before answering; more are
-# left to a background `codesift embed` so the answer is not delayed.
-FOREGROUND_EMBED_LIMIT = 256
-
-
-def _embedder(settings: Settings) -> Embedder:
-    return Embedder(
-        cache_dir_from(settings.embedding.cache_dir),
-        max_tokens=settings.embedding.max_tokens,
-        batch_size=settings.embedding.batch_size,
-        quantized_queries=settings.embedding.quantized_queries,
-    )
-
-
-def _embed_lock(db_path: Path, purpose: str) -> IndexLock | None:
-    """The index's embed lock, taken; None when another process is embedding (one
-    embedder per index, always) or this user cannot write the index."""
-    lock = IndexLock(db_path, "embed", purpose=purpose)
-    try:
-        return lock if lock.try_acquire() else None
-    except ReadOnlyIndexError:
-        return None
-
-
-def _fill_vectors(
-    conn: apsw.Connection,
-    db_path: Path,
-    embedder: Embedder,
-    settings: Settings,
-    *,
-    quiet: bool,
-    progress_every: float = DEFAULT_INTERVAL_SECONDS,
-) -> int:
-    """Compute the missing vectors (the caller holds the embed lock); each batch is
-    written under the write lock, so an index run elsewhere waits one batch at most.
-    Progress: a bar on a terminal, a line every `progress_every` seconds elsewhere."""
-    console = _stderr()
-    layers = settings.embedding.layers
-    pending = vector_coverage(conn, layers)
-    missing = pending.embeddable - pending.embedded
-    if missing <= 0:
-        return 0
-
-    @contextlib.contextmanager
-    def batch_guard() -> Iterator[bool]:
-        with writer_lock(db_path, "codesift: writing vectors") as acquired:
-            yield acquired
-
-    if quiet:
-        return fill_vectors(conn, embedder, layers=layers, batch_guard=batch_guard)
-    if not console.is_terminal:
-        lines = ProgressLines(sys.stderr, "embedding", "chunks", interval=progress_every)
-        embedded = fill_vectors(
-            conn, embedder, layers=layers, batch_guard=batch_guard, progress=lines.update
-        )
-        lines.finish()
-        return embedded
-    columns = (
-        TextColumn("[bold]codesift[/] embedding"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=console, transient=True) as progress:
-        task = progress.add_task("embedding", total=missing)
-        return fill_vectors(
-            conn,
-            embedder,
-            layers=layers,
-            batch_guard=batch_guard,
-            progress=lambda done, total: progress.update(task, completed=done),
+        after = "starts after it" if what == "this run" else "waits for the index"
+        _say(
+            f"waiting for another codesift process{who} to finish writing the index; {what} {after}"
         )
 
-
-def _start_background_embedding(root: Path, db_path: Path) -> bool:
-    """Compute the remaining vectors in a detached `codesift embed` process, unless
-    another process is computing them already; True when one was started."""
-    probe = _embed_lock(db_path, "codesift search: starting the background embedding")
-    if probe is None:
-        return False
-    probe.release()  # the child takes it; a second starter's child just exits
-    log_path = db_path.with_name("embed.log")
-    try:
-        with log_path.open("ab") as log_file:
-            subprocess.Popen(
-                [sys.executable, "-m", "codesift.cli", "embed", "--root", str(root), "--quiet"],
-                stdin=subprocess.DEVNULL,
-                stdout=log_file,
-                stderr=log_file,
-                start_new_session=True,
-                cwd=root,
-            )
-    except OSError as exc:
-        log.warning("cannot start background embedding: %s", exc)
-        return False
-    return True
-
-
-def _rerank_load(settings: Settings) -> RerankerLoad:
-    return load_reranker(settings.rerank, cache_dir_from(settings.embedding.cache_dir))
-
-
-def _searcher(
-    root: Path, settings: Settings, conn: apsw.Connection, args: argparse.Namespace
-) -> Searcher:
-    """A searcher with the vector stream when embeddings are on and vectors exist
-    (missing vectors are computed now (a few) or in the background (many)), and the
-    rerank stage when it is on and its model loads."""
-    rerank = _rerank_load(settings)
-    if rerank.warning:
-        _stderr().print(f"[yellow]warning:[/] {escape(rerank.warning)}")
-
-    def searcher(embedder: Embedder | None) -> Searcher:
-        return Searcher(
-            conn,
-            settings.search,
-            embedder,
-            reranker=rerank.reranker,
-            rerank_settings=settings.rerank,
+    def begin(self, task: str, total: int) -> None:
+        self._total = total
+        if self.quiet:
+            return
+        unit = "files" if task == "indexing" else "chunks"
+        if not self._console.is_terminal:
+            self._lines = ProgressLines(sys.stderr, task, unit, interval=self.progress_every)
+            return
+        if task == "indexing" and total < 20:
+            return
+        columns = (
+            TextColumn("[bold]codesift[/] {task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("[dim]{task.fields[path]}"),
         )
+        self._bar = Progress(*columns, console=self._console, transient=True)
+        self._bar.start()
+        self._task = self._bar.add_task(task, total=total, path="")
 
-    if not settings.embedding.enabled or getattr(args, "no_embed", False):
-        return searcher(None)
-    db_path: Path = args.db_path
-    embedder = _embedder(settings)
-    layers = settings.embedding.layers
-    coverage = vector_coverage(conn, layers)
-    missing = coverage.embeddable - coverage.embedded
-    if 0 < missing <= FOREGROUND_EMBED_LIMIT and index_writable(db_path):
-        lock = _embed_lock(db_path, "codesift search: computing a few vectors")
-        if lock is not None:  # else another process is computing them: use what exists
-            # The query encoder is built once per model folder (~3 s, in a child
-            # process): alongside the fill rather than after it. Joined before the
-            # search, so that no thread is inside onnxruntime when the process exits.
-            encoder = threading.Thread(target=embedder.query_encoder, name="query-encoder")
-            encoder.start()
-            try:
-                _fill_vectors(conn, db_path, embedder, settings, quiet=True)
-            except EmbeddingError as exc:
-                _stderr().print(
-                    f"[yellow]warning:[/] {escape(str(exc))}; searching without vectors"
-                )
-                return searcher(None)
-            finally:
-                lock.release()
-                encoder.join()
-            coverage = vector_coverage(conn, layers)
-    elif missing > FOREGROUND_EMBED_LIMIT and not args.no_update and index_writable(db_path):
-        started = _start_background_embedding(root, db_path)
-        if not args.json:
-            where = "in the background" if started else "by another codesift process"
-            _say(
-                f"vectors: {coverage.ratio:.0%} of {coverage.embeddable} chunks; the rest are"
-                f" being computed {where} (codesift status shows how far)"
-            )
-    # The query is embedded only when there are vectors to compare it with (the
-    # query encoder then loads on this thread, during the search).
-    return searcher(embedder if coverage.embedded else None)
+    def advance(self, done: int, detail: str = "") -> None:
+        if self._lines is not None:
+            self._lines.update(done, max(self._total, done))
+        elif self._bar is not None and self._task is not None:
+            self._bar.update(self._task, completed=done, path=detail[-50:])
+
+    def phase(self, description: str) -> None:
+        if self._bar is not None and self._task is not None:
+            self._bar.update(self._task, description=description, path="")
+
+    def end(self) -> None:
+        if self._lines is not None:
+            self._lines.finish()
+            self._lines = None
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+            self._task = None
+
+
+def _workspace(args: argparse.Namespace) -> Workspace:
+    """The workspace a reading command works on: --root, else the nearest index
+    (honouring index.db_path), else the git work tree, else the current folder."""
+    ws = Workspace.resolve(getattr(args, "root", None))
+    args.db_path = ws.db_path
+    return ws
+
+
+def _engine(args: argparse.Namespace, *, quiet: bool = False) -> Engine:
+    return Engine(
+        _workspace(args),
+        ConsoleListener(quiet=quiet),
+        update=not getattr(args, "no_update", False),
+        embed=not getattr(args, "no_embed", False),
+        quiet=quiet,
+        command=f"codesift {args.command}",
+    )
+
+
+def _report_built(engine: Engine, args: argparse.Namespace) -> None:
+    """The first run's summary (a new index), on stderr."""
+    if engine.built is not None and not args.json:
+        _say(summary_line(engine.built, engine.connection()))
 
 
 # -- commands ------------------------------------------------------------------------
 
 
-def cmd_index(args: argparse.Namespace) -> int:
-    """Build or update the index; writers queue on the index's write lock."""
+def _index_workspace(args: argparse.Namespace) -> Workspace:
+    """PATH or --root, else the nearest indexed folder at or above the current one
+    (a subfolder updates its workspace's index), else the current folder."""
     if args.path and args.root:
         raise WorkspaceError("give the folder once: as PATH or as --root")
     raw = args.path or args.root
-    root = existing_folder(raw, "index") if raw else Path.cwd().resolve()
-    settings = load_settings(root)
-    db_path = db_path_for(root, settings)
-    args.db_path = db_path
-    quiet = args.quiet
-    note = (lambda _holder: None) if quiet else _waiting_note("this run starts after it")
-    with writer_lock(db_path, "codesift index: indexing", on_wait=note):
-        if args.rebuild:
-            moved = move_aside(db_path)
-            if moved is not None:
-                _stderr().print(f"moved the old index aside to {moved}")
-        conn = open_database(db_path)
-        # Damage in pages this run would not touch must not pass for a healthy index
-        # (~0.4 s for a 100 MB index: `codesift index` is asked for, not automatic).
-        problem = None if args.rebuild else integrity_problem(db_path)
-        if problem is not None:
-            raise CorruptIndexError(
-                f"{db_path} is damaged ({problem}); run `codesift index --rebuild` to move it"
-                " aside and build a new one"
-            )
-        summary = _run_index(root, settings, conn, quiet=quiet, progress_every=args.progress_every)
-    embedded = 0
-    embedding = "off"
-    if settings.embedding.enabled and not args.no_embed:
-        lock = _embed_lock(db_path, "codesift index: embedding")
-        if lock is None:
+    if raw:
+        ws = Workspace.resolve(raw, option="index" if args.path else "--root")
+    else:
+        here = Path.cwd().resolve()
+        ws = Workspace.at(indexed_root(here) or here)
+    args.db_path = ws.db_path
+    return ws
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    """Build or update the index; writers queue on the index's write lock."""
+    ws = _index_workspace(args)
+    listener = ConsoleListener(quiet=args.quiet, progress_every=args.progress_every)
+    report, vectors, conn = reindex(
+        ws, listener, rebuild=args.rebuild, vectors=not args.no_embed, quiet=args.quiet
+    )
+    try:
+        if report.moved_aside is not None:
+            _stderr().print(f"moved the old index aside to {report.moved_aside}")
+        if vectors is None:
+            embedding = "off"
+        elif vectors.failed is not None:
+            embedding = "failed"
+        elif vectors.running_elsewhere:
             embedding = "elsewhere"
-            if not quiet:
-                holder = IndexLock(db_path, "embed").holder()
-                who = f" ({holder})" if holder else ""
+            if not args.quiet:
+                who = f" ({vectors.holder})" if vectors.holder else ""
                 _say(f"another codesift process{who} is computing this index's vectors")
         else:
             embedding = "done"
-            try:
-                embedded = _fill_vectors(
-                    conn,
-                    db_path,
-                    _embedder(settings),
-                    settings,
-                    quiet=quiet,
-                    progress_every=args.progress_every,
-                )
-            except EmbeddingError as exc:
-                embedding = "failed"
-                _stderr().print(f"[yellow]warning:[/] {escape(str(exc))}; index has no vectors")
-            finally:
-                lock.release()
-    if args.json:
-        print(
-            json.dumps(
-                {
-                    **asdict(summary),
-                    "embedded": embedded,
-                    "embedding": embedding,
-                    "root": str(root),
-                    "database": str(db_path),
-                }
-            )
-        )
-    elif not quiet:
-        print(_summary_line(summary, conn))
+        if args.json:
+            data = {
+                **asdict(report.summary),
+                "embedded": 0 if vectors is None else vectors.embedded,
+                "embedding": embedding,
+                "root": str(ws.root),
+                "database": str(ws.db_path),
+            }
+            print(json.dumps(data))
+        elif not args.quiet:
+            print(summary_line(report.summary, conn))
+    finally:
+        conn.close()
     return EXIT_OK
 
 
 def cmd_embed(args: argparse.Namespace) -> int:
     """Compute missing vectors; one embedder per index at a time (the embed lock):
     a second one exits at once, saying who is embedding."""
-    root = _root_of(args)
-    settings = load_settings(root)
-    db_path = db_path_for(root, settings)
-    args.db_path = db_path
-    conn = open_database(db_path, create=False)
-    lock = _embed_lock(db_path, "codesift embed")
-    if lock is None:
-        holder = IndexLock(db_path, "embed").holder()
-        if args.json:
-            print(json.dumps({"embedded": 0, "running_elsewhere": True, "holder": holder}))
-        elif not args.quiet:
-            who = f" ({holder})" if holder else ""
-            print(f"another codesift process{who} is computing this index's vectors")
-        return EXIT_OK
-    try:
-        embedded = _fill_vectors(
-            conn,
-            db_path,
-            _embedder(settings),
-            settings,
-            quiet=args.quiet or args.json,
-            progress_every=args.progress_every,
-        )
-    finally:
-        lock.release()
-    coverage = vector_coverage(conn, settings.embedding.layers)
+    ws = _workspace(args)
+    quiet = args.quiet or args.json
+    listener = ConsoleListener(quiet=quiet, progress_every=args.progress_every)
+    report = embed(ws, listener, quiet=quiet)
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "embedded": embedded,
-                    "running_elsewhere": False,
-                    "vectors": {"embedded": coverage.embedded, "embeddable": coverage.embeddable},
-                }
-            )
-        )
-    elif not args.quiet:
-        print(f"embedded {embedded} chunks; vectors cover {coverage.ratio:.0%} of the index")
+        print(json.dumps(report.as_json()))
+    elif args.quiet:
+        pass
+    elif report.running_elsewhere:
+        who = f" ({report.holder})" if report.holder else ""
+        print(f"another codesift process{who} is computing this index's vectors")
+    else:
+        ratio = report.total_embedded / report.embeddable if report.embeddable else 1.0
+        print(f"embedded {report.embedded} chunks; vectors cover {ratio:.0%} of the index")
     return EXIT_OK
 
 
@@ -533,11 +253,6 @@ def _response_json(response: SearchResponse) -> dict[str, Any]:
     for result in data["results"]:
         result["provenance"] = [dict(h) for h in result["provenance"]]
     return data
-
-
-def _time_filter(args: argparse.Namespace, root: Path) -> TimeFilter:
-    """--as-of/--since/--until as Unix times (tags and commits resolved in `root`)."""
-    return time_filter(args.as_of, args.since, args.until, root=root)
 
 
 def _history_text(info: ChangeInfo | None) -> str:
@@ -565,34 +280,38 @@ GRAPH_LABELS = {
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    root = _root_of(args)
-    times = _time_filter(args, root)  # a malformed time fails before any indexing
-    settings = load_settings(root)
-    request = SearchRequest(
-        query=args.query,
-        top_k=settings.search.top_k if args.top_k is None else args.top_k,
-        layers=tuple(args.layer or ()) or BROAD_LAYERS,
-        languages=tuple(args.lang or ()),
-        paths=tuple(args.path or ()),
-        snippet_chars=(
-            settings.search.snippet_chars if args.snippet_chars is None else args.snippet_chars
-        ),
-        max_tokens=args.max_tokens,
-        as_of=times.as_of,
-        since=times.since,
-        until=times.until,
-        include_graph=args.graph,
-    )
-    request.validated(root=root)  # a bad option fails before any indexing
-    root, settings, conn = _prepare(args)
-    response = _searcher(root, settings, conn, args).search(request)
+    engine = _engine(args, quiet=bool(args.json))
+    try:
+        times = engine.times(args.as_of, args.since, args.until)  # before any indexing
+        request = engine.request(
+            args.query,
+            top_k=args.top_k,
+            layers=tuple(args.layer or ()),
+            languages=tuple(args.lang or ()),
+            paths=tuple(args.path or ()),
+            snippet_chars=args.snippet_chars,
+            max_tokens=args.max_tokens,
+            as_of=times.as_of,
+            since=times.since,
+            until=times.until,
+            include_graph=args.graph,
+        )
+        response = engine.search(request)
+        _report_built(engine, args)
+    finally:
+        engine.close()
     if args.json:
         print(json.dumps(_response_json(response), ensure_ascii=False))
         return EXIT_OK
+    _print_search(args.query, response)
+    return EXIT_OK
+
+
+def _print_search(query: str, response: SearchResponse) -> None:
     console = Console(highlight=False, soft_wrap=True)
     if not response.results:
-        console.print(f"no results for {escape(args.query)!r}")
-        return EXIT_OK
+        console.print(f"no results for {escape(query)!r}")
+        return
     for i, result in enumerate(response.results, start=1):
         found_by = " ".join(f"{h.stream}#{h.rank}" for h in result.provenance)
         console.print(
@@ -616,23 +335,19 @@ def cmd_search(args: argparse.Namespace) -> int:
                 f"  [cyan]{escape(node.path)}:{node.start_line}-{node.end_line}[/]"
             )
     console.print(f"[dim]{len(response.results)} results in {response.took_ms:.0f} ms[/]")
-    return EXIT_OK
 
 
-def _node_json(node: NodeRow, times: dict[int, ChangeInfo] | None = None) -> dict[str, Any]:
-    data = asdict(node)
-    info = (times or {}).get(node.id)
-    data["history"] = asdict(info) if info is not None else None
+def _symbol_json(symbol: Symbol | None) -> dict[str, Any] | None:
+    if symbol is None:
+        return None
+    data = asdict(symbol.node)
+    data["history"] = asdict(symbol.history) if symbol.history is not None else None
     return data
 
 
-def _print_node(
-    console: Console,
-    node: NodeRow,
-    prefix: str = "",
-    times: dict[int, ChangeInfo] | None = None,
-) -> None:
-    when = _history_text((times or {}).get(node.id))
+def _print_symbol(console: Console, symbol: Symbol, prefix: str = "") -> None:
+    node = symbol.node
+    when = _history_text(symbol.history)
     console.print(
         f"{prefix}[cyan]{escape(node.path)}:{node.start_line}-{node.end_line}[/]  "
         f"[green]{node.kind}[/] [bold]{escape(node.qualified_name)}[/]  "
@@ -641,115 +356,99 @@ def _print_node(
 
 
 def cmd_symbols(args: argparse.Namespace) -> int:
-    root = _root_of(args)
-    if args.limit < 1 or args.limit > 200:
-        raise QueryError(f"--limit must be between 1 and 200, got {args.limit}")
-    times = _time_filter(args, root)
-    _, settings, conn = _prepare(args)
-    exact = nodes_named(conn, args.name, limit=args.limit, include_modules=True, times=times)
-    fuzzy: list[NodeRow] = []
-    if len(exact) < args.limit:
-        response = Searcher(conn, settings.search).search(
-            SearchRequest(
-                query=args.name,
-                top_k=min(200, args.limit),
-                layers=("ast",),
-                as_of=times.as_of,
-                since=times.since,
-                until=times.until,
-            )
-        )
-        seen = {n.id for n in exact}
-        ids = [r.node_id for r in response.results if r.node_id is not None]
-        found = node_rows(conn, [i for i in ids if i not in seen])
-        fuzzy = [found[i] for i in ids if i in found][: args.limit - len(exact)]
-    history = node_history(conn, [n.id for n in (*exact, *fuzzy)])
+    if args.limit < 1 or args.limit > MAX_SYMBOLS:
+        raise QueryError(f"--limit must be between 1 and {MAX_SYMBOLS}, got {args.limit}")
+    engine = _engine(args, quiet=bool(args.json))
+    try:
+        times = engine.times(args.as_of, args.since, args.until)
+        found = engine.symbols(args.name, args.limit, times)
+        _report_built(engine, args)
+    finally:
+        engine.close()
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "exact": [_node_json(n, history) for n in exact],
-                    "fuzzy": [_node_json(n, history) for n in fuzzy],
-                }
-            )
-        )
+        exact = [_symbol_json(s) for s in found.exact]
+        print(json.dumps({"exact": exact, "fuzzy": [_symbol_json(s) for s in found.fuzzy]}))
         return EXIT_OK
     console = Console(highlight=False, soft_wrap=True)
-    if not exact and not fuzzy:
+    if not found.all:
         console.print(f"no definitions match {escape(args.name)!r}")
-    for node in exact:
-        _print_node(console, node, times=history)
-    if fuzzy:
+    for symbol in found.exact:
+        _print_symbol(console, symbol)
+    if found.fuzzy:
         console.print("[dim]similar names:[/]")
-        for node in fuzzy:
-            _print_node(console, node, "  ", history)
+        for symbol in found.fuzzy:
+            _print_symbol(console, symbol, "  ")
     return EXIT_OK
 
 
 def _graph_command(args: argparse.Namespace, direction: str) -> int:
-    root = _root_of(args)
-    times = _time_filter(args, root)
-    _, _, conn = _prepare(args)
-    targets = nodes_named(conn, args.name, limit=20, times=times)
-    payload: list[dict[str, Any]] = []
-    console = Console(highlight=False, soft_wrap=True)
-    if not targets:
-        if args.json:
-            print(json.dumps({"name": args.name, "nodes": []}))
-        else:
-            console.print(f"no definition named {escape(args.name)!r}")
+    engine = _engine(args, quiet=bool(args.json))
+    try:
+        times = engine.times(args.as_of, args.since, args.until)
+        query = GraphQuery(
+            direction=direction, depth=1, kinds=("calls",), max_nodes=2000, times=times
+        )
+        walk = engine.graph(args.name, query)
+        _report_built(engine, args)
+    finally:
+        engine.close()
+    groups = _neighbours(walk, direction)
+    if args.json:
+        payload = [
+            {
+                "node": _symbol_json(walk.node(root)),
+                direction: [
+                    {
+                        "edge": {
+                            "kind": link.kind,
+                            "line": link.line,
+                            "name": link.target_name,
+                            "resolution": link.resolution,
+                        },
+                        "node": _symbol_json(other),
+                    }
+                    for link, other in pairs
+                ],
+            }
+            for root, pairs in groups
+        ]
+        print(json.dumps({"name": args.name, "nodes": payload}))
         return EXIT_OK
-    for target in targets:
-        if direction == "callers":
-            edges = edges_to(conn, target.id, ["calls"])
-            others = node_rows(conn, [e.src_id for e in edges])
-            pairs = [(others.get(e.src_id), e) for e in edges]
-        else:
-            edges = edges_from(conn, target.id, ["calls"])
-            others = node_rows(conn, [e.dst_id for e in edges if e.dst_id is not None])
-            pairs = [(others.get(e.dst_id) if e.dst_id else None, e) for e in edges]
-        if times:
-            # Neighbours outside the time window are left out (unresolved names stay).
-            kept = nodes_in_time(conn, [n.id for n, _ in pairs if n is not None], times)
-            pairs = [(n, e) for n, e in pairs if n is None or n.id in kept]
-            if direction == "callers":
-                pairs = [(n, e) for n, e in pairs if n is not None]
-        history = node_history(conn, [target.id, *(n.id for n, _ in pairs if n is not None)])
-        if args.json:
-            payload.append(
-                {
-                    "node": _node_json(target, history),
-                    direction: [
-                        {
-                            "edge": {
-                                "kind": e.kind,
-                                "line": e.line,
-                                "name": e.dst_name,
-                                "resolution": e.resolution,
-                            },
-                            "node": _node_json(n, history) if n else None,
-                        }
-                        for n, e in pairs
-                    ],
-                }
-            )
-            continue
-        _print_node(console, target, times=history)
+    console = Console(highlight=False, soft_wrap=True)
+    if not groups:
+        console.print(f"no definition named {escape(args.name)!r}")
+    for root, pairs in groups:
+        target = walk.node(root)
+        if target is not None:
+            _print_symbol(console, target)
         if not pairs:
             console.print(f"  [dim]no {direction} found[/]")
-        for other, edge in pairs:
+        for link, other in pairs:
             if other is not None:
-                where = f"line {edge.line}" if direction == "callers" else f"called at {edge.line}"
+                where = f"line {link.line}" if direction == "callers" else f"called at {link.line}"
                 arrow = "←" if direction == "callers" else "→"
-                _print_node(console, other, f"  {arrow} ", history)
-                console.print(f"      [dim]{where} ({edge.resolution or 'unresolved'})[/]")
+                _print_symbol(console, other, f"  {arrow} ")
+                console.print(f"      [dim]{where} ({link.resolution or 'unresolved'})[/]")
             else:
-                console.print(
-                    f"  → [bold]{escape(edge.dst_name)}[/] [dim](unresolved, line {edge.line})[/]"
-                )
-    if args.json:
-        print(json.dumps({"name": args.name, "nodes": payload}))
+                name = escape(link.target_name)
+                console.print(f"  → [bold]{name}[/] [dim](unresolved, line {link.line})[/]")
     return EXIT_OK
+
+
+def _neighbours(
+    walk: GraphResult, direction: str
+) -> list[tuple[int, list[tuple[GraphLink, Symbol | None]]]]:
+    """Each starting definition with its edges in `direction` and the other end."""
+    groups: list[tuple[int, list[tuple[GraphLink, Symbol | None]]]] = []
+    for root in dict.fromkeys(walk.roots):
+        pairs: list[tuple[GraphLink, Symbol | None]] = []
+        for link in walk.edges:
+            if direction == "callers" and link.target == root:
+                pairs.append((link, walk.node(link.source)))
+            elif direction == "callees" and link.source == root:
+                pairs.append((link, None if link.target is None else walk.node(link.target)))
+        groups.append((root, pairs))
+    return groups
 
 
 def cmd_callers(args: argparse.Namespace) -> int:
@@ -760,72 +459,54 @@ def cmd_callees(args: argparse.Namespace) -> int:
     return _graph_command(args, "callees")
 
 
+_QUERY_PATHS = {
+    "int8": "embedded by the int8 query encoder",
+    "pending": "embedded by the int8 query encoder, built on the first search",
+    "batch": "embedded by the batch model (embedding.quantized_queries = false)",
+    "off": "not embedded (embeddings are off)",
+}
+
+
 def cmd_status(args: argparse.Namespace) -> int:
-    root = _root_of(args)
-    settings = load_settings(root)
-    db_path = db_path_for(root, settings)
-    args.db_path = db_path
-    if not db_path.exists():
-        message = f"no index at {db_path}; run `codesift index` in {root}"
+    ws = _workspace(args)
+    status = index_status(ws)
+    if not status.exists:
         if args.json:
-            print(json.dumps({"root": str(root), "database": str(db_path), "exists": False}))
+            print(json.dumps({"root": status.root, "database": status.database, "exists": False}))
         else:
-            print(message)
+            print(f"no index at {ws.db_path}; run `codesift index` in {ws.root}")
         return EXIT_OK
-    conn = _open_existing(db_path)
-    problem = integrity_problem(db_path)  # status is where people look when in doubt
-    if problem is not None:
-        raise CorruptIndexError(
-            f"{db_path} is damaged ({problem}); run `codesift index --rebuild` to move it aside"
-            " and build a new one"
-        )
-    counts = index_counts(conn)
-    coverage = vector_coverage(conn, settings.embedding.layers)
-    queries, query_error = _query_status(settings)
-    size = sum(
-        p.stat().st_size for p in (db_path, db_path.with_name(db_path.name + "-wal")) if p.exists()
-    )
-    data = {
-        "root": str(root),
-        "database": str(db_path),
-        "exists": True,
-        "database_bytes": size,
-        "files": counts.files,
-        "nodes": counts.nodes,
-        "edges": counts.edges,
-        "chunks": counts.chunks,
-        "languages": counts.by_language,
-        "vectors": {
-            "embedded": coverage.embedded,
-            "embeddable": coverage.embeddable,
-            "queries": queries,
-            "queries_error": query_error,
-        },
-        "last_update": counts.last_update,
-        "history": asdict(history_status(conn)),
-        "rerank": _rerank_status(settings),
-    }
     if args.json:
-        print(json.dumps(data))
+        print(json.dumps(asdict(status)))
         return EXIT_OK
+    _print_status(status)
+    return EXIT_OK
+
+
+def _print_status(status: IndexStatus) -> None:
     when = (
-        time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(counts.last_update))
-        if counts.last_update
+        time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status.last_update))
+        if status.last_update
         else "never"
     )
-    print(f"root        {root}")
-    print(f"database    {db_path} ({size / 1e6:.1f} MB)")
-    print(f"files       {counts.files}")
-    print(f"nodes       {counts.nodes}")
-    print(f"edges       {counts.edges}")
-    print(f"chunks      {counts.chunks}")
-    print(f"vectors     {coverage.embedded} of {coverage.embeddable} chunks ({coverage.ratio:.0%})")
-    if query_error:
-        print(f"queries     embedded by the batch model: the query model failed: {query_error}")
+    vectors, history, rerank = status.vectors, status.history, status.rerank
+    assert vectors is not None and history is not None and rerank is not None
+    ratio = vectors.embedded / vectors.embeddable if vectors.embeddable else 1.0
+    print(f"root        {status.root}")
+    print(f"database    {status.database} ({status.database_bytes / 1e6:.1f} MB)")
+    print(f"files       {status.files}")
+    print(f"nodes       {status.nodes}")
+    print(f"edges       {status.edges}")
+    print(f"chunks      {status.chunks}")
+    print(f"vectors     {vectors.embedded} of {vectors.embeddable} chunks ({ratio:.0%})")
+    if vectors.queries_error:
+        print(
+            "queries     embedded by the batch model: the query model failed:"
+            f" {vectors.queries_error}"
+        )
     else:
-        print(f"queries     {_QUERY_PATHS[queries]}")
+        print(f"queries     {_QUERY_PATHS[vectors.queries]}")
     print(f"updated     {when}")
-    history = history_status(conn)
     if not history.available:
         at = f" at {history.head[:10]}" if history.head else ""
         print(
@@ -834,16 +515,13 @@ def cmd_status(args: argparse.Namespace) -> int:
         )
     else:
         print(f"history     {'git' if history.source == 'git' else 'file modification times'}")
-    print("languages   " + ", ".join(f"{k} {v}" for k, v in counts.by_language.items()))
-    rerank = data["rerank"]
-    assert isinstance(rerank, dict)
-    if not rerank["enabled"]:
+    print("languages   " + ", ".join(f"{k} {v}" for k, v in status.languages.items()))
+    if not rerank.enabled:
         print("rerank      off")
-    elif rerank["active"]:
-        print(f"rerank      {rerank['provider']} ({rerank['model_path']})")
+    elif rerank.active:
+        print(f"rerank      {rerank.provider} ({rerank.model_path})")
     else:
-        print(f"rerank      off: {rerank['warning']}")
-    return EXIT_OK
+        print(f"rerank      off: {rerank.warning}")
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -867,44 +545,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
         tcp = (host, int(port))
     serve(tcp=tcp)
     return EXIT_OK
-
-
-_QUERY_PATHS = {
-    "int8": "embedded by the int8 query encoder",
-    "pending": "embedded by the int8 query encoder, built on the first search",
-    "batch": "embedded by the batch model (embedding.quantized_queries = false)",
-    "off": "not embedded (embeddings are off)",
-}
-
-
-def _query_status(settings: Settings) -> tuple[str, str | None]:
-    """How a search here would embed its query (`Embedder.query_path`, without
-    loading anything): `int8`, `pending` (the query model is not built yet),
-    `batch` or `off`; and, when the int8 encoder is asked for but a build of the
-    query model failed lately, why (queries then use the batch model)."""
-    if not settings.embedding.enabled:
-        return "off", None
-    if not settings.embedding.quantized_queries:
-        return "batch", None
-    root = cache_dir_from(settings.embedding.cache_dir)
-    model_dir = model_dir_path(root, settings.embedding.max_tokens)
-    if (model_dir / QUERY_MODEL_FILE).is_file():
-        return "int8", None
-    failed = recent_build_failure(model_dir)
-    return ("batch", failed) if failed else ("pending", None)
-
-
-def _rerank_status(settings: Settings) -> dict[str, Any]:
-    """Whether the rerank stage would run: loads the configured model to find out."""
-    enabled = settings.rerank.enabled and settings.rerank.provider != "none"
-    load = _rerank_load(settings) if enabled else RerankerLoad(None)
-    return {
-        "enabled": enabled,
-        "provider": settings.rerank.provider,
-        "model_path": settings.rerank.model_path,
-        "active": load.reranker is not None,
-        "warning": load.warning,
-    }
 
 
 # -- argument parsing ----------------------------------------------------------------

@@ -554,3 +554,44 @@ def test_corrupt_index_is_refused_then_rebuilt(indexed: Path) -> None:
 
     data = run_json(indexed, "search", "retry_failed_charge")
     assert data["results"][0]["qualified_name"] == "billing.charges.retry_failed_charge"
+
+
+# --- workspace resolution ----------------------------------------------------------------------
+
+
+def test_index_in_a_subfolder_updates_the_workspace_index(indexed: Path) -> None:
+    (indexed / "billing" / "refunds.py").write_text("def refund_charge(charge):\n    return 0\n")
+    data = run_json(indexed / "billing", "index", "--json", "--no-embed")
+    assert data["root"] == str(indexed.resolve())
+    assert data["indexed"] == 1  # the new file, into the repository's index
+    assert not (indexed / "billing" / ".codesift").exists()  # no second, shadowing index
+    found = run_json(indexed / "billing", "symbols", "refund_charge", "--json", "--no-update")
+    assert [n["path"] for n in found["exact"]] == ["billing/refunds.py"]
+
+
+def test_index_path_or_root_names_the_folder_to_index(indexed: Path) -> None:
+    data = run_json(indexed, "index", "--root", str(indexed / "cache"), "--json", "--no-embed")
+    assert data["root"] == str((indexed / "cache").resolve())
+    assert (indexed / "cache" / ".codesift" / "index.db").is_file()
+
+
+def test_root_resolution_honours_index_db_path(repo: Path) -> None:
+    (repo / ".codesift.toml").write_text('[index]\ndb_path = "var/search.db"\n')
+    ok(run_cli(repo, "index", "--quiet", "--no-embed"))
+    assert (repo / "var" / "search.db").is_file()
+    # From a subfolder (here outside git's view: the walk finds the index, not git).
+    status = run_json(repo / "cache" / "src", "status", "--json")
+    assert status["root"] == str(repo.resolve())
+    assert status["database"] == str((repo / "var" / "search.db").resolve())
+    result = ok(run_cli(repo / "cache", "search", "Cache::evict", "--no-update"))
+    assert "cache/src/lib.rs:17-20" in result.stdout
+    assert not (repo / "cache" / ".codesift").exists()
+
+
+def test_status_and_symbols_without_an_index_do_not_create_one(repo: Path) -> None:
+    status = run_json(repo, "status", "--json")
+    assert status["exists"] is False
+    result = run_cli(repo, "symbols", "evict", "--no-update")
+    assert result.returncode == 2
+    assert "no index at" in result.stderr and "codesift index" in result.stderr
+    assert not (repo / ".codesift" / "index.db").exists()

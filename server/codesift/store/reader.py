@@ -26,9 +26,16 @@ __all__ = [
     "code_chunk_of_nodes",
     "edges_from",
     "edges_to",
+    "file_stamps",
+    "has_files",
+    "has_vectors",
     "index_counts",
+    "indexed_paths_under",
+    "node_ids_in_file",
     "node_rows",
+    "nodes_at_line",
     "nodes_named",
+    "resolved_target",
 ]
 
 
@@ -317,3 +324,72 @@ def index_counts(conn: apsw.Connection) -> IndexCounts:
     }
     row = conn.execute("SELECT value FROM meta WHERE key = 'last_update'").fetchone()
     return IndexCounts(files, nodes, edges, chunks, by_language, float(row[0]) if row else None)
+
+
+def has_files(conn: apsw.Connection) -> bool:
+    """Whether the index holds any file (False for one being built the first time)."""
+    return scalar(conn, "SELECT 1 FROM files LIMIT 1") is not None
+
+
+def has_vectors(conn: apsw.Connection) -> bool:
+    """Whether any chunk has a vector (a search then embeds its query)."""
+    return conn.execute("SELECT 1 FROM embedded LIMIT 1").fetchone() is not None
+
+
+def node_ids_in_file(conn: apsw.Connection, path: str) -> list[int]:
+    """The ids of a file's nodes, outermost first in file order."""
+    return [
+        int(r[0])
+        for r in conn.execute(
+            "SELECT n.id FROM nodes n JOIN files f ON f.id = n.file_id WHERE f.path = ?"
+            " ORDER BY n.start_line, n.end_line DESC",
+            (path,),
+        )
+    ]
+
+
+def nodes_at_line(conn: apsw.Connection, path: str, line: int) -> list[tuple[int, str, int]]:
+    """(id, name, start line) of the nodes of `path` spanning `line`, innermost first."""
+    return [
+        (int(node_id), str(name), int(start))
+        for node_id, name, start in conn.execute(
+            "SELECT n.id, n.name, n.start_line FROM nodes n JOIN files f ON f.id ="
+            " n.file_id WHERE f.path = ? AND n.start_line <= ? AND n.end_line >= ?"
+            " ORDER BY n.start_line DESC, n.end_line",
+            (path, line, line),
+        )
+    ]
+
+
+def resolved_target(conn: apsw.Connection, src_id: int, name: str) -> int | None:
+    """The node an edge from `src_id` to `name` was resolved to (calls first)."""
+    row = conn.execute(
+        "SELECT dst_id FROM edges WHERE src_id = ? AND dst_name = ? AND dst_id IS NOT NULL"
+        " ORDER BY kind = 'calls' DESC LIMIT 1",
+        (src_id, name),
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+def indexed_paths_under(conn: apsw.Connection, folder: str) -> list[str]:
+    """Indexed paths inside the folder `folder` (relative, no trailing slash)."""
+    prefix = folder.rstrip("/") + "/"
+    return [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT path FROM files WHERE path >= ? AND path < ?", (prefix, prefix[:-1] + "0")
+        )
+    ]
+
+
+def file_stamps(conn: apsw.Connection, paths: Sequence[str]) -> dict[str, tuple[int, int]]:
+    """path -> (size, mtime_ns) as indexed, for those of `paths` in the index."""
+    out: dict[str, tuple[int, int]] = {}
+    for start in range(0, len(paths), 500):
+        batch = list(paths[start : start + 500])
+        for path, size, mtime in conn.execute(
+            f"SELECT path, size, mtime_ns FROM files WHERE path IN ({_placeholders(len(batch))})",
+            batch,
+        ):
+            out[str(path)] = (int(size), int(mtime))
+    return out

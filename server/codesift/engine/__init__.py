@@ -1,0 +1,82 @@
+"""The codesift engine: one API under every front end (CLI, language server, MCP).
+
+Open a workspace (root, settings and index path resolved once), then ask it:
+
+    from codesift.engine import Engine, GraphQuery, Workspace
+
+    ws = Workspace.resolve(None)            # nearest index, else the git work tree
+    with Engine(ws) as engine:              # the index is updated on first use
+        page = engine.search(engine.request("where are retries scheduled", top_k=5))
+        found = engine.symbols("RetryPolicy")             # exact, then similar names
+        walk = engine.graph("charge", GraphQuery(direction="callers", depth=2))
+    status = index_status(ws)
+    report, vectors, conn = reindex(ws)     # writers queue on the index's write lock
+
+Results are frozen records (engine/results.py, retrieval/request.py); failures
+are the named errors of codesift.errors, which each front end maps once (CLI
+exit codes, JSON-RPC codes, MCP tool errors). A long-running server that keeps
+its own connections per thread calls the connection-level functions
+(`find_symbols`, `walk_graph`, `merge_pages`, `read_status`) directly.
+"""
+
+from __future__ import annotations
+
+from codesift.engine.access import IndexReport, open_for_reading, summary_line, update_index
+from codesift.engine.graph import check_graph_query, walk_graph
+from codesift.engine.listener import EngineListener
+from codesift.engine.models import embedder_key, load_rerank, make_embedder, query_path
+from codesift.engine.results import (
+    EDGE_KINDS,
+    EmbedReport,
+    GraphLink,
+    GraphQuery,
+    GraphResult,
+    IndexStatus,
+    RerankStatus,
+    Symbol,
+    SymbolMatches,
+    VectorStatus,
+)
+from codesift.engine.search import FolderPage, MergedPage, merge_pages
+from codesift.engine.session import Engine, embed, reindex
+from codesift.engine.status import database_bytes, index_status, read_status
+from codesift.engine.symbols import find_symbols
+from codesift.engine.workspace import Workspace, db_path_for, find_root, indexed_root
+
+__all__ = [
+    "EDGE_KINDS",
+    "EmbedReport",
+    "Engine",
+    "EngineListener",
+    "FolderPage",
+    "GraphLink",
+    "GraphQuery",
+    "GraphResult",
+    "IndexReport",
+    "IndexStatus",
+    "MergedPage",
+    "RerankStatus",
+    "Symbol",
+    "SymbolMatches",
+    "VectorStatus",
+    "Workspace",
+    "check_graph_query",
+    "database_bytes",
+    "db_path_for",
+    "embed",
+    "embedder_key",
+    "find_root",
+    "find_symbols",
+    "index_status",
+    "indexed_root",
+    "load_rerank",
+    "make_embedder",
+    "merge_pages",
+    "open_for_reading",
+    "query_path",
+    "read_status",
+    "reindex",
+    "summary_line",
+    "update_index",
+    "walk_graph",
+]

@@ -1,0 +1,109 @@
+"""One walk along the code graph for every front end: callers, callees, graph.
+
+`walk_graph` goes breadth-first from some definitions along edges of the asked
+kinds (their true kinds are reported), into a node (`callers`), out of it
+(`callees`) or both, up to `depth` edges away and `max_nodes` definitions.
+Unresolved edges (a call to a name with no definition in the index) are
+reported with no target and not followed. Neighbours outside the query's
+git-time window are left out with their edges.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import apsw
+
+from codesift.engine.results import EDGE_KINDS, GraphLink, GraphQuery, GraphResult, Symbol
+from codesift.errors import QueryError
+from codesift.history.records import node_history, nodes_in_time
+from codesift.store.reader import EdgeRow, NodeRow, edges_from, edges_to, node_rows
+
+__all__ = ["check_graph_query", "walk_graph"]
+
+DIRECTIONS = ("callers", "callees", "both")
+
+
+def check_graph_query(query: GraphQuery) -> GraphQuery:
+    """The query, or QueryError naming what is wrong with it."""
+    if query.direction not in DIRECTIONS:
+        raise QueryError(f"direction must be callers, callees or both, got {query.direction!r}")
+    if not 1 <= query.depth <= 10:
+        raise QueryError(f"depth must be between 1 and 10, got {query.depth}")
+    if not 1 <= query.max_nodes <= 2000:
+        raise QueryError(f"max_nodes must be between 1 and 2000, got {query.max_nodes}")
+    unknown = [k for k in query.kinds if k not in EDGE_KINDS]
+    if unknown:
+        raise QueryError(
+            f"unknown edge kind(s) {', '.join(unknown)}; choose from {', '.join(EDGE_KINDS)}"
+        )
+    return query
+
+
+def _step(
+    conn: apsw.Connection, node_id: int, query: GraphQuery
+) -> list[tuple[int, int | None, int | None, EdgeRow]]:
+    """(source, target, the other end, edge) of a node's edges in the walk's direction."""
+    kinds = query.kinds or None
+    found: list[tuple[int, int | None, int | None, EdgeRow]] = []
+    if query.direction in ("callers", "both"):
+        found += [(e.src_id, node_id, e.src_id, e) for e in edges_to(conn, node_id, kinds)]
+    if query.direction in ("callees", "both"):
+        found += [(node_id, e.dst_id, e.dst_id, e) for e in edges_from(conn, node_id, kinds)]
+    return found
+
+
+def walk_graph(
+    conn: apsw.Connection, start: list[NodeRow], query: GraphQuery, *, history: bool = True
+) -> GraphResult:
+    """Breadth-first from `start` (see the module docstring)."""
+    check_graph_query(query)
+    nodes: dict[int, NodeRow] = {}
+    links: list[GraphLink] = []
+    roots: list[int] = []
+    queue: deque[tuple[int, int]] = deque()
+    truncated = False
+    for node in start:
+        roots.append(node.id)
+        if node.id not in nodes:
+            if len(nodes) >= query.max_nodes:
+                truncated = True
+                break
+            nodes[node.id] = node
+        queue.append((node.id, 0))
+    seen_links: set[tuple[int, str, str, int]] = set()
+    while queue and not truncated:
+        node_id, level = queue.popleft()
+        if level >= query.depth:
+            continue
+        found = _step(conn, node_id, query)
+        other_ids = [other for _, _, other, _ in found if other is not None]
+        others = node_rows(conn, other_ids)
+        in_time = nodes_in_time(conn, other_ids, query.times) if query.times else None
+        for source, target, other_id, edge in found:
+            if other_id is not None:
+                if in_time is not None and other_id not in in_time:
+                    continue
+                if other_id not in nodes:
+                    other = others.get(other_id)
+                    if other is None:  # removed by a concurrent update
+                        continue
+                    if len(nodes) >= query.max_nodes:
+                        truncated = True
+                        break
+                    nodes[other_id] = other
+                    queue.append((other_id, level + 1))
+            key = (source, edge.kind, str(target) if target else edge.dst_name, edge.line)
+            if key in seen_links:
+                continue
+            seen_links.add(key)
+            links.append(
+                GraphLink(source, target, edge.dst_name, edge.kind, edge.line, edge.resolution)
+            )
+    times_of = node_history(conn, list(nodes)) if history else {}
+    return GraphResult(
+        roots=tuple(roots),
+        nodes=tuple(Symbol(n, times_of.get(n.id)) for n in nodes.values()),
+        edges=tuple(links),
+        truncated=truncated,
+    )

@@ -1,0 +1,151 @@
+"""The engine's typed results: frozen records every front end renders its own way."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from codesift.history.records import ChangeInfo
+from codesift.history.timespec import TimeFilter
+from codesift.history.update import HistoryStatus
+from codesift.store.reader import NodeRow
+
+__all__ = [
+    "EDGE_KINDS",
+    "EmbedReport",
+    "GraphLink",
+    "GraphQuery",
+    "GraphResult",
+    "IndexStatus",
+    "RerankStatus",
+    "Symbol",
+    "SymbolMatches",
+    "VectorStatus",
+]
+
+EDGE_KINDS: tuple[str, ...] = ("calls", "contains", "imports", "inherits", "references")
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """A definition found by name. `score` orders fuzzy matches (exact ones: 0)."""
+
+    node: NodeRow
+    history: ChangeInfo | None = None
+    score: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolMatches:
+    """Definitions named as asked (`exact`), then similar names (`fuzzy`, best first)."""
+
+    name: str
+    exact: tuple[Symbol, ...] = ()
+    fuzzy: tuple[Symbol, ...] = ()
+
+    @property
+    def all(self) -> tuple[Symbol, ...]:
+        return (*self.exact, *self.fuzzy)
+
+
+@dataclass(frozen=True, slots=True)
+class GraphQuery:
+    """A walk along edges from some definitions.
+
+    direction: `callers` (edges into a node), `callees` (edges out of it) or `both`;
+    depth: how many edges away (1..10); kinds: the edge kinds followed;
+    max_nodes: the walk stops (truncated) when it would show more definitions;
+    times: neighbours outside this git-time window are left out, with their edges.
+    """
+
+    direction: str = "both"
+    depth: int = 1
+    kinds: tuple[str, ...] = ("calls",)
+    max_nodes: int = 100
+    times: TimeFilter = field(default_factory=TimeFilter)
+
+
+@dataclass(frozen=True, slots=True)
+class GraphLink:
+    """An edge, with its true kind; `target` is None for a name not resolved to a
+    definition (`target_name` is what the code says)."""
+
+    source: int
+    target: int | None
+    target_name: str
+    kind: str
+    line: int
+    resolution: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class GraphResult:
+    roots: tuple[int, ...]
+    nodes: tuple[Symbol, ...]  # roots first, then in the order the walk met them
+    edges: tuple[GraphLink, ...]
+    truncated: bool = False
+
+    def node(self, node_id: int) -> Symbol | None:
+        for symbol in self.nodes:
+            if symbol.node.id == node_id:
+                return symbol
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class VectorStatus:
+    embedded: int
+    embeddable: int
+    queries: str  # int8, pending, batch, off
+    queries_error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class RerankStatus:
+    enabled: bool
+    provider: str
+    model_path: str
+    active: bool
+    warning: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class IndexStatus:
+    """What an index holds (counts by kind and language), its size and freshness."""
+
+    root: str
+    database: str
+    exists: bool
+    database_bytes: int = 0
+    files: int = 0
+    nodes: int = 0
+    edges: int = 0
+    chunks: int = 0
+    languages: dict[str, int] = field(default_factory=dict)
+    vectors: VectorStatus | None = None
+    last_update: float | None = None
+    history: HistoryStatus | None = None
+    rerank: RerankStatus | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedReport:
+    """`embedded` vectors computed here; `running_elsewhere` when another process
+    holds the embed lock (`holder` says which); `failed` why the model could not run."""
+
+    embedded: int = 0
+    running_elsewhere: bool = False
+    holder: str | None = None
+    embeddable: int = 0
+    total_embedded: int = 0
+    failed: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        """`codesift embed --json` (docs/cli.md)."""
+        if self.running_elsewhere:
+            return {"embedded": 0, "running_elsewhere": True, "holder": self.holder or ""}
+        return {
+            "embedded": self.embedded,
+            "running_elsewhere": False,
+            "vectors": {"embedded": self.total_embedded, "embeddable": self.embeddable},
+        }

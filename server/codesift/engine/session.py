@@ -1,0 +1,292 @@
+"""`Engine`: one workspace opened for a front end that answers one caller at a time
+(the CLI, an MCP server), and the index operations that need no open connection.
+
+    engine = Engine(Workspace.resolve(root), listener)
+    response = engine.search(engine.request("retry failed charge"))
+    symbols = engine.symbols("RetryPolicy", limit=20)
+    callers = engine.graph("charge", GraphQuery(direction="callers"))
+    engine.close()
+
+Requests are checked before the index is touched (a bad option never starts
+an index run); the index is opened on first use, brought up to date first
+unless `update=False`, under the policy of engine/access.py.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from codesift.embedding import Embedder, vector_coverage
+from codesift.engine.access import (
+    IndexReport,
+    embed_lock,
+    fill_missing_vectors,
+    open_for_reading,
+    start_background_embedding,
+    update_index,
+)
+from codesift.engine.graph import check_graph_query, walk_graph
+from codesift.engine.listener import EngineListener
+from codesift.engine.models import load_rerank, make_embedder
+from codesift.engine.results import EmbedReport, GraphQuery, GraphResult, SymbolMatches
+from codesift.engine.symbols import MAX_SYMBOLS, find_symbols
+from codesift.engine.workspace import Workspace
+from codesift.errors import EmbeddingError, QueryError
+from codesift.history.timespec import TimeFilter, TimeValue, time_filter
+from codesift.indexer import IndexSummary
+from codesift.retrieval import BROAD_LAYERS, Searcher, SearchRequest, SearchResponse
+from codesift.store.database import index_writable
+from codesift.store.locks import IndexLock
+from codesift.store.reader import NodeRow, node_rows, nodes_named
+
+__all__ = ["FOREGROUND_EMBED_LIMIT", "Engine", "embed", "reindex"]
+
+# A search computes this many missing vectors itself before answering; more are
+# left to a background `codesift embed` so the answer is not delayed.
+FOREGROUND_EMBED_LIMIT = 256
+
+
+class Engine:
+    """A workspace opened for reading: search, symbols, graph (see the module doc).
+
+    update: bring the index up to date before the first read (building it when it
+    does not exist); embed: use (and compute a few missing) vectors for searches;
+    quiet: no progress reports (notes and warnings still go to the listener).
+    """
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        listener: EngineListener | None = None,
+        *,
+        update: bool = True,
+        embed: bool = True,
+        quiet: bool = False,
+        command: str = "codesift",
+    ) -> None:
+        self.workspace = workspace
+        self.listener = listener or EngineListener()
+        self.update = update
+        self.embed = embed
+        self.quiet = quiet
+        self.command = command
+        self.built: IndexSummary | None = None  # the run that built a new index
+        self._conn: apsw.Connection | None = None
+        self._searcher: Searcher | None = None
+
+    @property
+    def root(self) -> Path:
+        return self.workspace.root
+
+    # -- requests -----------------------------------------------------------------
+
+    def times(
+        self,
+        as_of: TimeValue | None = None,
+        since: TimeValue | None = None,
+        until: TimeValue | None = None,
+    ) -> TimeFilter:
+        """A git-time window in Unix seconds (revisions resolved in the workspace);
+        QueryError for a malformed one."""
+        return time_filter(as_of, since, until, root=self.root)
+
+    def request(self, query: str, **options: Any) -> SearchRequest:
+        """A search request with the workspace's defaults (`search.top_k`,
+        `search.snippet_chars`) for the options not given (or given as None)."""
+        given = {k: v for k, v in options.items() if v is not None}
+        defaults = self.workspace.settings.search
+        given.setdefault("top_k", defaults.top_k)
+        given.setdefault("snippet_chars", defaults.snippet_chars)
+        if not given.get("layers"):
+            given["layers"] = BROAD_LAYERS
+        return SearchRequest(query=query, **given)
+
+    # -- the index ------------------------------------------------------------------
+
+    def connection(self) -> apsw.Connection:
+        """The connection reads use, opened (and the index updated) on first use."""
+        if self._conn is None:
+            self._conn, self.built = open_for_reading(
+                self.workspace,
+                self.listener,
+                update=self.update,
+                quiet=self.quiet,
+                purpose=f"{self.command}: updating the index",
+            )
+        return self._conn
+
+    def close(self) -> None:
+        searcher, self._searcher = self._searcher, None
+        if searcher is not None:
+            searcher.close()
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- operations -------------------------------------------------------------------
+
+    def search(
+        self, request: SearchRequest, cancel: threading.Event | None = None
+    ) -> SearchResponse:
+        """The page retrieval/search.py's Searcher makes for `request` (checked first)."""
+        request = request.validated(root=self.root)
+        conn = self.connection()
+        if self._searcher is None:
+            self._searcher = self._make_searcher(conn)
+        return self._searcher.search(request, cancel=cancel)
+
+    def symbols(self, name: str, limit: int = 20, times: TimeFilter | None = None) -> SymbolMatches:
+        """Definitions named `name` (exact, then similar names), at most `limit`."""
+        if not name.strip():
+            raise QueryError("the name is empty")
+        if not 1 <= limit <= MAX_SYMBOLS:
+            raise QueryError(f"limit must be between 1 and {MAX_SYMBOLS}, got {limit}")
+        conn = self.connection()
+        with Searcher(conn, self.workspace.settings.search, parallel=False) as words:
+            return find_symbols(conn, name, limit, times, searcher=words)
+
+    def graph(self, target: str | int, query: GraphQuery) -> GraphResult:
+        """Walk from the definitions named `target` (a name or qualified name, at
+        most 20 of them) or from the node with id `target`."""
+        check_graph_query(query)
+        if isinstance(target, str) and not target.strip():
+            raise QueryError("the name is empty")
+        conn = self.connection()
+        return walk_graph(conn, self.start_nodes(target, query.times), query)
+
+    def start_nodes(self, target: str | int, times: TimeFilter | None = None) -> list[NodeRow]:
+        conn = self.connection()
+        if isinstance(target, int):
+            return list(node_rows(conn, [target]).values())
+        return nodes_named(conn, target, limit=20, times=times if times else None)
+
+    # -- vectors for a one-shot search ----------------------------------------------------
+
+    def _make_searcher(self, conn: apsw.Connection) -> Searcher:
+        """A searcher with the vector stream when embeddings are on and vectors exist
+        (missing vectors are computed now (a few) or in the background (many)), and
+        the rerank stage when it is on and its model loads."""
+        settings = self.workspace.settings
+        rerank = load_rerank(settings)
+        if rerank.warning:
+            self.listener.warning(rerank.warning)
+
+        def searcher(embedder: Embedder | None) -> Searcher:
+            return Searcher(
+                conn,
+                settings.search,
+                embedder,
+                reranker=rerank.reranker,
+                rerank_settings=settings.rerank,
+            )
+
+        if not settings.embedding.enabled or not self.embed:
+            return searcher(None)
+        embedder = make_embedder(settings.embedding)
+        return searcher(embedder if self._vectors_for_search(conn, embedder) else None)
+
+    def _vectors_for_search(self, conn: apsw.Connection, embedder: Embedder) -> bool:
+        """Compute a few missing vectors now, or start the background embedding of
+        many; whether the index has vectors to compare a query with."""
+        ws = self.workspace
+        layers = ws.settings.embedding.layers
+        coverage = vector_coverage(conn, layers)
+        missing = coverage.embeddable - coverage.embedded
+        writable = index_writable(ws.db_path)
+        if 0 < missing <= FOREGROUND_EMBED_LIMIT and writable:
+            lock = embed_lock(ws, f"{self.command}: computing a few vectors")
+            if lock is not None:  # else another process is computing them: use what exists
+                # The query encoder is built once per model folder (~3 s, in a child
+                # process): alongside the fill rather than after it. Joined before the
+                # search, so that no thread is inside onnxruntime when the process exits.
+                encoder = threading.Thread(target=embedder.query_encoder, name="query-encoder")
+                encoder.start()
+                try:
+                    fill_missing_vectors(ws, conn, embedder, self.listener, quiet=True)
+                except EmbeddingError as exc:
+                    self.listener.warning(f"{exc}; searching without vectors")
+                    return False
+                finally:
+                    lock.release()
+                    encoder.join()
+                coverage = vector_coverage(conn, layers)
+        elif missing > FOREGROUND_EMBED_LIMIT and self.update and writable:
+            started = start_background_embedding(ws)
+            if not self.quiet:
+                where = "in the background" if started else "by another codesift process"
+                self.listener.note(
+                    f"vectors: {coverage.ratio:.0%} of {coverage.embeddable} chunks; the rest"
+                    f" are being computed {where} (codesift status shows how far)"
+                )
+        # The query is embedded only when there are vectors to compare it with (the
+        # query encoder then loads on this thread, during the search).
+        return coverage.embedded > 0
+
+
+def embed(
+    ws: Workspace,
+    listener: EngineListener | None = None,
+    *,
+    conn: apsw.Connection | None = None,
+    quiet: bool = False,
+    purpose: str = "codesift embed",
+) -> EmbedReport:
+    """Compute the missing vectors; one embedder per index at a time (the embed
+    lock): when another process is embedding, returns at once saying who.
+    Raises EmbeddingError when the model cannot run."""
+    listener = listener or EngineListener()
+    own = conn is None
+    if conn is None:
+        from codesift.store.database import open_database
+
+        conn = open_database(ws.db_path, create=False)
+    try:
+        lock = embed_lock(ws, purpose)
+        if lock is None:
+            holder = IndexLock(ws.db_path, "embed").holder()
+            return EmbedReport(running_elsewhere=True, holder=holder or None)
+        try:
+            embedded = fill_missing_vectors(
+                ws, conn, make_embedder(ws.settings.embedding), listener, quiet=quiet
+            )
+        finally:
+            lock.release()
+        coverage = vector_coverage(conn, ws.settings.embedding.layers)
+        return EmbedReport(embedded, False, None, coverage.embeddable, coverage.embedded)
+    finally:
+        if own:
+            conn.close()
+
+
+def reindex(
+    ws: Workspace,
+    listener: EngineListener | None = None,
+    *,
+    rebuild: bool = False,
+    vectors: bool = True,
+    quiet: bool = False,
+) -> tuple[IndexReport, EmbedReport | None, apsw.Connection]:
+    """Build or update the index (writers queue on the write lock), then compute
+    its missing vectors unless `vectors` is False or embeddings are off. An
+    embedding failure is a warning (the index stays usable): `EmbedReport.failed`.
+    Returns the open connection too (the caller closes it)."""
+    listener = listener or EngineListener()
+    conn, report = update_index(ws, listener, rebuild=rebuild, quiet=quiet)
+    if not (ws.settings.embedding.enabled and vectors):
+        return report, None, conn
+    try:
+        embedded = embed(ws, listener, conn=conn, quiet=quiet, purpose="codesift index: embedding")
+    except EmbeddingError as exc:
+        listener.warning(f"{exc}; index has no vectors")
+        embedded = EmbedReport(failed=str(exc))
+    return report, embedded, conn

@@ -1,0 +1,96 @@
+"""What an index holds: counts, size, vectors, history source, rerank state."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import apsw
+
+from codesift.embedding import vector_coverage
+from codesift.engine.access import damaged_index, open_existing
+from codesift.engine.models import load_rerank, query_path
+from codesift.engine.results import IndexStatus, RerankStatus, VectorStatus
+from codesift.engine.workspace import Workspace
+from codesift.history.update import history_status
+from codesift.store.database import integrity_problem
+from codesift.store.reader import index_counts
+
+__all__ = ["database_bytes", "index_status", "read_status", "rerank_status"]
+
+
+def database_bytes(db_path: Path) -> int:
+    """The index file and its write-ahead log, in bytes."""
+    total = 0
+    for path in (db_path, db_path.with_name(db_path.name + "-wal")):
+        with contextlib.suppress(OSError):
+            total += path.stat().st_size
+    return total
+
+
+def rerank_status(ws: Workspace) -> RerankStatus:
+    """Whether the rerank stage would run: loads the configured model to find out."""
+    rerank = ws.settings.rerank
+    enabled = rerank.enabled and rerank.provider != "none"
+    load = load_rerank(ws.settings) if enabled else None
+    return RerankStatus(
+        enabled=enabled,
+        provider=rerank.provider,
+        model_path=rerank.model_path,
+        active=load is not None and load.reranker is not None,
+        warning=None if load is None else load.warning,
+    )
+
+
+def read_status(
+    ws: Workspace, conn: apsw.Connection, *, rerank: bool = True, details: bool = True
+) -> IndexStatus:
+    """The status of the index open on `conn` (no integrity check); without
+    `details`, counts and size only (no vectors, history or rerank)."""
+    counts = index_counts(conn)
+    if not details:
+        return IndexStatus(
+            root=str(ws.root),
+            database=str(ws.db_path),
+            exists=True,
+            database_bytes=database_bytes(ws.db_path),
+            files=counts.files,
+            nodes=counts.nodes,
+            edges=counts.edges,
+            chunks=counts.chunks,
+            languages=counts.by_language,
+            last_update=counts.last_update,
+        )
+    coverage = vector_coverage(conn, ws.settings.embedding.layers)
+    queries, query_error = query_path(ws.settings.embedding)
+    return IndexStatus(
+        root=str(ws.root),
+        database=str(ws.db_path),
+        exists=True,
+        database_bytes=database_bytes(ws.db_path),
+        files=counts.files,
+        nodes=counts.nodes,
+        edges=counts.edges,
+        chunks=counts.chunks,
+        languages=counts.by_language,
+        vectors=VectorStatus(coverage.embedded, coverage.embeddable, queries, query_error),
+        last_update=counts.last_update,
+        history=history_status(conn),
+        rerank=rerank_status(ws) if rerank else None,
+    )
+
+
+def index_status(ws: Workspace) -> IndexStatus:
+    """The workspace's index status (`exists` False when there is none); the file
+    is checked first (status is where people look when in doubt): CorruptIndexError
+    names `codesift index --rebuild` for a damaged one."""
+    if not ws.db_path.exists():
+        return IndexStatus(root=str(ws.root), database=str(ws.db_path), exists=False)
+    conn = open_existing(ws)
+    try:
+        problem = integrity_problem(ws.db_path)
+        if problem is not None:
+            raise damaged_index(ws, problem)
+        return read_status(ws, conn)
+    finally:
+        conn.close()

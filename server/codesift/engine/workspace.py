@@ -1,0 +1,129 @@
+"""Which workspace a command works on, its settings and where its index lives.
+
+Resolved once per front end request: `open_workspace` (or `Workspace.at`) gives
+the root, the settings (`.codesift.toml` under the root, then the front end's
+overrides) and the index path (`index.db_path`, relative to the root).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from codesift.config import CONFIG_FILE_NAME, IndexSettings, Settings, load_settings, merge_settings
+from codesift.errors import WorkspaceError
+
+__all__ = [
+    "Workspace",
+    "db_path_for",
+    "existing_folder",
+    "find_root",
+    "indexed_root",
+]
+
+_DEFAULT_DB_PATH = IndexSettings().db_path
+
+
+def db_path_for(root: Path, settings: Settings) -> Path:
+    """The index file of the workspace `root` (`index.db_path`, relative to it)."""
+    path = Path(os.path.expanduser(settings.index.db_path))
+    return path if path.is_absolute() else root / path
+
+
+def existing_folder(raw: str | Path, option: str) -> Path:
+    """`raw` as an absolute folder; WorkspaceError when it does not exist or is a file
+    (a mistyped --root must not create an empty index somewhere)."""
+    path = Path(os.path.expanduser(str(raw)))
+    if not path.exists():
+        raise WorkspaceError(f"{option} {raw}: no such folder")
+    if not path.is_dir():
+        raise WorkspaceError(f"{option} {raw} is not a folder")
+    return path.resolve()
+
+
+def _index_of(folder: Path) -> Path:
+    """Where the index of a workspace rooted at `folder` would be, read from its
+    `.codesift.toml` when it has one (a broken file counts as the default)."""
+    if (folder / CONFIG_FILE_NAME).is_file():
+        try:
+            return db_path_for(folder, load_settings(folder))
+        except Exception:  # a broken config is reported when the workspace is opened
+            pass
+    return folder / _DEFAULT_DB_PATH
+
+
+def indexed_root(start: Path) -> Path | None:
+    """The nearest folder at or above `start` whose index exists (honouring each
+    folder's `index.db_path`), or None."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if _index_of(folder).is_file():
+            return folder
+    return None
+
+
+def _git_toplevel(start: Path) -> Path | None:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(start), "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode == 0 and out.stdout.strip():
+        return Path(out.stdout.strip())
+    return None
+
+
+def find_root(start: Path, *, git: bool = True) -> Path:
+    """The workspace root for `start`: the nearest folder holding a codesift index,
+    else (with `git`) the enclosing git work tree, else `start` itself."""
+    start = start.resolve()
+    found = indexed_root(start)
+    if found is not None:
+        return found
+    top = _git_toplevel(start) if git else None
+    return top if top is not None else start
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    """A workspace root, its settings and its index file."""
+
+    root: Path
+    settings: Settings
+    db_path: Path
+
+    @classmethod
+    def at(cls, root: Path, overrides: Mapping[str, Mapping[str, Any]] | None = None) -> Workspace:
+        """The workspace rooted at `root`: defaults, `<root>/.codesift.toml`, then
+        `overrides` ({"search": {"top_k": 20}, ...}); ConfigError for a bad value."""
+        settings = load_settings(root)
+        if overrides:
+            settings = merge_settings(settings, {k: dict(v) for k, v in overrides.items()})
+        return cls(root, settings, db_path_for(root, settings))
+
+    @classmethod
+    def resolve(
+        cls,
+        root: str | Path | None = None,
+        *,
+        start: Path | None = None,
+        option: str = "--root",
+        git: bool = True,
+        overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> Workspace:
+        """The workspace named by `root` (it must be a folder), else the one `start`
+        (default: the current folder) is in: see `find_root`."""
+        if root is not None:
+            folder = existing_folder(root, option)
+        else:
+            folder = find_root(start or Path.cwd(), git=git)
+        return cls.at(folder, overrides)

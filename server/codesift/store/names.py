@@ -1,0 +1,93 @@
+"""Candidate lookups for name search: the name index and the trigram index over names.
+
+`name_candidates` never scans: it reads the exact/prefix name index
+(nodes_name_ci), the trigram index over names (names_fts: every trigram of the
+typed name must occur) and, when those give few candidates (a typo), names
+holding the trigrams of either half of the typed name. Scoring is the caller's
+(codesift.engine.symbols).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import apsw
+
+__all__ = ["NameRow", "fts_quote", "name_candidates", "name_rows", "trigrams"]
+
+_CANDIDATE_LIMIT = 800
+
+# (id, name, qualified_name, kind)
+NameRow = tuple[int, str, str, str]
+
+
+def fts_quote(term: str) -> str:
+    """One term as an FTS5 string (no operator can hide in it)."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def trigrams(text: str) -> list[str]:
+    lowered = text.lower()
+    return sorted({lowered[i : i + 3] for i in range(len(lowered) - 2)})
+
+
+def _like_prefix(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def _names_matching(conn: apsw.Connection, match: str, limit: int) -> set[int]:
+    return {
+        int(r[0])
+        for r in conn.execute(
+            "SELECT rowid FROM names_fts WHERE names_fts MATCH ? LIMIT ?", (match, limit)
+        )
+    }
+
+
+def name_candidates(conn: apsw.Connection, tail: str) -> set[int]:
+    """Node ids whose name may match `tail` (one name component, as typed)."""
+    ids: set[int] = {
+        int(r[0])
+        for r in conn.execute(
+            "SELECT id FROM nodes WHERE name LIKE ? ESCAPE '\\' LIMIT 300", (_like_prefix(tail),)
+        )
+    }
+    if 2 <= len(tail) <= 6 and tail.isalpha():
+        # Word initials (`trfh` for TimedRotatingFileHandler) share no trigram with the
+        # name; such names start with the query's first letter.
+        ids.update(
+            int(r[0])
+            for r in conn.execute(
+                "SELECT id FROM nodes WHERE name LIKE ? ESCAPE '\\' LIMIT 500",
+                (_like_prefix(tail[0]),),
+            )
+        )
+    tris = trigrams(tail)
+    if tris:
+        ids |= _names_matching(conn, " AND ".join(fts_quote(t) for t in tris), _CANDIDATE_LIMIT)
+        if len(ids) < 20 and len(tris) >= 4:
+            # A typo breaks the trigrams around it: the part before it or the part
+            # after it still matches in full.
+            ordered = [tail[i : i + 3].lower() for i in range(len(tail) - 2)]
+            half = len(ordered) // 2
+            for part in (ordered[:half], ordered[half:]):
+                match = " AND ".join(fts_quote(t) for t in dict.fromkeys(part))
+                ids |= _names_matching(conn, match, 300)
+    return ids
+
+
+def name_rows(conn: apsw.Connection, ids: Iterable[int]) -> list[NameRow]:
+    """(id, name, qualified_name, kind) of the nodes `ids`."""
+    wanted = list(dict.fromkeys(ids))
+    out: list[NameRow] = []
+    for start in range(0, len(wanted), 900):
+        batch = wanted[start : start + 900]
+        out.extend(
+            (int(i), str(n), str(q), str(k))
+            for i, n, q, k in conn.execute(
+                "SELECT id, name, qualified_name, kind FROM nodes"
+                f" WHERE id IN ({','.join('?' * len(batch))})",
+                batch,
+            )
+        )
+    return out
