@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from pygls.exceptions import JsonRpcInvalidParams
 
+from codesift.engine.symbols import score_name
 from codesift.lsp.hover import first_sentence
 from codesift.lsp.options import ServerOptions, parse_options
 from codesift.lsp.params import parse_time_filters
 from codesift.lsp.search import parse_search_request
-from codesift.lsp.symbols import score_name
 
 
 def test_options_defaults_and_valid_values() -> None:

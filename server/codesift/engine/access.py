@@ -28,7 +28,7 @@ import apsw
 from codesift.embedding import Embedder, fill_vectors, vector_coverage
 from codesift.engine.listener import EngineListener
 from codesift.engine.workspace import Workspace
-from codesift.errors import CorruptIndexError, EmbeddingError, NotIndexedError, ReadOnlyIndexError
+from codesift.errors import CorruptIndexError, NotIndexedError, ReadOnlyIndexError
 from codesift.indexer import Indexer, IndexProgress, IndexSummary
 from codesift.store.database import index_writable, integrity_problem, move_aside, open_database
 from codesift.store.locks import IndexLock, writer_lock
@@ -257,7 +257,3 @@ def start_background_embedding(ws: Workspace) -> bool:
         log.warning("cannot start background embedding: %s", exc)
         return False
     return True
-
-
-def embedding_failed(listener: EngineListener, exc: EmbeddingError, then: str) -> None:
-    listener.warning(f"{exc}; {then}")

@@ -31,25 +31,26 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 import apsw
 
-from codesift.config import Settings
+from codesift.config import SearchSettings, Settings
 from codesift.embedding import Embedder, fill_vectors, vector_coverage
-from codesift.embedding.model import cache_dir_from
-from codesift.errors import CodesiftError, EmbeddingError
+from codesift.engine import Workspace, db_path_for, load_rerank
+from codesift.errors import CodesiftError, EmbeddingError, NotIndexedError
 from codesift.indexer import Indexer, IndexPlan, IndexProgress
 from codesift.retrieval import Searcher
-from codesift.retrieval.rerank import Reranker, RerankerLoad, load_reranker
+from codesift.retrieval.rerank import Reranker, RerankerLoad
 from codesift.retrieval.vector_index import VectorIndex
 from codesift.store.database import open_database
 from codesift.store.locks import IndexLock
+from codesift.store.reader import file_stamps, indexed_paths_under
 from codesift.watcher import ChangeBatch, FolderWatcher, PathFilter
 
-__all__ = ["Cancellation", "FolderIndex", "FolderListener", "ReaderPool", "db_path_for"]
+__all__ = ["Cancellation", "FolderIndex", "FolderListener", "ReaderPool"]
 
 log = logging.getLogger(__name__)
 
@@ -81,11 +82,6 @@ class _Stopping(Exception):
 
 def _retry_delay(failures: int) -> float:
     return float(min(RETRY_MAX_SECONDS, RETRY_FIRST_SECONDS * 2 ** min(failures - 1, 16)))
-
-
-def db_path_for(root: Path, settings: Settings) -> Path:
-    path = Path(os.path.expanduser(settings.index.db_path))
-    return path if path.is_absolute() else root / path
 
 
 class Cancellation:
@@ -259,6 +255,8 @@ class FolderIndex:
         self._vectors = VectorIndex() if settings.embedding.in_memory else None
         self._rerank_load: RerankerLoad | None = None
         self._open_error: str | None = None
+        # The class of the error that kept the index from opening (JSON-RPC data.kind).
+        self._open_error_type: type[CodesiftError] = CodesiftError
         # The writer's connection and the index file it opened ((st_dev, st_ino)).
         self._conn: apsw.Connection | None = None
         self._indexer: Indexer | None = None
@@ -307,6 +305,19 @@ class FolderIndex:
                 self._searchers[key] = searcher
             return searcher
 
+    def use_search_settings(self, search: SearchSettings) -> None:
+        """New `search` settings (top_k, snippet_chars, weights...): the next search
+        uses them; the index and the writer are untouched."""
+        self.settings = replace(self.settings, search=search)
+        with self._searchers_lock:
+            # Searches running on the old ones finish on them (their connections
+            # close when they are collected).
+            self._searchers = {}
+
+    @property
+    def workspace(self) -> Workspace:
+        return Workspace(self.root, self.settings, self.db_path)
+
     def rerank_status(self) -> dict[str, Any]:
         """Whether the rerank stage runs for this folder (loads its model once)."""
         rerank = self.settings.rerank
@@ -324,8 +335,7 @@ class FolderIndex:
         """The folder's rerank model, loaded once (None when off or when it fails to
         load: that is reported as a warning in status, and search goes on without)."""
         if self._rerank_load is None:
-            cache_dir = cache_dir_from(self.settings.embedding.cache_dir)
-            self._rerank_load = load_reranker(self.settings.rerank, cache_dir)
+            self._rerank_load = load_rerank(self.settings)
             if self._rerank_load.warning:
                 self._warn(self._rerank_load.warning)
         return self._rerank_load.reranker
@@ -369,9 +379,9 @@ class FolderIndex:
         deadline = time.monotonic() + timeout
         self._ready.wait(timeout)
         if self._open_error is not None:
-            raise CodesiftError(self._open_error)
+            raise self._open_error_type(self._open_error)
         if not self._ready.is_set():
-            raise CodesiftError(f"the index of {self.root} is not open yet")
+            raise NotIndexedError(f"the index of {self.root} is not open yet")
         if self._stopping or not self._index_gone():
             return
         self._request_rebuild()
@@ -380,9 +390,9 @@ class FolderIndex:
             deadline - time.monotonic(),
         )
         if self._open_error is not None:
-            raise CodesiftError(self._open_error)
+            raise self._open_error_type(self._open_error)
         if not reopened:
-            raise CodesiftError(
+            raise NotIndexedError(
                 f"the index of {self.root} was deleted and is being rebuilt; try again shortly"
             )
 
@@ -608,6 +618,7 @@ class FolderIndex:
             conn = open_database(self.db_path)
         except Exception as exc:
             self._open_error = str(exc)
+            self._open_error_type = type(exc) if isinstance(exc, CodesiftError) else CodesiftError
             self._ready.set()  # readers get the error at once
             raise
         try:
@@ -897,24 +908,11 @@ def _drop_unchanged(indexer: Indexer, plan: IndexPlan) -> IndexPlan:
     earlier batch: the editor and the watcher both report one save). A path that
     is gone and was a folder takes its indexed files with it."""
     for gone in list(plan.forgotten):
-        prefix = gone.rstrip("/") + "/"
-        under = [
-            str(r[0])
-            for r in indexer.conn.execute(
-                "SELECT path FROM files WHERE path >= ? AND path < ?", (prefix, prefix[:-1] + "0")
-            )
-        ]
+        under = indexed_paths_under(indexer.conn, gone)
         plan.deleted.extend(p for p in under if p not in plan.deleted)
     if not plan.to_index:
         return plan
-    stamps = {
-        str(path): (int(size), int(mtime))
-        for path, size, mtime in indexer.conn.execute(
-            "SELECT path, size, mtime_ns FROM files WHERE path IN"
-            f" ({','.join('?' * len(plan.to_index))})",
-            [s.path for s in plan.to_index],
-        )
-    }
+    stamps = file_stamps(indexer.conn, [s.path for s in plan.to_index])
     kept = [s for s in plan.to_index if stamps.get(s.path) != (s.size, s.mtime_ns)]
     plan.unchanged += len(plan.to_index) - len(kept)
     plan.to_index = kept

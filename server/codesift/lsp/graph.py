@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections import deque
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import apsw
 from lsprotocol import types
 
+from codesift.engine import GraphLink, GraphQuery, check_graph_query, walk_graph
 from codesift.errors import QueryError
-from codesift.history.records import nodes_in_time
 from codesift.history.timespec import TimeFilter, time_filter
 from codesift.lsp.folders import Cancellation, FolderIndex
 from codesift.lsp.navigation import (
@@ -30,7 +28,7 @@ from codesift.lsp.params import (
     parse_time_filters,
     require_object,
 )
-from codesift.store.reader import NodeRow, edges_from, edges_to, node_rows, nodes_named
+from codesift.store.reader import NodeRow, node_rows, nodes_named
 
 if TYPE_CHECKING:
     from codesift.lsp.server import CodesiftServer
@@ -38,7 +36,6 @@ if TYPE_CHECKING:
 __all__ = ["GRAPH", "graph", "incoming_calls", "outgoing_calls", "prepare_call_hierarchy"]
 
 GRAPH = "codesift/graph"
-EDGE_KINDS = ("calls", "contains", "imports", "inherits", "references")
 
 
 def node_json(folder: FolderIndex, node: NodeRow) -> dict[str, Any]:
@@ -74,16 +71,13 @@ def _position(data: dict[str, Any]) -> types.Position:
 async def graph(server: CodesiftServer, params: Any) -> dict[str, Any]:
     data = require_object(params, GRAPH)
     direction = data.get("direction", "both")
-    if direction not in ("callers", "callees", "both"):
-        raise invalid(f"parameter 'direction' must be callers, callees or both, got {direction!r}")
     depth = opt_int(data, "depth", 1, 1, 10) or 1
     max_nodes = opt_int(data, "max_nodes", 100, 1, 2000) or 100
     kinds = opt_str_list(data, "kinds") or ("calls",)
-    unknown = [k for k in kinds if k not in EDGE_KINDS]
-    if unknown:
-        raise invalid(
-            f"unknown edge kind(s) {', '.join(unknown)}; choose from {', '.join(EDGE_KINDS)}"
-        )
+    try:
+        check_graph_query(GraphQuery(str(direction), depth, kinds, max_nodes))
+    except QueryError as exc:
+        raise invalid(str(exc).replace("direction must", "parameter 'direction' must")) from exc
     name = data.get("name")
     document = data.get("textDocument")
     if name is not None and not isinstance(name, str):
@@ -118,31 +112,39 @@ async def graph(server: CodesiftServer, params: Any) -> dict[str, Any]:
             try:
                 window = windows[folder.name]
                 if rel is not None and position is not None:
-                    path = folder.root / rel
-                    lines = document_lines(server, uri, path)
+                    lines = document_lines(server, uri, folder.root / rel)
                     start = resolve_position(conn, rel, lines, position, uri).nodes[:1]
                 else:
-                    start = nodes_named(conn, str(name), limit=20, times=window)
-                cut = _walk(
-                    conn,
-                    folder,
-                    start,
-                    _Walk(direction, depth, kinds, max_nodes, window),
-                    nodes,
-                    edges,
-                    roots,
-                )
-                truncated = truncated or cut
+                    start = nodes_named(conn, str(name), limit=20, times=window or None)
+                room = max_nodes - len(nodes)
+                query = GraphQuery(str(direction), depth, kinds, max(room, 1), window)
+                walk = walk_graph(conn, start, query, history=False)
             finally:
                 cancel.detach(conn)
+            roots.extend(str(r) for r in walk.roots)
+            for symbol in walk.nodes:
+                nodes.setdefault(str(symbol.node.id), node_json(folder, symbol.node))
+            edges.extend(_link_json(link) for link in walk.edges)
+            truncated = truncated or walk.truncated or room <= 0
         return {
             "roots": roots,
-            "nodes": list(nodes.values()),
+            "nodes": list(nodes.values())[:max_nodes],
             "edges": edges,
             "truncated": truncated,
         }
 
     return await server.read(run)
+
+
+def _link_json(link: GraphLink) -> dict[str, Any]:
+    return {
+        "source": str(link.source),
+        "target": None if link.target is None else str(link.target),
+        "target_name": link.target_name,
+        "kind": link.kind,
+        "line": link.line,
+        "resolution": link.resolution,
+    }
 
 
 def _window(times: TimeFilters, folder: FolderIndex) -> TimeFilter:
@@ -151,77 +153,6 @@ def _window(times: TimeFilters, folder: FolderIndex) -> TimeFilter:
         return time_filter(times.as_of, times.since, times.until, root=folder.root)
     except QueryError as exc:
         raise invalid(f"{exc} (folder {folder.name})") from exc
-
-
-@dataclass(frozen=True, slots=True)
-class _Walk:
-    direction: str
-    depth: int
-    kinds: tuple[str, ...]
-    max_nodes: int
-    window: TimeFilter  # neighbours outside it are left out, with their edges
-
-
-def _walk(
-    conn: apsw.Connection,
-    folder: FolderIndex,
-    start: list[NodeRow],
-    how: _Walk,
-    nodes: dict[str, dict[str, Any]],
-    edges: list[dict[str, Any]],
-    roots: list[str],
-) -> bool:
-    """Breadth-first along edges; False unless the node cap cut the walk short."""
-    direction, depth, kinds, max_nodes = how.direction, how.depth, how.kinds, how.max_nodes
-    queue: deque[tuple[int, int]] = deque()
-    for node in start:
-        key = str(node.id)
-        roots.append(key)
-        if key not in nodes:
-            if len(nodes) >= max_nodes:
-                return True
-            nodes[key] = node_json(folder, node)
-        queue.append((node.id, 0))
-    seen_edges: set[tuple[str, str, str, str]] = set()
-    while queue:
-        node_id, level = queue.popleft()
-        if level >= depth:
-            continue
-        found: list[tuple[int | None, str, int | None, Any]] = []
-        if direction in ("callers", "both"):
-            found += [(e.src_id, "in", node_id, e) for e in edges_to(conn, node_id, kinds)]
-        if direction in ("callees", "both"):
-            found += [(node_id, "out", e.dst_id, e) for e in edges_from(conn, node_id, kinds)]
-        other_ids = [i for s, way, d, _ in found for i in ((s,) if way == "in" else (d,)) if i]
-        others = node_rows(conn, other_ids)
-        in_time = nodes_in_time(conn, other_ids, how.window) if how.window else None
-        for src, way, dst, edge in found:
-            other_id = src if way == "in" else dst
-            if in_time is not None and other_id is not None and other_id not in in_time:
-                continue
-            if other_id is not None and str(other_id) not in nodes:
-                other = others.get(other_id)
-                if other is None:
-                    continue
-                if len(nodes) >= max_nodes:
-                    return True
-                nodes[str(other_id)] = node_json(folder, other)
-                queue.append((other_id, level + 1))
-            edge_key = (str(src), edge.kind, str(dst) if dst else edge.dst_name, str(edge.line))
-            if edge_key in seen_edges:
-                continue
-            seen_edges.add(edge_key)
-            edges.append(
-                {
-                    "source": str(src),
-                    "target": None if dst is None else str(dst),
-                    "target_name": edge.dst_name,
-                    "kind": edge.kind,
-                    "line": edge.line,
-                    "resolution": edge.resolution,
-                }
-            )
-    return False
 
 
 # -- call hierarchy ---------------------------------------------------------------------
@@ -297,6 +228,25 @@ def _call_ranges(lines: list[str], line: int, name: str) -> list[types.Range]:
     return [types.Range(start=start, end=start)]
 
 
+def _calls(
+    conn: apsw.Connection, node_id: int, direction: str
+) -> list[tuple[NodeRow, list[GraphLink]]]:
+    """The definitions calling (`callers`) or called by (`callees`) a node, each
+    with its call edges, in the order the engine's walk lists them."""
+    start = list(node_rows(conn, [node_id]).values())
+    if not start:
+        return []
+    walk = walk_graph(conn, start, GraphQuery(direction, 1, ("calls",), 2000), history=False)
+    out: dict[int, tuple[NodeRow, list[GraphLink]]] = {}
+    for link in walk.edges:
+        other_id = link.source if direction == "callers" else link.target
+        other = walk.node(other_id) if other_id is not None else None
+        if other is None:
+            continue
+        out.setdefault(other.node.id, (other.node, []))[1].append(link)
+    return list(out.values())
+
+
 async def incoming_calls(
     server: CodesiftServer, params: types.CallHierarchyIncomingCallsParams
 ) -> list[types.CallHierarchyIncomingCall]:
@@ -305,26 +255,17 @@ async def incoming_calls(
     def run(cancel: Cancellation) -> list[types.CallHierarchyIncomingCall]:
         folder.wait_open()
         conn = server.readers.connection(folder.db_path)
-        target = node_rows(conn, [node_id]).get(node_id)
-        if target is None:
-            return []
-        calls = edges_to(conn, node_id, ["calls"])
-        callers = node_rows(conn, [e.src_id for e in calls])
         cache: dict[str, list[str]] = {}
-        out: dict[int, types.CallHierarchyIncomingCall] = {}
-        for edge in calls:
-            caller = callers.get(edge.src_id)
-            if caller is None:
-                continue
+        out: list[types.CallHierarchyIncomingCall] = []
+        for caller, links in _calls(conn, node_id, "callers"):
             lines = _lines(cache, folder.root, caller.path)
-            ranges = _call_ranges(lines, edge.line, edge.dst_name)
-            if caller.id in out:
-                out[caller.id].from_ranges = [*out[caller.id].from_ranges, *ranges]
-            else:
-                out[caller.id] = types.CallHierarchyIncomingCall(
+            ranges = [r for link in links for r in _call_ranges(lines, link.line, link.target_name)]
+            out.append(
+                types.CallHierarchyIncomingCall(
                     from_=_item(folder, caller, lines), from_ranges=ranges
                 )
-        return list(out.values())
+            )
+        return out
 
     return await server.read(run)
 
@@ -340,23 +281,17 @@ async def outgoing_calls(
         source = node_rows(conn, [node_id]).get(node_id)
         if source is None:
             return []
-        calls = [e for e in edges_from(conn, node_id, ["calls"]) if e.dst_id is not None]
-        callees = node_rows(conn, [e.dst_id for e in calls if e.dst_id is not None])
         cache: dict[str, list[str]] = {}
         own = _lines(cache, folder.root, source.path)
-        out: dict[int, types.CallHierarchyOutgoingCall] = {}
-        for edge in calls:
-            callee = callees.get(edge.dst_id) if edge.dst_id is not None else None
-            if callee is None:
-                continue
-            ranges = _call_ranges(own, edge.line, edge.dst_name)
-            if callee.id in out:
-                out[callee.id].from_ranges = [*out[callee.id].from_ranges, *ranges]
-            else:
-                out[callee.id] = types.CallHierarchyOutgoingCall(
+        out: list[types.CallHierarchyOutgoingCall] = []
+        for callee, links in _calls(conn, node_id, "callees"):
+            ranges = [r for link in links for r in _call_ranges(own, link.line, link.target_name)]
+            out.append(
+                types.CallHierarchyOutgoingCall(
                     to=_item(folder, callee, _lines(cache, folder.root, callee.path)),
                     from_ranges=ranges,
                 )
-        return list(out.values())
+            )
+        return out
 
     return await server.read(run)

@@ -9,12 +9,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import apsw
 from lsprotocol import types
 
-from codesift.store.reader import NodeRow, node_rows, nodes_named
+from codesift.store.reader import (
+    NodeRow,
+    node_rows,
+    nodes_at_line,
+    nodes_named,
+    resolved_target,
+)
 
 if TYPE_CHECKING:
     from codesift.lsp.folders import FolderIndex
@@ -179,24 +185,15 @@ def resolve_position(
     if not word:
         return Resolved("", [], False)
     line = position.line + 1
-    here: list[Any] = conn.execute(
-        "SELECT n.id, n.name, n.start_line, n.end_line FROM nodes n JOIN files f ON f.id ="
-        " n.file_id WHERE f.path = ? AND n.start_line <= ? AND n.end_line >= ?"
-        " ORDER BY n.start_line DESC, n.end_line",
-        (rel, line, line),
-    ).fetchall()
-    for node_id, name, start, _ in here:
+    here = nodes_at_line(conn, rel, line)
+    for node_id, name, start in here:
         if name == word and start <= line <= start + 2:
-            found = node_rows(conn, [int(node_id)])
+            found = node_rows(conn, [node_id])
             return Resolved(word, list(found.values()), True)
-    for node_id, _, _, _ in here:  # innermost first
-        row = conn.execute(
-            "SELECT dst_id FROM edges WHERE src_id = ? AND dst_name = ? AND dst_id IS NOT NULL"
-            " ORDER BY kind = 'calls' DESC LIMIT 1",
-            (int(node_id), word),
-        ).fetchone()
-        if row is not None:
-            found = node_rows(conn, [int(row[0])])
+    for node_id, _, _ in here:  # innermost first
+        target = resolved_target(conn, node_id, word)
+        if target is not None:
+            found = node_rows(conn, [target])
             if found:
                 return Resolved(word, list(found.values()), False)
     named = nodes_named(conn, word, limit=20, include_modules=True)

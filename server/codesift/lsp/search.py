@@ -6,7 +6,9 @@ import time
 from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
+from codesift.config import SearchSettings
 from codesift.embedding import Embedder
+from codesift.engine import FolderPage, merge_pages
 from codesift.errors import QueryError
 from codesift.lsp.folders import Cancellation, FolderIndex
 from codesift.lsp.params import (
@@ -20,8 +22,7 @@ from codesift.lsp.params import (
 )
 from codesift.retrieval import BROAD_LAYERS, SearchRequest
 from codesift.retrieval.request import MAX_QUERY_CHARS, SearchResult
-from codesift.retrieval.search import RESULT_OVERHEAD_TOKENS
-from codesift.retrieval.snippets import estimate_tokens
+from codesift.store.reader import has_vectors
 
 if TYPE_CHECKING:
     from codesift.lsp.server import CodesiftServer
@@ -31,21 +32,27 @@ __all__ = ["SEARCH", "for_folder", "parse_search_request", "search"]
 SEARCH = "codesift/search"
 
 
-def parse_search_request(params: Any) -> tuple[SearchRequest, tuple[str, ...]]:
-    """The request and the folders it names; raises InvalidParams.
+def parse_search_request(
+    params: Any, defaults: SearchSettings | None = None
+) -> tuple[SearchRequest, tuple[str, ...]]:
+    """The request and the folders it names; raises InvalidParams. `top_k` and
+    `snippet_chars` not given come from `defaults` (the folder's `search` settings:
+    `.codesift.toml` and initializationOptions).
 
     Git-time values stay as sent: a revision is resolved per folder (`for_folder`).
     """
+    settings = defaults or SearchSettings()
     data = require_object(params, SEARCH)
     query = require_str(data, "query", max_chars=MAX_QUERY_CHARS)
     times = parse_time_filters(data)
     request = SearchRequest(
         query=query,
-        top_k=opt_int(data, "top_k", 10, 1, 200) or 10,
+        top_k=opt_int(data, "top_k", settings.top_k, 1, 200) or settings.top_k,
         layers=opt_str_list(data, "layers") or BROAD_LAYERS,
         languages=opt_str_list(data, "languages"),
         paths=opt_str_list(data, "paths"),
-        snippet_chars=opt_int(data, "snippet_chars", 600, 1, 1_000_000) or 600,
+        snippet_chars=opt_int(data, "snippet_chars", settings.snippet_chars, 1, 1_000_000)
+        or settings.snippet_chars,
         max_tokens=opt_int(data, "max_tokens", None, 1, 10_000_000),
         include_graph=opt_bool(data, "include_graph", False),
     )
@@ -79,16 +86,16 @@ def _result_json(folder: FolderIndex, result: SearchResult) -> dict[str, Any]:
 
 
 async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
-    request, wanted = parse_search_request(params)
-    folders = server.select_folders(wanted)
+    data = require_object(params, SEARCH)
+    folders = server.select_folders(opt_str_list(data, "folders"))
+    defaults = folders[0].settings.search if folders else None
+    request, _ = parse_search_request(params, defaults)
     requests = {folder.name: for_folder(request, folder) for folder in folders}
+    by_name = {folder.name: folder for folder in folders}
 
     def run(cancel: Cancellation) -> dict[str, Any]:
         started = time.perf_counter()
-        merged: list[tuple[float, FolderIndex, SearchResult]] = []
-        streams: list[dict[str, Any]] = []
-        tokens = 0
-        truncated = False
+        pages: list[FolderPage] = []
         for folder in folders:
             if cancel.cancelled:
                 break
@@ -97,41 +104,22 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
             cancel.attach(conn)
             try:
                 embedder: Embedder | None = None
-                if (
-                    folder.settings.embedding.enabled
-                    and conn.execute("SELECT 1 FROM embedded LIMIT 1").fetchone()
-                ):
+                if folder.settings.embedding.enabled and has_vectors(conn):
                     embedder = server.embedder(folder.settings.embedding)
                 response = folder.searcher(conn, embedder).search(
                     requests[folder.name], cancel=cancel.event
                 )
             finally:
                 cancel.detach(conn)
-            merged.extend((r.score, folder, r) for r in response.results)
-            streams.extend({**asdict(s), "folder": folder.name} for s in response.streams)
-            tokens += response.tokens
-            truncated = truncated or response.truncated_by_budget
-        merged.sort(key=lambda item: -item[0])
-        merged = merged[: request.top_k]
-        if len(folders) > 1:  # each folder kept to the budget; the union must be too
-            tokens = 0
-            kept = []
-            for item in merged:
-                cost = RESULT_OVERHEAD_TOKENS + estimate_tokens(item[2].snippet)
-                if request.max_tokens is not None and tokens + cost > request.max_tokens:
-                    truncated = True
-                    break
-                tokens += cost
-                kept.append(item)
-            merged = kept
-        results = [_result_json(folder, result) for _, folder, result in merged]
+            pages.append(FolderPage(folder.name, response))
+        page = merge_pages(request, pages)
         return {
             "query": request.query,
-            "results": results,
-            "streams": streams,
+            "results": [_result_json(by_name[name], result) for name, result in page.results],
+            "streams": [{**asdict(s), "folder": name} for name, s in page.streams],
             "took_ms": round((time.perf_counter() - started) * 1000, 2),
-            "tokens": tokens,
-            "truncated_by_budget": truncated,
+            "tokens": page.tokens,
+            "truncated_by_budget": page.truncated_by_budget,
             "index": [folder.completeness() for folder in folders],
             "complete": all(folder.completeness()["complete"] for folder in folders),
         }

@@ -25,10 +25,12 @@ import os
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlparse
 
+import apsw
 import attrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
@@ -41,8 +43,9 @@ from pygls.uris import from_fs_path
 from codesift import __version__
 from codesift.config import EmbeddingSettings
 from codesift.embedding import Embedder
-from codesift.embedding.model import cache_dir_from
-from codesift.errors import CodesiftError, SearchCancelled
+from codesift.engine import embedder_key, make_embedder
+from codesift.errors import CodesiftError
+from codesift.lsp.errors import rpc_error
 from codesift.lsp.folders import Cancellation, FolderIndex, FolderListener, ReaderPool
 from codesift.lsp.options import ServerOptions, folder_settings
 from codesift.lsp.params import invalid
@@ -319,21 +322,11 @@ class CodesiftServer(LanguageServer):
     def embedder(self, settings: EmbeddingSettings) -> Embedder:
         """The embedding model for these settings; folders with the same model
         settings share one (it is the largest thing in memory)."""
-        key = (
-            settings.cache_dir,
-            settings.max_tokens,
-            settings.batch_size,
-            settings.quantized_queries,
-        )
+        key = embedder_key(settings)
         with self._embedder_lock:
             embedder = self._embedders.get(key)
             if embedder is None:
-                embedder = Embedder(
-                    cache_dir_from(settings.cache_dir),
-                    max_tokens=settings.max_tokens,
-                    batch_size=settings.batch_size,
-                    quantized_queries=settings.quantized_queries,
-                )
+                embedder = make_embedder(settings)
                 self._embedders[key] = embedder
                 # The query encoder is built once per model folder (a few seconds):
                 # not while the first search waits.
@@ -424,16 +417,19 @@ class CodesiftServer(LanguageServer):
         return chosen
 
     def apply_options(self, options: ServerOptions) -> None:
-        """New options: folders whose settings changed are restarted (and rescanned)."""
+        """New options: folders whose index, embedding or rerank settings changed are
+        restarted (and rescanned); new search settings apply to the next search."""
         old = self.options
         self.options = options
         for folder in self.folder_list():
             settings, _ = folder_settings(folder.root, options)
-            restart = settings != folder.settings or (
+            restart = replace(settings, search=folder.settings.search) != folder.settings or (
                 (old.watch, old.quiet_ms, old.max_wait_ms)
                 != (options.watch, options.quiet_ms, options.max_wait_ms)
             )
-            if restart:
+            if not restart and settings.search != folder.settings.search:
+                folder.use_search_settings(settings.search)
+            elif restart:
                 self.remove_folder(folder.uri)
                 self.add_folder(folder.uri, folder.name)
 
@@ -561,10 +557,8 @@ def bind(
     async def handle(params: Any) -> T:
         try:
             return await handler(server, params)
-        except SearchCancelled as exc:
-            raise JsonRpcRequestCancelled(message="the request was cancelled") from exc
-        except CodesiftError as exc:
-            raise invalid(str(exc)) from exc
+        except (CodesiftError, apsw.Error) as exc:
+            raise rpc_error(exc) from exc
 
     handle.__name__ = getattr(handler, "__name__", "handler")
     return handle

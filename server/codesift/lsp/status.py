@@ -4,15 +4,14 @@ codesift/reindex (the whole workspace, some folders, or some paths)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import posixpath
 import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from codesift.engine import read_status
 from codesift.lsp.folders import Cancellation, FolderIndex
 from codesift.lsp.params import invalid, opt_bool, opt_int, opt_str_list
-from codesift.store.reader import index_counts
 
 if TYPE_CHECKING:
     from codesift.lsp.server import CodesiftServer
@@ -27,15 +26,6 @@ def _iso(stamp: float | None) -> str | None:
     if stamp is None:
         return None
     return datetime.fromtimestamp(stamp, UTC).isoformat(timespec="seconds")
-
-
-def _db_bytes(folder: FolderIndex) -> int:
-    total = 0
-    for suffix in ("", "-wal"):
-        path = folder.db_path.with_name(folder.db_path.name + suffix)
-        with contextlib.suppress(OSError):
-            total += path.stat().st_size
-    return total
 
 
 async def status(server: CodesiftServer, params: Any) -> dict[str, Any]:
@@ -71,15 +61,15 @@ async def status(server: CodesiftServer, params: Any) -> dict[str, Any]:
                 if opened is not None:
                     raise opened
                 conn = server.readers.connection(folder.db_path)
-                counts = index_counts(conn)
+                counts = read_status(folder.workspace, conn, details=False)
                 entry.update(
                     files=counts.files,
                     nodes=counts.nodes,
                     edges=counts.edges,
                     chunks=counts.chunks,
-                    languages=counts.by_language,
+                    languages=counts.languages,
                     last_update=_iso(counts.last_update),
-                    database_bytes=_db_bytes(folder),
+                    database_bytes=counts.database_bytes,
                 )
             except Exception as exc:  # report, do not fail the whole status
                 entry["warnings"].append(f"cannot read the index: {exc}")
