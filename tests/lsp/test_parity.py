@@ -1,0 +1,148 @@
+"""Parity: the CLI and the language server answer the same questions the same way.
+
+One real git workspace (a copy of codesift's own retrieval and store packages)
+is indexed once; then the same 10 searches, a symbols lookup and a callers
+lookup go through `codesift ... --json` (a subprocess each) and through
+`codesift serve` over stdio (codesift/search, workspace/symbol, the call
+hierarchy). Both must return the same ranked paths and lines. The workspace's
+`.codesift.toml` sets search.top_k and snippet_chars, so the pages also show
+that both front ends take their defaults from it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from harness import SERVER_DIR, LspSession, file_uri, make_workspace, server_env
+from lsprotocol import types
+
+QUERIES = (
+    "reciprocal rank fusion of stream rankings",
+    "snippet window around the best matching lines",
+    "quote a term for an FTS5 MATCH",
+    "vectors kept in memory",
+    "file diversity on a page",
+    "ranking priors for definitions and tests",
+    "cancel a running search",
+    "graph neighbours of a result",
+    "trigram",
+    "token budget of the answer",
+)
+SYMBOL = "fuse_rankings"
+TOP_K = 7
+
+Hit = tuple[str, int, int]
+
+
+@pytest.fixture(scope="module")
+def parity_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    files = {
+        f"{package}/{source.name}": source.read_text(encoding="utf-8")
+        for package in ("retrieval", "store")
+        for source in sorted((SERVER_DIR / "codesift" / package).glob("*.py"))
+    }
+    files[".codesift.toml"] = (
+        f"[search]\ntop_k = {TOP_K}\nsnippet_chars = 300\n\n[embedding]\nenabled = false\n"
+    )
+    root = make_workspace(tmp_path_factory.mktemp("parity") / "engine-copy", files)
+    cli(root, "index", "--no-embed", "--quiet")
+    return root
+
+
+@pytest.fixture(scope="module")
+def server(
+    parity_workspace: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LspSession]:
+    log = tmp_path_factory.mktemp("log") / "server.log"
+    session = LspSession([parity_workspace], {"embeddings": False}, log_file=log)
+    session.start()
+    try:
+        session.wait_ready()
+        yield session
+    finally:
+        assert session.close() == 0, log.read_text()
+
+
+def cli(root: Path, *args: str) -> Any:
+    env = server_env()
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "CLICOLOR_FORCE"):
+        env.pop(name, None)
+    result = subprocess.run(
+        [sys.executable, "-m", "codesift.cli", *args],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout) if "--json" in args else None
+
+
+def cli_search(root: Path, query: str) -> list[Hit]:
+    data = cli(root, "search", query, "--json", "--no-update", "--no-embed")
+    return [(r["path"], r["start_line"], r["end_line"]) for r in data["results"]]
+
+
+def lsp_search(server: LspSession, query: str) -> list[Hit]:
+    data = server.request("codesift/search", {"query": query})
+    return [(r["path"], r["start_line"], r["end_line"]) for r in data["results"]]
+
+
+def relative(root: Path, uri: str) -> str:
+    return uri.removeprefix(root.resolve().as_uri() + "/")
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_search_pages_are_the_same(server: LspSession, parity_workspace: Path, query: str) -> None:
+    from_cli = cli_search(parity_workspace, query)
+    from_server = lsp_search(server, query)
+    assert from_cli, query
+    assert len(from_cli) == TOP_K  # search.top_k from .codesift.toml, in both
+    assert from_server == from_cli
+
+
+def test_symbols_are_the_same(server: LspSession, parity_workspace: Path) -> None:
+    data = cli(parity_workspace, "symbols", SYMBOL, "--json", "--no-update", "--limit", "100")
+    from_cli = [(n["path"], n["start_line"]) for n in (*data["exact"], *data["fuzzy"])]
+    found = server.request(types.WORKSPACE_SYMBOL, types.WorkspaceSymbolParams(query=SYMBOL))
+    from_server = [
+        (relative(parity_workspace, s.location.uri), s.location.range.start.line + 1) for s in found
+    ]
+    assert data["exact"] and data["fuzzy"]
+    assert from_server == from_cli
+
+
+def test_callers_are_the_same(server: LspSession, parity_workspace: Path) -> None:
+    data = cli(parity_workspace, "callers", SYMBOL, "--json", "--no-update")
+    (target,) = data["nodes"]
+    from_cli = list(
+        dict.fromkeys((c["node"]["path"], c["node"]["start_line"]) for c in target["callers"])
+    )
+    definition = target["node"]
+    path = parity_workspace / definition["path"]
+    line = definition["start_line"] - 1
+    column = path.read_text().splitlines()[line].index(SYMBOL)
+    items = server.request(
+        types.TEXT_DOCUMENT_PREPARE_CALL_HIERARCHY,
+        types.CallHierarchyPrepareParams(
+            text_document=types.TextDocumentIdentifier(uri=file_uri(path)),
+            position=types.Position(line=line, character=column),
+        ),
+    )
+    (item,) = items
+    incoming = server.request(
+        types.CALL_HIERARCHY_INCOMING_CALLS, types.CallHierarchyIncomingCallsParams(item=item)
+    )
+    from_server = [
+        (relative(parity_workspace, c.from_.uri), c.from_.range.start.line + 1) for c in incoming
+    ]
+    assert from_cli
+    assert from_server == from_cli
