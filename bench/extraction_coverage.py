@@ -72,6 +72,8 @@ WHOLE_TREE_EXCLUDED_DIRS = [".git", ".codesift"]
 # How far above the definition's own first line a node may start (a doc comment or an
 # attribute the extractor took in) and still count as starting at the header.
 HEADER_SLACK = 2
+# How many lines of attributes (annotations, `@doc` text) may open a definition's node.
+ATTRIBUTE_LINES = 150
 
 # Tree-sitter node types that are definitions, per language, beyond the generic rule
 # (types ending in _definition/_declaration/_item/_specifier with a name).
@@ -138,7 +140,6 @@ _EXTRA_DEFINITIONS: dict[str, frozenset[str]] = {
             "newtype",
             "type_synomym",
             "class",
-            "instance",
             "type_family",
             "pattern_synonym",
         }
@@ -397,11 +398,28 @@ def _is_definition(node: Node, language: str) -> bool:
             and target.type == "identifier"
             and (target.text or b"").decode() in _ELIXIR_DEFS
         )
+    if kind in ("property_declaration", "val_definition"):
+        # Kotlin top-level properties; Scala vals of a file or an object (a class's
+        # properties and vals are fields).
+        parent = node.parent
+        owner = parent.parent if parent is not None else None
+        return parent is not None and (
+            parent.type in ("source_file", "compilation_unit")
+            or (
+                kind == "val_definition"
+                and owner is not None
+                and owner.type in ("object_definition", "package_object")
+            )
+        )
     if language == "zig" and kind == "Decl":
         # `const std = @import("std");` and other plain constants are not nodes.
         text = (node.text or b"").decode("utf-8", "replace")
         return bool(
-            re.search(r"\bfn\b|=\s*(extern\s+|packed\s+)?(struct|enum|union|opaque|error)\b", text)
+            re.search(
+                r"\bfn\b|=\s*(extern\s+|packed\s+)?(struct|enum|union|opaque|error)\b"
+                r"|=\s*[A-Z]\w*\([^;]*\);\s*$",  # a type function's result: `Xev(.epoll)`
+                text,
+            )
         )
     if language == "swift" and kind == "class_declaration":
         # an `extension` is a scope, not a node
@@ -448,11 +466,12 @@ def definition_nodes(text: str, language: str) -> Iterator[Node]:
 
 def _has_node(start: int, end: int, nodes: list[IndexedNode]) -> bool:
     """A node starts on the definition's first line, or ends on its last line having
-    started a little above (attributes, a wrapper) or inside its first lines."""
+    started above it (attributes, an Elixir `@doc` heredoc, a wrapper) or inside its
+    first lines."""
     for n in nodes:
         if n.start_line == start:
             return True
-        if n.end_line == end and start - 15 <= n.start_line <= start + 3:
+        if n.end_line == end and start - ATTRIBUTE_LINES <= n.start_line <= start + 3:
             return True
     return False
 
@@ -475,6 +494,7 @@ class LanguageFigures:
         return {
             "files": self.files,
             "files_without_nodes": len(self.files_without_nodes),
+            "files_without_nodes_paths": sorted(self.files_without_nodes),
             "nodes": sum(self.kinds.values()),
             "kinds": dict(self.kinds.most_common()),
             "definitions_seen": seen,
