@@ -1,7 +1,8 @@
-"""The `codesift` command: index, search, symbols, callers, callees, status, serve.
+"""The `codesift` command: index, embed, search, symbols, callers, callees, graph,
+status, serve: argument parsing and rendering over codesift.engine.
 
 Results go to stdout; progress bars, warnings and logs go to stderr. `search`,
-`symbols`, `callers` and `callees` bring the index up to date first (building
+`symbols`, `callers`, `callees` and `graph` bring the index up to date first (building
 it on first use), unless `--no-update` is given.
 """
 
@@ -33,6 +34,7 @@ from rich.progress import (
 from codesift import __version__
 from codesift.console_progress import DEFAULT_INTERVAL_SECONDS, ProgressLines
 from codesift.engine import (
+    EDGE_KINDS,
     Engine,
     EngineListener,
     GraphLink,
@@ -451,6 +453,51 @@ def _neighbours(
     return groups
 
 
+def cmd_graph(args: argparse.Namespace) -> int:
+    """The code graph around the definitions named NAME: callers, callees or both,
+    DEPTH edges away, along the edge kinds asked for."""
+    engine = _engine(args, quiet=bool(args.json))
+    try:
+        times = engine.times(args.as_of, args.since, args.until)
+        kinds = tuple(args.kind or ("calls",))
+        query = GraphQuery(args.direction, args.depth, kinds, args.max_nodes, times)
+        walk = engine.graph(args.name, query)
+        _report_built(engine, args)
+    finally:
+        engine.close()
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "name": args.name,
+                    "roots": list(walk.roots),
+                    "nodes": [_symbol_json(s) for s in walk.nodes],
+                    "edges": [asdict(link) for link in walk.edges],
+                    "truncated": walk.truncated,
+                }
+            )
+        )
+        return EXIT_OK
+    console = Console(highlight=False, soft_wrap=True)
+    if not walk.roots:
+        console.print(f"no definition named {escape(args.name)!r}")
+        return EXIT_OK
+    for symbol in walk.nodes:
+        _print_symbol(console, symbol, "* " if symbol.node.id in walk.roots else "  ")
+    for link in walk.edges:
+        source = walk.node(link.source)
+        target = walk.node(link.target) if link.target is not None else None
+        src = source.node.qualified_name if source else str(link.source)
+        dst = target.node.qualified_name if target else f"{link.target_name} (unresolved)"
+        console.print(
+            f"  [bold]{escape(src)}[/] [magenta]{link.kind}[/] [bold]{escape(dst)}[/]"
+            f"  [dim]line {link.line}[/]"
+        )
+    if walk.truncated:
+        console.print(f"[dim]stopped at {args.max_nodes} definitions (--max-nodes)[/]")
+    return EXIT_OK
+
+
 def cmd_callers(args: argparse.Namespace) -> int:
     return _graph_command(args, "callers")
 
@@ -655,6 +702,27 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("name", help="name or qualified name of the definition")
         common(p)
         p.set_defaults(func=func)
+
+    p = sub.add_parser("graph", help="the code graph around a definition: edges of any kind")
+    p.add_argument("name", help="name or qualified name of the definition")
+    p.add_argument(
+        "--direction",
+        choices=["callers", "callees", "both"],
+        default="both",
+        help="edges into the definition, out of it, or both (default)",
+    )
+    p.add_argument("--depth", type=int, default=1, help="edges away, 1..10 (default 1)")
+    p.add_argument(
+        "--kind",
+        action="append",
+        choices=list(EDGE_KINDS),
+        help="follow edges of this kind (repeatable; default calls)",
+    )
+    p.add_argument(
+        "--max-nodes", type=int, default=100, help="stop at this many definitions (1..2000)"
+    )
+    common(p)
+    p.set_defaults(func=cmd_graph)
 
     p = sub.add_parser("status", help="what is indexed: counts by language, size, last update")
     common(p, update=False, times=False)

@@ -595,3 +595,18 @@ def test_status_and_symbols_without_an_index_do_not_create_one(repo: Path) -> No
     assert result.returncode == 2
     assert "no index at" in result.stderr and "codesift index" in result.stderr
     assert not (repo / ".codesift" / "index.db").exists()
+
+
+def test_graph_command_walks_edges_of_the_kinds_asked_for(indexed: Path) -> None:
+    data = run_json(indexed, "graph", "submit", "--direction", "callers", "--depth", "2", "--json")
+    first = data["nodes"][0]["qualified_name"]
+    assert first == "billing.gateway.PaymentGateway.submit"
+    names = {n["qualified_name"] for n in data["nodes"]}
+    assert "billing.charges.create_charge" in names  # calls submit
+    assert all(e["kind"] == "calls" for e in data["edges"])
+    contains = run_json(indexed, "graph", "PaymentGateway.submit", "--kind", "contains", "--json")
+    assert {e["kind"] for e in contains["edges"]} == {"contains"}
+    human = ok(run_cli(indexed, "graph", "submit", "--no-update"))
+    assert "calls" in human.stdout
+    bad = run_cli(indexed, "graph", "submit", "--depth", "0", "--no-update")
+    assert bad.returncode == 2 and "depth must be between 1 and 10" in bad.stderr

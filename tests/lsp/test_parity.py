@@ -146,3 +146,25 @@ def test_callers_are_the_same(server: LspSession, parity_workspace: Path) -> Non
     ]
     assert from_cli
     assert from_server == from_cli
+
+
+def test_graph_walks_are_the_same(server: LspSession, parity_workspace: Path) -> None:
+    data = cli(
+        parity_workspace,
+        *("graph", SYMBOL, "--json", "--no-update", "--depth", "2"),
+        *("--kind", "calls", "--kind", "contains"),
+    )
+    walk = server.request(
+        "codesift/graph", {"name": SYMBOL, "depth": 2, "kinds": ["calls", "contains"]}
+    )
+
+    def nodes(found: list[dict[str, Any]]) -> list[tuple[str, int]]:
+        return [(n["path"], n["start_line"]) for n in found]
+
+    def edges(found: list[dict[str, Any]]) -> list[tuple[str, str, int]]:
+        return [(e["kind"], e["target_name"], e["line"]) for e in found]
+
+    assert len(data["nodes"]) > 2 and {e["kind"] for e in data["edges"]} == {"calls", "contains"}
+    assert nodes(walk["nodes"]) == nodes(data["nodes"])
+    assert edges(walk["edges"]) == edges(data["edges"])
+    assert walk["truncated"] == data["truncated"]
