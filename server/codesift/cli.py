@@ -163,7 +163,7 @@ def _engine(args: argparse.Namespace, *, quiet: bool = False) -> Engine:
         _workspace(args),
         ConsoleListener(quiet=quiet),
         update=not getattr(args, "no_update", False),
-        embed=not getattr(args, "no_embed", False),
+        vectors=not getattr(args, "no_embed", False),
         quiet=quiet,
         command=f"codesift {args.command}",
     )

@@ -32,14 +32,21 @@ from codesift.engine.access import (
 from codesift.engine.graph import check_graph_query, walk_graph
 from codesift.engine.listener import EngineListener
 from codesift.engine.models import load_rerank, make_embedder
-from codesift.engine.results import EmbedReport, GraphQuery, GraphResult, SymbolMatches
+from codesift.engine.results import (
+    EmbedReport,
+    GraphQuery,
+    GraphResult,
+    IndexStatus,
+    SymbolMatches,
+)
+from codesift.engine.status import index_status
 from codesift.engine.symbols import MAX_SYMBOLS, find_symbols
 from codesift.engine.workspace import Workspace
 from codesift.errors import EmbeddingError, QueryError
 from codesift.history.timespec import TimeFilter, TimeValue, time_filter
 from codesift.indexer import IndexSummary
 from codesift.retrieval import BROAD_LAYERS, Searcher, SearchRequest, SearchResponse
-from codesift.store.database import index_writable
+from codesift.store.database import index_writable, open_database
 from codesift.store.locks import IndexLock
 from codesift.store.reader import NodeRow, node_rows, nodes_named
 
@@ -54,7 +61,7 @@ class Engine:
     """A workspace opened for reading: search, symbols, graph (see the module doc).
 
     update: bring the index up to date before the first read (building it when it
-    does not exist); embed: use (and compute a few missing) vectors for searches;
+    does not exist); vectors: use (and compute a few missing) vectors for searches;
     quiet: no progress reports (notes and warnings still go to the listener).
     """
 
@@ -64,14 +71,14 @@ class Engine:
         listener: EngineListener | None = None,
         *,
         update: bool = True,
-        embed: bool = True,
+        vectors: bool = True,
         quiet: bool = False,
         command: str = "codesift",
     ) -> None:
         self.workspace = workspace
         self.listener = listener or EngineListener()
         self.update = update
-        self.embed = embed
+        self.vectors = vectors
         self.quiet = quiet
         self.command = command
         self.built: IndexSummary | None = None  # the run that built a new index
@@ -119,6 +126,11 @@ class Engine:
             )
         return self._conn
 
+    def refresh(self) -> None:
+        """Let the next read bring the index up to date again (a long-running front
+        end calls this when files changed); the connection is reopened."""
+        self.close()
+
     def close(self) -> None:
         searcher, self._searcher = self._searcher, None
         if searcher is not None:
@@ -164,6 +176,24 @@ class Engine:
         conn = self.connection()
         return walk_graph(conn, self.start_nodes(target, query.times), query)
 
+    def status(self) -> IndexStatus:
+        """The index's status (see `index_status`); needs no open connection."""
+        return index_status(self.workspace)
+
+    def reindex(self, *, rebuild: bool = False, vectors: bool = True) -> IndexReport:
+        """Update (or, with `rebuild`, rebuild) the index now, waiting for the write
+        lock, then compute missing vectors; the next read reopens the index."""
+        self.close()
+        report, _, conn = reindex(
+            self.workspace, self.listener, rebuild=rebuild, vectors=vectors, quiet=self.quiet
+        )
+        conn.close()
+        return report
+
+    def embed(self) -> EmbedReport:
+        """Compute the missing vectors (see `embed`)."""
+        return embed(self.workspace, self.listener, quiet=self.quiet)
+
     def start_nodes(self, target: str | int, times: TimeFilter | None = None) -> list[NodeRow]:
         conn = self.connection()
         if isinstance(target, int):
@@ -190,7 +220,7 @@ class Engine:
                 rerank_settings=settings.rerank,
             )
 
-        if not settings.embedding.enabled or not self.embed:
+        if not settings.embedding.enabled or not self.vectors:
             return searcher(None)
         embedder = make_embedder(settings.embedding)
         return searcher(embedder if self._vectors_for_search(conn, embedder) else None)
@@ -247,8 +277,6 @@ def embed(
     listener = listener or EngineListener()
     own = conn is None
     if conn is None:
-        from codesift.store.database import open_database
-
         conn = open_database(ws.db_path, create=False)
     try:
         lock = embed_lock(ws, purpose)
