@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codesift.config import SearchSettings
 from codesift.errors import QueryError
 from codesift.history.records import ChangeInfo
 from codesift.history.timespec import TimeFilter, TimeValue, time_filter
@@ -30,6 +31,7 @@ __all__ = [
 BROAD_LAYERS: tuple[str, ...] = ("code", "summary", "doc")
 MAX_QUERY_CHARS = 2000
 SNIPPET_MIN, SNIPPET_MAX = 80, 4000
+_SEARCH_DEFAULTS = SearchSettings()
 
 # What a file's language can be (parsing.languages.detect_language) and the
 # short names people type for them.
@@ -74,11 +76,12 @@ def normalize_languages(languages: tuple[str, ...]) -> tuple[str, ...]:
 @dataclass(frozen=True, slots=True)
 class SearchRequest:
     query: str
-    top_k: int = 10
+    # The defaults are the settings' (config.py): one place for them.
+    top_k: int = _SEARCH_DEFAULTS.top_k
     layers: tuple[str, ...] = BROAD_LAYERS
     languages: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()  # glob patterns over root-relative paths
-    snippet_chars: int = 600
+    snippet_chars: int = _SEARCH_DEFAULTS.snippet_chars
     max_tokens: int | None = None
     include_graph: bool = False
     # Git time (codesift.history.timespec): ISO 8601 dates or times, relative forms
