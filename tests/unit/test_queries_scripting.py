@@ -381,11 +381,11 @@ def test_elixir_spans_and_docs() -> None:
     # A `#` comment right above a definition is its doc.
     verify = node(parsed, "MyApp.Accounts.verify_password")
     assert verify.docstring == "Checks the password against the stored hash in constant time."
-    # `@doc """..."""` is the doc of the definition below it, and its lines are the
-    # definition's (dev set 2 spans start at `@doc`/`@spec`). `@moduledoc` is not read.
+    # `@doc """..."""` is the doc of the definition below it: like a doc comment, its
+    # lines open the definition's code chunk. `@moduledoc` is not read.
     get_user = node(parsed, "MyApp.Accounts.get_user!")
     assert get_user.docstring == "Gets a single user."
-    assert (get_user.start_line, get_user.end_line) == (15, 18)
+    assert (get_user.doc_start_line, get_user.start_line, get_user.end_line) == (15, 18, 18)
     assert module.docstring == ""
 
 
@@ -481,6 +481,40 @@ def test_haskell_first_equation_only() -> None:
     total = node(parsed, "Data.Inventory.totalValue")
     assert (total.start_line, total.end_line) == (41, 44)  # with its `where` block
     assert total.signature == "totalValue stock = foldl' add 0 (Map.elems stock)"
+
+
+def test_elixir_doc_and_spec_attributes() -> None:
+    # Dev set 2's Elixir spans start at `@doc`; `@spec`/`@impl` are part of the node,
+    # `@doc` (however long) is its doc, as a doc comment would be.
+    parsed = parse(
+        "elixir",
+        "defmodule A do\n"
+        '  @moduledoc "x"\n'
+        "\n"
+        '  @doc """\n'
+        "  Builds a job.\n"
+        "  More text.\n"
+        '  """\n'
+        '  @doc since: "0.1.0"\n'
+        "  @spec new(map()) :: t()\n"
+        "  def new(x), do: x\n"
+        "\n"
+        "  @doc false\n"
+        "  @impl true\n"
+        "  def init(_), do: :ok\n"
+        "\n"
+        "  def plain, do: 2\n"
+        "end\n",
+    )
+    found = {
+        (n.qualified_name, n.doc_start_line, n.start_line, n.end_line, n.docstring)
+        for n in parsed.nodes[2:]
+    }
+    assert found == {
+        ("A.new", 4, 9, 10, "Builds a job.\nMore text."),
+        ("A.init", 12, 13, 14, ""),
+        ("A.plain", 0, 16, 16, ""),
+    }
 
 
 def test_haskell_pattern_synonyms_and_signature_spans() -> None:

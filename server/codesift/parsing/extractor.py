@@ -545,8 +545,8 @@ def _definition_node(
     doc_start = 0
     if not doc:
         doc, doc_start = _leading_comment(entry.node, src)
-    if not doc:
-        doc = _attribute_doc(entry.node, src)
+    if not doc and not doc_start:
+        doc, doc_start = _attribute_doc(entry.node, src)
     return ParsedNode(
         index=entry.index,
         kind=_node_kind(entry, enclosing),
@@ -562,9 +562,20 @@ def _definition_node(
 
 
 # Siblings written right above a definition that belong to it: Rust `#[attr]`, TS
-# method decorators, a Haskell type signature of the same name, Elixir `@doc`/`@spec`.
+# method decorators, a Haskell type signature of the same name, Elixir `@spec`/`@impl`.
+# (An Elixir `@doc` is the definition's doc: its lines open the code chunk, as a doc
+# comment's do, and a long one is cut off the chunk's first part.)
 _ATTACHED_BEFORE = frozenset({"attribute_item", "decorator", "annotation", "attribute"})
-_ELIXIR_ATTACHED = frozenset({"doc", "spec", "impl", "deprecated", "since"})
+_ELIXIR_ATTACHED = frozenset({"spec", "impl", "deprecated"})
+
+
+def _elixir_attribute(sibling: Node, src: bytes) -> str:
+    """`doc` for `@doc "..."`, `spec` for `@spec ...`; "" for anything else."""
+    if sibling.type != "unary_operator" or not _text(sibling, src).startswith("@"):
+        return ""
+    operand = sibling.child_by_field_name("operand")
+    target = operand.child_by_field_name("target") if operand is not None else None
+    return _text(target, src) if target is not None else ""
 
 
 def _is_attached(sibling: Node, name: str, src: bytes) -> bool:
@@ -573,11 +584,7 @@ def _is_attached(sibling: Node, name: str, src: bytes) -> bool:
     if sibling.type == "signature":
         named = sibling.child_by_field_name("name")
         return named is not None and _text(named, src) == name
-    if sibling.type == "unary_operator" and _text(sibling, src).startswith("@"):
-        operand = sibling.child_by_field_name("operand")
-        target = operand.child_by_field_name("target") if operand is not None else None
-        return target is not None and _text(target, src) in _ELIXIR_ATTACHED
-    return False
+    return _elixir_attribute(sibling, src) in _ELIXIR_ATTACHED
 
 
 def _attached_start(node: Node, name: str, src: bytes) -> int:
@@ -604,11 +611,14 @@ def _last_equation(node: Node, name: str, src: bytes) -> Node:
     return last
 
 
-def _attribute_doc(node: Node, src: bytes) -> str:
-    """The text of an Elixir `@doc "..."` among the attributes above a definition."""
+def _attribute_doc(node: Node, src: bytes) -> tuple[str, int]:
+    """Elixir `@doc` attributes above a definition (among its `@spec`/`@impl`): the
+    doc text and the 1-based line the first one starts on (0 when there is none)."""
+    text, line = "", 0
     prev = node.prev_named_sibling
-    while prev is not None and _is_attached(prev, "", src):
-        if _text(prev, src).startswith("@doc"):
+    while prev is not None:
+        attribute = _elixir_attribute(prev, src)
+        if attribute == "doc":  # `@doc """..."""`, `@doc false`, `@doc since: "1.0"`
             arguments = prev.named_children[0].named_children[-1]
             parts = [
                 c
@@ -617,9 +627,12 @@ def _attribute_doc(node: Node, src: bytes) -> str:
                 for c in s.named_children
             ]
             raw = "".join(_text(p, src) for p in parts if p.type == "quoted_content")
-            return _dedent_doc(raw)[:MAX_DOC_CHARS]
+            text = _dedent_doc(raw)[:MAX_DOC_CHARS] or text
+            line = prev.start_point[0] + 1
+        elif attribute not in _ELIXIR_ATTACHED:
+            break
         prev = prev.prev_named_sibling
-    return ""
+    return text, line
 
 
 def _nearest_node(entry: _Def | None) -> _Def | None:
