@@ -528,7 +528,7 @@ def test_haskell_pattern_synonyms_and_signature_spans() -> None:
         "pattern Zero :: Int\n"
         "pattern Zero = 0\n"
         "pattern Pair a b <- (a, b)\n"
-        "\n"
+        "pattern T_Assignment id mode var indices value = OuterToken id (Inner mode var)\n"
         "-- | Run the checks.\n"
         "checkScript :: Int -> Int\n"
         "checkScript 0 = 0\n"
@@ -539,6 +539,7 @@ def test_haskell_pattern_synonyms_and_signature_spans() -> None:
         ("constructor", "ShellCheck.AST.T_Bang", 3, 3),
         ("constructor", "ShellCheck.AST.Zero", 5, 5),
         ("constructor", "ShellCheck.AST.Pair", 6, 6),
+        ("constructor", "ShellCheck.AST.T_Assignment", 7, 7),
         ("function", "ShellCheck.AST.checkScript", 9, 11),
     }
     check = node(parsed, "ShellCheck.AST.checkScript")

@@ -114,6 +114,11 @@
       (apply function: (constructor) @name)
       (apply function: (apply function: (constructor) @name))
       (apply function: (apply function: (apply function: (constructor) @name)))
+      (apply function: (apply function: (apply function: (apply function: (constructor) @name))))
+      (apply function: (apply function: (apply function: (apply function:
+        (apply function: (constructor) @name)))))
+      (apply function: (apply function: (apply function: (apply function:
+        (apply function: (apply function: (constructor) @name))))))
     ])) @definition.constructor
 
 ; `instance Valued Item where` qualifies its methods by the instance type: Item.value.
