@@ -611,7 +611,7 @@ def test_swift_operators_subscripts_deinit_and_associated_types() -> None:
     assert the_node(parsed, "Name.<").signature == "static func < (lhs: Name, rhs: Name) -> Bool"
 
 
-def test_zig_types_made_by_type_functions() -> None:
+def test_zig_types_made_by_type_functions_and_error_unions() -> None:
     # libxev's main.zig defines its backends as `pub const Epoll = Xev(.epoll, ...)`;
     # aliases (`xev.Loop`), imports and value calls are not definitions.
     parsed = parse_source(
@@ -623,6 +623,9 @@ def test_zig_types_made_by_type_functions() -> None:
         'pub const ThreadPool = @import("ThreadPool.zig");\n'
         "const x = compute(3);\n"
         "const Other = Make(1).Inner;\n"
+        "pub const CtlError = error{\n"
+        "    Busy,\n"
+        "} || posix.UnexpectedError;\n"
         "pub const Stack = struct {\n"
         "    const Queue = IntrusiveQueue(Completion);\n"
         "    pub fn push(self: *Stack) void {}\n"
@@ -631,8 +634,17 @@ def test_zig_types_made_by_type_functions() -> None:
     found = {(n.kind, n.qualified_name, n.start_line, n.end_line) for n in parsed.nodes[1:]}
     assert found == {
         ("type", "Dynamic", 4, 4),
-        ("struct", "Stack", 8, 11),
-        ("type", "Stack.Queue", 9, 9),
-        ("method", "Stack.push", 10, 10),
+        ("type", "CtlError", 8, 10),
+        ("struct", "Stack", 11, 14),
+        ("type", "Stack.Queue", 12, 12),
+        ("method", "Stack.push", 13, 13),
     }
     assert the_node(parsed, "Dynamic").docstring == "Runtime-selected backend."
+
+
+def test_rust_statics_are_constants() -> None:
+    parsed = parse_source(
+        "rust",
+        'static MANIFEST: &str = "pkg/windows/Manifest.xml";\nconst MAX: usize = 4;\n',
+    )
+    assert definitions(parsed) == {("constant", "MANIFEST"), ("constant", "MAX")}

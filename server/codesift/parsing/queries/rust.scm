@@ -12,6 +12,7 @@
 (mod_item name: (identifier) @name) @definition.module
 (macro_definition name: (identifier) @name) @definition.macro
 (const_item name: (identifier) @name) @definition.constant
+(static_item name: (identifier) @name) @definition.constant
 
 ; `impl Type` and `impl Trait for Type` qualify their functions with the type.
 (impl_item

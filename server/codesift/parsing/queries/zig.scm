@@ -34,6 +34,11 @@
   (VarDecl
     variable_type_function: (IDENTIFIER) @name
     (ErrorUnionExpr (SuffixExpr (ErrorSetDecl))))) @definition.type
+; `const Error = error{ Oops } || posix.UnexpectedError;`
+(Decl
+  (VarDecl
+    variable_type_function: (IDENTIFIER) @name
+    (BinaryExpr left: (ErrorUnionExpr (SuffixExpr (ErrorSetDecl)))))) @definition.type
 
 ; A type made by a type function, Zig's generics: `pub const Epoll = Xev(.epoll, ...)`,
 ; `const Queue = IntrusiveQueue(Completion);` (type functions are TitleCase).
