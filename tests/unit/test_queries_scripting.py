@@ -756,3 +756,46 @@ def test_extensionless_bash_script_is_indexed_as_bash(tmp_path: Path) -> None:
     assert prepared.meta.language == "bash"
     functions = [(n[0], n[2], n[4], n[5]) for n in prepared.rows.nodes[1:]]
     assert functions == [("function", "acquire_lock", 4, 7)]
+
+
+def test_bash_functions_after_constructs_the_grammar_misreads() -> None:
+    # tree-sitter-bash fails on these three (pyenv's python-build has all of them) and
+    # its error recovery then swallows every function below.
+    text = (
+        "#!/usr/bin/env bash\n"
+        "parse_options() {\n"
+        '  while option="${arg:$index:1}"; do\n'
+        "    index=$((index + 1))\n"
+        "  done\n"
+        "}\n"
+        "\n"
+        "is_mac() {\n"
+        '  [ $# -eq 0 ] || [ "$(osx_version)" "$@" ]\n'
+        "}\n"
+        "\n"
+        "register_shims() {\n"
+        "  for file do\n"
+        '    register_shim "${file##*/}"\n'
+        "  done\n"
+        "}\n"
+        "\n"
+        "install_package_using() {\n"
+        '  local package_type="$1"\n'
+        '  make_package "$package_type"\n'
+        "}\n"
+    )
+    parsed = parse("bash", text, "plugins/python-build/bin/python-build")
+    spans = [(n.name, n.start_line, n.end_line) for n in parsed.nodes[1:]]
+    assert spans == [
+        ("parse_options", 2, 6),
+        ("is_mac", 8, 10),
+        ("register_shims", 12, 16),
+        ("install_package_using", 18, 21),
+    ]
+    assert parsed.errors == 0
+    # Names, signatures and calls come from the text as written.
+    assert node(parsed, "is_mac").signature == "is_mac()"
+    calls = edges(parsed, "calls")
+    assert ("is_mac", "osx_version") in calls
+    assert ("register_shims", "register_shim") in calls
+    assert ("install_package_using", "make_package") in calls

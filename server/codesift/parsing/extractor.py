@@ -330,7 +330,7 @@ def extract(
     Syntax errors do not stop extraction: whatever tree-sitter recovered is used.
     """
     src = text.encode("utf-8")
-    root = parser_for(spec.name).parse(src).root_node
+    root = _parse(src, spec.name)
     parsed = ParsedFile(language=spec.name)
     parsed.errors = _count_errors(root)
     found = _query_matches(root, src, spec.name)
@@ -344,6 +344,29 @@ def extract(
     parsed.nodes = outline.nodes
     parsed.edges = edges
     return parsed
+
+
+# Same-length rewrites of Bash that tree-sitter-bash misparses, after which every
+# function below is swallowed by error recovery (pyenv's python-build lost 19 of its
+# ~160): `${s:$i:1}` (a variable offset), `for f do` (no `;`), `[ "$a" "$@" ]` (a
+# test of bare words: read as the `:` command, which is no call). Offsets stay valid
+# and names and text are read from the original source.
+_BASH_REWRITES = (
+    (re.compile(rb"(\$\{[#!]?\w+(?:\[[^\]\n]*\])?:)\$(?=[A-Za-z_{(])"), rb"\1 "),
+    (re.compile(rb"(\bfor[ \t]+\w+)[ \t](do\b)"), rb"\1;\2"),
+    (re.compile(rb"(?<![\[\w$\\])\[ (?=[^\n]*? \](?:[ \t;|&)]|$))", re.MULTILINE), rb": "),
+)
+
+
+def _parse(src: bytes, language: str) -> Node:
+    root = parser_for(language).parse(src).root_node
+    if language != "bash" or not root.has_error:
+        return root
+    patched = src
+    for pattern, replacement in _BASH_REWRITES:
+        patched = pattern.sub(replacement, patched)
+    retry = parser_for(language).parse(patched).root_node
+    return retry if _count_errors(retry) < _count_errors(root) else root
 
 
 # -- query matches: what the grammar's query tags, in source order --------------------
