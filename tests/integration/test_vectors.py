@@ -271,15 +271,17 @@ def test_each_batch_is_written_inside_the_guard_and_a_false_guard_stops_the_fill
     embeddable = vector_coverage(conn, layers).embeddable
     assert embeddable > 4
 
-    # A guard that says stop on its second entry: one batch written, not the second.
-    stopping = WriteGuard(embedder, stop_at=2)
+    # A guard that says stop on its third entry (the stale-vector sweep, the first
+    # batch, then the second): one batch written, not the second.
+    stopping = WriteGuard(embedder, stop_at=3)
     monkeypatch.setattr(embedder, "embed", stopping.embed)
     filled = fill_vectors(conn, embedder, layers=layers, batch_size=2, batch_guard=stopping)
-    assert filled == 2 and stopping.entries == 2
+    assert filled == 2 and stopping.entries == 3
     assert scalar(conn, "SELECT count(*) FROM chunk_vectors") == 2
     assert scalar(conn, "SELECT count(*) FROM embedded") == 2
 
-    # Entered once per batch, around the write only; the rest is filled.
+    # Entered around every write only (the sweep, each batch, the compaction); the
+    # rest is filled.
     guard = WriteGuard(embedder)
     monkeypatch.setattr(embedder, "embed", guard.embed)
     progress: list[tuple[int, int]] = []
@@ -292,9 +294,19 @@ def test_each_batch_is_written_inside_the_guard_and_a_false_guard_stops_the_fill
         progress=lambda done, total: progress.append((done, total)),
     )
     assert filled == embeddable - 2
-    assert guard.entries == len(progress) == -(-filled // 2)
+    assert guard.entries - 2 == len(progress) == -(-filled // 2)
     assert not guard.embedded_inside
     assert vector_coverage(conn, layers).ratio == 1.0
+
+
+def test_a_guard_that_says_stop_at_once_writes_nothing(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace, embedder: Embedder
+) -> None:
+    conn, _ = index_workspace(make_repo(FILES))
+    stopped = WriteGuard(embedder, stop_at=1)
+    assert fill_vectors(conn, embedder, batch_size=2, batch_guard=stopped) == 0
+    assert stopped.entries == 1
+    assert scalar(conn, "SELECT count(*) FROM embedded") == 0
 
 
 def test_the_fill_reads_pending_chunks_a_page_at_a_time(

@@ -206,7 +206,13 @@ def _fill(
     max_chunks: int | None,
     batch_guard: BatchGuard | None,
 ) -> int:
-    remove_stale_vectors(conn)
+    guard = batch_guard or _unguarded
+    # Every write of the fill is guarded: the stale-vector sweep, each batch and the
+    # final compaction (a writer elsewhere waits for one of them at most).
+    with guard() as entered:
+        if entered is False:
+            return 0
+        remove_stale_vectors(conn)
     in_layers = _layer_sql(layers)
     pending_from = (
         "FROM chunks c LEFT JOIN embedded e ON e.chunk_id = c.id"
@@ -241,18 +247,22 @@ def _fill(
             batch = texts[batch_start : batch_start + batch_size]
             vectors = quantize(embedder.embed([text for text, _, _ in batch]))
             chunks = [(cid, layer) for _, cid, layer in batch]
-            if batch_guard is None:
+            with guard() as entered:
+                if entered is False:
+                    return _finish(done, total, started)
                 _store_batch(conn, chunks, vectors)
-            else:
-                with batch_guard() as entered:
-                    if entered is False:
-                        return _finish(done, total, started)
-                    _store_batch(conn, chunks, vectors)
             done += len(batch)
             if progress:
                 progress(done, total)
-    compact_vectors(conn)
+    with guard() as entered:
+        if entered is not False:
+            compact_vectors(conn)
     return _finish(done, total, started)
+
+
+@contextmanager
+def _unguarded() -> Iterator[bool]:
+    yield True
 
 
 def _page_texts(conn: apsw.Connection, ids: Sequence[int]) -> list[tuple[str, int, str]]:
