@@ -594,6 +594,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """The MCP server for agents on stdio (docs/mcp.md); logs go to stderr or --log-file."""
+    from codesift.mcp import serve  # the MCP SDK loads only for this command
+
+    return serve(args.root, log_file=args.log_file)
+
+
 # -- argument parsing ----------------------------------------------------------------
 
 
@@ -732,6 +739,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio (debugging)")
     p.add_argument("--log-file", help="write logs to this file instead of stderr")
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("mcp", help="run the MCP server for agents (stdio)")
+    p.add_argument(
+        "--root",
+        help="workspace folder (default: nearest indexed folder, "
+        "else the git work tree, else the current folder)",
+    )
+    p.add_argument("--log-file", help="write logs to this file instead of stderr")
+    p.set_defaults(func=cmd_mcp)
     return parser
 
 

@@ -1,0 +1,150 @@
+"""One handler per tool: read the arguments, call the engine, render the result.
+
+Each is `(live, arguments) -> CallToolResult`; a codesift error raised here
+becomes a tool error in server.py (errors.py maps it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import apsw
+from mcp_types import CallToolResult
+
+from codesift.engine import GraphQuery, check_graph_query, find_symbols, read_status, walk_graph
+from codesift.engine.symbols import MAX_SYMBOLS
+from codesift.errors import QueryError
+from codesift.history.timespec import TimeFilter
+from codesift.lsp.folders import Cancellation
+from codesift.mcp import render, tools
+from codesift.mcp.arguments import Arguments
+from codesift.mcp.live import LiveWorkspace
+from codesift.retrieval import SearchResponse
+from codesift.store.reader import has_vectors, nodes_named
+
+__all__ = ["HANDLERS", "REINDEX_WAIT_SECONDS"]
+
+# `reindex` with wait answers after at most this long (the rescan goes on).
+REINDEX_WAIT_SECONDS = 600.0
+
+Handler = Callable[[LiveWorkspace, Mapping[str, Any] | None], Awaitable[CallToolResult]]
+
+
+async def _times(live: LiveWorkspace, args: Arguments) -> TimeFilter:
+    """The git-time window (revisions resolved in the workspace: a git call)."""
+    as_of, since, until = args.times()
+    if as_of is None and since is None and until is None:
+        return TimeFilter()
+    return await live.run(lambda: live.engine.times(as_of, since, until))
+
+
+async def search(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolResult:
+    args = Arguments(tools.SEARCH, raw)
+    as_of, since, until = args.times()
+    request = live.engine.request(
+        args.text("query"),
+        top_k=args.integer("top_k"),
+        layers=args.strings("layers"),
+        languages=args.strings("lang"),
+        paths=args.strings("path"),
+        snippet_chars=args.integer("snippet_chars"),
+        max_tokens=args.integer("max_tokens"),
+        include_graph=args.flag("include_graph", False),
+        as_of=as_of,
+        since=since,
+        until=until,
+    )
+    # Checked (and its times resolved) before any reading: a bad one is a tool error.
+    checked = await live.run(lambda: request.validated(root=live.workspace.root))
+    settings = live.workspace.settings
+
+    def run(conn: apsw.Connection, cancel: Cancellation) -> SearchResponse:
+        embedder = live.embedder() if settings.embedding.enabled and has_vectors(conn) else None
+        return live.folder.searcher(conn, embedder).search(checked, cancel=cancel.event)
+
+    response = await live.read(run)
+    return render.search_result(checked, response, live.index_state())
+
+
+async def symbols(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolResult:
+    args = Arguments(tools.SYMBOLS, raw)
+    name = args.text("name")
+    limit = args.integer("limit", 20) or 20
+    if not 1 <= limit <= MAX_SYMBOLS:
+        raise QueryError(f"limit must be between 1 and {MAX_SYMBOLS}, got {limit}")
+    times = await _times(live, args)
+    found = await live.read(
+        lambda conn, cancel: find_symbols(
+            conn, name, limit, times, searcher=live.folder.searcher(conn, None)
+        )
+    )
+    return render.symbols_result(found, live.index_state())
+
+
+async def _walk(live: LiveWorkspace, name: str, query: GraphQuery) -> Any:
+    check_graph_query(query)
+    return await live.read(
+        lambda conn, cancel: walk_graph(
+            conn, nodes_named(conn, name, limit=20, times=query.times or None), query
+        )
+    )
+
+
+def _neighbours(direction: str, spec: Any) -> Handler:
+    async def handler(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolResult:
+        args = Arguments(spec, raw)
+        name = args.text("name")
+        max_nodes = args.integer("max_nodes", 200) or 200
+        times = await _times(live, args)
+        query = GraphQuery(direction, 1, ("calls",), max_nodes, times)
+        walk = await _walk(live, name, query)
+        return render.neighbours_result(name, direction, walk, live.index_state())
+
+    handler.__name__ = direction
+    return handler
+
+
+async def graph(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolResult:
+    args = Arguments(tools.GRAPH, raw)
+    name = args.text("name")
+    times = await _times(live, args)
+    query = GraphQuery(
+        direction=args.choice("direction", "both"),
+        depth=args.integer("depth", 1) or 1,
+        kinds=args.strings("kinds") or ("calls",),
+        max_nodes=args.integer("max_nodes", 100) or 100,
+        times=times,
+    )
+    walk = await _walk(live, name, query)
+    return render.graph_result(name, walk, live.index_state())
+
+
+async def status(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolResult:
+    Arguments(tools.STATUS, raw)
+    found = await live.read(
+        lambda conn, cancel: read_status(live.workspace, conn, rerank=False), fresh=False
+    )
+    return render.status_result(found, live.index_state())
+
+
+async def reindex(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolResult:
+    args = Arguments(tools.REINDEX, raw)
+    wait = args.flag("wait", True)
+    live.folder.request_rescan()
+    done = await live.run(lambda: live.wait_settled(REINDEX_WAIT_SECONDS)) if wait else False
+    found = await live.read(
+        lambda conn, cancel: read_status(live.workspace, conn, rerank=False), fresh=False
+    )
+    return render.status_result(found, live.index_state(), rescan="done" if done else "running")
+
+
+HANDLERS: dict[str, Handler] = {
+    "search": search,
+    "symbols": symbols,
+    "callers": _neighbours("callers", tools.CALLERS),
+    "callees": _neighbours("callees", tools.CALLEES),
+    "graph": graph,
+    "status": status,
+    "reindex": reindex,
+}

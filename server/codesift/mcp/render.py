@@ -1,0 +1,249 @@
+"""Engine results as MCP tool results: readable text that cites `path:line`, and
+the same facts as structured content (JSON) for clients that read it.
+
+docs/mcp.md describes each tool's structured content.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from mcp_types import CallToolResult, TextContent
+
+from codesift.engine import GraphLink, GraphResult, IndexStatus, Symbol, SymbolMatches
+from codesift.retrieval import SearchRequest, SearchResponse
+from codesift.retrieval.request import SearchResult
+
+__all__ = [
+    "graph_result",
+    "neighbours_result",
+    "search_result",
+    "status_result",
+    "symbols_result",
+]
+
+
+def _result(text: str, data: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
+def _span(path: str, start: int, end: int) -> str:
+    return f"{path}:{start}" if end <= start else f"{path}:{start}-{end}"
+
+
+def _index_note(index: dict[str, Any]) -> str:
+    if index.get("complete"):
+        return ""
+    state = index.get("state", "")
+    error = index.get("error")
+    return f"\n(index not complete: {state}{'; ' + error if error else ''})"
+
+
+# -- search ---------------------------------------------------------------------------
+
+
+def _search_json(rank: int, result: SearchResult) -> dict[str, Any]:
+    data = asdict(result)
+    data["provenance"] = [dict(h) for h in data["provenance"]]
+    return {"rank": rank, "cite": _span(result.path, result.start_line, result.end_line), **data}
+
+
+def _search_text(rank: int, result: SearchResult) -> list[str]:
+    found_by = ", ".join(f"{h.stream}#{h.rank}" for h in result.provenance)
+    lines = [
+        f"{rank}. {_span(result.path, result.start_line, result.end_line)}"
+        f"  {result.kind} {result.qualified_name}  [{result.layer}; {found_by}]"
+    ]
+    for offset, line in enumerate(result.snippet.split("\n")):
+        lines.append(f"   {result.snippet_start_line + offset:>5} | {line}")
+    if result.truncated:
+        lines.append("         | ... (snippet cut)")
+    for edge in result.graph:
+        node = edge.node
+        lines.append(
+            f"   {edge.relation} ({edge.kind}, line {edge.line}): {node.qualified_name}"
+            f"  {_span(node.path, node.start_line, node.end_line)}"
+        )
+    return lines
+
+
+def search_result(
+    request: SearchRequest, response: SearchResponse, index: dict[str, Any]
+) -> CallToolResult:
+    results = [_search_json(i, r) for i, r in enumerate(response.results, start=1)]
+    data = {
+        "query": response.query,
+        "results": results,
+        "tokens": response.tokens,
+        "max_tokens": request.max_tokens,
+        "truncated_by_budget": response.truncated_by_budget,
+        "took_ms": round(response.took_ms, 2),
+        "streams": [asdict(s) for s in response.streams],
+        "rerank": response.rerank,
+        "index": index,
+    }
+    if not response.results:
+        text = f"no results for {response.query!r}"
+    else:
+        lines: list[str] = []
+        for i, result in enumerate(response.results, start=1):
+            lines.extend(_search_text(i, result))
+        budget = (
+            f"; cut to fit max_tokens {request.max_tokens}" if response.truncated_by_budget else ""
+        )
+        lines.append(f"({len(results)} results, ~{response.tokens} tokens{budget})")
+        text = "\n".join(lines)
+    return _result(text + _index_note(index), data)
+
+
+# -- definitions ------------------------------------------------------------------------
+
+
+def _symbol_json(symbol: Symbol) -> dict[str, Any]:
+    node = symbol.node
+    return {
+        "cite": _span(node.path, node.start_line, node.end_line),
+        **asdict(node),
+        "history": asdict(symbol.history) if symbol.history is not None else None,
+    }
+
+
+def _symbol_text(symbol: Symbol) -> str:
+    node = symbol.node
+    signature = " ".join(node.signature.split())[:160]
+    return (
+        f"{_span(node.path, node.start_line, node.end_line)}  {node.kind}"
+        f" {node.qualified_name}" + (f"  {signature}" if signature else "")
+    )
+
+
+def symbols_result(found: SymbolMatches, index: dict[str, Any]) -> CallToolResult:
+    data = {
+        "name": found.name,
+        "exact": [_symbol_json(s) for s in found.exact],
+        "fuzzy": [{**_symbol_json(s), "score": s.score} for s in found.fuzzy],
+        "index": index,
+    }
+    lines = [_symbol_text(s) for s in found.exact]
+    if found.fuzzy:
+        lines.append(
+            "similar names:"
+            if found.exact
+            else f"no definition named {found.name!r}; similar names:"
+        )
+        lines.extend("  " + _symbol_text(s) for s in found.fuzzy)
+    if not lines:
+        lines.append(f"no definitions match {found.name!r}")
+    return _result("\n".join(lines) + _index_note(index), data)
+
+
+# -- the code graph -------------------------------------------------------------------------
+
+
+def _link_json(walk: GraphResult, link: GraphLink) -> dict[str, Any]:
+    source = walk.node(link.source)
+    where = _span(source.node.path, link.line, link.line) if source else None
+    return {**asdict(link), "cite": where}
+
+
+def neighbours_result(
+    name: str, direction: str, walk: GraphResult, index: dict[str, Any]
+) -> CallToolResult:
+    """callers / callees: each definition named `name` with its neighbours, the
+    call site cited (path:line of the call)."""
+    groups: list[dict[str, Any]] = []
+    lines: list[str] = []
+    for root in dict.fromkeys(walk.roots):
+        target = walk.node(root)
+        if target is None:
+            continue
+        entries: list[dict[str, Any]] = []
+        lines.append(_symbol_text(target))
+        for link in walk.edges:
+            if direction == "callers" and link.target == root:
+                other = walk.node(link.source)
+            elif direction == "callees" and link.source == root:
+                other = None if link.target is None else walk.node(link.target)
+            else:
+                continue
+            # The edge is written in its source: the caller, or the definition itself.
+            source = target if direction == "callees" else other
+            site = _span(source.node.path, link.line, link.line) if source else str(link.line)
+            entries.append(
+                {
+                    "call_site": site,
+                    "edge": {
+                        "kind": link.kind,
+                        "line": link.line,
+                        "name": link.target_name,
+                        "resolution": link.resolution,
+                    },
+                    "node": _symbol_json(other) if other is not None else None,
+                }
+            )
+            arrow = "<-" if direction == "callers" else "->"
+            what = _symbol_text(other) if other is not None else f"{link.target_name} (unresolved)"
+            lines.append(f"  {arrow} {what}  (call at {site})")
+        if not entries:
+            lines.append(f"  no {direction} found")
+        groups.append({"node": _symbol_json(target), direction: entries})
+    if not groups:
+        lines.append(f"no definition named {name!r}")
+    if walk.truncated:
+        lines.append("(stopped at max_nodes definitions)")
+    data = {"name": name, "nodes": groups, "truncated": walk.truncated, "index": index}
+    return _result("\n".join(lines) + _index_note(index), data)
+
+
+def graph_result(name: str, walk: GraphResult, index: dict[str, Any]) -> CallToolResult:
+    data = {
+        "name": name,
+        "roots": list(walk.roots),
+        "nodes": [_symbol_json(s) for s in walk.nodes],
+        "edges": [_link_json(walk, link) for link in walk.edges],
+        "truncated": walk.truncated,
+        "index": index,
+    }
+    if not walk.roots:
+        return _result(f"no definition named {name!r}" + _index_note(index), data)
+    roots = set(walk.roots)
+    lines = [("* " if s.node.id in roots else "  ") + _symbol_text(s) for s in walk.nodes]
+    for link in walk.edges:
+        source = walk.node(link.source)
+        target = walk.node(link.target) if link.target is not None else None
+        src = source.node.qualified_name if source else str(link.source)
+        dst = target.node.qualified_name if target else f"{link.target_name} (unresolved)"
+        where = f"  at {_span(source.node.path, link.line, link.line)}" if source else ""
+        lines.append(f"  {src} --{link.kind}--> {dst}{where}")
+    if walk.truncated:
+        lines.append("(stopped at max_nodes definitions)")
+    return _result("\n".join(lines) + _index_note(index), data)
+
+
+# -- status ---------------------------------------------------------------------------------
+
+
+def status_result(status: IndexStatus, index: dict[str, Any], **extra: Any) -> CallToolResult:
+    data = {**asdict(status), "index": index, **extra}
+    lines = [f"root      {status.root}", f"database  {status.database}"]
+    if status.exists:
+        lines.append(
+            f"indexed   {status.files} files, {status.nodes} definitions, {status.edges} edges,"
+            f" {status.chunks} chunks ({status.database_bytes / 1e6:.1f} MB)"
+        )
+        if status.languages:
+            lines.append("languages " + ", ".join(f"{k} {v}" for k, v in status.languages.items()))
+    vectors = index.get("vectors", {})
+    if vectors.get("enabled"):
+        lines.append(f"vectors   {vectors.get('embedded', 0)} of {vectors.get('embeddable', 0)}")
+    else:
+        lines.append("vectors   off")
+    state = index.get("state", "")
+    if index.get("error"):
+        state += f": {index['error']}"
+    lines.append(f"state     {state}{'' if index.get('complete') else ' (not complete)'}")
+    lines.extend(f"warning   {w}" for w in index.get("warnings", []))
+    for key, value in extra.items():
+        lines.append(f"{key:<9} {value}")
+    return _result("\n".join(lines), data)

@@ -1,0 +1,154 @@
+"""The MCP server: the SDK's low-level server on stdio, one handler per tool.
+
+`serve(root)` resolves the workspace (a bad --root fails before anything
+starts), starts its live index (live.py), answers tools/list and tools/call
+until the client closes stdin, then stops the index writer. Logs go to stderr
+or a file: stdout is the MCP channel.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import apsw
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    INVALID_PARAMS,
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+)
+
+from codesift import __version__
+from codesift.engine import Workspace
+from codesift.errors import CodesiftError
+from codesift.mcp.errors import error_result
+from codesift.mcp.handlers import HANDLERS
+from codesift.mcp.live import LiveWorkspace
+from codesift.mcp.tools import TOOL_NAMES, TOOLS
+
+__all__ = ["EXIT_GRACE_SECONDS", "INSTRUCTIONS", "build_server", "serve"]
+
+log = logging.getLogger(__name__)
+
+# After the server stops, the process gets this long to end (threads that are
+# stuck in uninterruptible work do not keep it alive).
+EXIT_GRACE_SECONDS = 5.0
+
+INSTRUCTIONS = (
+    "codesift searches this workspace's code locally. Use `search` for names, signatures"
+    " or questions in words, `symbols` to find definitions by name, `callers`/`callees`/"
+    "`graph` to follow the code graph, `status` to see how complete the index is and"
+    " `reindex` to rescan. Results cite path:line; files changed on disk are indexed"
+    " before the next answer."
+)
+
+
+def build_server(live: LiveWorkspace) -> Server[Any]:
+    """The low-level server with codesift's tools (the schemas are written out in
+    tools.py rather than derived from Python signatures: they are the contract)."""
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        return ListToolsResult(tools=list(TOOLS))
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: CallToolRequestParams
+    ) -> CallToolResult:
+        handler = HANDLERS.get(params.name)
+        if handler is None:
+            raise MCPError(
+                INVALID_PARAMS, f"unknown tool {params.name!r}; tools: {', '.join(TOOL_NAMES)}"
+            )
+        started = time.perf_counter()
+        try:
+            result = await handler(live, params.arguments)
+        except (CodesiftError, apsw.Error) as exc:
+            log.info("%s failed: %s", params.name, " ".join(str(exc).split()))
+            return error_result(exc)
+        except Exception as exc:  # a bug: one line for the agent, the traceback in the log
+            log.exception("%s failed unexpectedly", params.name)
+            return error_result(exc)
+        log.info("%s answered in %.0f ms", params.name, (time.perf_counter() - started) * 1000)
+        return result
+
+    return Server(
+        "codesift",
+        version=__version__,
+        title="codesift",
+        description="Local code search: symbols, signatures, prose questions and the code graph.",
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def _log_to(log_file: str | None) -> None:
+    """Logs to `log_file` instead of stderr (the CLI set up stderr already)."""
+    if not log_file:
+        return
+    handler = logging.FileHandler(log_file, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    if root.level > logging.INFO or root.level == logging.NOTSET:
+        root.setLevel(logging.INFO)
+
+
+def _quiet_sdk() -> None:
+    """The SDK logs every request at INFO: warnings only, unless debugging."""
+    if logging.getLogger().level > logging.DEBUG:
+        logging.getLogger("mcp").setLevel(logging.WARNING)
+
+
+async def _serve_stdio(server: Server[Any]) -> None:
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def serve(root: str | Path | None = None, *, log_file: str | None = None) -> int:
+    """Serve the workspace at `root` (default: the nearest index, else the git work
+    tree, else the current folder) on stdio until the client closes it."""
+    _log_to(log_file)
+    _quiet_sdk()
+    workspace = Workspace.resolve(root)  # a bad --root or setting fails here, before serving
+    live = LiveWorkspace(workspace)
+    live.start()
+    try:
+        anyio.run(_serve_stdio, build_server(live))
+    finally:
+        live.stop()
+        _end_without_stuck_threads()
+    return 0
+
+
+def _end_without_stuck_threads() -> None:
+    """Put a deadline on the rest of the exit: the interpreter joins every
+    non-daemon thread before it exits, and one stuck in work that cannot be
+    interrupted must not keep the process alive after the client left."""
+
+    def deadline() -> None:
+        time.sleep(EXIT_GRACE_SECONDS)
+        current = threading.current_thread()
+        stuck = [t.name for t in threading.enumerate() if t is not current and not t.daemon]
+        with contextlib.suppress(Exception):
+            log.warning("exiting with background work still running (%s)", ", ".join(stuck))
+            for handler in logging.getLogger().handlers:
+                handler.flush()
+        os._exit(0)
+
+    threading.Thread(target=deadline, name="codesift-exit-deadline", daemon=True).start()

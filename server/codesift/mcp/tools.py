@@ -1,0 +1,260 @@
+"""The tools the MCP server offers: names, descriptions and input schemas.
+
+The schemas say what the handlers (codesift/mcp/handlers.py) accept; the
+arguments are checked once more there (codesift/mcp/arguments.py), so that a
+client that does not validate gets a tool error naming the bad argument.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_types import Tool, ToolAnnotations
+
+from codesift.engine import EDGE_KINDS
+from codesift.engine.symbols import MAX_SYMBOLS
+from codesift.parsing.model import CHUNK_LAYERS
+from codesift.retrieval.request import MAX_QUERY_CHARS
+
+__all__ = ["TOOLS", "TOOL_NAMES"]
+
+_TIME = (
+    "an ISO 8601 date or time ('2024-05-01', '2024-05-01T12:00:00Z'), a relative time"
+    " ('2w', '3 days ago'), a git revision (tag, branch or commit) or Unix seconds"
+)
+
+TIME_OPTIONS: dict[str, Any] = {
+    "as_of": {
+        "type": ["string", "number"],
+        "description": f"Only content that existed at this time (created by then): {_TIME}.",
+    },
+    "since": {
+        "type": ["string", "number"],
+        "description": f"Only content last changed at or after this time: {_TIME}.",
+    },
+    "until": {
+        "type": ["string", "number"],
+        "description": f"Only content last changed at or before this time: {_TIME}.",
+    },
+}
+
+_NAME = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 500,
+    "description": "A definition's name ('fuse_rankings') or qualified name"
+    " ('retrieval.fusion.fuse_rankings', 'Ledger.record').",
+}
+
+_MAX_NODES = {
+    "type": "integer",
+    "minimum": 1,
+    "maximum": 2000,
+    "default": 200,
+    "description": "Stop the walk at this many definitions (the result then says truncated).",
+}
+
+
+def _schema(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+_READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+SEARCH = Tool(
+    name="search",
+    title="Search the code",
+    description=(
+        "Hybrid search over the workspace's index: identifiers, signatures and prose"
+        " questions ('where are failed charges retried?'). Fuses lexical, symbol-name and"
+        " (when vectors exist) semantic rankings. Each result cites path:start-end and"
+        " carries a snippet (snippet_start_line: its first line; truncated: the snippet is"
+        " cut); the page reports its estimated tokens and whether max_tokens cut it"
+        " (truncated_by_budget). Changed files are indexed before the search runs."
+    ),
+    input_schema=_schema(
+        {
+            "query": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": MAX_QUERY_CHARS,
+                "description": "What to look for: a name, a signature or a question in words.",
+            },
+            "top_k": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 200,
+                "description": "How many results (default: search.top_k of the workspace, 10).",
+            },
+            "layers": {
+                "type": "array",
+                "items": {"type": "string", "enum": list(CHUNK_LAYERS)},
+                "uniqueItems": True,
+                "description": "Search these layers: code (bodies), ast (signatures only),"
+                " summary (generated descriptions), doc (markdown sections)."
+                " Default: code, summary and doc.",
+            },
+            "lang": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Only these languages ('python', 'ts', 'go', 'markdown'...).",
+            },
+            "path": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Only paths matching these globs, relative to the workspace"
+                " root ('src/**', '*.py').",
+            },
+            "snippet_chars": {
+                "type": "integer",
+                "minimum": 80,
+                "maximum": 4000,
+                "description": "Snippet size in characters (default: search.snippet_chars, 600).",
+            },
+            "max_tokens": {
+                "type": "integer",
+                "minimum": 50,
+                "description": "Fit the whole page in about this many tokens (results and"
+                " snippets are dropped or cut to fit).",
+            },
+            "include_graph": {
+                "type": "boolean",
+                "default": False,
+                "description": "Add each code result's parent, callees and callers.",
+            },
+            **TIME_OPTIONS,
+        },
+        ("query",),
+    ),
+    annotations=_READ_ONLY,
+)
+
+SYMBOLS = Tool(
+    name="symbols",
+    title="Find definitions by name",
+    description=(
+        "Definitions (functions, methods, classes, ...) by name: exact matches first, then"
+        " similar names (typos, initials, qualified names), then signatures matching the"
+        " name's words. Each cites path:start-end with its kind, qualified name and signature."
+    ),
+    input_schema=_schema(
+        {
+            "name": _NAME,
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_SYMBOLS,
+                "default": 20,
+                "description": "At most this many definitions.",
+            },
+            **TIME_OPTIONS,
+        },
+        ("name",),
+    ),
+    annotations=_READ_ONLY,
+)
+
+CALLERS = Tool(
+    name="callers",
+    title="Who calls a definition",
+    description=(
+        "The definitions that call the functions or methods with this name, each with the"
+        " call site (path:line). Use `graph` for deeper walks and other edge kinds."
+    ),
+    input_schema=_schema({"name": _NAME, "max_nodes": _MAX_NODES, **TIME_OPTIONS}, ("name",)),
+    annotations=_READ_ONLY,
+)
+
+CALLEES = Tool(
+    name="callees",
+    title="What a definition calls",
+    description=(
+        "What the functions or methods with this name call, each with the call site"
+        " (path:line); a call to a name with no definition in the index is listed as"
+        " unresolved. Use `graph` for deeper walks and other edge kinds."
+    ),
+    input_schema=_schema({"name": _NAME, "max_nodes": _MAX_NODES, **TIME_OPTIONS}, ("name",)),
+    annotations=_READ_ONLY,
+)
+
+GRAPH = Tool(
+    name="graph",
+    title="Walk the code graph",
+    description=(
+        "The code graph around the definitions with this name: a breadth-first walk along"
+        " edges of the given kinds (calls, contains, imports, inherits, references), into"
+        " them (callers), out of them (callees) or both, up to depth edges away. Returns"
+        " the definitions met (path:start-end) and the edges with their true kind and the"
+        " line where each is written."
+    ),
+    input_schema=_schema(
+        {
+            "name": _NAME,
+            "direction": {
+                "type": "string",
+                "enum": ["callers", "callees", "both"],
+                "default": "both",
+                "description": "Edges into the definitions, out of them, or both.",
+            },
+            "depth": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 10,
+                "default": 1,
+                "description": "How many edges away to walk.",
+            },
+            "kinds": {
+                "type": "array",
+                "items": {"type": "string", "enum": list(EDGE_KINDS)},
+                "uniqueItems": True,
+                "description": "Follow edges of these kinds (default: calls).",
+            },
+            "max_nodes": {**_MAX_NODES, "default": 100},
+            **TIME_OPTIONS,
+        },
+        ("name",),
+    ),
+    annotations=_READ_ONLY,
+)
+
+STATUS = Tool(
+    name="status",
+    title="Index status",
+    description=(
+        "What the index holds (files, definitions, edges, chunks, languages, vectors), its"
+        " size and last update, and the live state of the background indexer (indexing,"
+        " embedding, ready, error) with its warnings."
+    ),
+    input_schema=_schema({}),
+    annotations=_READ_ONLY,
+)
+
+REINDEX = Tool(
+    name="reindex",
+    title="Rescan the workspace",
+    description=(
+        "Rescan the whole workspace and index what changed (files are otherwise indexed as"
+        " they change). With wait (the default), answers when the rescan is done (vectors"
+        " are computed afterwards, in the background), with the index status."
+    ),
+    input_schema=_schema(
+        {
+            "wait": {
+                "type": "boolean",
+                "default": True,
+                "description": "Wait for the rescan to finish before answering.",
+            }
+        }
+    ),
+    annotations=ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    ),
+)
+
+TOOLS: tuple[Tool, ...] = (SEARCH, SYMBOLS, CALLERS, CALLEES, GRAPH, STATUS, REINDEX)
+TOOL_NAMES: tuple[str, ...] = tuple(tool.name for tool in TOOLS)
