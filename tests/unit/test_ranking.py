@@ -40,6 +40,23 @@ def ranked(
         ("pkg/testing.py", False),
         ("src/contest/score.py", False),
         ("billing/charges.py", False),
+        # A `test_` prefix marks a test in Python only: a Bash framework's library is code.
+        ("libexec/test_functions.bash", False),
+        ("src/test_and_set.c", False),
+        ("conftest.py", True),
+        ("library/std/src/sync/tests.rs", True),
+        ("test/helpers.bats", True),
+        ("spec/sidekiq/client_spec.rb", True),
+        ("db/version_set_test.cc", True),
+        # JVM, .NET, Swift and PHP test classes by case; Kotlin test source sets.
+        ("retrofit/src/main/java/retrofit2/RetrofitTest.java", True),
+        ("src/Serilog.Tests/LoggerTests.cs", True),
+        ("core/src/main/kotlin/org/koin/core/ModuleSpec.kt", True),
+        ("core/koin-core/src/commonTest/kotlin/Module.kt", True),
+        ("core/koin-core/src/commonMain/kotlin/Module.kt", False),
+        ("src/main/java/org/acme/Latest.java", False),
+        ("src/main/kotlin/Manifest.kt", False),
+        ("Sources/ArgumentParser/Parsing/ArgumentSet.swift", False),
     ],
 )
 def test_test_like_paths(path: str, expected: bool) -> None:

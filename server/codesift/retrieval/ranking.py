@@ -9,7 +9,8 @@ definition   for a symbol-shaped query, the chunk that defines the symbol (an
              merely uses it; a declaration in a type-stub file (`.d.ts`, `.pyi`)
              gets half the lift, so the implementation it describes comes first
 tests        for a prose query that is not about tests, test, example, vendored
-             and generated code is demoted
+             and generated code is demoted (test files by each language's naming
+             convention)
 path         query words that name the file or its folders lift the result
 """
 
@@ -43,11 +44,28 @@ TEST_FACTOR = 0.3
 PATH_BONUS_PER_WORD = 0.001
 PATH_BONUS_CAP = 0.002
 
-_TEST_PATH = re.compile(
-    r"(^|/)(tests?|testing|testdata|__tests__|spec|specs|examples?|benchmarks?|benches"
-    r"|fixtures?|vendor|third_party|generated)(/|$)"
-    r"|(^|/)test_[^/]*$|_test\.[a-z]+$|[._-](test|spec)\.[a-z]+$|(^|/)conftest\.py$",
-    re.IGNORECASE,
+# Folders of tests, examples, benchmarks, vendored and generated code, in any language.
+_TEST_DIR = (
+    r"(^|/)(tests?|testing|testdata|__tests__|__mocks__|spec|specs|examples?|benchmarks?"
+    r"|benches|fixtures?|vendor|third_party|generated)(/|$)"
+)
+# Test files by each language's naming convention. A bare `test_` prefix marks a test
+# only in Python and Ruby (`test_*.py`, minitest's `test_*.rb`): elsewhere it names
+# ordinary code (a Bash framework's `test_functions.bash`, a C `test_and_set.c`).
+_TEST_FILE = (
+    r"|(^|/)(test_[^/]*\.(py|rb)|conftest\.py|tests\.rs)$"  # Python, Ruby, Rust
+    r"|_test\.[a-z]+$"  # Go, Python, C/C++ (gtest), Elixir (`_test.exs`), Ruby (minitest)
+    r"|[._-](test|spec)\.[a-z]+$"  # JS/TS `*.test.*` / `*.spec.*`, Ruby `*_spec.rb`
+    r"|\.bats$"  # Bash (bats)
+)
+_TEST_PATH = re.compile(_TEST_DIR + _TEST_FILE, re.IGNORECASE)
+# JVM, .NET, Swift, PHP and Haskell test classes are `FooTest.java`, `FooTests.kt`,
+# `FooSpec.scala`, `FooTests.swift`, `FooTest.php`, `FooSpec.hs`, and Kotlin keeps tests
+# in source sets like `commonTest/`, `jvmTest/`: matched by case, so `Latest.java` or
+# `Manifest.kt` stay code.
+_TEST_CLASS_FILE = re.compile(
+    r"[a-z0-9](Tests?|Specs?|Suite)\.(java|kt|kts|scala|groovy|cs|fs|vb|swift|php|hs|dart)$"
+    r"|(^|/)[a-z][A-Za-z]*Test/"
 )
 # Type-declaration files that mirror an implementation kept elsewhere.
 _DECLARATION_FILE = re.compile(r"\.d\.[mc]?ts$|\.pyi$")
@@ -70,7 +88,7 @@ class ChunkFeatures:
 
 @functools.lru_cache(maxsize=16_384)
 def is_test_like_path(path: str) -> bool:
-    return bool(_TEST_PATH.search(path))
+    return bool(_TEST_PATH.search(path) or _TEST_CLASS_FILE.search(path))
 
 
 @functools.lru_cache(maxsize=16_384)
