@@ -5,7 +5,8 @@ lexical      FTS5 bm25 over code chunks, and ast chunks (signatures) when asked
              better)
 lexical_doc  FTS5 bm25 over markdown sections (porter stemming)
 symbol       trigram similarity of the query's identifiers to definition names;
-             raw score in [0, 1], exact names 1.0
+             raw score in [0, 1], exact names 1.0 (1.5 with the qualified name),
+             a little more in the query's case and for a longer definition
 vector       cosine kNN over chunk embeddings (sqlite-vec, or the copy a long-running
              process keeps in memory: vector_index.py); raw score 1 - distance
 
@@ -17,6 +18,8 @@ to the KNN as a chunk-id constraint, so its k nearest all pass it.
 
 from __future__ import annotations
 
+import math
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -274,6 +277,17 @@ def _name_candidates(conn: apsw.Connection, name: str, limit: int) -> list[int]:
     ]
 
 
+# Separators of qualified names: `::` (Rust, C++, Ruby, PHP methods), Ruby's instance
+# `#`, `->`, and PHP's namespace `\`, all read as `.`.
+_QUALIFIER = re.compile(r"::|#|->|\\")
+# At most this much more for an exact name match with a long body (256 lines or more)
+# than for a one-liner: below EXACT_CASE_BONUS, so case decides first.
+SPAN_BONUS = 0.04
+# Added to an exact name match (1.0, or 1.5 when the qualified name matches too) whose
+# case is the query's: small, so it only orders names that differ in case.
+EXACT_CASE_BONUS = 0.1
+
+
 def symbol_stream(
     conn: apsw.Connection,
     analysis: QueryAnalysis,
@@ -292,7 +306,7 @@ def symbol_stream(
         probes = [word for word in analysis.identifiers if len(word) >= 3]
     if not probes:
         return []
-    qualified = analysis.symbol.replace("::", ".").lower() if analysis.symbol_like else ""
+    qualified = _QUALIFIER.sub(".", analysis.symbol).lower() if analysis.symbol_like else ""
     scores: dict[int, float] = {}
     for probe in probes:
         ids = set(
@@ -307,24 +321,33 @@ def symbol_stream(
         file_sql, params = filters.file_sql()
         time_sql, time_params = filters.times.sql("n.changed", "n.created")
         rows: list[Any] = conn.execute(
-            f"SELECT n.id, n.name, n.qualified_name, n.kind FROM nodes n"
+            f"SELECT n.id, n.name, n.qualified_name, n.kind, n.start_line, n.end_line FROM nodes n"
             f"{filters.files_join('n.file_id')}"
             f" WHERE n.id IN ({','.join('?' * len(id_list))}){file_sql}{time_sql}",
             [*id_list, *params, *time_params],
         ).fetchall()
         lowered = probe.lower()
         probe_trigrams = _char_trigrams(lowered)
-        for node_id, name, qname, kind in rows:
+        for node_id, name, qname, kind, start, end in rows:
             score = _similarity(lowered, probe_trigrams, str(name))
             if score < threshold:
                 continue
             if qualified and score == 1.0:
                 # `Pool.imap_unordered`: the qualified name must end with what was typed.
-                normalized = str(qname).replace("::", ".").lower()
+                normalized = _QUALIFIER.sub(".", str(qname)).lower()
                 if normalized == qualified or normalized.endswith("." + qualified):
                     score = 1.5
                 elif "." in qualified:
                     score = 0.9
+            if score >= 1.0 and str(name) == probe:
+                # The name as typed beats a look-alike in another case: `ParseInt`
+                # is Go's exported strconv.ParseInt, not one of many `parseInt`s.
+                score += EXACT_CASE_BONUS
+            if score >= 1.0:
+                # Among definitions of the same name, the one with a body beats a
+                # one-line alias, forward declaration, stub or extension shim.
+                lines = max(1, int(end) - int(start) + 1)
+                score += SPAN_BONUS * min(1.0, math.log2(1 + lines) / 8)
             if kind == "module" and not analysis.symbol_like:
                 score *= 0.5
             node_id = int(node_id)

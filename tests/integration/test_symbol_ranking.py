@@ -1,0 +1,140 @@
+"""Symbol ranking end to end: names that differ only in case, test files by language."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import apsw
+import pytest
+
+from codesift.indexer import IndexSummary
+from codesift.retrieval import Searcher, SearchRequest
+from codesift.retrieval.query import analyze_query
+from codesift.retrieval.streams import StreamFilters, symbol_stream
+
+pytestmark = pytest.mark.usefixtures("git_isolation")
+
+MakeRepo = Callable[..., Path]
+IndexWorkspace = Callable[..., tuple[apsw.Connection, IndexSummary]]
+
+# Three lower-case look-alikes (chunk ids come first) and the exported function.
+WORKSPACE = {
+    "internal/a/a.go": "package a\n\nfunc parseInt(s string) int {\n\treturn len(s)\n}\n",
+    "internal/b/b.go": "package b\n\nfunc parseInt(s string) int {\n\treturn len(s) + 1\n}\n",
+    "internal/c/c.go": "package c\n\nfunc parseInt(s string) int {\n\treturn len(s) + 2\n}\n",
+    "strconv/atoi.go": (
+        "package strconv\n\n"
+        "// ParseInt interprets a string s in the given base.\n"
+        "func ParseInt(s string, base int, bitSize int) (int64, error) {\n"
+        "\treturn 0, nil\n}\n"
+    ),
+}
+
+
+@pytest.fixture
+def conn(make_repo: MakeRepo, index_workspace: IndexWorkspace) -> apsw.Connection:
+    connection, _ = index_workspace(make_repo(WORKSPACE))
+    return connection
+
+
+def _names(conn: apsw.Connection, chunk_ids: list[int]) -> list[str]:
+    out = []
+    for cid in chunk_ids:
+        row = conn.execute(
+            "SELECT n.qualified_name FROM chunks c JOIN nodes n ON n.id = c.node_id WHERE c.id = ?",
+            (cid,),
+        ).fetchone()
+        out.append(str(row[0]) if row else "")
+    return out
+
+
+def test_the_name_as_typed_leads_its_look_alikes_in_another_case(conn: apsw.Connection) -> None:
+    ranked = symbol_stream(conn, analyze_query("ParseInt"), StreamFilters(("code",)), cap=10)
+    names = _names(conn, [cid for cid, _ in ranked])
+    assert names[0] == "strconv.ParseInt"
+    assert sorted(names[1:4]) == ["a.parseInt", "b.parseInt", "c.parseInt"]
+    assert ranked[0][1] > ranked[1][1] >= 1.0  # the others stay exact name matches
+    # and the other way round: the lower-case name first
+    lower = symbol_stream(conn, analyze_query("parseInt"), StreamFilters(("code",)), cap=10)
+    assert _names(conn, [cid for cid, _ in lower])[0] != "strconv.ParseInt"
+
+
+def test_a_symbol_search_puts_the_exact_case_definition_first(conn: apsw.Connection) -> None:
+    with Searcher(conn) as searcher:
+        response = searcher.search(SearchRequest(query="ParseInt", top_k=5))
+    assert response.results[0].qualified_name == "strconv.ParseInt"
+    assert response.results[0].path == "strconv/atoi.go"
+
+
+# Ruby and PHP write qualified names with their own separators; a one-line alias of
+# a name ranks below the definition with a body.
+QUALIFIED = {
+    "lib/shop/client.rb": (
+        "module Shop\n"
+        "  class Client\n"
+        "    def push(item)\n"
+        "      normalize(item)\n"
+        "      validate(item)\n"
+        "      store(item)\n"
+        "      notify(item)\n"
+        "      item\n"
+        "    end\n"
+        "  end\n"
+        "  class Queue\n"
+        "    def push(item) = item\n"
+        "  end\n"
+        "end\n"
+    ),
+    "src/Routing/RouteCollector.php": (
+        "<?php\n"
+        "namespace Shop\\Routing;\n\n"
+        "class RouteCollector\n{\n"
+        "    public function map(array $methods, string $pattern): void\n    {\n"
+        "        $this->routes[] = [$methods, $pattern];\n    }\n}\n"
+    ),
+    # indexed first, and it names RouteCollector and map more often
+    "src/Proxy/RouteCollectorProxy.php": (
+        "<?php\n"
+        "namespace Shop\\Proxy;\n\n"
+        "class RouteCollectorProxy\n{\n"
+        "    public function map(array $methods, string $pattern): void\n    {\n"
+        "        // RouteCollector map: RouteCollector::map\n"
+        "        $this->routeCollector->map($methods, $pattern);\n    }\n}\n"
+    ),
+    "src/request.ts": (
+        "export class ShopRequest {\n"
+        "  path = ''\n"
+        "  header(name: string): string {\n"
+        "    return name\n"
+        "  }\n"
+        "  query(name: string): string {\n"
+        "    return name\n"
+        "  }\n"
+        "}\n"
+    ),
+    "src/client/types.ts": "export type ShopRequest = { path: string }\n",
+}
+
+
+@pytest.fixture
+def qualified_conn(make_repo: MakeRepo, index_workspace: IndexWorkspace) -> apsw.Connection:
+    connection, _ = index_workspace(make_repo(QUALIFIED, name="qualified"))
+    return connection
+
+
+@pytest.mark.parametrize(
+    ("query", "path", "line"),
+    [
+        ("Shop::Client#push", "lib/shop/client.rb", 3),
+        ("RouteCollector::map", "src/Routing/RouteCollector.php", 6),
+        ("ShopRequest", "src/request.ts", 1),
+    ],
+)
+def test_a_qualified_or_repeated_name_finds_its_definition_first(
+    qualified_conn: apsw.Connection, query: str, path: str, line: int
+) -> None:
+    with Searcher(qualified_conn) as searcher:
+        first = searcher.search(SearchRequest(query=query, top_k=5)).results[0]
+    assert first.path == path
+    assert first.start_line <= line <= first.end_line
