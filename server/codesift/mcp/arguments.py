@@ -51,16 +51,21 @@ class Arguments:
             raise QueryError(f"{name} is empty")
         return value
 
-    def integer(self, name: str, default: int | None = None) -> int | None:
+    def integer(self, name: str) -> int | None:
         value = self._get(name)
         if value is None:
-            return default
+            return None
         # JSON has one number type: 5.0 is 5, but 5.5 and true are not integers.
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
             raise self._wrong(name, "an integer", value)
         return value
+
+    def count(self, name: str, default: int) -> int:
+        """An integer with a default (the engine checks its range)."""
+        value = self.integer(name)
+        return default if value is None else value
 
     def flag(self, name: str, default: bool) -> bool:
         value = self._get(name)

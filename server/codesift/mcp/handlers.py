@@ -70,7 +70,7 @@ async def search(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallTool
 async def symbols(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolResult:
     args = Arguments(tools.SYMBOLS, raw)
     name = args.text("name")
-    limit = args.integer("limit", 20) or 20
+    limit = args.count("limit", 20)
     if not 1 <= limit <= MAX_SYMBOLS:
         raise QueryError(f"limit must be between 1 and {MAX_SYMBOLS}, got {limit}")
     times = await _times(live, args)
@@ -95,7 +95,7 @@ def _neighbours(direction: str, spec: Any) -> Handler:
     async def handler(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolResult:
         args = Arguments(spec, raw)
         name = args.text("name")
-        max_nodes = args.integer("max_nodes", 200) or 200
+        max_nodes = args.count("max_nodes", 200)
         times = await _times(live, args)
         query = GraphQuery(direction, 1, ("calls",), max_nodes, times)
         walk = await _walk(live, name, query)
@@ -111,9 +111,9 @@ async def graph(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolR
     times = await _times(live, args)
     query = GraphQuery(
         direction=args.choice("direction", "both"),
-        depth=args.integer("depth", 1) or 1,
+        depth=args.count("depth", 1),
         kinds=args.strings("kinds") or ("calls",),
-        max_nodes=args.integer("max_nodes", 100) or 100,
+        max_nodes=args.count("max_nodes", 100),
         times=times,
     )
     walk = await _walk(live, name, query)
