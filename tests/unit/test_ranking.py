@@ -85,6 +85,17 @@ def test_tests_are_demoted_for_prose_but_not_when_the_query_is_about_tests() -> 
     assert ranked(features, scores, "retry a declined card", NONE) == [1, 2]
 
 
+def test_plain_text_files_are_demoted_for_prose_but_not_for_a_symbol_query() -> None:
+    features = {
+        1: ChunkFeatures("docs/manual.yml", 0.0, "text"),
+        2: ChunkFeatures("src/jv_print.c", 0.0, "c"),
+    }
+    scores = {1: 0.030, 2: 0.020}
+    assert ranked(features, scores, "terminal colours from an environment variable", ALL) == [2, 1]
+    assert ranked(features, scores, "terminal colours from an environment variable", NONE) == [1, 2]
+    assert ranked(features, scores, "JQ_COLORS", ALL) == [1, 2]
+
+
 def test_query_words_in_the_path_lift_a_result() -> None:
     features = {
         1: ChunkFeatures("urllib/request.py", 0.0),

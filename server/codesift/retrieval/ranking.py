@@ -10,7 +10,7 @@ definition   for a symbol-shaped query, the chunk that defines the symbol (an
              gets half the lift, so the implementation it describes comes first
 tests        for a prose query that is not about tests, test, example, vendored
              and generated code is demoted (test files by each language's naming
-             convention)
+             convention), and so are line windows of files without a grammar
 path         query words that name the file or its folders lift the result
 """
 
@@ -38,6 +38,9 @@ __all__ = [
 # Above any RRF score (at most a few times 1/61), so definitions lead.
 DEFINITION_BONUS = 1.0
 TEST_FACTOR = 0.3
+# Files without a grammar (manuals, changelogs, data and config files, indexed as line
+# windows) are prose themselves: for a prose query they outscore the code it is about.
+TEXT_FACTOR = 0.5
 # Small next to the gap between adjacent top RRF ranks: it breaks near-ties, it does
 # not reorder (a larger bonus let generic words like `root` or `errors` pull file
 # names up: bench/RESULTS.md, quality ablation).
@@ -84,6 +87,7 @@ class RankingPriors:
 class ChunkFeatures:
     path: str
     symbol_score: float  # the symbol stream's raw score, 0 when it did not find it
+    language: str = ""  # the file's language; "text" for files without a grammar
 
 
 @functools.lru_cache(maxsize=16_384)
@@ -136,6 +140,8 @@ def apply_priors(
                 score += lift
             if priors.tests and prose and not about_tests and is_test_like_path(feat.path):
                 score *= TEST_FACTOR
+            if priors.tests and prose and feat.language == "text":
+                score *= TEXT_FACTOR
             if priors.path and prose and query_words:
                 hits = path_hits.get(feat.path)
                 if hits is None:

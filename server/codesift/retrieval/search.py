@@ -502,13 +502,14 @@ class Searcher:
         )
         candidates = len({cid for ranked in rankings.values() for cid, _ in ranked})
         meta_rows = _chunk_meta(conn, [c.chunk_id for c in wide])
-        meta = {cid: (node_id, layer) for cid, node_id, layer, _ in meta_rows}
-        path_of = {cid: path for cid, _, _, path in meta_rows}
+        meta = {cid: (node_id, layer) for cid, node_id, layer, _, _ in meta_rows}
+        path_of = {cid: path for cid, _, _, path, _ in meta_rows}
+        language_of = {cid: language for cid, _, _, _, language in meta_rows}
         symbol_score: dict[int, float] = {}  # as its provenance says: the first listing
         for cid, raw in rankings.get("symbol", ()):
             symbol_score.setdefault(cid, raw)
         features = {
-            cid: ChunkFeatures(path_of[cid], symbol_score.get(cid, 0.0))
+            cid: ChunkFeatures(path_of[cid], symbol_score.get(cid, 0.0), language_of[cid])
             for cid in (cand.chunk_id for cand in wide)
             if cid in path_of
         }
@@ -751,14 +752,16 @@ def _code_for_summaries(
     return out
 
 
-def _chunk_meta(conn: apsw.Connection, ids: list[int]) -> list[tuple[int, int | None, str, str]]:
-    """(chunk id, node id, layer, path) for each chunk."""
+def _chunk_meta(
+    conn: apsw.Connection, ids: list[int]
+) -> list[tuple[int, int | None, str, str, str]]:
+    """(chunk id, node id, layer, path, file language) for each chunk."""
     if not ids:
         return []
     return [
-        (int(r[0]), r[1], str(r[2]), str(r[3]))
+        (int(r[0]), r[1], str(r[2]), str(r[3]), str(r[4]))
         for r in conn.execute(
-            "SELECT c.id, c.node_id, c.layer, f.path FROM chunks c"
+            "SELECT c.id, c.node_id, c.layer, f.path, f.language FROM chunks c"
             " JOIN files f ON f.id = c.file_id"
             f" WHERE c.id IN ({','.join('?' * len(ids))})",
             ids,
