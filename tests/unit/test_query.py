@@ -14,7 +14,9 @@ from codesift.retrieval.query import (
     analyze_query,
     fts_or_query,
     fts_quote,
+    singulars,
     trigrams,
+    with_singulars,
 )
 from codesift.retrieval.request import (
     BROAD_LAYERS,
@@ -290,3 +292,33 @@ def test_validated_normalises_query_and_languages_and_keeps_the_rest() -> None:
     assert request.paths == ("src/**",)
     assert request.include_graph is True
     assert request.top_k == 5
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("warnings", ("warning",)),
+        ("handlers", ("handler",)),
+        ("entries", ("entry",)),
+        ("caches", ("cache", "cach")),
+        ("matches", ("matche", "match")),
+        ("process", ()),
+        ("status", ()),
+        ("analysis", ()),
+        ("bus", ()),
+        ("warning", ()),
+    ],
+)
+def test_singulars_of_a_plural_word(word: str, expected: tuple[str, ...]) -> None:
+    assert singulars(word) == expected
+
+
+def test_with_singulars_appends_the_missing_singulars_once() -> None:
+    assert with_singulars(("warnings", "warning", "lines", "unused")) == (
+        "warnings",
+        "warning",
+        "lines",
+        "unused",
+        "line",
+    )
+    assert with_singulars(("parse", "config")) == ("parse", "config")

@@ -11,7 +11,15 @@ from dataclasses import dataclass
 
 from codesift.tokens import split_identifier
 
-__all__ = ["QueryAnalysis", "analyze_query", "fts_or_query", "fts_quote", "trigrams"]
+__all__ = [
+    "QueryAnalysis",
+    "analyze_query",
+    "fts_or_query",
+    "fts_quote",
+    "singulars",
+    "trigrams",
+    "with_singulars",
+]
 
 # Words that carry no meaning in a prose question about code.
 STOPWORDS = frozenset(
@@ -84,6 +92,28 @@ def analyze_query(text: str) -> QueryAnalysis:
         terms=tuple(terms),
         identifiers=tuple(identifiers),
     )
+
+
+def singulars(word: str) -> tuple[str, ...]:
+    """Light English plural normalisation of a lower-case word: `warnings` ->
+    `warning`, `entries` -> `entry`; `-ches`/`-xes`... give both readings (`caches` ->
+    `cache`, `cach`; `matches` -> `matche`, `match`): a reading that is no word
+    matches nothing. Words that only look plural (`process`, `status`, `analysis`)
+    give none."""
+    if len(word) <= 3 or not word.endswith("s") or word.endswith(("ss", "us", "is")):
+        return ()
+    if word.endswith("ies") and len(word) > 4:
+        return (word[:-3] + "y",)
+    if word.endswith(("sses", "ches", "shes", "xes", "zes")):
+        return (word[:-1], word[:-2])
+    return (word[:-1],)
+
+
+def with_singulars(terms: tuple[str, ...]) -> tuple[str, ...]:
+    """`terms` followed by the singular of each plural term not already among them:
+    identifiers name one thing (`warning`, `handler`) where questions speak of many."""
+    extra = {s: None for t in terms for s in singulars(t)}
+    return terms + tuple(t for t in extra if t not in terms)
 
 
 def fts_quote(term: str) -> str:

@@ -1,8 +1,8 @@
 """Retrieval streams: each returns chunk ids ranked best first, with raw scores.
 
 lexical      FTS5 bm25 over code chunks, and ast chunks (signatures) when asked
-             for (identifier-split, unstemmed); raw score is -bm25 (higher is
-             better)
+             for (identifier-split, unstemmed; a plural query word is searched in
+             its singular too); raw score is -bm25 (higher is better)
 lexical_doc  FTS5 bm25 over markdown sections (porter stemming)
 symbol       trigram similarity of the query's identifiers to definition names;
              raw score in [0, 1], exact names 1.0 (1.5 with the qualified name),
@@ -30,7 +30,13 @@ import numpy as np
 import numpy.typing as npt
 
 from codesift.history.timespec import TimeFilter
-from codesift.retrieval.query import QueryAnalysis, fts_or_query, fts_quote, trigrams
+from codesift.retrieval.query import (
+    QueryAnalysis,
+    fts_or_query,
+    fts_quote,
+    trigrams,
+    with_singulars,
+)
 from codesift.retrieval.vector_index import VectorIndex
 
 __all__ = [
@@ -146,6 +152,10 @@ def scored_terms(
     return kept or list(terms)
 
 
+# Plural query words are searched in their singular form too (`with_singulars`).
+PLURAL_VARIANTS = True
+
+
 def _bm25_stream(
     conn: apsw.Connection,
     table: str,
@@ -161,7 +171,10 @@ def _bm25_stream(
     lookup per matching row, is made only to filter."""
     if not analysis.terms:
         return []
-    match = fts_or_query(scored_terms(conn, table, analysis.terms, max_df))
+    terms = analysis.terms
+    if PLURAL_VARIANTS and table != "doc_fts":  # the doc table stems (porter) itself
+        terms = with_singulars(terms)
+    match = fts_or_query(scored_terms(conn, table, terms, max_df))
     file_sql, params = filters.file_sql()
     time_sql, time_params = filters.times.sql("c.changed", "c.created")
     if not file_sql and not time_sql:
