@@ -158,8 +158,16 @@ def test_diversify_files_spreads_the_page_over_files() -> None:
     # a.py's second chunk counts 0.02 against b.py's 0.03; its third only 0.00875
     assert [c.chunk_id for c in diversify_files(candidates, path_of, 0.5, 4)] == [1, 4, 2, 3]
     assert [c.chunk_id for c in diversify_files(candidates, path_of, 0.5, 2)] == [1, 4]
-    # scores are reported as they were
-    assert diversify_files(candidates, path_of, 0.5, 4)[1].score == 0.03
+    # each result shows the score it was picked by, so the page is in score order
+    assert [c.score for c in diversify_files(candidates, path_of, 0.5, 4)] == pytest.approx(
+        [0.05, 0.03, 0.02, 0.00875]
+    )
+    assert [c.score for c in diversify_files(candidates, path_of, 1.0, 4)] == [
+        0.05,
+        0.04,
+        0.035,
+        0.03,
+    ]
 
 
 def _greedy_reference(
@@ -190,8 +198,9 @@ def test_diversify_files_is_the_greedy_choice(seed: int) -> None:
     ]
     path_of = {c.chunk_id: f"f{rng.randint(0, 7)}.py" for c in candidates}
     for factor in (0.0, 0.3, 0.5, 0.9):
-        got = [c.chunk_id for c in diversify_files(candidates, path_of, factor, 25)]
-        assert got == _greedy_reference(candidates, path_of, factor, 25)
+        page = diversify_files(candidates, path_of, factor, 25)
+        assert [c.chunk_id for c in page] == _greedy_reference(candidates, path_of, factor, 25)
+        assert [c.score for c in page] == sorted((c.score for c in page), reverse=True)
 
 
 def test_an_implementation_leads_its_type_declaration_for_a_symbol_query() -> None:

@@ -188,7 +188,9 @@ def diversify_files(
     """Pick `limit` candidates greedily, each later result from an already chosen
     file counting `factor` times less per earlier one (1.0: plain score order).
 
-    Scores are left as they were; only the order changes.
+    Each picked candidate carries the score it was picked by (its own times `factor`
+    per earlier result of its file), so the page is in the order of the scores it
+    shows: a result below a higher-scored one of another file says why.
     """
     if factor >= 1.0:
         return list(candidates[:limit])
@@ -203,7 +205,7 @@ def diversify_files(
     seen: dict[str, int] = {}
     out: list[FusedCandidate] = []
     while heap and len(out) < limit:
-        _, chunk_id, i, count = heapq.heappop(heap)
+        key, chunk_id, i, count = heapq.heappop(heap)
         path = path_of.get(chunk_id, "")
         current = seen.get(path, 0)
         if current != count:
@@ -211,5 +213,6 @@ def diversify_files(
             heapq.heappush(heap, (-score, chunk_id, i, current))
             continue
         seen[path] = current + 1
-        out.append(candidates[i])
+        cand = candidates[i]
+        out.append(cand if current == 0 else FusedCandidate(chunk_id, -key, cand.hits))
     return out
