@@ -598,7 +598,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     """The MCP server for agents on stdio (docs/mcp.md); logs go to stderr or --log-file."""
     from codesift.mcp import serve  # the MCP SDK loads only for this command
 
-    return serve(args.root, log_file=args.log_file)
+    return serve(args.root, log_file=args.log_file, http=args.http)
 
 
 # -- argument parsing ----------------------------------------------------------------
@@ -740,13 +740,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log-file", help="write logs to this file instead of stderr")
     p.set_defaults(func=cmd_serve)
 
-    p = sub.add_parser("mcp", help="run the MCP server for agents (stdio)")
+    p = sub.add_parser("mcp", help="run the MCP server for agents (stdio, or HTTP)")
     p.add_argument(
         "--root",
         help="workspace folder (default: nearest indexed folder, "
         "else the git work tree, else the current folder)",
     )
     p.add_argument("--log-file", help="write logs to this file instead of stderr")
+    p.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (no auth: loopback)",
+    )
     p.set_defaults(func=cmd_mcp)
     return parser
 

@@ -70,7 +70,7 @@ def test_search_finds_a_symbol_and_cites_it(mcp: McpSession) -> None:
     assert first["snippet_start_line"] >= first["start_line"]
     assert first["truncated"] is False and "def retry_failed_charge" in first["snippet"]
     assert data["tokens"] > 0 and data["truncated_by_budget"] is False
-    assert data["index"]["complete"] is True
+    assert data["index"]["fresh"] is True and data["index"]["complete"] is True
     text = mcp.text(result)
     assert text.startswith(f"1. {first['cite']}")
     # The snippet's lines are numbered from snippet_start_line.

@@ -146,8 +146,11 @@ class LiveWorkspace(FolderListener):
         return True
 
     def index_state(self) -> dict[str, Any]:
-        """How complete the index is (the language server's completeness record)."""
-        state = self.folder.completeness()
+        """How complete the index is: `fresh` (every change seen so far is indexed),
+        then the language server's completeness record (`complete` also waits for
+        vectors) and the writer's warnings."""
+        state: dict[str, Any] = {"fresh": self.settled()}
+        state.update(self.folder.completeness())
         state.pop("uri", None)
         state.pop("folder", None)
         state["warnings"] = list(self.folder.progress.warnings)

@@ -33,11 +33,20 @@ def _span(path: str, start: int, end: int) -> str:
 
 
 def _index_note(index: dict[str, Any]) -> str:
-    if index.get("complete"):
-        return ""
+    """A last line when the answer may miss something: changes not indexed yet,
+    a failing writer, vectors still being computed."""
     state = index.get("state", "")
-    error = index.get("error")
-    return f"\n(index not complete: {state}{'; ' + error if error else ''})"
+    if index.get("error"):
+        return f"\n(the index is not up to date: {index['error']})"
+    if not index.get("fresh", True):
+        return f"\n(answered before the latest changes were indexed; indexer: {state})"
+    vectors = index.get("vectors", {})
+    if vectors.get("enabled") and vectors.get("coverage", 1.0) < 1.0:
+        return (
+            f"\n(vectors computed for {vectors['coverage']:.0%} of the index so far:"
+            " matches by meaning may be missing)"
+        )
+    return ""
 
 
 # -- search ---------------------------------------------------------------------------
@@ -242,7 +251,7 @@ def status_result(status: IndexStatus, index: dict[str, Any], **extra: Any) -> C
     state = index.get("state", "")
     if index.get("error"):
         state += f": {index['error']}"
-    lines.append(f"state     {state}{'' if index.get('complete') else ' (not complete)'}")
+    lines.append(f"state     {state}{'' if index.get('fresh') else ' (changes not indexed yet)'}")
     lines.extend(f"warning   {w}" for w in index.get("warnings", []))
     for key, value in extra.items():
         lines.append(f"{key:<9} {value}")

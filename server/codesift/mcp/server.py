@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
 import threading
 import time
 from pathlib import Path
@@ -38,7 +39,7 @@ from codesift.mcp.handlers import HANDLERS
 from codesift.mcp.live import LiveWorkspace
 from codesift.mcp.tools import TOOL_NAMES, TOOLS
 
-__all__ = ["EXIT_GRACE_SECONDS", "INSTRUCTIONS", "build_server", "serve"]
+__all__ = ["EXIT_GRACE_SECONDS", "INSTRUCTIONS", "build_server", "parse_http_address", "serve"]
 
 log = logging.getLogger(__name__)
 
@@ -120,20 +121,56 @@ async def _serve_stdio(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def serve(root: str | Path | None = None, *, log_file: str | None = None) -> int:
+def parse_http_address(raw: str) -> tuple[str, int]:
+    """`HOST:PORT` (`127.0.0.1:8765`, `[::1]:8765`); CodesiftError for anything else."""
+    host, _, port = raw.rpartition(":")
+    host = host.strip("[]")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise CodesiftError(f"--http wants HOST:PORT, got {raw!r}")
+    return host, int(port)
+
+
+async def _serve_http(server: Server[Any], host: str, port: int) -> None:
+    """Streamable HTTP at http://HOST:PORT/mcp (the SDK's app under uvicorn; on a
+    loopback host the SDK turns on its DNS-rebinding protection). No authentication:
+    bind it to a loopback address."""
+    import uvicorn
+
+    app = server.streamable_http_app(host=host)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    await uvicorn.Server(config).serve()
+
+
+def serve(
+    root: str | Path | None = None, *, log_file: str | None = None, http: str | None = None
+) -> int:
     """Serve the workspace at `root` (default: the nearest index, else the git work
-    tree, else the current folder) on stdio until the client closes it."""
+    tree, else the current folder) on stdio until the client closes it, or over
+    streamable HTTP at `http` (HOST:PORT) until interrupted."""
     _log_to(log_file)
     _quiet_sdk()
+    address = parse_http_address(http) if http else None
     workspace = Workspace.resolve(root)  # a bad --root or setting fails here, before serving
     live = LiveWorkspace(workspace)
     live.start()
+    server = build_server(live)
     try:
-        anyio.run(_serve_stdio, build_server(live))
+        if address is not None:
+            # uvicorn stops on SIGTERM, then raises it again: end through `finally`
+            # (the writer stopped) instead of dying at once.
+            signal.signal(signal.SIGTERM, _exit_on_sigterm)
+            log.info("codesift mcp: serving http://%s:%d/mcp", *address)
+            anyio.run(_serve_http, server, *address)
+        else:
+            anyio.run(_serve_stdio, server)
     finally:
         live.stop()
         _end_without_stuck_threads()
     return 0
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(0)
 
 
 def _end_without_stuck_threads() -> None:
