@@ -23,6 +23,22 @@ WORKSPACE = {
     "internal/a/a.go": "package a\n\nfunc parseInt(s string) int {\n\treturn len(s)\n}\n",
     "internal/b/b.go": "package b\n\nfunc parseInt(s string) int {\n\treturn len(s) + 1\n}\n",
     "internal/c/c.go": "package c\n\nfunc parseInt(s string) int {\n\treturn len(s) + 2\n}\n",
+    # Many `Write` methods; the signature names the receiver's type.
+    "bufio/bufio.go": (
+        "package bufio\n\ntype Writer struct{ n int }\n\n"
+        "// Write writes p into the buffer: bytes buffered, flushed, written.\n"
+        "func (b *Writer) Write(p []byte) (nn int, err error) {\n\treturn len(p), nil\n}\n"
+    ),
+    "bytes/buffer.go": (
+        "package bytes\n\ntype Buffer struct{ buf []byte }\n\n"
+        "func (b *Buffer) Write(p []byte) (n int, err error) {\n"
+        "\tb.buf = append(b.buf, p...)\n\treturn len(p), nil\n}\n"
+    ),
+    "io/multi.go": (
+        "package io\n\ntype multiWriter struct{ w []Writer }\n\n"
+        "// Write writes p to every writer: p []byte written to each, n bytes.\n"
+        "func (t *multiWriter) Write(p []byte) (n int, err error) {\n\treturn len(p), nil\n}\n"
+    ),
     "strconv/atoi.go": (
         "package strconv\n\n"
         "// ParseInt interprets a string s in the given base.\n"
@@ -138,3 +154,11 @@ def test_a_qualified_or_repeated_name_finds_its_definition_first(
         first = searcher.search(SearchRequest(query=query, top_k=5)).results[0]
     assert first.path == path
     assert first.start_line <= line <= first.end_line
+
+
+def test_a_go_signature_finds_its_method_first(conn: apsw.Connection) -> None:
+    with Searcher(conn) as searcher:
+        response = searcher.search(
+            SearchRequest(query="func (b *Buffer) Write(p []byte) (n int, err error)", top_k=5)
+        )
+    assert response.results[0].qualified_name == "bytes.Buffer.Write"

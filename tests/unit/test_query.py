@@ -322,3 +322,28 @@ def test_with_singulars_appends_the_missing_singulars_once() -> None:
         "line",
     )
     assert with_singulars(("parse", "config")) == ("parse", "config")
+
+
+@pytest.mark.parametrize(
+    ("query", "symbol", "tail"),
+    [
+        ("func (b *Buffer) Write(p []byte) (n int, err error)", "Buffer.Write", "Write"),
+        ("func (srv *Server) Serve(l net.Listener)", "Server.Serve", "Serve"),
+        ("func (s *Stack[T]) Push(v T)", "Stack.Push", "Push"),
+        ("func ParseInt(s string, base int, bitSize int)", "ParseInt", "ParseInt"),
+        ("def load(path)", "load", "load"),
+        ("pub fn parse<T>(input: &str)", "parse", "parse"),
+        ("function compose(middleware)", "compose", "compose"),
+    ],
+)
+def test_a_signature_asks_for_its_definition(query: str, symbol: str, tail: str) -> None:
+    analysis = analyze_query(query)
+    assert analysis.symbol_like
+    assert (analysis.symbol, analysis.symbol_tail) == (symbol, tail)
+
+
+@pytest.mark.parametrize(
+    "query", ["function that parses the config", "define a function (callback) for events"]
+)
+def test_prose_that_starts_like_a_signature_stays_prose(query: str) -> None:
+    assert not analyze_query(query).symbol_like

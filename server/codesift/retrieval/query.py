@@ -39,6 +39,14 @@ _IDENT = r"[A-Za-z_$][A-Za-z0-9_$]*"
 # `ParseConfig`, `pkg.mod.Class.method`, `Type::method`, `Pool.imap_unordered`, `$el`
 _SYMBOL_QUERY = re.compile(rf"^{_IDENT}(?:(?:\.|::|#|->){_IDENT})*(?:\(\))?$")
 _WORD = re.compile(r"[A-Za-z0-9_]+")
+# A definition's signature as a developer copies it: `func (b *Buffer) Write(p []byte)`,
+# `func ParseInt(s string`, `def load(path)`, `fn parse<T>(`, `function compose(`:
+# the name (and a Go receiver's type) is what it asks for.
+_SIGNATURE = re.compile(
+    r"^(?:pub\s+|export\s+|async\s+|static\s+)*(?:func|def|fn|function|fun)\s+"
+    r"(?:\(\s*[A-Za-z_]\w*\s+\*?\s*(?P<receiver>[A-Za-z_]\w*)(?:\[[^\]]*\])?\s*\)\s*)?"
+    r"(?P<name>[A-Za-z_$][\w$]*)\s*[(<\[]"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +74,13 @@ def analyze_query(text: str) -> QueryAnalysis:
     symbol_like = bool(_SYMBOL_QUERY.match(text)) and " " not in text
     symbol = stripped if symbol_like else ""
     tail = re.split(r"\.|::|#|->", stripped)[-1] if symbol_like else ""
+    signature = _SIGNATURE.match(text)
+    if signature is not None:
+        # Asked as a symbol: `Buffer.Write` for a Go method, the bare name otherwise.
+        symbol_like = True
+        tail = signature["name"]
+        receiver = signature["receiver"]
+        symbol = f"{receiver}.{tail}" if receiver else tail
     words = _WORD.findall(text)
     terms: dict[str, None] = {}
     identifiers: dict[str, None] = {}
