@@ -648,3 +648,24 @@ def test_rust_statics_are_constants() -> None:
         'static MANIFEST: &str = "pkg/windows/Manifest.xml";\nconst MAX: usize = 4;\n',
     )
     assert definitions(parsed) == {("constant", "MANIFEST"), ("constant", "MAX")}
+
+
+def test_cpp_annotation_macros_in_a_class_body_are_not_methods() -> None:
+    # leveldb's thread-safety annotations read as method declarations named
+    # GUARDED_BY / EXCLUSIVE_LOCKS_REQUIRED (72 bogus nodes).
+    parsed = parse_source(
+        "cpp",
+        "class DBImpl {\n"
+        "  void MaybeScheduleCompaction() EXCLUSIVE_LOCKS_REQUIRED(mutex_);\n"
+        "  Status bg_error_ GUARDED_BY(mutex_);\n"
+        "  DBImpl();\n"
+        "  virtual Status Get(const Slice& key) = 0;\n"
+        "};\n",
+        "db/db_impl.h",
+    )
+    assert definitions(parsed) == {
+        ("class", "DBImpl"),
+        ("method", "DBImpl::MaybeScheduleCompaction"),
+        ("method", "DBImpl::DBImpl"),
+        ("method", "DBImpl::Get"),
+    }

@@ -51,8 +51,10 @@
         name: [(identifier) (operator_name)] @name))))
   ]) @definition.function
 
-; Method declarations in a class body: `virtual double area() const = 0;`.
-(field_declaration_list
+; Method declarations in a class body: `virtual double area() const = 0;`. An
+; all-caps name there is an annotation macro the grammar reads as a declaration
+; (`Status bg_error_ GUARDED_BY(mutex_);`, `void F() EXCLUSIVE_LOCKS_REQUIRED(mu_);`).
+((field_declaration_list
   (field_declaration
     declarator: [
       (function_declarator
@@ -62,11 +64,13 @@
       (reference_declarator
         (function_declarator declarator: [(field_identifier) (operator_name)] @name))
     ]) @definition.function)
+  (#not-match? @name "^[A-Z][A-Z0-9_]*$"))
 ; Constructor and destructor declarations parse as plain declarations.
-(field_declaration_list
+((field_declaration_list
   (declaration
     declarator: (function_declarator
       declarator: [(identifier) (destructor_name)] @name)) @definition.function)
+  (#not-match? @name "^[A-Z][A-Z0-9_]*$"))
 
 ; --- Types ------------------------------------------------------------------
 (class_specifier
