@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from codesift.embedding.query_model import (
     QueryEncoder,
     build_query_model,
     load_query_tokenizer,
+    query_model_inputs,
 )
 
 TEXTS = [
@@ -84,6 +86,9 @@ def test_a_failed_build_is_not_retried_by_each_process_until_a_day_has_passed(
     marker = target.with_name(target.name + ".failed")
     recorded = json.loads(marker.read_text())
     assert recorded["error"] and recorded["at"] > 0
+    # It says what the build was made from: a record for other inputs counts for
+    # nothing (tests/integration/test_model_cache.py).
+    assert recorded["inputs"] == query_model_inputs(first.model_dir())
     target.rmdir()  # a build would work now, but the failure is recent
     second = Embedder(cache, max_tokens=64)
     assert second.query_encoder() is None
@@ -99,12 +104,14 @@ def test_a_failed_build_is_not_retried_by_each_process_until_a_day_has_passed(
     third = Embedder(cache, max_tokens=64)
     assert third.query_encoder() is not None, third.query_encoder_error
     assert target.is_file() and not marker.exists() and not older.exists()
-    assert (target.parent / "model.onnx").exists()
+    model = target.parent / "model.onnx"
+    assert model.is_file() and not model.is_symlink()  # a copy: never into an environment
 
 
 def test_the_query_tokenizer_reads_text_as_the_batch_model_does(embedder: Embedder) -> None:
     ours = load_query_tokenizer(embedder.model_dir())
-    batch = embedder._load().model.tokenizer  # fastembed's, as it embeds chunks
+    inner: Any = embedder._load().model
+    batch = inner.tokenizer  # fastembed's, as it embeds chunks
     long_text = "retry the declined charge " * 200  # beyond max_tokens: truncated
     for text in [*TEXTS, long_text, "naïve café [CLS] <tag> 🙂", ""]:
         expected = batch.encode(text)

