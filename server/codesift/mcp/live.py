@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import anyio.to_thread
 import apsw
 
 from codesift.embedding import Embedder
@@ -158,22 +159,25 @@ class LiveWorkspace(FolderListener):
 
     # -- reading ---------------------------------------------------------------------------
 
+    def _wait_ready(self, fresh: bool, cancel: Cancellation) -> None:
+        """Wait until the index is open and, when `fresh`, until the changes seen so
+        far are indexed (bounded: the answer then says it is not fresh)."""
+        first = not self.folder.progress.first_index_done
+        wait = FIRST_INDEX_WAIT_SECONDS if first else FRESH_WAIT_SECONDS
+        self.folder.wait_open(wait)
+        if fresh:
+            self.wait_settled(wait, cancel)
+
     async def read(
         self, fn: Callable[[apsw.Connection, Cancellation], T], *, fresh: bool = True
     ) -> T:
         """Run `fn(conn, cancel)` on a reader thread, once the index is fresh (or the
-        wait is over) unless `fresh` is False; a cancelled call interrupts its queries."""
+        wait is over) unless `fresh` is False; a cancelled call interrupts its queries.
+        The wait happens on a thread of its own: reader threads stay free for calls
+        that do not wait (status)."""
         cancel = Cancellation()
 
         def run(cancel: Cancellation) -> T:
-            wait = (
-                FRESH_WAIT_SECONDS
-                if self.folder.progress.first_index_done
-                else FIRST_INDEX_WAIT_SECONDS
-            )
-            self.folder.wait_open(wait)
-            if fresh:
-                self.wait_settled(wait, cancel)
             conn = self.readers.connection(self.folder.db_path)
             cancel.attach(conn)
             try:
@@ -181,13 +185,14 @@ class LiveWorkspace(FolderListener):
             finally:
                 cancel.detach(conn)
 
-        future = self.readers.submit(run, cancel)
         try:
-            return await asyncio.wrap_future(future)
+            await anyio.to_thread.run_sync(self._wait_ready, fresh, cancel, abandon_on_cancel=True)
+            return await asyncio.wrap_future(self.readers.submit(run, cancel))
         except asyncio.CancelledError:
             cancel.cancel()
             raise
 
     async def run(self, fn: Callable[[], T]) -> T:
-        """Run `fn()` on a reader thread (work that needs no connection)."""
-        return await asyncio.wrap_future(self.readers.submit(fn))
+        """Run `fn()` on a worker thread (blocking work that needs no connection: a
+        git call resolving a revision, a wait)."""
+        return await anyio.to_thread.run_sync(fn, abandon_on_cancel=True)
