@@ -182,6 +182,8 @@ EXPECTED: dict[str, Expected] = {
         definitions={
             ("class", "com.example.orders.OrderService"),
             ("enum", "com.example.orders.OrderService.Rejection"),
+            ("constant", "com.example.orders.OrderService.Rejection.EMPTY"),
+            ("constant", "com.example.orders.OrderService.Rejection.DECLINED"),
             ("interface", "com.example.orders.OrderService.Listener"),
             ("method", "com.example.orders.OrderService.Listener.placed"),
             ("class", "com.example.orders.OrderService.Order"),
@@ -799,3 +801,28 @@ def test_scala_operator_names_objects_values_and_givens() -> None:
         ("constant", "os.zip.pwd", 14, 14),
     }
     assert node(parsed, "os.zip.pwd").docstring == "Where we are."
+
+
+def test_java_enum_constants_are_constants() -> None:
+    parsed = parse(
+        "java",
+        "package a;\n"
+        "public enum Kind {\n"
+        "  /** Plain. */\n"
+        "  PLAIN,\n"
+        "  @Deprecated\n"
+        '  OLD("x") {\n'
+        "    void f() {}\n"
+        "  };\n"
+        "  Kind() {}\n"
+        "}\n",
+    )
+    found = {(n.kind, n.qualified_name, n.start_line, n.end_line) for n in parsed.nodes[1:]}
+    assert found == {
+        ("enum", "a.Kind", 2, 10),
+        ("constant", "a.Kind.PLAIN", 4, 4),
+        ("constant", "a.Kind.OLD", 5, 8),  # from its annotation, with its body
+        ("method", "a.Kind.OLD.f", 7, 7),
+        ("constructor", "a.Kind.Kind", 9, 9),
+    }
+    assert node(parsed, "a.Kind.PLAIN").docstring == "Plain."

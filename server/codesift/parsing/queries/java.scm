@@ -14,6 +14,8 @@
 (annotation_type_element_declaration name: (identifier) @name) @definition.method
 (constructor_declaration name: (identifier) @name) @definition.constructor
 (compact_constructor_declaration name: (identifier) @name) @definition.constructor
+; Enum constants (with their body when they have one), as PHP enum cases are.
+(enum_constant name: (identifier) @name) @definition.constant
 
 ; Inheritance: extends Base, implements I, J; interface extends A, B.
 (superclass
