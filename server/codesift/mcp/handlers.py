@@ -10,9 +10,16 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import apsw
-from mcp_types import CallToolResult
+from mcp_types import CallToolResult, Tool
 
-from codesift.engine import GraphQuery, check_graph_query, find_symbols, read_status, walk_graph
+from codesift.engine import (
+    GraphQuery,
+    GraphResult,
+    check_graph_query,
+    find_symbols,
+    read_status,
+    walk_graph,
+)
 from codesift.engine.symbols import MAX_SYMBOLS
 from codesift.errors import QueryError
 from codesift.history.timespec import TimeFilter
@@ -82,7 +89,7 @@ async def symbols(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToo
     return render.symbols_result(found, live.index_state())
 
 
-async def _walk(live: LiveWorkspace, name: str, query: GraphQuery) -> Any:
+async def _walk(live: LiveWorkspace, name: str, query: GraphQuery) -> GraphResult:
     check_graph_query(query)
     return await live.read(
         lambda conn, cancel: walk_graph(
@@ -91,7 +98,7 @@ async def _walk(live: LiveWorkspace, name: str, query: GraphQuery) -> Any:
     )
 
 
-def _neighbours(direction: str, spec: Any) -> Handler:
+def _neighbours(direction: str, spec: Tool) -> Handler:
     async def handler(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolResult:
         args = Arguments(spec, raw)
         name = args.text("name")

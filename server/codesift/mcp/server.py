@@ -1,9 +1,10 @@
-"""The MCP server: the SDK's low-level server on stdio, one handler per tool.
+"""The MCP server: the SDK's low-level server, one handler per tool.
 
 `serve(root)` resolves the workspace (a bad --root fails before anything
 starts), starts its live index (live.py), answers tools/list and tools/call
-until the client closes stdin, then stops the index writer. Logs go to stderr
-or a file: stdout is the MCP channel.
+on stdio until the client closes stdin (or over streamable HTTP until
+interrupted), then stops the index writer. Logs go to stderr or a file: stdout
+is the MCP channel.
 """
 
 from __future__ import annotations
