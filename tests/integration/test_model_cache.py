@@ -142,6 +142,15 @@ def test_a_truncated_or_damaged_model_file_is_copied_again(tmp_path: Path) -> No
     whole = file_digest(model)
     expected = first.embed(["retry a declined card payment"])
 
+    # Touched: its time differs from the record, its hash does not; the record
+    # takes the new time (no copy), so later processes do not hash it again.
+    info = model.stat()
+    os.utime(model, ns=(info.st_atime_ns, info.st_mtime_ns + 10**9))
+    Embedder(cache, max_tokens=64, quantized_queries=False).model_dir()
+    recorded = manifest(folder)
+    assert recorded["assemblies"] == 1
+    assert recorded["files"]["model.onnx"]["mtime_ns"] == model.stat().st_mtime_ns
+
     # Truncated (a copy cut short): its size differs from the manifest's.
     with model.open("r+b") as handle:
         handle.truncate(whole[0] // 2)

@@ -173,18 +173,40 @@ def _weights_problem(manifest: dict[str, Any], weights: Path) -> tuple[str | Non
     return None, True
 
 
-def _remember_weights(folder: Path, weights: Path) -> None:
-    """Record that `weights` has the content the folder copied (best effort: skipped
-    while another process holds the folder)."""
+def _times_differ(folder: Path, manifest: dict[str, Any]) -> bool:
+    """True when a file of the folder has another modification time than its
+    record says (its hash matched, or the folder would not be sound)."""
+    for name, record in manifest.get("files", {}).items():
+        try:
+            if (folder / name).lstat().st_mtime_ns != record.get("mtime_ns"):
+                return True
+        except (OSError, AttributeError):
+            return True
+    return False
+
+
+def _remember(folder: Path, weights: Path) -> None:
+    """Record that `weights` has the content the folder copied, and the new times
+    of files whose content matched their hash (e.g. touched, or restored from a
+    backup), so later processes do not hash them again. Best effort: skipped while
+    another process holds the folder."""
     with folder_lock(folder, wait=False) as locked:
         manifest = read_manifest(folder)
         if not locked or manifest is None or not isinstance(manifest.get("weights"), dict):
             return
+        stamp = _weights_stamp(weights)
         seen = [s for s in manifest["weights"].get("seen", []) if isinstance(s, list)]
-        manifest["weights"]["seen"] = [*seen, _weights_stamp(weights)][-_SEEN_WEIGHTS:]
+        if stamp not in seen:
+            manifest["weights"]["seen"] = [*seen, stamp][-_SEEN_WEIGHTS:]
         try:
+            for name, record in manifest["files"].items():
+                path = folder / name
+                if path.lstat().st_mtime_ns != record["mtime_ns"]:
+                    if file_digest(path)[1] != record["sha256"]:
+                        return  # changed meanwhile: the next process assembles the folder
+                    manifest["files"][name] = file_record(path, record["sha256"])
             write_manifest(folder, manifest)
-        except OSError as exc:
+        except (OSError, KeyError, TypeError, AttributeError) as exc:
             log.debug("cannot update %s: %s", folder / MANIFEST_FILE, exc)
 
 
@@ -234,18 +256,21 @@ def assemble_model_dir(
     tokenizer_hash = _tokenizer_hash(tokenizer)
 
     def problem() -> tuple[str | None, bool]:
+        """Why the folder must be assembled again (or None), and whether
+        something was hashed that the manifest can remember."""
         manifest = read_manifest(folder)
         found = _folder_problem(folder, manifest, max_tokens, tokenizer_hash)
         if found is None and verify:
             found = _hash_problem(folder, manifest)
         if found is not None or manifest is None:
             return found, False
-        return _weights_problem(manifest, weights)
+        found, hashed = _weights_problem(manifest, weights)
+        return found, hashed or _times_differ(folder, manifest)
 
-    found, hashed = problem()
+    found, remember = problem()
     if found is None:
-        if hashed:
-            _remember_weights(folder, weights)
+        if remember:
+            _remember(folder, weights)
         return folder
     with folder_lock(folder):
         found, _ = problem()  # another process may have assembled it meanwhile
