@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from codesift.engine import GraphQuery, walk_graph
 from codesift.lsp.folders import Cancellation
 from codesift.lsp.navigation import node_location, resolve_in_document
-from codesift.store.reader import NodeRow, edges_to, node_rows
+from codesift.store.reader import NodeRow
 
 if TYPE_CHECKING:
     from codesift.lsp.server import CodesiftServer
@@ -42,8 +43,8 @@ async def hover(server: CodesiftServer, params: types.HoverParams) -> types.Hove
         if not resolved.nodes:
             return None
         node: NodeRow = resolved.nodes[0]
-        calls = edges_to(conn, node.id, ["calls"])
-        callers = node_rows(conn, [e.src_id for e in calls])
+        walk = walk_graph(conn, [node], GraphQuery("callers", 1, ("calls",), 2000), history=False)
+        callers = [s.node for s in walk.nodes if s.node.id != node.id]
         parts = [f"```{node.language}\n{node.signature or node.qualified_name}\n```"]
         sentence = first_sentence(node.docstring)
         if sentence:
@@ -52,18 +53,14 @@ async def hover(server: CodesiftServer, params: types.HoverParams) -> types.Hove
         if len(resolved.nodes) > 1:
             where += f" (1 of {len(resolved.nodes)} definitions named `{resolved.word}`)"
         parts.append(where)
-        caller_ids = list(dict.fromkeys(e.src_id for e in calls))
-        if caller_ids:
+        if callers:
             links = []
-            for caller_id in caller_ids[:CALLERS_SHOWN]:
-                caller = callers.get(caller_id)
-                if caller is None:
-                    continue
+            for caller in callers[:CALLERS_SHOWN]:
                 target = f"{path_to_uri(folder.root / caller.path)}#L{caller.start_line}"
                 links.append(f"[{caller.qualified_name}]({target})")
-            more = len(caller_ids) - len(links)
+            more = len(callers) - len(links)
             tail = f" and {more} more" if more > 0 else ""
-            parts.append(f"called by {len(caller_ids)}: " + ", ".join(links) + tail)
+            parts.append(f"called by {len(callers)}: " + ", ".join(links) + tail)
         else:
             parts.append("called by 0")
         return types.Hover(
