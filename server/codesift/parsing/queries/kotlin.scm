@@ -31,16 +31,10 @@
     (variable_declaration (simple_identifier) @name)) @definition.variable)
 
 ; Functions (methods when inside a class, object or interface).
-(function_declaration !receiver (simple_identifier) @name) @definition.function
-; Extension functions are qualified by their receiver type, as KDoc and callers
-; write them: `fun Module.singleOf(...)` is `pkg.Module.singleOf`.
-(function_declaration
-  receiver: (receiver_type
-    [(user_type (type_identifier) @receiver .)
-     (user_type (type_identifier) @receiver . (type_arguments))
-     (nullable_type (user_type (type_identifier) @receiver .))
-     (nullable_type (user_type (type_identifier) @receiver . (type_arguments)))])
-  (simple_identifier) @name) @definition.function
+; Extension functions (`fun Module.singleOf(...)`) keep the package qualifier only:
+; qualified by their receiver (`Retrofit.create`) they tie with the member they wrap
+; (retrofit's `inline fun <reified T> Retrofit.create()` outranked `Retrofit.create`).
+(function_declaration (simple_identifier) @name) @definition.function
 (secondary_constructor "constructor" @name) @definition.constructor
 
 ; Inheritance: class A : Base(), Iface, pkg.Other<T>, Delegated by impl
