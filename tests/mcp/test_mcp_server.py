@@ -11,8 +11,9 @@ from pathlib import Path
 import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
-from mcp_harness import McpSession, poll
+from mcp_harness import McpSession, make_workspace, poll
 
+NO_VECTORS = "[embedding]\nenabled = false\n"
 TOOLS = {"search", "symbols", "callers", "callees", "graph", "status", "reindex"}
 
 
@@ -209,3 +210,20 @@ def test_the_server_names_itself(mcp: McpSession) -> None:
     assert init.server_info.name == "codesift"
     assert init.instructions and "search" in init.instructions
     assert init.capabilities.tools is not None
+
+
+def test_a_damaged_index_is_a_tool_error_naming_the_fix(tmp_path: Path) -> None:
+    root = make_workspace(
+        tmp_path / "ws", {"a.py": "def a():\n    pass\n", ".codesift.toml": NO_VECTORS}
+    )
+    (root / ".codesift").mkdir()
+    (root / ".codesift" / "index.db").write_bytes(b"not a database, " * 512)
+    with McpSession(root, log_file=tmp_path / "mcp.log") as mcp:
+        for tool, arguments in (("search", {"query": "a"}), ("status", {})):
+            result = mcp.call(tool, arguments)
+            assert result.is_error
+            text = mcp.text(result)
+            assert "\n" not in text and "codesift index --rebuild" in text, text
+            assert result.structured_content == {
+                "error": {"kind": "index_damaged", "message": text}
+            }
