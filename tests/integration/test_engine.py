@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 
 from codesift.engine import Engine, EngineListener, GraphQuery, Workspace, index_status
 from codesift.errors import NotIndexedError, QueryError
-from conftest import MakeRepo
+
+MakeRepo = Callable[..., Path]
 
 FILES = {
     ".codesift.toml": "[search]\ntop_k = 3\n\n[embedding]\nenabled = false\n",
