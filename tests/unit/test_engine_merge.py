@@ -8,13 +8,18 @@ from pygls.exceptions import JsonRpcInvalidParams, JsonRpcRequestCancelled
 
 from codesift.engine import FolderPage, GraphQuery, check_graph_query, merge_pages
 from codesift.errors import (
+    CodesiftError,
     CorruptIndexError,
     EmbeddingError,
+    IndexError_,
     NotIndexedError,
     QueryError,
     SearchCancelled,
+    error_kind,
+    error_message,
 )
 from codesift.lsp.errors import CODESIFT_ERROR, rpc_error
+from codesift.mcp.errors import error_result
 from codesift.retrieval import SearchRequest, SearchResponse, SearchResult
 
 
@@ -90,3 +95,31 @@ def test_errors_map_to_json_rpc_once() -> None:
     ):
         error = rpc_error(exc)
         assert error.code == CODESIFT_ERROR and error.data == {"kind": kind}, exc
+
+
+def test_one_error_kind_table_for_every_front_end() -> None:
+    for exc, kind in (
+        (QueryError("empty"), "bad_request"),
+        (SearchCancelled(), "cancelled"),
+        (CorruptIndexError("damaged"), "index_damaged"),
+        (apsw.NotADBError("file is not a database"), "index_damaged"),
+        (apsw.ReadOnlyError("readonly"), "index_read_only"),
+        (apsw.SQLError("no such table"), "index_error"),
+        (IndexError_("odd"), "codesift"),
+        (CodesiftError("odd"), "codesift"),
+        (RuntimeError("bug"), "internal"),
+    ):
+        assert error_kind(exc) == kind, exc
+        result = error_result(exc)
+        assert result.is_error and result.structured_content is not None
+        assert result.structured_content["error"]["kind"] == kind
+        if kind not in ("bad_request", "cancelled"):
+            error = rpc_error(exc) if kind != "internal" else None
+            assert error is None or error.data == {"kind": kind}
+
+
+def test_error_messages_are_one_line() -> None:
+    assert error_message(NotIndexedError("not\n  yet")) == "not yet"
+    assert error_message(CodesiftError()) == "CodesiftError"
+    damaged = error_message(apsw.CorruptError("database disk image is malformed"))
+    assert damaged.endswith("run `codesift index --rebuild`")
