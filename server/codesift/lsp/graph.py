@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -10,9 +11,9 @@ import apsw
 from lsprotocol import types
 
 from codesift.engine import GraphLink, GraphQuery, check_graph_query, walk_graph
+from codesift.engine.live import Cancellation, FolderIndex
 from codesift.errors import QueryError
 from codesift.history.timespec import TimeFilter, time_filter
-from codesift.lsp.folders import Cancellation, FolderIndex
 from codesift.lsp.navigation import (
     document_lines,
     read_lines,
@@ -28,7 +29,7 @@ from codesift.lsp.params import (
     parse_time_filters,
     require_object,
 )
-from codesift.store.reader import NodeRow, node_rows, nodes_named
+from codesift.store.reader import NodeRow, node_rows
 
 if TYPE_CHECKING:
     from codesift.lsp.server import CodesiftServer
@@ -106,21 +107,12 @@ async def graph(server: CodesiftServer, params: Any) -> dict[str, Any]:
         roots: list[str] = []
         truncated = False
         for folder, rel in targets:
-            folder.wait_open()
-            conn = server.readers.connection(folder.db_path)
-            cancel.attach(conn)
-            try:
-                window = windows[folder.name]
-                if rel is not None and position is not None:
-                    lines = document_lines(server, uri, folder.root / rel)
-                    start = resolve_position(conn, rel, lines, position, uri).nodes[:1]
-                else:
-                    start = nodes_named(conn, str(name), limit=20, times=window or None)
-                room = max_nodes - len(nodes)
-                query = GraphQuery(str(direction), depth, kinds, max(room, 1), window)
-                walk = walk_graph(conn, start, query, history=False)
-            finally:
-                cancel.detach(conn)
+            start: str | Callable[[apsw.Connection], list[NodeRow]] = str(name)
+            if rel is not None and position is not None:
+                start = _at_position(server, folder, rel, uri, position)
+            room = max_nodes - len(nodes)
+            query = GraphQuery(str(direction), depth, kinds, max(room, 1), windows[folder.name])
+            walk = server.live.graph(folder, start, query, cancel, history=False)
             roots.extend(str(r) for r in walk.roots)
             for symbol in walk.nodes:
                 nodes.setdefault(str(symbol.node.id), node_json(folder, symbol.node))
@@ -134,6 +126,18 @@ async def graph(server: CodesiftServer, params: Any) -> dict[str, Any]:
         }
 
     return await server.read(run)
+
+
+def _at_position(
+    server: CodesiftServer, folder: FolderIndex, rel: str, uri: str, position: types.Position
+) -> Callable[[apsw.Connection], list[NodeRow]]:
+    """The graph walk's start: the definition at `position` of the document."""
+
+    def start(conn: apsw.Connection) -> list[NodeRow]:
+        lines = document_lines(server, uri, folder.root / rel)
+        return resolve_position(conn, rel, lines, position, uri).nodes[:1]
+
+    return start
 
 
 def _link_json(link: GraphLink) -> dict[str, Any]:
@@ -180,8 +184,7 @@ async def prepare_call_hierarchy(
     folder, rel = server.folder_for_uri(uri)
 
     def run(cancel: Cancellation) -> list[types.CallHierarchyItem] | None:
-        folder.wait_open()
-        conn = server.readers.connection(folder.db_path)
+        conn = server.live.open(folder)
         lines = document_lines(server, uri, folder.root / rel)
         resolved = resolve_position(conn, rel, lines, params.position, uri)
         callable_nodes = [n for n in resolved.nodes if n.kind != "module"][:5]
@@ -253,8 +256,7 @@ async def incoming_calls(
     folder, node_id = _item_node(server, params.item)
 
     def run(cancel: Cancellation) -> list[types.CallHierarchyIncomingCall]:
-        folder.wait_open()
-        conn = server.readers.connection(folder.db_path)
+        conn = server.live.open(folder)
         cache: dict[str, list[str]] = {}
         out: list[types.CallHierarchyIncomingCall] = []
         for caller, links in _calls(conn, node_id, "callers"):
@@ -276,8 +278,7 @@ async def outgoing_calls(
     folder, node_id = _item_node(server, params.item)
 
     def run(cancel: Cancellation) -> list[types.CallHierarchyOutgoingCall]:
-        folder.wait_open()
-        conn = server.readers.connection(folder.db_path)
+        conn = server.live.open(folder)
         source = node_rows(conn, [node_id]).get(node_id)
         if source is None:
             return []

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from codesift.engine import GraphQuery, walk_graph
-from codesift.lsp.folders import Cancellation
+from codesift.engine.live import Cancellation
 from codesift.lsp.navigation import node_location, resolve_in_document
 from codesift.store.reader import NodeRow
 

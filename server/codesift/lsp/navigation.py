@@ -23,7 +23,7 @@ from codesift.store.reader import (
 )
 
 if TYPE_CHECKING:
-    from codesift.lsp.folders import FolderIndex
+    from codesift.engine.live import FolderIndex
     from codesift.lsp.server import CodesiftServer
 
 from codesift.lsp.params import invalid
@@ -165,8 +165,7 @@ def resolve_in_document(
 ) -> tuple[apsw.Connection, Resolved]:
     """For a reader thread: this thread's connection to the folder's index, and the
     definitions meant at `position` of the document (open text, else the file)."""
-    folder.wait_open()
-    conn = server.readers.connection(folder.db_path)
+    conn = server.live.open(folder)
     lines = document_lines(server, uri, folder.root / rel)
     return conn, resolve_position(conn, rel, lines, position, uri)
 

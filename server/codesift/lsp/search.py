@@ -7,10 +7,9 @@ from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
 from codesift.config import SearchSettings
-from codesift.embedding import Embedder
 from codesift.engine import FolderPage, merge_pages
+from codesift.engine.live import Cancellation, FolderIndex
 from codesift.errors import QueryError
-from codesift.lsp.folders import Cancellation, FolderIndex
 from codesift.lsp.params import (
     invalid,
     opt_bool,
@@ -22,7 +21,6 @@ from codesift.lsp.params import (
 )
 from codesift.retrieval import BROAD_LAYERS, SearchRequest
 from codesift.retrieval.request import MAX_QUERY_CHARS, SearchResult
-from codesift.store.reader import has_vectors
 
 if TYPE_CHECKING:
     from codesift.lsp.server import CodesiftServer
@@ -99,18 +97,7 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
         for folder in folders:
             if cancel.cancelled:
                 break
-            folder.wait_open()
-            conn = server.readers.connection(folder.db_path)
-            cancel.attach(conn)
-            try:
-                embedder: Embedder | None = None
-                if folder.settings.embedding.enabled and has_vectors(conn):
-                    embedder = server.embedder(folder.settings.embedding)
-                response = folder.searcher(conn, embedder).search(
-                    requests[folder.name], cancel=cancel.event
-                )
-            finally:
-                cancel.detach(conn)
+            response = server.live.search(folder, requests[folder.name], cancel)
             pages.append(FolderPage(folder.name, response))
         page = merge_pages(request, pages)
         return {

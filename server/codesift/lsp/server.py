@@ -1,7 +1,10 @@
 """The codesift language server object and its protocol.
 
-`CodesiftServer` holds the workspace folders (`FolderIndex`, one writer each),
-the reader threads, the options and the shared embedding model. The handlers
+`CodesiftServer` holds the workspace folders (the engine's live `FolderIndex`,
+codesift/engine/live.py, one writer each), the reader threads and the engine's
+`LiveReader` over them, the options and the shared embedding models. Folder
+events reach the client through `_Listener`: $/progress, codesift/indexStatus
+and window/showMessage. The handlers
 live in one module per LSP area and are plain functions `(server, params) ->
 result`, registered by `create_server`. Read handlers run in reader threads
 (`CodesiftServer.read`), so the event loop keeps reading messages and a
@@ -43,10 +46,16 @@ from pygls.uris import from_fs_path
 from codesift import __version__
 from codesift.config import EmbeddingSettings
 from codesift.embedding import Embedder
-from codesift.engine import embedder_key, make_embedder
+from codesift.engine.live import (
+    Cancellation,
+    Embedders,
+    FolderIndex,
+    FolderListener,
+    LiveReader,
+    ReaderPool,
+)
 from codesift.errors import CodesiftError
 from codesift.lsp.errors import rpc_error
-from codesift.lsp.folders import Cancellation, FolderIndex, FolderListener, ReaderPool
 from codesift.lsp.options import ServerOptions, folder_settings
 from codesift.lsp.params import invalid
 
@@ -283,10 +292,11 @@ class CodesiftServer(LanguageServer):
         self.options = ServerOptions()
         self.folders: dict[str, FolderIndex] = {}
         self.readers = ReaderPool()
+        self.embedders = Embedders()
+        # Reads on a folder (open, this thread's connection, the engine's call).
+        self.live = LiveReader(self.readers, self.embedders)
         self.loop: asyncio.AbstractEventLoop | None = None
         self.listener = _Listener(self)
-        self._embedders: dict[tuple[str, int, int, bool], Embedder] = {}
-        self._embedder_lock = threading.Lock()
         self._folders_lock = threading.Lock()
         self._progress_tokens: dict[str, tuple[str, bool]] = {}
         self._token_count = 0
@@ -322,18 +332,7 @@ class CodesiftServer(LanguageServer):
     def embedder(self, settings: EmbeddingSettings) -> Embedder:
         """The embedding model for these settings; folders with the same model
         settings share one (it is the largest thing in memory)."""
-        key = embedder_key(settings)
-        with self._embedder_lock:
-            embedder = self._embedders.get(key)
-            if embedder is None:
-                embedder = make_embedder(settings)
-                self._embedders[key] = embedder
-                # The query encoder is built once per model folder (a few seconds):
-                # not while the first search waits.
-                threading.Thread(
-                    target=embedder.query_encoder, name="codesift-query-model", daemon=True
-                ).start()
-            return embedder
+        return self.embedders.get(settings)
 
     def folder_list(self) -> list[FolderIndex]:
         with self._folders_lock:

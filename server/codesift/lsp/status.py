@@ -9,8 +9,7 @@ import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from codesift.engine import read_status
-from codesift.lsp.folders import Cancellation, FolderIndex
+from codesift.engine.live import Cancellation, FolderIndex
 from codesift.lsp.params import invalid, opt_bool, opt_int, opt_str_list
 
 if TYPE_CHECKING:
@@ -60,8 +59,7 @@ async def status(server: CodesiftServer, params: Any) -> dict[str, Any]:
             try:
                 if opened is not None:
                     raise opened
-                conn = server.readers.connection(folder.db_path)
-                counts = read_status(folder.workspace, conn, details=False)
+                counts = server.live.status(folder, cancel, details=False, open_timeout=None)
                 entry.update(
                     files=counts.files,
                     nodes=counts.nodes,

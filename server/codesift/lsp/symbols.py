@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from codesift.engine import Symbol, find_symbols
-from codesift.lsp.folders import Cancellation, FolderIndex
+from codesift.engine import Symbol
+from codesift.engine.live import Cancellation, FolderIndex
 from codesift.lsp.navigation import (
     document_lines,
     node_location,
@@ -48,19 +48,7 @@ async def workspace_symbols(
         for folder in folders:
             if cancel.cancelled:
                 break
-            folder.wait_open()
-            conn = server.readers.connection(folder.db_path)
-            cancel.attach(conn)
-            try:
-                found = find_symbols(
-                    conn,
-                    query,
-                    MAX_SYMBOLS,
-                    searcher=folder.searcher(conn, None),
-                    history=False,
-                )
-            finally:
-                cancel.detach(conn)
+            found = server.live.symbols(folder, query, MAX_SYMBOLS, cancel, history=False)
             exact.extend((folder, s) for s in found.exact)
             similar.extend((folder, s) for s in found.fuzzy)
         if len(folders) > 1:
@@ -93,8 +81,7 @@ async def document_symbols(
     folder, rel = server.folder_for_uri(uri)
 
     def run(cancel: Cancellation) -> list[types.DocumentSymbol]:
-        folder.wait_open()
-        conn = server.readers.connection(folder.db_path)
+        conn = server.live.open(folder)
         ids = node_ids_in_file(conn, rel)
         nodes = node_rows(conn, ids)
         if not nodes:

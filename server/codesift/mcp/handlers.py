@@ -9,26 +9,16 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-import apsw
 from mcp_types import CallToolResult, Tool
 
-from codesift.engine import (
-    GraphQuery,
-    GraphResult,
-    check_graph_query,
-    find_symbols,
-    read_status,
-    walk_graph,
-)
+from codesift.engine import GraphQuery, GraphResult, IndexStatus, check_graph_query
+from codesift.engine.live import Cancellation
 from codesift.engine.symbols import MAX_SYMBOLS
 from codesift.errors import QueryError
 from codesift.history.timespec import TimeFilter
-from codesift.lsp.folders import Cancellation
 from codesift.mcp import render, tools
 from codesift.mcp.arguments import Arguments
 from codesift.mcp.live import LiveWorkspace
-from codesift.retrieval import SearchResponse
-from codesift.store.reader import has_vectors, nodes_named
 
 __all__ = ["HANDLERS", "REINDEX_WAIT_SECONDS"]
 
@@ -64,13 +54,9 @@ async def search(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallTool
     )
     # Checked (and its times resolved) before any reading: a bad one is a tool error.
     checked = await live.run(lambda: request.validated(root=live.workspace.root))
-    settings = live.workspace.settings
-
-    def run(conn: apsw.Connection, cancel: Cancellation) -> SearchResponse:
-        embedder = live.embedder() if settings.embedding.enabled and has_vectors(conn) else None
-        return live.folder.searcher(conn, embedder).search(checked, cancel=cancel.event)
-
-    response = await live.read(run)
+    response = await live.read(
+        lambda cancel: live.reader.search(live.folder, checked, cancel, open_timeout=None)
+    )
     return render.search_result(checked, response, live.index_state())
 
 
@@ -82,8 +68,8 @@ async def symbols(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToo
         raise QueryError(f"limit must be between 1 and {MAX_SYMBOLS}, got {limit}")
     times = await _times(live, args)
     found = await live.read(
-        lambda conn, cancel: find_symbols(
-            conn, name, limit, times, searcher=live.folder.searcher(conn, None)
+        lambda cancel: live.reader.symbols(
+            live.folder, name, limit, cancel, times=times, open_timeout=None
         )
     )
     return render.symbols_result(found, live.index_state())
@@ -92,9 +78,7 @@ async def symbols(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToo
 async def _walk(live: LiveWorkspace, name: str, query: GraphQuery) -> GraphResult:
     check_graph_query(query)
     return await live.read(
-        lambda conn, cancel: walk_graph(
-            conn, nodes_named(conn, name, limit=20, times=query.times or None), query
-        )
+        lambda cancel: live.reader.graph(live.folder, name, query, cancel, open_timeout=None)
     )
 
 
@@ -127,11 +111,14 @@ async def graph(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolR
     return render.graph_result(name, walk, live.index_state())
 
 
+def _status(live: LiveWorkspace) -> Callable[[Cancellation], IndexStatus]:
+    """The index's status, read on a reader thread."""
+    return lambda cancel: live.reader.status(live.folder, cancel, rerank=False, open_timeout=None)
+
+
 async def status(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolResult:
     Arguments(tools.STATUS, raw)
-    found = await live.read(
-        lambda conn, cancel: read_status(live.workspace, conn, rerank=False), fresh=False
-    )
+    found = await live.read(_status(live), fresh=False)
     return render.status_result(found, live.index_state())
 
 
@@ -140,9 +127,7 @@ async def reindex(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToo
     wait = args.flag("wait", True)
     live.folder.request_rescan()
     done = await live.run(lambda: live.wait_settled(REINDEX_WAIT_SECONDS)) if wait else False
-    found = await live.read(
-        lambda conn, cancel: read_status(live.workspace, conn, rerank=False), fresh=False
-    )
+    found = await live.read(_status(live), fresh=False)
     return render.status_result(found, live.index_state(), rescan="done" if done else "running")
 
 

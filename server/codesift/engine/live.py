@@ -1,4 +1,10 @@
-"""One workspace folder's index: a writer thread, a watcher, and reader connections.
+"""A live index: one workspace folder's writer thread, watcher and reader connections.
+
+The engine's long-running side, shared by every server front end (the language
+server, lsp/, and the MCP server, mcp/): a front end creates one `FolderIndex`
+per folder it serves, passes a `FolderListener` to hear about progress, state
+changes and problems (and reports them its own way), and reads through a
+`LiveReader` (below) on `ReaderPool` threads.
 
 One writer per folder: a thread that owns the folder's write connection and does
 all indexing and embedding, in this order of priority: a rescan, changed paths,
@@ -20,6 +26,11 @@ vectors, and waits for it in state `waiting`. One process computes vectors at
 a time (the embed lock); when another one is at it, this folder loads the
 vectors it writes instead. A work item that fails is retried with backoff, and
 an index file that is deleted or replaced is reopened and rebuilt.
+
+Reading (`LiveReader`): wait until the folder's index is open (and, when asked,
+until the changes seen so far are indexed, up to a deadline), take the reader
+thread's connection, attach it to the request's `Cancellation`, and run the
+engine's search, symbol lookup, graph walk or status on it.
 """
 
 from __future__ import annotations
@@ -37,20 +48,40 @@ from typing import Any, TypeVar
 
 import apsw
 
-from codesift.config import SearchSettings, Settings
+from codesift.config import EmbeddingSettings, SearchSettings, Settings
 from codesift.embedding import Embedder, fill_vectors, vector_coverage
-from codesift.engine import Workspace, db_path_for, load_rerank
+from codesift.engine.graph import walk_graph
+from codesift.engine.models import embedder_key, load_rerank, make_embedder
+from codesift.engine.results import GraphQuery, GraphResult, IndexStatus, SymbolMatches
+from codesift.engine.status import read_status
+from codesift.engine.symbols import find_symbols
+from codesift.engine.workspace import Workspace, db_path_for
 from codesift.errors import CodesiftError, EmbeddingError, NotIndexedError
+from codesift.history.timespec import TimeFilter
 from codesift.indexer import Indexer, IndexPlan, IndexProgress
-from codesift.retrieval import Searcher
+from codesift.retrieval import Searcher, SearchRequest, SearchResponse
 from codesift.retrieval.rerank import Reranker, RerankerLoad
 from codesift.retrieval.vector_index import VectorIndex
 from codesift.store.database import open_database
 from codesift.store.locks import IndexLock
-from codesift.store.reader import file_stamps, indexed_paths_under
+from codesift.store.reader import (
+    NodeRow,
+    file_stamps,
+    has_vectors,
+    indexed_paths_under,
+    nodes_named,
+)
 from codesift.watcher import ChangeBatch, FolderWatcher, PathFilter
 
-__all__ = ["Cancellation", "FolderIndex", "FolderListener", "ReaderPool"]
+__all__ = [
+    "Cancellation",
+    "Embedders",
+    "FolderIndex",
+    "FolderListener",
+    "FolderProgress",
+    "LiveReader",
+    "ReaderPool",
+]
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +96,10 @@ RETRY_MAX_SECONDS = 30.0
 IDLE_CHECK_SECONDS = 2.0
 # While another process computes the vectors, look this often whether it is done.
 EMBED_RECHECK_SECONDS = 5.0
+# How often a read waiting for freshness looks at the watcher's queue (no notification).
+FRESH_POLL_SECONDS = 0.05
+# Folder states in which the index is being written (not counting vectors).
+_WRITING = ("starting", "scanning", "indexing", "waiting")
 # The writer connection's SQLite busy timeout (tests shorten it; default: the store's).
 _BUSY_TIMEOUT_MS: int | None = (
     int(os.environ["CODESIFT_TEST_BUSY_TIMEOUT_MS"])
@@ -446,6 +481,32 @@ class FolderIndex:
             lambda: not (self._pending or self._rescan or self._busy or self._needs_vectors),
             timeout,
         )
+
+    def settled(self) -> bool:
+        """Whether every change seen so far (the watcher's queue included) is indexed;
+        vectors may still be computed. True in states `error` and `stopped`: there is
+        nothing to wait for then (the folder's state says why)."""
+        progress = self.progress
+        if progress.state in ("error", "stopped"):
+            return True
+        if not progress.first_index_done:
+            return False
+        work = self.pending_work()
+        if work["paths"] or work["rescan"] or work["watcher_paths"]:
+            return False
+        return not work["busy"] or progress.state not in _WRITING
+
+    def wait_settled(self, timeout: float, cancel: Cancellation | None = None) -> bool:
+        """Wait at most `timeout` seconds until `settled()` (less when `cancel` is
+        cancelled); whether it is."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not self.settled():
+                left = deadline - time.monotonic()
+                if left <= 0 or (cancel is not None and cancel.cancelled):
+                    return False
+                self._cond.wait(min(left, FRESH_POLL_SECONDS))
+        return True
 
     def _wait_until(self, done: Callable[[], bool], timeout: float) -> bool:
         """Wait (on the writer's condition) until `done()`; False on timeout or stop."""
@@ -901,6 +962,152 @@ class FolderIndex:
                 "elsewhere": p.embedding_elsewhere,
             },
         }
+
+
+class Embedders:
+    """The embedding models of the folders a process serves: folders with the same
+    model settings share one (it is the largest thing in memory). Each model's
+    query encoder is built in the background when the model is first asked for,
+    so that the first search with vectors does not wait for it."""
+
+    def __init__(self) -> None:
+        self._models: dict[tuple[str, int, int, bool], Embedder] = {}
+        self._lock = threading.Lock()
+
+    def get(self, settings: EmbeddingSettings) -> Embedder:
+        key = embedder_key(settings)
+        with self._lock:
+            embedder = self._models.get(key)
+            if embedder is None:
+                embedder = make_embedder(settings)
+                self._models[key] = embedder
+                threading.Thread(
+                    target=embedder.query_encoder, name="codesift-query-model", daemon=True
+                ).start()
+            return embedder
+
+
+class LiveReader:
+    """Reads on live folders, for a front end's reader threads (`readers`).
+
+    Each method runs on the calling thread (a `ReaderPool` thread): it waits until
+    the folder's index is open (at most `open_timeout` seconds; NotIndexedError or
+    the error that keeps it from opening), takes this thread's connection to it,
+    attaches the connection to `cancel` (a cancelled request interrupts its SQLite
+    statements) and asks the engine. `wait_fresh` is the optional wait before a
+    read: until the changes seen so far are indexed, up to a deadline.
+    """
+
+    def __init__(self, readers: ReaderPool, embedders: Embedders | None = None) -> None:
+        self.readers = readers
+        self.embedders = embedders or Embedders()
+
+    def wait_fresh(
+        self,
+        folder: FolderIndex,
+        cancel: Cancellation | None = None,
+        *,
+        open_timeout: float = 30.0,
+        fresh_timeout: float = 10.0,
+    ) -> bool:
+        """Wait until the index is open, then until every change seen so far is
+        indexed (at most `fresh_timeout` seconds); whether it is."""
+        folder.wait_open(open_timeout)
+        return folder.wait_settled(fresh_timeout, cancel)
+
+    def open(self, folder: FolderIndex, open_timeout: float | None = 30.0) -> apsw.Connection:
+        """This thread's connection to the folder's index, once it is open (not
+        waited for when `open_timeout` is None)."""
+        if open_timeout is not None:
+            folder.wait_open(open_timeout)
+        return self.readers.connection(folder.db_path)
+
+    @contextlib.contextmanager
+    def connection(
+        self, folder: FolderIndex, cancel: Cancellation, open_timeout: float | None = 30.0
+    ) -> Iterator[apsw.Connection]:
+        """`open`, with the connection attached to `cancel` while in use."""
+        conn = self.open(folder, open_timeout)
+        cancel.attach(conn)
+        try:
+            yield conn
+        finally:
+            cancel.detach(conn)
+
+    def embedder(self, folder: FolderIndex) -> Embedder:
+        return self.embedders.get(folder.settings.embedding)
+
+    def search(
+        self,
+        folder: FolderIndex,
+        request: SearchRequest,
+        cancel: Cancellation,
+        open_timeout: float | None = 30.0,
+    ) -> SearchResponse:
+        """The folder's search for a validated `request` (times resolved in the
+        folder); vectors are used when the folder has them and embeddings are on."""
+        with self.connection(folder, cancel, open_timeout) as conn:
+            embedder: Embedder | None = None
+            if folder.settings.embedding.enabled and has_vectors(conn):
+                embedder = self.embedder(folder)
+            return folder.searcher(conn, embedder).search(request, cancel=cancel.event)
+
+    def symbols(
+        self,
+        folder: FolderIndex,
+        name: str,
+        limit: int,
+        cancel: Cancellation,
+        *,
+        times: TimeFilter | None = None,
+        history: bool = True,
+        open_timeout: float | None = 30.0,
+    ) -> SymbolMatches:
+        """The engine's symbol lookup (exact, then similar names, then signatures)."""
+        with self.connection(folder, cancel, open_timeout) as conn:
+            return find_symbols(
+                conn,
+                name,
+                limit,
+                times,
+                searcher=folder.searcher(conn, None),
+                history=history,
+            )
+
+    def graph(
+        self,
+        folder: FolderIndex,
+        start: str | Callable[[apsw.Connection], list[NodeRow]],
+        query: GraphQuery,
+        cancel: Cancellation,
+        *,
+        history: bool = True,
+        open_timeout: float | None = 30.0,
+    ) -> GraphResult:
+        """The engine's graph walk from the definitions named `start` (at most 20),
+        or from the nodes `start(conn)` finds."""
+        with self.connection(folder, cancel, open_timeout) as conn:
+            if isinstance(start, str):
+                nodes = nodes_named(conn, start, limit=20, times=query.times or None)
+            else:
+                nodes = start(conn)
+            return walk_graph(conn, nodes, query, history=history)
+
+    def status(
+        self,
+        folder: FolderIndex,
+        cancel: Cancellation,
+        *,
+        details: bool = True,
+        rerank: bool = True,
+        open_timeout: float | None = 30.0,
+    ) -> IndexStatus:
+        """The index's status (counts, size; with `details`, vectors and history)."""
+        with self.connection(folder, cancel, open_timeout) as conn:
+            return read_status(folder.workspace, conn, rerank=rerank, details=details)
+
+    def close(self, *, wait: bool = True) -> None:
+        self.readers.close(wait=wait)
 
 
 def _drop_unchanged(indexer: Indexer, plan: IndexPlan) -> IndexPlan:
