@@ -14,9 +14,13 @@ Open a workspace (root, settings and index path resolved once), then ask it:
 
 Results are frozen records (engine/results.py, retrieval/request.py); failures
 are the named errors of codesift.errors, which each front end maps once (CLI
-exit codes, JSON-RPC codes, MCP tool errors). A long-running server that keeps
-its own connections per thread calls the connection-level functions
-(`find_symbols`, `walk_graph`, `merge_pages`, `read_status`) directly.
+exit codes, JSON-RPC codes, MCP tool errors). A long-running server (the language
+server, the MCP server) keeps each folder's index live with
+`codesift.engine.live` (a writer thread and a watcher per folder, reader
+threads with their own connections) and reads through its `LiveReader`
+(search, symbols, graph, status, waiting for freshness up to a deadline); that
+module is imported on its own, so that one-shot commands do not load the
+watcher.
 """
 
 from __future__ import annotations

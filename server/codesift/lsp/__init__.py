@@ -8,10 +8,13 @@ Modules, one per LSP area:
   status.py     codesift/status and codesift/reindex
   symbols.py    workspace/symbol and textDocument/documentSymbol
   hover.py      textDocument/hover and textDocument/definition
-  folders.py    one folder's index: writer thread, watcher, reader connections
   options.py    initializationOptions / didChangeConfiguration
   params.py     checking request parameters
   navigation.py positions -> nodes -> locations
+
+Each workspace folder is the engine's live index (codesift/engine/live.py:
+writer thread, watcher, reader connections), read through its `LiveReader`;
+errors are mapped by errors.py (the kinds of codesift/errors.py).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Modules, one per area:
   arguments.py  reading a call's arguments (types; the engine checks values)
   render.py     engine results as tool results (text citing path:line, and JSON)
   errors.py     codesift errors as tool errors (the one mapping)
-  live.py       the workspace's live index (the language server's FolderIndex)
+  live.py       the workspace's live index (the engine's, codesift/engine/live.py)
 
 docs/mcp.md lists the tools, their arguments, results and errors.
 """
