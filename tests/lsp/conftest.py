@@ -3,11 +3,18 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from harness import WORKSPACE, LspSession, make_workspace
+
+# The MCP server's test client (tests/mcp/mcp_harness.py), for the parity test
+# that asks the CLI, the language server and the MCP server the same questions.
+MCP_TESTS = str(Path(__file__).resolve().parent.parent / "mcp")
+if MCP_TESTS not in sys.path:
+    sys.path.append(MCP_TESTS)
 
 
 @pytest.fixture(scope="module")

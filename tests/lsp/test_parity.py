@@ -1,12 +1,14 @@
-"""Parity: the CLI and the language server answer the same questions the same way.
+"""Parity: the three front ends answer the same questions the same way.
 
 One real git workspace (a copy of codesift's own retrieval and store packages)
-is indexed once; then the same 10 searches, a symbols lookup and a callers
-lookup go through `codesift ... --json` (a subprocess each) and through
+is indexed once; then the same 10 searches, a symbols lookup, a callers lookup
+and a graph walk go through `codesift ... --json` (a subprocess each), through
 `codesift serve` over stdio (codesift/search, workspace/symbol, the call
-hierarchy). Both must return the same ranked paths and lines. The workspace's
-`.codesift.toml` sets search.top_k and snippet_chars, so the pages also show
-that both front ends take their defaults from it.
+hierarchy, codesift/graph) and through `codesift mcp` over stdio (the MCP SDK's
+own client: the search, symbols, callers and graph tools). All three must
+return the same ranked paths and lines. The workspace's `.codesift.toml` sets
+search.top_k and snippet_chars, so the pages also show that every front end
+takes its defaults from it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 import pytest
 from harness import SERVER_DIR, LspSession, file_uri, make_workspace, server_env
 from lsprotocol import types
+from mcp_harness import McpSession
 
 QUERIES = (
     "reciprocal rank fusion of stream rankings",
@@ -69,6 +72,14 @@ def server(
         assert session.close() == 0, log.read_text()
 
 
+@pytest.fixture(scope="module")
+def mcp(parity_workspace: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpSession]:
+    log = tmp_path_factory.mktemp("log") / "mcp.log"
+    with McpSession(parity_workspace, log_file=log) as session:
+        yield session
+    assert "Traceback" not in session.server_log(), session.server_log()
+
+
 def cli(root: Path, *args: str) -> Any:
     env = server_env()
     for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "CLICOLOR_FORCE"):
@@ -96,36 +107,64 @@ def lsp_search(server: LspSession, query: str) -> list[Hit]:
     return [(r["path"], r["start_line"], r["end_line"]) for r in data["results"]]
 
 
+def mcp_search(mcp: McpSession, query: str) -> list[Hit]:
+    data = mcp.data("search", {"query": query})
+    return [(r["path"], r["start_line"], r["end_line"]) for r in data["results"]]
+
+
 def relative(root: Path, uri: str) -> str:
     return uri.removeprefix(root.resolve().as_uri() + "/")
 
 
 @pytest.mark.parametrize("query", QUERIES)
-def test_search_pages_are_the_same(server: LspSession, parity_workspace: Path, query: str) -> None:
+def test_search_pages_are_the_same(
+    server: LspSession, mcp: McpSession, parity_workspace: Path, query: str
+) -> None:
     from_cli = cli_search(parity_workspace, query)
     from_server = lsp_search(server, query)
+    from_mcp = mcp_search(mcp, query)
     assert from_cli, query
-    assert len(from_cli) == TOP_K  # search.top_k from .codesift.toml, in both
+    assert len(from_cli) == TOP_K  # search.top_k from .codesift.toml, in all three
     assert from_server == from_cli
+    assert from_mcp == from_cli
 
 
-def test_symbols_are_the_same(server: LspSession, parity_workspace: Path) -> None:
+def pairs(nodes: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    return [(n["path"], n["start_line"]) for n in nodes]
+
+
+def test_symbols_are_the_same(server: LspSession, mcp: McpSession, parity_workspace: Path) -> None:
     data = cli(parity_workspace, "symbols", SYMBOL, "--json", "--no-update", "--limit", "100")
-    from_cli = [(n["path"], n["start_line"]) for n in (*data["exact"], *data["fuzzy"])]
+    from_cli = pairs([*data["exact"], *data["fuzzy"]])
     found = server.request(types.WORKSPACE_SYMBOL, types.WorkspaceSymbolParams(query=SYMBOL))
     from_server = [
         (relative(parity_workspace, s.location.uri), s.location.range.start.line + 1) for s in found
     ]
+    from_mcp = mcp.data("symbols", {"name": SYMBOL, "limit": 100})
     assert data["exact"] and data["fuzzy"]
     assert from_server == from_cli
+    # The MCP tool keeps the two groups apart, as the CLI's JSON does.
+    assert pairs(from_mcp["exact"]) == pairs(data["exact"])
+    assert pairs(from_mcp["fuzzy"]) == pairs(data["fuzzy"])
 
 
-def test_callers_are_the_same(server: LspSession, parity_workspace: Path) -> None:
+def callers(groups: list[dict[str, Any]]) -> list[list[tuple[str, int, int]]]:
+    """Each target's callers: the calling definition and the line of the call."""
+    return [
+        [(c["node"]["path"], c["node"]["start_line"], c["edge"]["line"]) for c in g["callers"]]
+        for g in groups
+    ]
+
+
+def test_callers_are_the_same(server: LspSession, mcp: McpSession, parity_workspace: Path) -> None:
     data = cli(parity_workspace, "callers", SYMBOL, "--json", "--no-update")
     (target,) = data["nodes"]
     from_cli = list(
         dict.fromkeys((c["node"]["path"], c["node"]["start_line"]) for c in target["callers"])
     )
+    # MCP: the same callers with the same call lines, in the same order.
+    assert callers(data["nodes"])[0]
+    assert callers(mcp.data("callers", {"name": SYMBOL})["nodes"]) == callers(data["nodes"])
     definition = target["node"]
     path = parity_workspace / definition["path"]
     line = definition["start_line"] - 1
@@ -148,23 +187,26 @@ def test_callers_are_the_same(server: LspSession, parity_workspace: Path) -> Non
     assert from_server == from_cli
 
 
-def test_graph_walks_are_the_same(server: LspSession, parity_workspace: Path) -> None:
+def test_graph_walks_are_the_same(
+    server: LspSession, mcp: McpSession, parity_workspace: Path
+) -> None:
     data = cli(
         parity_workspace,
         *("graph", SYMBOL, "--json", "--no-update", "--depth", "2"),
         *("--kind", "calls", "--kind", "contains"),
     )
-    walk = server.request(
-        "codesift/graph", {"name": SYMBOL, "depth": 2, "kinds": ["calls", "contains"]}
-    )
+    query = {"name": SYMBOL, "depth": 2, "kinds": ["calls", "contains"]}
+    for walk in (server.request("codesift/graph", query), mcp.data("graph", query)):
+        assert_same_walk(walk, data)
 
-    def nodes(found: list[dict[str, Any]]) -> list[tuple[str, int]]:
-        return [(n["path"], n["start_line"]) for n in found]
+
+def assert_same_walk(walk: dict[str, Any], data: dict[str, Any]) -> None:
+    """A server's graph walk lists the CLI's nodes and edges, in its order."""
 
     def edges(found: list[dict[str, Any]]) -> list[tuple[str, str, int]]:
         return [(e["kind"], e["target_name"], e["line"]) for e in found]
 
     assert len(data["nodes"]) > 2 and {e["kind"] for e in data["edges"]} == {"calls", "contains"}
-    assert nodes(walk["nodes"]) == nodes(data["nodes"])
+    assert pairs(walk["nodes"]) == pairs(data["nodes"])
     assert edges(walk["edges"]) == edges(data["edges"])
     assert walk["truncated"] == data["truncated"]
