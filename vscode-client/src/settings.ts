@@ -121,11 +121,14 @@ export function toServerOptions(config: ConfigReader): ServerOptions {
   return isObject(extra) ? (mergeOptions(options, extra) as ServerOptions) : options;
 }
 
+// The search defaults are the server's (search.top_k = 10, search.snippet_chars = 600
+// in codesift/config.py); tests/unit/test_config_docs.py compares them, and the
+// defaults in package.json, with the server's.
 export function readSettings(config: ConfigReader): ExtensionSettings {
   return {
     interpreter: String(config.get<string>("interpreter", "") ?? "").trim(),
     search: {
-      resultCount: clampInt(config.get<number>("search.resultCount", 20), 1, 200, 20),
+      resultCount: clampInt(config.get<number>("search.resultCount", 10), 1, 200, 10),
       snippetWidth: clampInt(config.get<number>("search.snippetWidth", 600), 80, 4000, 600),
       debounceMs: clampInt(config.get<number>("search.debounceMs", 150), 0, 2000, 150),
       includeTests: config.get<boolean>("search.includeTests", true) !== false,

@@ -72,7 +72,7 @@ test("search defaults are read and clamped to what the server accepts", () => {
   assert.equal(settings.interpreter, "/usr/bin/python3");
   assert.deepEqual(settings.search, { resultCount: 200, snippetWidth: 80, debounceMs: 0, includeTests: true });
   assert.deepEqual(readSettings(fakeConfig()).search, {
-    resultCount: 20,
+    resultCount: 10, // the server's search.top_k
     snippetWidth: 600,
     debounceMs: 150,
     includeTests: true,
