@@ -610,3 +610,25 @@ def test_graph_command_walks_edges_of_the_kinds_asked_for(indexed: Path) -> None
     assert "calls" in human.stdout
     bad = run_cli(indexed, "graph", "submit", "--depth", "0", "--no-update")
     assert bad.returncode == 2 and "depth must be between 1 and 10" in bad.stderr
+
+
+# --- settings -------------------------------------------------------------------------------
+
+
+def test_a_bad_settings_file_is_one_line_and_exit_2(repo: Path) -> None:
+    config = repo / ".codesift.toml"
+    config.write_text("[search\ntop_k = 3\n")  # not TOML
+    result = run_cli(repo, "search", "evict", "--no-update")
+    assert result.returncode == 2, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+    assert ".codesift.toml" in result.stderr
+    # invalid values: every one named by its dotted key, on the same one line
+    config.write_text("[search]\ntop_k = 0\nbogus = 1\n[index]\nexclude = 'gen'\n")
+    result = run_cli(repo, "search", "evict", "--no-update")
+    assert result.returncode == 2, result.stderr
+    line = one_line(result.stderr)
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "search.top_k must be between 1 and 200, got 0" in line
+    assert "unknown setting search.bogus" in line
+    assert "index.exclude must be a list of strings" in line
+    assert not (repo / ".codesift").exists()
