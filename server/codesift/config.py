@@ -24,11 +24,12 @@ client to show and apply the valid values.
 from __future__ import annotations
 
 import functools
+import math
 import os
 import tomllib
 import typing
 from collections.abc import Iterator, Mapping
-from dataclasses import MISSING, Field, dataclass, field, fields
+from dataclasses import MISSING, Field, dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +54,7 @@ __all__ = [
     "Settings",
     "check_fields",
     "check_settings",
+    "check_value",
     "converter",
     "limits",
     "load_settings",
@@ -331,7 +333,7 @@ def _int(value: Any, _: Any) -> int:
 
 
 def _float(value: Any, _: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ValueError(f"must be a number, got {value!r}")
     return float(value)
 
@@ -430,8 +432,8 @@ def check_fields(
     names: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, Any], list[Problem]]:
     """The valid values among `values` for the options dataclass `cls`, by field name,
-    and a problem for every unknown key and invalid value. `names` maps the keys a
-    front end uses to field names (the editor's `quietMs` to `quiet_ms`)."""
+    and a problem for every unknown key and invalid value. `names` maps field names
+    to the keys a front end uses instead (`quiet_ms` to the editor's `quietMs`)."""
     rename = names or {}
     by_key = {rename.get(s.name, s.name): s for s in _leaves(cls, prefix)}
     valid: dict[str, Any] = {}
@@ -441,9 +443,7 @@ def check_fields(
         if setting is None:
             problems.append(Problem(f"{prefix}{key}", f"unknown setting {prefix}{key}", True))
             continue
-        shown = Setting(
-            f"{prefix}{key}", setting.name, setting.type, setting.default, setting.limits
-        )
+        shown = replace(setting, key=f"{prefix}{key}")
         structured, problem = check_value(shown, value)
         if problem is None:
             valid[setting.name] = structured

@@ -60,6 +60,8 @@ def test_settings_file_then_overrides(tmp_path: Path) -> None:
         ({"search": {"file_diversity": 1.5}}, "search.file_diversity must be between 0 and 1"),
         ({"search": {"symbol_threshold": 2}}, "search.symbol_threshold must be between 0 and 1"),
         ({"search": {"weight_doc": "high"}}, "search.weight_doc must be a number"),
+        ({"search": {"weight_doc": float("nan")}}, "search.weight_doc must be a number"),
+        ({"search": {"file_evidence": float("inf")}}, "search.file_evidence must be a number"),
         ({"search": {"prior_tests": 1}}, "search.prior_tests must be true or false"),
         ({"index": {"db_path": ""}}, "index.db_path must be a non-empty string"),
         ({"index": {"db_path": 3}}, "index.db_path must be a string, got 3"),
