@@ -98,8 +98,6 @@ IDLE_CHECK_SECONDS = 2.0
 EMBED_RECHECK_SECONDS = 5.0
 # How often a read waiting for freshness looks at the watcher's queue (no notification).
 FRESH_POLL_SECONDS = 0.05
-# Folder states in which the index is being written (not counting vectors).
-_WRITING = ("starting", "scanning", "indexing", "waiting")
 # The writer connection's SQLite busy timeout (tests shorten it; default: the store's).
 _BUSY_TIMEOUT_MS: int | None = (
     int(os.environ["CODESIFT_TEST_BUSY_TIMEOUT_MS"])
@@ -267,6 +265,7 @@ class FolderIndex:
         self._pending: set[str] = set()
         self._rescan = True  # the first run scans the whole folder
         self._busy = False
+        self._doing: str | None = None  # the kind of the work item the writer is at
         self._stopping = False
         self._stop_event = threading.Event()
         self._retry_now = False  # set by request_rescan: cut short a pause before a retry
@@ -486,15 +485,18 @@ class FolderIndex:
         """Whether every change seen so far (the watcher's queue included) is indexed;
         vectors may still be computed. True in states `error` and `stopped`: there is
         nothing to wait for then (the folder's state says why)."""
-        progress = self.progress
-        if progress.state in ("error", "stopped"):
-            return True
-        if not progress.first_index_done:
-            return False
-        work = self.pending_work()
-        if work["paths"] or work["rescan"] or work["watcher_paths"]:
-            return False
-        return not work["busy"] or progress.state not in _WRITING
+        with self._cond:
+            progress = self.progress
+            if progress.state in ("error", "stopped"):
+                return True
+            if not progress.first_index_done:
+                return False
+            work = self.pending_work()
+            if work["paths"] or work["rescan"] or work["watcher_paths"]:
+                return False
+            # The writer may be at vectors; not at an item of changes it has taken
+            # (its state changes only once that item's plan is made).
+            return self._doing in (None, "vectors")
 
     def wait_settled(self, timeout: float, cancel: Cancellation | None = None) -> bool:
         """Wait at most `timeout` seconds until `settled()` (less when `cancel` is
@@ -617,6 +619,7 @@ class FolderIndex:
                         self._needs_vectors = self.settings.embedding.enabled
                     continue
                 self._busy = True
+                self._doing = item[0]
                 self._embed_cancel.clear()
                 return item
 
@@ -633,6 +636,7 @@ class FolderIndex:
     def _item_done(self) -> None:
         with self._cond:
             self._busy = False
+            self._doing = None
             self._work_done += 1
             self._cond.notify_all()
 
