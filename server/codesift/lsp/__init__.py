@@ -19,16 +19,13 @@ errors are mapped by errors.py (the kinds of codesift/errors.py).
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
-import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
 from lsprotocol import types
 
+from codesift.engine.exit_deadline import EXIT_GRACE_SECONDS, end_without_stuck_threads
 from codesift.lsp import graph, hover, lifecycle, search, status, symbols
 from codesift.lsp.server import INDEX_STATUS, CodesiftServer, bind
 
@@ -79,7 +76,7 @@ def create_server() -> CodesiftServer:
 
 # After the event loop ends, the process gets this long to finish its exit (the
 # interpreter waits for its threads); then it ends without them.
-EXIT_GRACE_SECONDS = 5.0
+
 
 log = logging.getLogger(__name__)
 
@@ -123,24 +120,4 @@ def serve(*, tcp: tuple[str, int] | None = None) -> None:
     finally:
         if not server.stopped:
             server.shutdown_folders()
-        _end_without_stuck_threads()
-
-
-def _end_without_stuck_threads() -> None:
-    """Put a deadline on the rest of the exit. The interpreter joins every
-    non-daemon thread before it exits (pools' idle workers included, which is
-    quick); one stuck in work that cannot be interrupted would keep the process
-    alive, but a client that said exit must see the server go. A daemon thread
-    ends the process when the deadline passes first."""
-
-    def deadline() -> None:
-        time.sleep(EXIT_GRACE_SECONDS)
-        current = threading.current_thread()
-        stuck = [t.name for t in threading.enumerate() if t is not current and not t.daemon]
-        with contextlib.suppress(Exception):
-            log.warning("exiting with background work still running (%s)", ", ".join(stuck))
-            for handler in logging.getLogger().handlers:
-                handler.flush()
-        os._exit(0)
-
-    threading.Thread(target=deadline, name="codesift-exit-deadline", daemon=True).start()
+        end_without_stuck_threads(EXIT_GRACE_SECONDS)

@@ -9,11 +9,8 @@ is the MCP channel.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
 import signal
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -34,6 +31,7 @@ from mcp_types import (
 
 from codesift import __version__
 from codesift.engine import Workspace
+from codesift.engine.exit_deadline import EXIT_GRACE_SECONDS, end_without_stuck_threads
 from codesift.errors import CodesiftError
 from codesift.mcp.errors import error_result
 from codesift.mcp.handlers import HANDLERS
@@ -46,7 +44,7 @@ log = logging.getLogger(__name__)
 
 # After the server stops, the process gets this long to end (threads that are
 # stuck in uninterruptible work do not keep it alive).
-EXIT_GRACE_SECONDS = 5.0
+
 
 INSTRUCTIONS = (
     "codesift searches this workspace's code locally. Use `search` for names, signatures"
@@ -166,27 +164,9 @@ def serve(
             anyio.run(_serve_stdio, server)
     finally:
         live.stop()
-        _end_without_stuck_threads()
+        end_without_stuck_threads(EXIT_GRACE_SECONDS)
     return 0
 
 
 def _exit_on_sigterm(signum: int, frame: object) -> None:
     raise SystemExit(0)
-
-
-def _end_without_stuck_threads() -> None:
-    """Put a deadline on the rest of the exit: the interpreter joins every
-    non-daemon thread before it exits, and one stuck in work that cannot be
-    interrupted must not keep the process alive after the client left."""
-
-    def deadline() -> None:
-        time.sleep(EXIT_GRACE_SECONDS)
-        current = threading.current_thread()
-        stuck = [t.name for t in threading.enumerate() if t is not current and not t.daemon]
-        with contextlib.suppress(Exception):
-            log.warning("exiting with background work still running (%s)", ", ".join(stuck))
-            for handler in logging.getLogger().handlers:
-                handler.flush()
-        os._exit(0)
-
-    threading.Thread(target=deadline, name="codesift-exit-deadline", daemon=True).start()

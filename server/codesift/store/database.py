@@ -192,14 +192,18 @@ def open_database(path: Path, *, create: bool = True, readonly: bool = False) ->
         conn.execute("SELECT count(*) FROM files").fetchone()
     except (apsw.NotADBError, apsw.CorruptError) as exc:
         conn.close()
-        raise CorruptIndexError(
-            f"{path} is damaged ({exc}); run `codesift index --rebuild` to move it aside and "
-            "build a new index"
-        ) from exc
+        raise _damaged(path, exc) from exc
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def _damaged(path: Path, exc: apsw.Error) -> CorruptIndexError:
+    return CorruptIndexError(
+        f"{path} is damaged ({exc}); run `codesift index --rebuild` to move it aside and "
+        "build a new index"
+    )
 
 
 def _readonly_connection(path: Path) -> apsw.Connection:
@@ -241,10 +245,7 @@ def _open_readonly(path: Path) -> apsw.Connection:
         conn.execute("SELECT count(*) FROM files").fetchone()
     except (apsw.NotADBError, apsw.CorruptError) as exc:
         conn.close()
-        raise CorruptIndexError(
-            f"{path} is damaged ({exc}); run `codesift index --rebuild` to move it aside and "
-            "build a new index"
-        ) from exc
+        raise _damaged(path, exc) from exc
     except BaseException:
         conn.close()
         raise
