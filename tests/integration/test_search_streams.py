@@ -250,36 +250,45 @@ def test_a_set_cancel_event_raises_before_any_work(conn: apsw.Connection) -> Non
             Searcher(conn, parallel=parallel).search(SearchRequest("sum_prices"), cancel=cancel)
 
 
-def test_cancel_interrupts_a_running_stream_and_raises(conn: apsw.Connection) -> None:
-    running = threading.Event()
-    interrupted = threading.Event()
-    # Set when the test ends: a statement the cancel failed to interrupt then ends
-    # too, instead of keeping a stream worker (and the interpreter's exit) busy.
-    abandoned = threading.Event()
+class EndlessStatement:
+    """A SQL statement that never ends unless interrupted: `run(conn)` executes it,
+    `running` is set once it runs (SQLite interrupts only statements that are
+    running when the interrupt comes), `interrupted` once it was interrupted.
+    `abandon()` ends it anyway, so that a statement a cancel failed to interrupt
+    does not keep a stream worker (and the interpreter's exit) busy."""
 
-    def next_row(*args: object) -> int:
-        running.set()
-        if abandoned.is_set():
+    SQL = (
+        "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + next_row() FROM n)"
+        " SELECT count(*) FROM n"
+    )
+
+    def __init__(self) -> None:
+        self.running = threading.Event()
+        self.interrupted = threading.Event()
+        self._abandoned = threading.Event()
+
+    def _next_row(self, *args: object) -> int:
+        self.running.set()
+        if self._abandoned.is_set():
             raise RuntimeError("abandoned by the test")
         return 1
 
-    def endless(c: apsw.Connection, i: StreamInput) -> Ranked:
-        # The statement itself says when it runs (SQLite interrupts only statements
-        # that are running when the interrupt comes).
-        c.create_scalar_function("next_row", next_row, 0)
+    def run(self, conn: apsw.Connection) -> None:
+        conn.create_scalar_function("next_row", self._next_row, 0)
         try:
-            # Never ends unless interrupted (or abandoned).
-            c.execute(
-                "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + next_row() FROM n)"
-                " SELECT count(*) FROM n"
-            ).fetchall()
+            conn.execute(self.SQL).fetchall()
         except apsw.InterruptError:
-            interrupted.set()
+            self.interrupted.set()
             raise
-        return []
 
-    searcher = ExtraStreamSearcher(conn, [_Stream("endless", endless)])
-    cancel = threading.Event()
+    def abandon(self) -> None:
+        self._abandoned.set()
+
+
+def search_in_thread(
+    searcher: Searcher, cancel: threading.Event
+) -> tuple[threading.Thread, list[BaseException | None]]:
+    """Start `searcher.search` on a thread; the list gets its exception (or None)."""
     outcome: list[BaseException | None] = []
 
     def search() -> None:
@@ -291,17 +300,30 @@ def test_cancel_interrupts_a_running_stream_and_raises(conn: apsw.Connection) ->
             outcome.append(None)
 
     worker = threading.Thread(target=search, daemon=True)
+    worker.start()
+    return worker, outcome
+
+
+def test_cancel_interrupts_a_running_stream_and_raises(conn: apsw.Connection) -> None:
+    statement = EndlessStatement()
+
+    def endless(c: apsw.Connection, i: StreamInput) -> Ranked:
+        statement.run(c)
+        return []
+
+    searcher = ExtraStreamSearcher(conn, [_Stream("endless", endless)])
+    cancel = threading.Event()
     try:
-        worker.start()
+        worker, outcome = search_in_thread(searcher, cancel)
         # Deadlines against a hang, not timing checks: the statement never ends.
-        assert running.wait(60), "the endless stream's statement never started"
+        assert statement.running.wait(60), "the endless stream's statement never started"
         cancel.set()  # the client cancels while the stream's statement runs
         worker.join(60)
         assert not worker.is_alive(), "the search was not interrupted"
         assert len(outcome) == 1 and isinstance(outcome[0], SearchCancelled), outcome
-        assert interrupted.wait(60), "the stream's SQL was not interrupted"
+        assert statement.interrupted.wait(60), "the stream's SQL was not interrupted"
     finally:
-        abandoned.set()
+        statement.abandon()
     # The searcher (and its worker connections) still answers afterwards.
     after = Searcher(conn).search(SearchRequest("sum_prices"))
     assert after.results[0].qualified_name == "cart.sum_prices"
@@ -310,55 +332,30 @@ def test_cancel_interrupts_a_running_stream_and_raises(conn: apsw.Connection) ->
 def test_cancel_stops_a_statement_that_starts_after_it(conn: apsw.Connection) -> None:
     # An interrupt reaches only statements already running: one that starts just
     # after the cancel must still stop (it used to run to its end).
+    statement = EndlessStatement()
     entered = threading.Event()
     cancelled = threading.Event()
-    stopped = threading.Event()
-    abandoned = threading.Event()
-
-    def next_row(*args: object) -> int:
-        if abandoned.is_set():
-            raise RuntimeError("abandoned by the test")
-        return 1
 
     def starts_late(c: apsw.Connection, i: StreamInput) -> Ranked:
-        c.create_scalar_function("next_row", next_row, 0)
         entered.set()
         assert cancelled.wait(60), "the test never cancelled"
-        try:
-            c.execute(
-                "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + next_row() FROM n)"
-                " SELECT count(*) FROM n"
-            ).fetchall()
-        except apsw.InterruptError:
-            stopped.set()
-            raise
+        statement.run(c)
         return []
 
     searcher = ExtraStreamSearcher(conn, [_Stream("starts_late", starts_late)])
     cancel = threading.Event()
-    outcome: list[BaseException | None] = []
-
-    def search() -> None:
-        try:
-            searcher.search(SearchRequest("sum_prices"), cancel=cancel)
-        except BaseException as exc:
-            outcome.append(exc)
-        else:
-            outcome.append(None)
-
-    worker = threading.Thread(target=search, daemon=True)
     try:
-        worker.start()
+        worker, outcome = search_in_thread(searcher, cancel)
         assert entered.wait(60), "the stream never ran"
         cancel.set()
         worker.join(60)  # the search itself returns once cancelled
         assert not worker.is_alive(), "the search was not cancelled"
         assert len(outcome) == 1 and isinstance(outcome[0], SearchCancelled), outcome
         cancelled.set()  # only now does the stream start its statement
-        assert stopped.wait(60), "the statement that started after the cancel ran on"
+        assert statement.interrupted.wait(60), "the statement that started after the cancel ran on"
     finally:
         cancelled.set()
-        abandoned.set()
+        statement.abandon()
 
 
 def test_cancel_between_stages_in_sequential_mode(conn: apsw.Connection) -> None:

@@ -7,49 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mcp_harness import McpSession, make_workspace
-
-BILLING_PY = '''\
-"""Charging customers and retrying declined payments."""
-
-
-def submit(amount):
-    """Send a charge to the gateway. It returns whether the gateway accepted it."""
-    return amount > 0
-
-
-def retry_failed_charge(amount, attempts=3):
-    """Retry a failed charge until the gateway accepts it."""
-    for _ in range(attempts):
-        if submit(amount):
-            return True
-    return False
-
-
-class Ledger:
-    """Keeps the record of every charge."""
-
-    def record(self, amount):
-        return retry_failed_charge(amount)
-
-    def refund(self, amount):
-        return submit(-amount)
-'''
-
-REPORTS_PY = '''\
-from billing import retry_failed_charge
-
-
-def monthly_report(amounts):
-    """Summarise the month's charges."""
-    return [retry_failed_charge(a) for a in amounts]
-'''
-
-README_MD = """\
-# Billing
-
-Charges are retried by `retry_failed_charge` when the gateway declines them.
-"""
+from mcp_harness import BILLING_PY, README_MD, REPORTS_PY, McpSession, make_workspace
 
 WORKSPACE = {
     "billing.py": BILLING_PY,

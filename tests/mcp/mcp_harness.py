@@ -15,11 +15,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
 from pathlib import Path
@@ -29,6 +27,11 @@ import mcp_types as types
 
 import codesift
 from mcp import ClientSession, StdioServerParameters, stdio_client
+
+# The language server's test harness: workspaces, the server's environment, polling.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lsp"))
+import harness as lsp_harness
+from harness import BILLING_PY, README_MD, REPORTS_PY, git, make_workspace
 
 SERVER_DIR = Path(codesift.__file__).resolve().parent.parent
 DEADLINE = 90.0
@@ -43,46 +46,31 @@ def poll(
     timeout: float = DEADLINE,
     interval: float = 0.1,
 ) -> T:
-    """Call `fetch` until `check` accepts its value; the deadline passing is the
+    """`harness.poll` with this harness's deadline: the deadline passing is the
     failure (naming `what` and the last value seen)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = fetch()
-        if check(value):
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not reached within {timeout:.0f} s; last: {value!r}")
-        time.sleep(interval)
+    return lsp_harness.poll(fetch, check, what, timeout, interval)
 
 
 def server_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(SERVER_DIR), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])]
-    )
-    env["HF_HUB_OFFLINE"] = "1"
-    env["GIT_CONFIG_GLOBAL"] = os.devnull
-    env["GIT_CONFIG_NOSYSTEM"] = "1"
+    """The language server tests' environment, without forced terminal colours."""
+    env = lsp_harness.server_env()
     for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "CLICOLOR_FORCE"):
         env.pop(name, None)
     return env
 
 
-def git(root: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, env=server_env())
-
-
-def make_workspace(root: Path, files: dict[str, str]) -> Path:
-    """A git repository at `root` holding `files`, committed."""
-    root.mkdir(parents=True, exist_ok=True)
-    git(root, "init", "-q")
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    git(root, "add", "-A")
-    git(root, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-qm", "init")
-    return root
+__all__ = [
+    "BILLING_PY",
+    "DEADLINE",
+    "README_MD",
+    "REPORTS_PY",
+    "McpSession",
+    "cli",
+    "git",
+    "make_workspace",
+    "poll",
+    "server_env",
+]
 
 
 def cli(root: Path, *args: str) -> Any:

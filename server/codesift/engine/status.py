@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 from pathlib import Path
 
 import apsw
@@ -48,22 +49,7 @@ def read_status(
     """The status of the index open on `conn` (no integrity check); without
     `details`, counts and size only (no vectors, history or rerank)."""
     counts = index_counts(conn)
-    if not details:
-        return IndexStatus(
-            root=str(ws.root),
-            database=str(ws.db_path),
-            exists=True,
-            database_bytes=database_bytes(ws.db_path),
-            files=counts.files,
-            nodes=counts.nodes,
-            edges=counts.edges,
-            chunks=counts.chunks,
-            languages=counts.by_language,
-            last_update=counts.last_update,
-        )
-    coverage = vector_coverage(conn, ws.settings.embedding.layers)
-    queries, query_error = query_path(ws.settings.embedding)
-    return IndexStatus(
+    basic = IndexStatus(
         root=str(ws.root),
         database=str(ws.db_path),
         exists=True,
@@ -73,8 +59,15 @@ def read_status(
         edges=counts.edges,
         chunks=counts.chunks,
         languages=counts.by_language,
-        vectors=VectorStatus(coverage.embedded, coverage.embeddable, queries, query_error),
         last_update=counts.last_update,
+    )
+    if not details:
+        return basic
+    coverage = vector_coverage(conn, ws.settings.embedding.layers)
+    queries, query_error = query_path(ws.settings.embedding)
+    return replace(
+        basic,
+        vectors=VectorStatus(coverage.embedded, coverage.embeddable, queries, query_error),
         history=history_status(conn),
         rerank=rerank_status(ws) if rerank else None,
     )
