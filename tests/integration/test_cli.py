@@ -524,7 +524,11 @@ def test_callers_human_output_and_unknown_name(indexed: Path) -> None:
     assert "billing/charges.py:20-26" in result.stdout
     assert "tests/test_charges.py" in result.stdout
     assert "no definition named" in ok(run_cli(indexed, "callers", "zzqqxx")).stdout
-    assert run_json(indexed, "callees", "zzqqxx") == {"name": "zzqqxx", "nodes": []}
+    assert run_json(indexed, "callees", "zzqqxx") == {
+        "name": "zzqqxx",
+        "nodes": [],
+        "truncated": False,
+    }
 
 
 # --- a damaged index ------------------------------------------------------------------------

@@ -55,6 +55,7 @@ from codesift.engine.live import (
     ReaderPool,
 )
 from codesift.errors import CodesiftError
+from codesift.local_socket_server import LocalSocketServer
 from codesift.lsp.errors import rpc_error
 from codesift.lsp.options import ServerOptions, folder_settings
 from codesift.lsp.params import invalid
@@ -291,6 +292,8 @@ class CodesiftServer(LanguageServer):
         )
         self.options = ServerOptions()
         self.folders: dict[str, FolderIndex] = {}
+        # Each folder's local socket, on which `codesift search` & co. ask this server.
+        self.sockets: dict[str, LocalSocketServer] = {}
         self.readers = ReaderPool()
         self.embedders = Embedders()
         # Reads on a folder (open, this thread's connection, the engine's call).
@@ -363,12 +366,31 @@ class CodesiftServer(LanguageServer):
         with self._folders_lock:
             self.folders[uri] = folder
         folder.start()
+        self._serve_cli(uri, folder)
         log.info("indexing %s into %s", root, folder.db_path)
         return folder
+
+    def _serve_cli(self, uri: str, folder: FolderIndex) -> None:
+        """Answer the CLI's reading commands for `folder` on its local socket."""
+        from codesift.cli_commands import serve_cli_socket  # the CLI's rendering
+
+        socket = serve_cli_socket(folder, self.live, "codesift serve")
+        with self._folders_lock:
+            old = self.sockets.pop(uri, None)
+            self.sockets[uri] = socket
+        if old is not None:
+            old.stop()
+
+    def _stop_cli(self, uri: str) -> None:
+        with self._folders_lock:
+            socket = self.sockets.pop(uri, None)
+        if socket is not None:
+            socket.stop()
 
     def remove_folder(self, uri: str) -> None:
         with self._folders_lock:
             folder = self.folders.pop(uri, None)
+        self._stop_cli(uri)
         if folder is not None:
             folder.stop()
             self.readers.forget(folder.db_path)
@@ -439,6 +461,9 @@ class CodesiftServer(LanguageServer):
         self.stopped = True
         with self._folders_lock:
             folders, self.folders = list(self.folders.values()), {}
+            sockets, self.sockets = list(self.sockets.values()), {}
+        for socket in sockets:
+            socket.stop(timeout=0)
         for folder in folders:
             folder.request_stop()
         deadline = time.monotonic() + timeout

@@ -51,6 +51,8 @@ async def status(server: CodesiftServer, params: Any) -> dict[str, Any]:
                 "rerank": folder.rerank_status(),  # may add a warning: read them after
             }
             entry["warnings"] = list(folder.progress.warnings)
+            socket = server.sockets.get(folder.uri)
+            entry["local_socket"] = socket.status() if socket is not None else None
             entry["error"] = folder.progress.error
             entry["waiting_for"] = folder.progress.waiting_for
             completeness = folder.completeness()

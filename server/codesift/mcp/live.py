@@ -32,6 +32,7 @@ from codesift.engine.live import (
     LiveReader,
     ReaderPool,
 )
+from codesift.local_socket_server import LocalSocketServer
 
 __all__ = ["FIRST_INDEX_WAIT_SECONDS", "FRESH_WAIT_SECONDS", "LiveWorkspace"]
 
@@ -66,17 +67,24 @@ class LiveWorkspace(FolderListener):
             self.embedder,
             watch=watch,
         )
+        self.socket: LocalSocketServer | None = None
 
     @property
     def db_path(self) -> Path:
         return self.folder.db_path
 
     def start(self) -> None:
+        from codesift.cli_commands import serve_cli_socket  # the CLI's rendering
+
         self.folder.start()
+        # `codesift search` & co. ask this server on the index's local socket.
+        self.socket = serve_cli_socket(self.folder, self.reader, "codesift mcp")
         log.info("codesift mcp: indexing %s into %s", self.workspace.root, self.folder.db_path)
 
     def stop(self, timeout: float = STOP_SECONDS) -> bool:
         """Stop the writer and the watcher, close the readers; whether the writer ended."""
+        if self.socket is not None:
+            self.socket.stop(timeout=0)
         self.folder.request_stop()
         ended = self.folder.join(timeout)
         self.reader.close(wait=False)

@@ -1,0 +1,250 @@
+"""One-shot CLI latency: `codesift search` with and without a server on the workspace.
+
+    python bench/cli_latency.py [--rounds 10] [--work-dir DIR] [--write] [--out bench/RESULTS.md]
+
+On a copy of the running interpreter's stdlib (bench/corpora.py prepares the
+shared corpus; the copy under --work-dir is the one indexed, with embeddings off
+in its .codesift.toml, so the figures are the lexical and symbol streams'), the
+`codesift` console script of this environment is run as a user would, once per
+query and mode, the modes interleaved within each round (so load on the machine
+falls on all of them alike):
+
+- `server`: a `codesift mcp --root COPY` runs (its stdin held open); the CLI
+  asks it over the index's local socket (docs/protocol.md). Every answer is
+  checked to have come through the socket (`-vv` says which path answered).
+- `in-process`: the same command with `CODESIFT_NO_SERVER=1`: imports, opens the
+  index, checks it is up to date, searches, as without a server.
+- `python`: `python -c pass` with the same interpreter, the floor of any one-shot
+  command.
+
+Times are wall clock around the subprocess, from start to exit. With --write, the
+section between `<!-- cli_latency:begin -->` and `<!-- cli_latency:end -->` of
+--out is replaced (added if missing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_DIR = BENCH_DIR.parent
+sys.path[:0] = [str(REPO_DIR / "server"), str(BENCH_DIR)]
+
+from corpora import DATA_DIR, prepare_corpus  # noqa: E402
+from index_speed import machine_info  # noqa: E402
+
+SECTION = "cli_latency"
+DEFAULT_OUT = BENCH_DIR / "RESULTS.md"
+CODESIFT = Path(sys.executable).with_name("codesift")
+QUERIES = (
+    "TimedRotatingFileHandler",
+    "parse an HTTP header",
+    "how does the json decoder handle surrogate pairs",
+    "def urlsplit(url, scheme",
+    "thread pool executor shutdown",
+    "Pool.imap",
+    "read a zip file member",
+    "ssl context verify hostname",
+    "OrderedDict move_to_end",
+    "retry a failed connection",
+)
+ANSWERED = "DEBUG codesift.cli: answered by"
+
+Json = dict[str, Any]
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def summary(values: list[float]) -> Json:
+    return {
+        "n": len(values),
+        "p50": percentile(values, 50),
+        "p95": percentile(values, 95),
+        "mean": statistics.fmean(values),
+        "min": min(values),
+    }
+
+
+def env(**extra: str) -> dict[str, str]:
+    out = dict(os.environ)
+    for name in ("CODESIFT_NO_SERVER", "FORCE_COLOR", "TTY_COMPATIBLE"):
+        out.pop(name, None)
+    out.update(extra)
+    return out
+
+
+def prepare_copy(work_dir: Path) -> Path:
+    """The stdlib copy this bench indexes (made once; the shared corpus is never written)."""
+    corpus = prepare_corpus("python-stdlib", log)
+    dest = work_dir / "python-stdlib"
+    marker = work_dir / "python-stdlib.copied"
+    if not (dest.is_dir() and marker.is_file()):
+        if dest.exists():
+            shutil.rmtree(dest)
+        log(f"copying {corpus.root} to {dest}")
+        shutil.copytree(corpus.root, dest, symlinks=True)
+        marker.write_text(str(corpus.root))
+    (dest / ".codesift.toml").write_text("[embedding]\nenabled = false\n", encoding="utf-8")
+    return dest
+
+
+def run(argv: list[str], cwd: Path, environ: dict[str, str]) -> tuple[float, str]:
+    started = time.perf_counter()
+    result = subprocess.run(argv, cwd=cwd, env=environ, capture_output=True, text=True, check=False)
+    took = (time.perf_counter() - started) * 1000
+    if result.returncode != 0:
+        raise RuntimeError(f"{argv} exited {result.returncode}: {result.stderr[-500:]}")
+    return took, result.stderr
+
+
+def measure(root: Path, rounds: int) -> Json:
+    log(f"indexing {root} (embeddings off)")
+    started = time.perf_counter()
+    subprocess.run(
+        [str(CODESIFT), "index", "--no-embed", "--quiet"], cwd=root, env=env(), check=True
+    )
+    index_s = time.perf_counter() - started
+    server_log = root.parent / "cli-latency-server.log"
+    server = subprocess.Popen(
+        [str(CODESIFT), "-v", "mcp", "--root", str(root), "--log-file", str(server_log)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env(),
+    )
+    times: dict[str, list[float]] = {"server": [], "in-process": [], "python": []}
+    load_start = os.getloadavg()
+    try:
+        deadline = time.monotonic() + 600
+        while True:  # the server's first look at the index (a rescan) must be over
+            _, stderr = run([str(CODESIFT), "-vv", "search", "warmup"], root, env())
+            if ANSWERED in stderr:
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the server never answered: {stderr[-500:]}")
+            time.sleep(0.5)
+        for query in QUERIES:  # one unmeasured pass of each mode
+            run([str(CODESIFT), "search", query], root, env())
+            run([str(CODESIFT), "search", query], root, env(CODESIFT_NO_SERVER="1"))
+        for number in range(rounds):
+            log(f"round {number + 1}/{rounds}")
+            for query in QUERIES:
+                took, stderr = run([str(CODESIFT), "-vv", "search", query], root, env())
+                if ANSWERED not in stderr:
+                    raise RuntimeError(f"not answered by the server: {stderr[-500:]}")
+                times["server"].append(took)
+                took, _ = run([str(CODESIFT), "search", query], root, env(CODESIFT_NO_SERVER="1"))
+                times["in-process"].append(took)
+                took, _ = run([sys.executable, "-c", "pass"], root, env())
+                times["python"].append(took)
+    finally:
+        assert server.stdin is not None
+        server.stdin.close()
+        server.wait(60)
+    load_end = os.getloadavg()
+    served = server_log.read_text(encoding="utf-8")
+    server_ms = [float(m) for m in re.findall(r"over the local socket in ([0-9.]+) ms", served)]
+    return {
+        "index_s": index_s,
+        "modes": {name: summary(values) for name, values in times.items()},
+        "server_side_ms": summary(server_ms[-len(times["server"]) :]) if server_ms else None,
+        "load_start": "/".join(f"{x:.2f}" for x in load_start),
+        "load_end": "/".join(f"{x:.2f}" for x in load_end),
+        "rounds": rounds,
+        "queries": len(QUERIES),
+    }
+
+
+def section(result: Json, machine: Json) -> str:
+    modes = result["modes"]
+
+    def row(name: str, label: str, target: str) -> str:
+        m = modes[name]
+        return (
+            f"| {label} | {m['p50']:.0f} | {m['p95']:.0f} | {m['mean']:.0f} | {m['min']:.0f} |"
+            f" {m['n']} | {target} |"
+        )
+
+    side = result["server_side_ms"]
+    dirty = machine["dirty"]
+    lines = [
+        f"<!-- {SECTION}:begin -->",
+        "## One-shot CLI search (`bench/cli_latency.py`)",
+        "",
+        f"Run {machine['date']} at commit `{machine['commit']}`"
+        + (f" (uncommitted changes in {', '.join(dirty)})" if dirty else "")
+        + f"; machine: nproc {machine['nproc']}, {machine['mem_gib']:.1f} GiB RAM,"
+        f" {machine['cpu']}; {machine['python']} on {machine['platform']}; load average"
+        f" (1/5/15 min) {result['load_start']} at start, {result['load_end']} at end"
+        " (other jobs shared the machine).",
+        "",
+        "`codesift search QUERY` (the console script) on a copy of the stdlib, embeddings"
+        f" off, {result['queries']} queries x {result['rounds']} rounds, the three modes"
+        " interleaved; wall clock from process start to exit, ms.",
+        "",
+        "| mode | p50 | p95 | mean | min | n | target |",
+        "|---|---|---|---|---|---|---|",
+        row("server", "a `codesift mcp` serves the workspace (local socket)", "p50 <= 60"),
+        row("in-process", "no server (`CODESIFT_NO_SERVER=1`)", "p50 <= 350"),
+        row("python", "`python -c pass` (the floor)", ""),
+        "",
+    ]
+    if side is not None:
+        lines.append(
+            f"Inside the server (its log): p50 {side['p50']:.1f} ms, p95 {side['p95']:.1f} ms"
+            " per answer (waiting for freshness, the engine's search, rendering)."
+        )
+        lines.append("")
+    lines.append(f"<!-- {SECTION}:end -->")
+    return "\n".join(lines) + "\n"
+
+
+def write_section(out: Path, text: str) -> None:
+    current = out.read_text(encoding="utf-8") if out.exists() else "# Benchmark results\n"
+    pattern = re.compile(rf"<!-- {SECTION}:begin -->.*?<!-- {SECTION}:end -->\n?", re.DOTALL)
+    if pattern.search(current):
+        current = pattern.sub(lambda _: text, current, count=1)
+    else:
+        current = current.rstrip("\n") + "\n\n" + text
+    out.write_text(current, encoding="utf-8")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--work-dir", type=Path, default=DATA_DIR / "cli-latency")
+    parser.add_argument("--write", action="store_true")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    args = parser.parse_args()
+    args.work_dir.mkdir(parents=True, exist_ok=True)
+    root = prepare_copy(args.work_dir)
+    machine = machine_info()
+    result = measure(root, args.rounds)
+    print(json.dumps({"machine": machine, **result}, indent=2))
+    text = section(result, machine)
+    print(text)
+    if args.write:
+        write_section(args.out, text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1175 @@
+"""The `codesift` commands: index, embed, search, symbols, callers, callees, graph,
+status, serve, mcp: argument parsing and rendering over codesift.engine.
+
+Results go to stdout; progress bars, warnings and logs go to stderr. `search`,
+`symbols`, `callers`, `callees` and `graph` bring the index up to date first (building
+it on first use), unless `--no-update` is given.
+
+Every command writes through an `Invocation` (its two streams, how it opens the
+workspace and the engine). In-process that is the process's own stdout and
+stderr and a one-shot `Engine`; a server answering the CLI over its local socket
+(codesift/local_socket.py, `answer_socket_request`) runs the same command code
+with the client's streams captured (and the client's terminal described) and an
+engine that reads the server's live index: same engine calls, same rendering,
+same exit codes and messages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import io
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+
+import apsw
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+from codesift import __version__
+from codesift.console_progress import DEFAULT_INTERVAL_SECONDS, ProgressLines
+from codesift.engine import (
+    EDGE_KINDS,
+    Engine,
+    EngineListener,
+    GraphLink,
+    GraphQuery,
+    GraphResult,
+    IndexStatus,
+    Symbol,
+    Workspace,
+    embed,
+    index_status,
+    indexed_root,
+    reindex,
+    summary_line,
+)
+from codesift.engine.symbols import MAX_SYMBOLS
+from codesift.errors import CodesiftError, QueryError, WorkspaceError, error_kind, error_message
+from codesift.front_defaults import (
+    GRAPH_MAX_NODES,
+    MAX_NODES_LIMIT,
+    NEIGHBOURS_MAX_NODES,
+    search_setting,
+)
+from codesift.history.records import ChangeInfo
+from codesift.retrieval import SearchResponse
+from codesift.store.database import integrity_problem
+
+if TYPE_CHECKING:
+    from codesift.embedding import Embedder
+    from codesift.engine.live import Cancellation, FolderIndex, LiveReader
+    from codesift.local_socket_server import LocalSocketServer
+    from codesift.retrieval import Searcher
+
+__all__ = [
+    "SOCKET_COMMANDS",
+    "Invocation",
+    "answer_socket_request",
+    "build_parser",
+    "execute",
+    "run",
+    "serve_cli_socket",
+]
+
+log = logging.getLogger("codesift")
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1  # an unexpected failure (a bug): one line, details with -vv
+EXIT_ERROR = 2  # a codesift error: bad input, an unusable index or workspace, a full disk
+EXIT_INTERRUPTED = 130
+
+
+class _Stream(io.StringIO):
+    """A captured stream that answers `isatty` and `encoding` as the client's does,
+    so that rich renders for the client's terminal."""
+
+    def __init__(self, tty: bool, encoding: str) -> None:
+        super().__init__()
+        self._tty = tty
+        self._encoding = encoding
+
+    def isatty(self) -> bool:
+        return self._tty
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return self._encoding
+
+
+@dataclass
+class Invocation:
+    """Where a command writes and how it opens its workspace and engine.
+
+    In-process (the default): the process's stdout and stderr, rich reading the
+    process's environment. A server answering over its socket passes captured
+    streams, the client's environment (`environ`: what rich reads) and its own
+    `open_workspace` / `open_engine`."""
+
+    stdout: TextIO = field(default_factory=lambda: sys.stdout)
+    stderr: TextIO = field(default_factory=lambda: sys.stderr)
+    environ: Mapping[str, str] | None = None
+    open_workspace: Callable[[argparse.Namespace], Workspace] | None = None
+    open_engine: Callable[[Workspace, EngineListener, argparse.Namespace, bool], Engine] | None = (
+        None
+    )
+
+    def console(self) -> Console:
+        """The command's output (stdout)."""
+        return Console(file=self.stdout, highlight=False, soft_wrap=True, _environ=self.environ)
+
+    def err_console(self) -> Console:
+        return Console(file=self.stderr, highlight=False, _environ=self.environ)
+
+    def print(self, text: str) -> None:
+        """A line of plain output (JSON, status) on stdout."""
+        print(text, file=self.stdout)
+
+    def say(self, message: str) -> None:
+        """A dim note on stderr (never stdout: that is the command's output)."""
+        self.err_console().print(f"[dim]{escape(message)}[/]", soft_wrap=True)
+
+    def warn(self, message: str) -> None:
+        self.err_console().print(f"[yellow]warning:[/] {escape(message)}", soft_wrap=True)
+
+    def error(self, message: str) -> None:
+        self.err_console().print(f"[red]error:[/] {escape(message)}", soft_wrap=True)
+
+    def workspace(self, args: argparse.Namespace) -> Workspace:
+        """The workspace a reading command works on: --root, else the nearest index
+        (honouring index.db_path), else the git work tree, else the current folder."""
+        if self.open_workspace is not None:
+            ws = self.open_workspace(args)
+        else:
+            ws = Workspace.resolve(getattr(args, "root", None))
+        args.db_path = ws.db_path
+        return ws
+
+    def engine(self, args: argparse.Namespace, *, quiet: bool = False) -> Engine:
+        ws = self.workspace(args)
+        listener = ConsoleListener(self, quiet=quiet)
+        if self.open_engine is not None:
+            return self.open_engine(ws, listener, args, quiet)
+        return Engine(
+            ws,
+            listener,
+            update=not getattr(args, "no_update", False),
+            vectors=not getattr(args, "no_embed", False),
+            quiet=quiet,
+            command=f"codesift {args.command}",
+        )
+
+
+class ConsoleListener(EngineListener):
+    """Engine events on stderr: notes dim, warnings yellow, progress as a bar on a
+    terminal (for 20 files or more) and a line every `progress_every` seconds
+    elsewhere; `quiet` drops progress and waiting notes."""
+
+    def __init__(
+        self,
+        inv: Invocation,
+        *,
+        quiet: bool = False,
+        progress_every: float = DEFAULT_INTERVAL_SECONDS,
+    ) -> None:
+        self.inv = inv
+        self.quiet = quiet
+        self.progress_every = progress_every
+        self._console = inv.err_console()
+        self._bar: Progress | None = None
+        self._task: TaskID | None = None
+        self._lines: ProgressLines | None = None
+        self._total = 0
+
+    def note(self, message: str) -> None:
+        self.inv.say(message)
+
+    def warning(self, message: str) -> None:
+        self.inv.warn(message)
+
+    def waiting(self, holder: str, what: str) -> None:
+        if self.quiet:
+            return
+        who = f" ({holder})" if holder else ""
+        after = "starts after it" if what == "this run" else "waits for the index"
+        self.inv.say(
+            f"waiting for another codesift process{who} to finish writing the index; {what} {after}"
+        )
+
+    def begin(self, task: str, total: int) -> None:
+        self._total = total
+        if self.quiet:
+            return
+        unit = "files" if task == "indexing" else "chunks"
+        if not self._console.is_terminal:
+            self._lines = ProgressLines(self.inv.stderr, task, unit, interval=self.progress_every)
+            return
+        if task == "indexing" and total < 20:
+            return
+        columns = (
+            TextColumn("[bold]codesift[/] {task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("[dim]{task.fields[path]}"),
+        )
+        self._bar = Progress(*columns, console=self._console, transient=True)
+        self._bar.start()
+        self._task = self._bar.add_task(task, total=total, path="")
+
+    def advance(self, done: int, detail: str = "") -> None:
+        if self._lines is not None:
+            self._lines.update(done, max(self._total, done))
+        elif self._bar is not None and self._task is not None:
+            self._bar.update(self._task, completed=done, path=detail[-50:])
+
+    def phase(self, description: str) -> None:
+        if self._bar is not None and self._task is not None:
+            self._bar.update(self._task, description=description, path="")
+
+    def end(self) -> None:
+        if self._lines is not None:
+            self._lines.finish()
+            self._lines = None
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+            self._task = None
+
+
+def _report_built(inv: Invocation, engine: Engine, args: argparse.Namespace) -> None:
+    """The first run's summary (a new index), on stderr."""
+    if engine.built is not None and not args.json:
+        inv.say(summary_line(engine.built, engine.connection()))
+
+
+# -- commands ------------------------------------------------------------------------
+
+
+def _index_workspace(args: argparse.Namespace, inv: Invocation) -> Workspace:
+    """PATH or --root, else the nearest indexed folder at or above the current one
+    (a subfolder updates its workspace's index), else the current folder."""
+    if args.path and args.root:
+        raise WorkspaceError("give the folder once: as PATH or as --root")
+    raw = args.path or args.root
+    if raw:
+        ws = Workspace.resolve(raw, option="index" if args.path else "--root")
+    else:
+        here = Path.cwd().resolve()
+        ws = Workspace.at(indexed_root(here) or here)
+    args.db_path = ws.db_path
+    return ws
+
+
+def cmd_index(args: argparse.Namespace, inv: Invocation) -> int:
+    """Build or update the index; writers queue on the index's write lock."""
+    ws = _index_workspace(args, inv)
+    listener = ConsoleListener(inv, quiet=args.quiet, progress_every=args.progress_every)
+    report, vectors, conn = reindex(
+        ws, listener, rebuild=args.rebuild, vectors=not args.no_embed, quiet=args.quiet
+    )
+    try:
+        if report.moved_aside is not None:
+            inv.err_console().print(f"moved the old index aside to {report.moved_aside}")
+        if vectors is None:
+            embedding = "off"
+        elif vectors.failed is not None:
+            embedding = "failed"
+        elif vectors.running_elsewhere:
+            embedding = "elsewhere"
+            if not args.quiet:
+                who = f" ({vectors.holder})" if vectors.holder else ""
+                inv.say(f"another codesift process{who} is computing this index's vectors")
+        else:
+            embedding = "done"
+        if args.json:
+            data = {
+                **asdict(report.summary),
+                "embedded": 0 if vectors is None else vectors.embedded,
+                "embedding": embedding,
+                "root": str(ws.root),
+                "database": str(ws.db_path),
+            }
+            inv.print(json.dumps(data))
+        elif not args.quiet:
+            inv.print(summary_line(report.summary, conn))
+    finally:
+        conn.close()
+    return EXIT_OK
+
+
+def cmd_embed(args: argparse.Namespace, inv: Invocation) -> int:
+    """Compute missing vectors; one embedder per index at a time (the embed lock):
+    a second one exits at once, saying who is embedding."""
+    ws = inv.workspace(args)
+    quiet = args.quiet or args.json
+    listener = ConsoleListener(inv, quiet=quiet, progress_every=args.progress_every)
+    report = embed(ws, listener, quiet=quiet)
+    if args.json:
+        inv.print(json.dumps(report.as_json()))
+    elif args.quiet:
+        pass
+    elif report.running_elsewhere:
+        who = f" ({report.holder})" if report.holder else ""
+        inv.print(f"another codesift process{who} is computing this index's vectors")
+    else:
+        ratio = report.total_embedded / report.embeddable if report.embeddable else 1.0
+        inv.print(f"embedded {report.embedded} chunks; vectors cover {ratio:.0%} of the index")
+    return EXIT_OK
+
+
+def _response_json(response: SearchResponse) -> dict[str, Any]:
+    data = asdict(response)
+    for result in data["results"]:
+        result["provenance"] = [dict(h) for h in result["provenance"]]
+    return data
+
+
+def _history_text(info: ChangeInfo | None) -> str:
+    """`changed 2024-05-01 (abc1234 subject)` for human output."""
+    if info is None or info.changed is None:
+        return ""
+    if info.source == "uncommitted":
+        return "changed: uncommitted"
+    if info.source == "mtime":
+        return f"modified {info.changed[:10]}"
+    subject = (info.subject or "")[:60]
+    return f"changed {info.changed[:10]} ({(info.commit or '')[:7]} {subject})"
+
+
+# How `search --graph` names each edge for people (the JSON keeps relation and kind).
+GRAPH_LABELS = {
+    "parent": "↑ contained in",
+    "callee": "→ calls",
+    "caller": "← called by",
+    "base": "▷ inherits",
+    "subclass": "◁ inherited by",
+    "imports": "→ imports",
+    "imported_by": "← imported by",
+}
+
+
+def cmd_search(args: argparse.Namespace, inv: Invocation) -> int:
+    engine = inv.engine(args, quiet=bool(args.json))
+    try:
+        times = engine.times(args.as_of, args.since, args.until)  # before any indexing
+        request = engine.request(
+            args.query,
+            top_k=args.top_k,
+            layers=tuple(args.layer or ()),
+            languages=tuple(args.lang or ()),
+            paths=tuple(args.path or ()),
+            snippet_chars=args.snippet_chars,
+            max_tokens=args.max_tokens,
+            as_of=times.as_of,
+            since=times.since,
+            until=times.until,
+            include_graph=args.graph,
+        )
+        response = engine.search(request)
+        _report_built(inv, engine, args)
+    finally:
+        engine.close()
+    if args.json:
+        inv.print(json.dumps(_response_json(response), ensure_ascii=False))
+        return EXIT_OK
+    _print_search(inv, args.query, response)
+    return EXIT_OK
+
+
+def _print_search(inv: Invocation, query: str, response: SearchResponse) -> None:
+    console = inv.console()
+    if not response.results:
+        console.print(f"no results for {escape(query)!r}")
+        return
+    for i, result in enumerate(response.results, start=1):
+        found_by = " ".join(f"{h.stream}#{h.rank}" for h in result.provenance)
+        console.print(
+            f"[bold]{i:>2}[/] [cyan]{escape(result.path)}:{result.start_line}-{result.end_line}[/]"
+            f"  [green]{escape(result.kind)}[/] [bold]{escape(result.qualified_name)}[/]"
+            f"  [dim]{result.layer} · {found_by} · {result.score:.4f}[/]"
+        )
+        when = _history_text(result.history)
+        if when:
+            console.print(f"     [dim]{escape(when)}[/]")
+        for line in result.snippet.split("\n"):
+            console.print(f"     [dim]│[/] {escape(line)}")
+        if result.truncated:
+            console.print(f"     [dim]│ … (from line {result.snippet_start_line})[/]")
+        for edge in result.graph:
+            node = edge.node
+            console.print(
+                f"     [magenta]{GRAPH_LABELS.get(edge.relation, edge.relation)}[/]"
+                f" [dim]({edge.kind}, line {edge.line})[/] [green]{escape(node.kind)}[/]"
+                f" [bold]{escape(node.qualified_name)}[/]"
+                f"  [cyan]{escape(node.path)}:{node.start_line}-{node.end_line}[/]"
+            )
+    console.print(f"[dim]{len(response.results)} results in {response.took_ms:.0f} ms[/]")
+
+
+def _symbol_json(symbol: Symbol | None) -> dict[str, Any] | None:
+    if symbol is None:
+        return None
+    data = asdict(symbol.node)
+    data["history"] = asdict(symbol.history) if symbol.history is not None else None
+    return data
+
+
+def _print_symbol(console: Console, symbol: Symbol, prefix: str = "") -> None:
+    node = symbol.node
+    when = _history_text(symbol.history)
+    console.print(
+        f"{prefix}[cyan]{escape(node.path)}:{node.start_line}-{node.end_line}[/]  "
+        f"[green]{node.kind}[/] [bold]{escape(node.qualified_name)}[/]  "
+        f"[dim]{escape(node.signature[:120])}[/]" + (f"  [dim]{escape(when)}[/]" if when else "")
+    )
+
+
+def cmd_symbols(args: argparse.Namespace, inv: Invocation) -> int:
+    if args.limit < 1 or args.limit > MAX_SYMBOLS:
+        raise QueryError(f"--limit must be between 1 and {MAX_SYMBOLS}, got {args.limit}")
+    engine = inv.engine(args, quiet=bool(args.json))
+    try:
+        times = engine.times(args.as_of, args.since, args.until)
+        found = engine.symbols(args.name, args.limit, times)
+        _report_built(inv, engine, args)
+    finally:
+        engine.close()
+    if args.json:
+        exact = [_symbol_json(s) for s in found.exact]
+        inv.print(json.dumps({"exact": exact, "fuzzy": [_symbol_json(s) for s in found.fuzzy]}))
+        return EXIT_OK
+    console = inv.console()
+    if not found.all:
+        console.print(f"no definitions match {escape(args.name)!r}")
+    for symbol in found.exact:
+        _print_symbol(console, symbol)
+    if found.fuzzy:
+        console.print("[dim]similar names:[/]")
+        for symbol in found.fuzzy:
+            _print_symbol(console, symbol, "  ")
+    return EXIT_OK
+
+
+def _graph_command(args: argparse.Namespace, inv: Invocation, direction: str) -> int:
+    engine = inv.engine(args, quiet=bool(args.json))
+    try:
+        times = engine.times(args.as_of, args.since, args.until)
+        query = GraphQuery(
+            direction=direction, depth=1, kinds=("calls",), max_nodes=args.max_nodes, times=times
+        )
+        walk = engine.graph(args.name, query)
+        _report_built(inv, engine, args)
+    finally:
+        engine.close()
+    groups = _neighbours(walk, direction)
+    if args.json:
+        payload = [
+            {
+                "node": _symbol_json(walk.node(root)),
+                direction: [
+                    {
+                        "edge": {
+                            "kind": link.kind,
+                            "line": link.line,
+                            "name": link.target_name,
+                            "resolution": link.resolution,
+                        },
+                        "node": _symbol_json(other),
+                    }
+                    for link, other in pairs
+                ],
+            }
+            for root, pairs in groups
+        ]
+        inv.print(json.dumps({"name": args.name, "nodes": payload, "truncated": walk.truncated}))
+        return EXIT_OK
+    console = inv.console()
+    if not groups:
+        console.print(f"no definition named {escape(args.name)!r}")
+    for root, pairs in groups:
+        target = walk.node(root)
+        if target is not None:
+            _print_symbol(console, target)
+        if not pairs:
+            console.print(f"  [dim]no {direction} found[/]")
+        for link, other in pairs:
+            if other is not None:
+                where = f"line {link.line}" if direction == "callers" else f"called at {link.line}"
+                arrow = "←" if direction == "callers" else "→"
+                _print_symbol(console, other, f"  {arrow} ")
+                console.print(f"      [dim]{where} ({link.resolution or 'unresolved'})[/]")
+            else:
+                name = escape(link.target_name)
+                console.print(f"  → [bold]{name}[/] [dim](unresolved, line {link.line})[/]")
+    if walk.truncated:
+        console.print(f"[dim]stopped at {args.max_nodes} definitions (--max-nodes)[/]")
+    return EXIT_OK
+
+
+def _neighbours(
+    walk: GraphResult, direction: str
+) -> list[tuple[int, list[tuple[GraphLink, Symbol | None]]]]:
+    """Each starting definition with its edges in `direction` and the other end."""
+    groups: list[tuple[int, list[tuple[GraphLink, Symbol | None]]]] = []
+    for root in dict.fromkeys(walk.roots):
+        pairs: list[tuple[GraphLink, Symbol | None]] = []
+        for link in walk.edges:
+            if direction == "callers" and link.target == root:
+                pairs.append((link, walk.node(link.source)))
+            elif direction == "callees" and link.source == root:
+                pairs.append((link, None if link.target is None else walk.node(link.target)))
+        groups.append((root, pairs))
+    return groups
+
+
+def cmd_graph(args: argparse.Namespace, inv: Invocation) -> int:
+    """The code graph around the definitions named NAME: callers, callees or both,
+    DEPTH edges away, along the edge kinds asked for."""
+    engine = inv.engine(args, quiet=bool(args.json))
+    try:
+        times = engine.times(args.as_of, args.since, args.until)
+        kinds = tuple(args.kind or ("calls",))
+        query = GraphQuery(args.direction, args.depth, kinds, args.max_nodes, times)
+        walk = engine.graph(args.name, query)
+        _report_built(inv, engine, args)
+    finally:
+        engine.close()
+    if args.json:
+        inv.print(
+            json.dumps(
+                {
+                    "name": args.name,
+                    "roots": list(walk.roots),
+                    "nodes": [_symbol_json(s) for s in walk.nodes],
+                    "edges": [asdict(link) for link in walk.edges],
+                    "truncated": walk.truncated,
+                }
+            )
+        )
+        return EXIT_OK
+    console = inv.console()
+    if not walk.roots:
+        console.print(f"no definition named {escape(args.name)!r}")
+        return EXIT_OK
+    for symbol in walk.nodes:
+        _print_symbol(console, symbol, "* " if symbol.node.id in walk.roots else "  ")
+    for link in walk.edges:
+        source = walk.node(link.source)
+        target = walk.node(link.target) if link.target is not None else None
+        src = source.node.qualified_name if source else str(link.source)
+        dst = target.node.qualified_name if target else f"{link.target_name} (unresolved)"
+        console.print(
+            f"  [bold]{escape(src)}[/] [magenta]{link.kind}[/] [bold]{escape(dst)}[/]"
+            f"  [dim]line {link.line}[/]"
+        )
+    if walk.truncated:
+        console.print(f"[dim]stopped at {args.max_nodes} definitions (--max-nodes)[/]")
+    return EXIT_OK
+
+
+def cmd_callers(args: argparse.Namespace, inv: Invocation) -> int:
+    return _graph_command(args, inv, "callers")
+
+
+def cmd_callees(args: argparse.Namespace, inv: Invocation) -> int:
+    return _graph_command(args, inv, "callees")
+
+
+_QUERY_PATHS = {
+    "int8": "embedded by the int8 query encoder",
+    "pending": "embedded by the int8 query encoder, built on the first search",
+    "batch": "embedded by the batch model (embedding.quantized_queries = false)",
+    "off": "not embedded (embeddings are off)",
+}
+
+
+def cmd_status(args: argparse.Namespace, inv: Invocation) -> int:
+    ws = inv.workspace(args)
+    status = index_status(ws)
+    if not status.exists:
+        if args.json:
+            inv.print(
+                json.dumps({"root": status.root, "database": status.database, "exists": False})
+            )
+        else:
+            inv.print(f"no index at {ws.db_path}; run `codesift index` in {ws.root}")
+        return EXIT_OK
+    if args.json:
+        inv.print(json.dumps(asdict(status)))
+        return EXIT_OK
+    _print_status(inv, status)
+    return EXIT_OK
+
+
+def _print_status(inv: Invocation, status: IndexStatus) -> None:
+    when = (
+        time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status.last_update))
+        if status.last_update
+        else "never"
+    )
+    vectors, history, rerank = status.vectors, status.history, status.rerank
+    assert vectors is not None and history is not None and rerank is not None
+    ratio = vectors.embedded / vectors.embeddable if vectors.embeddable else 1.0
+    inv.print(f"root        {status.root}")
+    inv.print(f"database    {status.database} ({status.database_bytes / 1e6:.1f} MB)")
+    inv.print(f"files       {status.files}")
+    inv.print(f"nodes       {status.nodes}")
+    inv.print(f"edges       {status.edges}")
+    inv.print(f"chunks      {status.chunks}")
+    inv.print(f"vectors     {vectors.embedded} of {vectors.embeddable} chunks ({ratio:.0%})")
+    if vectors.queries_error:
+        inv.print(
+            "queries     embedded by the batch model: the query model failed:"
+            f" {vectors.queries_error}"
+        )
+    else:
+        inv.print(f"queries     {_QUERY_PATHS[vectors.queries]}")
+    inv.print(f"updated     {when}")
+    if not history.available:
+        at = f" at {history.head[:10]}" if history.head else ""
+        inv.print(
+            f"history     unavailable{at}: {history.error}"
+            f" ({history.mtime_files} files dated by modification time)"
+        )
+    else:
+        inv.print(f"history     {'git' if history.source == 'git' else 'file modification times'}")
+    inv.print("languages   " + ", ".join(f"{k} {v}" for k, v in status.languages.items()))
+    if not rerank.enabled:
+        inv.print("rerank      off")
+    elif rerank.active:
+        inv.print(f"rerank      {rerank.provider} ({rerank.model_path})")
+    else:
+        inv.print(f"rerank      off: {rerank.warning}")
+
+
+def cmd_serve(args: argparse.Namespace, inv: Invocation) -> int:
+    """The language server on stdio (or TCP); logs go to stderr or --log-file."""
+    from codesift.lsp import serve  # pygls loads only for this command
+
+    if args.log_file:
+        handler: logging.Handler = logging.FileHandler(args.log_file, encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root_logger = logging.getLogger()
+        for old in list(root_logger.handlers):
+            root_logger.removeHandler(old)
+        root_logger.addHandler(handler)
+        if args.verbose == 0:
+            root_logger.setLevel(logging.INFO)
+    tcp = None
+    if args.tcp:
+        host, _, port = args.tcp.rpartition(":")
+        if not host or not port.isdigit():
+            raise CodesiftError(f"--tcp wants HOST:PORT, got {args.tcp!r}")
+        tcp = (host, int(port))
+    serve(tcp=tcp)
+    return EXIT_OK
+
+
+def cmd_mcp(args: argparse.Namespace, inv: Invocation) -> int:
+    """The MCP server for agents on stdio (docs/mcp.md); logs go to stderr or --log-file."""
+    from codesift.mcp import serve  # the MCP SDK loads only for this command
+
+    return serve(args.root, log_file=args.log_file, http=args.http)
+
+
+# -- argument parsing ----------------------------------------------------------------
+
+
+def build_parser(
+    parser_class: type[argparse.ArgumentParser] | None = None,
+) -> argparse.ArgumentParser:
+    """The command line; `parser_class` replaces ArgumentParser (for the parser a
+    server uses, which must never print or exit)."""
+    parser = (parser_class or argparse.ArgumentParser)(
+        prog="codesift",
+        description="Local hybrid code search: symbols, signatures and prose questions.",
+    )
+    parser.add_argument("--version", action="version", version=f"codesift {__version__}")
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=0, help="log to stderr (-v info, -vv debug)"
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser, *, update: bool = True, times: bool = True) -> None:
+        p.add_argument(
+            "--root",
+            help="workspace folder (default: nearest indexed folder, "
+            "else the git work tree, else the current folder)",
+        )
+        p.add_argument("--json", action="store_true", help="machine-readable output")
+        if times:
+            p.add_argument(
+                "--as-of",
+                metavar="TIME",
+                help="only content created at or before TIME (date, time, 2w, '3 days ago', tag)",
+            )
+            p.add_argument(
+                "--since", metavar="TIME", help="only content last changed at or after TIME"
+            )
+            p.add_argument(
+                "--until", metavar="TIME", help="only content last changed at or before TIME"
+            )
+        if update:
+            p.add_argument(
+                "--no-update",
+                action="store_true",
+                help="search the index as it is, without updating it first",
+            )
+
+    def progress_option(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--progress-every",
+            type=_positive_seconds,
+            default=DEFAULT_INTERVAL_SECONDS,
+            metavar="SECONDS",
+            help="when stderr is not a terminal, print a progress line this often"
+            f" (default {DEFAULT_INTERVAL_SECONDS:g})",
+        )
+
+    p = sub.add_parser("index", help="build or update the index of a folder")
+    p.add_argument("path", nargs="?", help="workspace folder (default: current folder)")
+    p.add_argument("--root", help="workspace folder (the same as PATH)")
+    p.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="move the existing index aside (never deleted) and build a new one",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    p.add_argument("--json", action="store_true", help="print the run summary as JSON")
+    p.add_argument("--no-embed", action="store_true", help="do not compute vectors")
+    progress_option(p)
+    p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("embed", help="compute the missing vectors of an index")
+    p.add_argument("--root", help="workspace folder")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    progress_option(p)
+    p.set_defaults(func=cmd_embed)
+
+    p = sub.add_parser("search", help="hybrid search: symbols, signatures or prose")
+    p.add_argument("query")
+    top_k, top_k_min, top_k_max = search_setting("top_k")
+    snippet, snippet_min, snippet_max = search_setting("snippet_chars")
+    p.add_argument(
+        "-k",
+        "--top-k",
+        type=int,
+        help=f"number of results, {top_k_min}..{top_k_max}"
+        f" (default: search.top_k, {top_k} unless .codesift.toml says otherwise)",
+    )
+    p.add_argument("--lang", action="append", help="only this language (repeatable)")
+    p.add_argument("--path", action="append", help="only paths matching this glob (repeatable)")
+    p.add_argument(
+        "--layer",
+        action="append",
+        choices=["code", "ast", "summary", "doc"],
+        help="search these layers (repeatable; default code, summary, doc)",
+    )
+    p.add_argument(
+        "--snippet-chars",
+        type=int,
+        help=f"snippet size, {snippet_min}..{snippet_max}"
+        f" (default: search.snippet_chars, {snippet} unless .codesift.toml says otherwise)",
+    )
+    p.add_argument("--max-tokens", type=int, help="fit the whole answer in this many tokens")
+    p.add_argument(
+        "--graph",
+        action="store_true",
+        help="show each code result's parent, callees and callers (at most 20 in all)",
+    )
+    p.add_argument(
+        "--no-embed", action="store_true", help="lexical and symbol streams only (no vectors)"
+    )
+    common(p)
+    p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("symbols", help="find definitions by name: exact first, then fuzzy")
+    p.add_argument("name")
+    p.add_argument("--limit", type=int, default=20)
+    common(p)
+    p.set_defaults(func=cmd_symbols)
+
+    for name, func, text in (
+        ("callers", cmd_callers, "who calls a function or method"),
+        ("callees", cmd_callees, "what a function or method calls"),
+    ):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("name", help="name or qualified name of the definition")
+        p.add_argument(
+            "--max-nodes",
+            type=int,
+            default=NEIGHBOURS_MAX_NODES,
+            help=f"show at most this many definitions, 1..{MAX_NODES_LIMIT}"
+            f" (default {NEIGHBOURS_MAX_NODES})",
+        )
+        common(p)
+        p.set_defaults(func=func)
+
+    p = sub.add_parser("graph", help="the code graph around a definition: edges of any kind")
+    p.add_argument("name", help="name or qualified name of the definition")
+    p.add_argument(
+        "--direction",
+        choices=["callers", "callees", "both"],
+        default="both",
+        help="edges into the definition, out of it, or both (default)",
+    )
+    p.add_argument("--depth", type=int, default=1, help="edges away, 1..10 (default 1)")
+    p.add_argument(
+        "--kind",
+        action="append",
+        choices=list(EDGE_KINDS),
+        help="follow edges of this kind (repeatable; default calls)",
+    )
+    p.add_argument(
+        "--max-nodes",
+        type=int,
+        default=GRAPH_MAX_NODES,
+        help=f"stop at this many definitions, 1..{MAX_NODES_LIMIT} (default {GRAPH_MAX_NODES})",
+    )
+    common(p)
+    p.set_defaults(func=cmd_graph)
+
+    p = sub.add_parser("status", help="what is indexed: counts by language, size, last update")
+    common(p, update=False, times=False)
+    p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("serve", help="run the language server (LSP over stdio)")
+    p.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio (debugging)")
+    p.add_argument("--log-file", help="write logs to this file instead of stderr")
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("mcp", help="run the MCP server for agents (stdio, or HTTP)")
+    p.add_argument(
+        "--root",
+        help="workspace folder (default: nearest indexed folder, "
+        "else the git work tree, else the current folder)",
+    )
+    p.add_argument("--log-file", help="write logs to this file instead of stderr")
+    p.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (no auth: loopback)",
+    )
+    p.set_defaults(func=cmd_mcp)
+    return parser
+
+
+def _positive_seconds(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {raw!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {raw}")
+    return value
+
+
+def _sqlite_error_message(exc: apsw.Error, kind: str, db_path: Path | None) -> str:
+    """One line a person can act on, for an SQLite error that reached the top
+    (by its kind, codesift/errors.py)."""
+    where = f"the index {db_path}" if db_path is not None else "the index"
+    if kind == "disk_full":
+        return (
+            f"the disk holding {where} is full; the index keeps every file completed so far:"
+            " free some space and run `codesift index` again"
+        )
+    if kind == "index_read_only":
+        return f"{where} cannot be written (read-only for this user or on a read-only disk)"
+    if kind == "index_damaged":
+        problem = integrity_problem(db_path) if db_path is not None else None
+        detail = f" ({problem})" if problem else f" ({exc})"
+        return (
+            f"{where} is damaged{detail}; run `codesift index --rebuild` to move it aside"
+            " and build a new one"
+        )
+    if kind == "index_busy":
+        return (
+            f"{where} stayed locked by another process; try again when it has finished"
+            " (codesift status shows what is running)"
+        )
+    if isinstance(exc, apsw.IOError):
+        return f"cannot read or write {where}: disk I/O error ({exc})"
+    if isinstance(exc, apsw.CantOpenError):
+        return f"cannot open {where}: {exc}"
+    return f"{where}: {exc}"
+
+
+def _os_error_message(exc: OSError) -> str:
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return (
+            "the disk is full; the index keeps every file completed so far: free some space"
+            " and run `codesift index` again"
+        )
+    what = exc.strerror or str(exc)
+    name = exc.filename if exc.filename is not None else ""
+    return f"{what}: {name}" if name else what
+
+
+def failure(exc: Exception, db_path: Path | None) -> tuple[str, int]:
+    """The one-line message and exit code of an error that ended a command: its
+    kind (codesift/errors.py) decides; `internal` (a bug) is exit 1, every other
+    kind exit 2. An OSError that is not an index error (a full disk, a missing
+    file) counts as a codesift error, not a bug."""
+    kind = error_kind(exc)
+    if kind == "internal":
+        if isinstance(exc, OSError):
+            log.debug("OS error", exc_info=True)
+            return _os_error_message(exc), EXIT_ERROR
+        log.debug("unexpected failure", exc_info=True)
+        detail = f"{type(exc).__name__}: {exc}"
+        return f"unexpected failure: {detail} (run with -vv for the details)", EXIT_INTERNAL
+    if isinstance(exc, apsw.Error):
+        log.debug("SQLite error", exc_info=True)
+        return _sqlite_error_message(exc, kind, db_path), EXIT_ERROR
+    return (str(exc) or error_message(exc)), EXIT_ERROR
+
+
+def execute(args: argparse.Namespace, inv: Invocation) -> int:
+    """Run the parsed command; an error becomes one `error:` line on stderr and its
+    exit code (never a traceback)."""
+    try:
+        return int(args.func(args, inv))
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:
+        message, code = failure(exc, getattr(args, "db_path", None))
+    inv.error(message)
+    return code
+
+
+def setup_logging(verbose: int) -> None:
+    level = {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
+    logging.basicConfig(
+        level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
+    )
+
+
+def run(argv: Sequence[str]) -> int:
+    """The command `argv` in this process (what `codesift` does without a server)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    setup_logging(args.verbose)
+    inv = Invocation()
+    try:
+        return execute(args, inv)
+    except KeyboardInterrupt:
+        inv.err_console().print("interrupted; the index keeps every file completed so far")
+        return EXIT_INTERRUPTED
+
+
+# -- answering the CLI for a server ---------------------------------------------------------
+
+# The commands a server answers over its local socket.
+SOCKET_COMMANDS = ("search", "symbols", "callers", "callees", "graph")
+# Before answering, the server waits this long for changes it has seen to be indexed
+# (the first index: FIRST_INDEX_WAIT_SECONDS); when that is not enough, the CLI
+# answers in-process (and waits for the index's write lock as it always does).
+FRESH_WAIT_SECONDS = 10.0
+FIRST_INDEX_WAIT_SECONDS = 60.0
+# Environment variables rich reads to decide colours, width and terminal-ness.
+RICH_ENVIRONMENT = (
+    "TERM",
+    "COLORTERM",
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "TTY_COMPATIBLE",
+    "TTY_INTERACTIVE",
+    "COLUMNS",
+    "LINES",
+    "JUPYTER_COLUMNS",
+    "JUPYTER_LINES",
+)
+
+
+class _Decline(Exception):
+    """The server does not answer this request: the CLI answers in-process."""
+
+
+class _QuietParser(argparse.ArgumentParser):
+    """A parser that never prints or exits (a server's stdout is its protocol
+    channel): anything argparse would print is a reason to decline."""
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        raise _Decline("the command line asks for help or usage")
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        raise _Decline(message or "the command line cannot be parsed here")
+
+    def error(self, message: str) -> NoReturn:
+        raise _Decline(f"the command line cannot be parsed here: {message}")
+
+
+class LiveEngine(Engine):
+    """The engine a server runs the CLI's command with: the same operations as
+    in-process (Engine.search, .symbols, .graph, with the CLI's workspace and
+    settings), on this reader thread's connection to the live index and the
+    folder's Searcher (its in-memory vectors, its loaded models). Never updates
+    the index (the server's writer keeps it fresh) and closes nothing it shares."""
+
+    def __init__(
+        self,
+        ws: Workspace,
+        listener: EngineListener,
+        folder: FolderIndex,
+        reader: LiveReader,
+        cancel: Cancellation,
+        *,
+        vectors: bool,
+        quiet: bool,
+        command: str,
+    ) -> None:
+        super().__init__(ws, listener, update=False, vectors=vectors, quiet=quiet, command=command)
+        self.folder = folder
+        self.reader = reader
+        self.cancel = cancel
+        self._live: apsw.Connection | None = None
+
+    def connection(self) -> apsw.Connection:
+        if self._live is None:
+            self._live = self.reader.open(self.folder, None)
+            self.cancel.attach(self._live)
+        return self._live
+
+    def _make_searcher(self, conn: apsw.Connection) -> Searcher:
+        from codesift.store.reader import has_vectors
+
+        warning = self.folder.rerank_status()["warning"]
+        if warning:
+            self.listener.warning(str(warning))
+        embedder: Embedder | None = None
+        if self.workspace.settings.embedding.enabled and self.vectors and has_vectors(conn):
+            embedder = self.reader.embedder(self.folder)
+        return self.folder.searcher(conn, embedder)
+
+    def close(self) -> None:
+        # The Searcher is the folder's and the connection the reader thread's.
+        self._searcher = None
+        live, self._live = self._live, None
+        if live is not None:
+            self.cancel.detach(live)
+
+
+def _client_streams(request: Mapping[str, Any]) -> tuple[_Stream, _Stream, dict[str, str]]:
+    env = request.get("env")
+    environ = {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
+    streams = []
+    for name in ("stdout", "stderr"):
+        info = request.get(name)
+        info = info if isinstance(info, dict) else {}
+        tty = bool(info.get("tty", False))
+        streams.append(_Stream(tty, str(info.get("encoding") or "utf-8")))
+    return streams[0], streams[1], environ
+
+
+def _requested_workspace(
+    request: Mapping[str, Any], args: argparse.Namespace, folder: FolderIndex
+) -> Workspace:
+    """The workspace the client resolved, checked against the folder served here:
+    the same index, and the same settings for everything an answer depends on."""
+    root, db_path, cwd = request.get("root"), request.get("db_path"), request.get("cwd")
+    if not (isinstance(root, str) and isinstance(db_path, str) and isinstance(cwd, str)):
+        raise _Decline("the request does not say which workspace")
+    if args.root is not None:  # as argparse read it (abbreviations too): must be the same
+        named = Path(cwd, os.path.expanduser(args.root)).resolve()
+        if named != Path(root):
+            raise _Decline(f"--root {args.root} is not the workspace the client resolved")
+    try:
+        ws = Workspace.at(Path(root))
+    except CodesiftError as exc:
+        raise _Decline(f"the workspace's settings: {exc}") from None
+    if ws.db_path != folder.db_path or Path(db_path) != ws.db_path:
+        raise _Decline(f"this server keeps {folder.db_path}, not {ws.db_path}")
+    mine, theirs = folder.settings, ws.settings
+    if (mine.search, mine.rerank, mine.embedding) != (
+        theirs.search,
+        theirs.rerank,
+        theirs.embedding,
+    ):
+        raise _Decline("the server's settings differ from the workspace's .codesift.toml")
+    return ws
+
+
+def answer_socket_request(
+    request: Mapping[str, Any], folder: FolderIndex, reader: LiveReader
+) -> dict[str, Any]:
+    """Run a CLI command (`request["argv"]`) as `codesift` would in-process, against
+    the folder's live index, with the client's output captured: `{"exit", "stdout",
+    "stderr"}`, or `{"fallback": why}` when the client should answer itself."""
+    try:
+        return _answer(request, folder, reader)
+    except _Decline as exc:
+        return {"fallback": str(exc)}
+
+
+def _answer(request: Mapping[str, Any], folder: FolderIndex, reader: LiveReader) -> dict[str, Any]:
+    from codesift.engine.live import Cancellation
+
+    argv = request.get("argv")
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+        raise _Decline("the request has no command line")
+    args = build_parser(_QuietParser).parse_args(argv)
+    if args.command not in SOCKET_COMMANDS:
+        raise _Decline(f"`codesift {args.command}` runs in-process")
+    ws = _requested_workspace(request, args, folder)
+    cancel = Cancellation()
+    if not getattr(args, "no_update", False):
+        first = not folder.progress.first_index_done
+        wait = FIRST_INDEX_WAIT_SECONDS if first else FRESH_WAIT_SECONDS
+        try:
+            fresh = reader.wait_fresh(folder, cancel, open_timeout=wait, fresh_timeout=wait)
+        except CodesiftError as exc:
+            raise _Decline(f"the server's index is not usable: {exc}") from None
+        if not fresh:
+            raise _Decline("the server's index is not up to date yet")
+    stdout, stderr, environ = _client_streams(request)
+
+    def open_engine(
+        ws: Workspace, listener: EngineListener, args: argparse.Namespace, quiet: bool
+    ) -> Engine:
+        return LiveEngine(
+            ws,
+            listener,
+            folder,
+            reader,
+            cancel,
+            vectors=not getattr(args, "no_embed", False),
+            quiet=quiet,
+            command=f"codesift {args.command}",
+        )
+
+    inv = Invocation(stdout, stderr, environ, lambda args: ws, open_engine)
+
+    def run_here(cancel: Cancellation) -> int:
+        return execute(args, inv)
+
+    code = reader.readers.submit(run_here, cancel).result()
+    return {"exit": code, "stdout": stdout.getvalue(), "stderr": stderr.getvalue()}
+
+
+def serve_cli_socket(folder: FolderIndex, reader: LiveReader, label: str) -> LocalSocketServer:
+    """Start answering the CLI's reading commands for `folder` on its local socket
+    (codesift/local_socket.py); stop it with `.stop()` when the folder goes."""
+    from codesift.local_socket_server import LocalSocketServer
+
+    server = LocalSocketServer(
+        folder.db_path, lambda request: answer_socket_request(request, folder, reader), label=label
+    )
+    server.start()
+    return server
