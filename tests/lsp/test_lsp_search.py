@@ -175,3 +175,36 @@ def test_a_rerank_model_that_fails_to_load_is_a_status_warning(
         assert any("reranker could not be loaded" in w for w in folder["warnings"])
         result = lsp.request("codesift/search", {"query": "charge"})
         assert result["results"]  # searching goes on without the stage
+
+
+def test_tests_exclude_leaves_out_test_files_by_the_servers_rule(
+    lsp: LspSession, workspace: Path
+) -> None:
+    tests = workspace / "tests"
+    tests.mkdir(exist_ok=True)
+    (tests / "test_settlement.py").write_text(
+        "def test_settle_the_ledger_twice():\n    assert settle_the_ledger() == 2\n"
+    )
+    (workspace / "settlement_spec.go").write_text(
+        "package settlement\n\nfunc settle_the_ledger_spec() int { return settle_the_ledger() }\n"
+    )
+    (workspace / "settlement.py").write_text("def settle_the_ledger():\n    return 2\n")
+    query = "settle the ledger"
+    everything = search_until(
+        lsp,
+        query,
+        lambda r: (
+            {"tests/test_settlement.py", "settlement.py"} <= {x["path"] for x in r["results"]}
+        ),
+    )
+    flags = {r["path"]: r["is_test"] for r in everything["results"]}
+    assert flags["tests/test_settlement.py"] is True
+    assert flags["settlement.py"] is False
+    kept = lsp.request("codesift/search", {"query": query, "tests": "exclude", "top_k": 2})
+    paths = [r["path"] for r in kept["results"]]
+    assert "settlement.py" in paths and len(paths) <= 2
+    assert not any(r["is_test"] for r in kept["results"])
+    assert "tests/test_settlement.py" not in paths
+    with pytest.raises(JsonRpcException) as bad:
+        lsp.request("codesift/search", {"query": query, "tests": "none"})
+    assert bad.value.code == -32602 and "'tests'" in bad.value.message

@@ -150,7 +150,9 @@ def test_the_vscode_clients_defaults_are_the_servers() -> None:
     priors = contributed["codesift.ranking.priors"]["default"]
     assert priors == {p: by_key[f"search.prior_{p}"] for p in priors}
     assert len(priors) == 3
-    # settings.ts falls back to the same values when a setting is absent
+    # settings.ts sends result count and snippet width only when the person set them
+    # (the server's search.top_k / snippet_chars apply otherwise): no copy of the numbers
     source = (REPO / "vscode-client" / "src" / "settings.ts").read_text(encoding="utf-8")
-    assert f'"search.resultCount", {by_key["search.top_k"]})' in source
-    assert f'"search.snippetWidth", {by_key["search.snippet_chars"]})' in source
+    assert 'explicitInt(config, "search.resultCount", 1, 200)' in source
+    assert 'explicitInt(config, "search.snippetWidth", 80, 4000)' in source
+    assert f'"search.resultCount", {by_key["search.top_k"]}' not in source

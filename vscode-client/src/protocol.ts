@@ -22,6 +22,8 @@ export interface ServerOptions {
 export interface SearchParams {
   query: string;
   top_k?: number;
+  /** `exclude` leaves out results in test files (the server's language-aware rule). */
+  tests?: "include" | "exclude";
   layers?: string[];
   languages?: string[];
   paths?: string[];
@@ -48,6 +50,8 @@ export interface SearchResult {
   snippet: string;
   snippet_start_line: number;
   truncated: boolean;
+  /** Whether the result is in a test file, by the server's rule (absent from older servers). */
+  is_test?: boolean;
   provenance: { stream: string; rank: number; score: number }[];
   chunk_id: string;
   node_id: string | null;

@@ -73,24 +73,27 @@ export function parseQuery(raw: string, base: SearchFilters): ParsedQuery {
 }
 
 export interface RequestShape {
-  resultCount: number;
-  snippetWidth: number;
+  /** Unset: the server's search.top_k applies. */
+  resultCount?: number;
+  /** Unset: the server's search.snippet_chars applies. */
+  snippetWidth?: number;
 }
 
-/** How many more results are asked for when tests are left out (they are dropped here). */
-export const TEST_OVERFETCH = 3;
-
-/** The codesift/search params the extension sends for a parsed query. */
+/**
+ * The codesift/search params the extension sends for a parsed query. Test files are
+ * left out by the server (`tests: "exclude"`, its language-aware rule); top_k and
+ * snippet_chars are sent only when the person set them.
+ */
 export function searchParams(query: ParsedQuery, shape: RequestShape): SearchParams {
   const { filters } = query;
   const layers = [...(filters.code ? CODE_LAYERS : []), ...(filters.docs ? DOC_LAYERS : [])];
-  const topK = filters.tests ? shape.resultCount : Math.min(200, shape.resultCount * TEST_OVERFETCH);
   const params: SearchParams = {
     query: query.text,
-    top_k: topK,
     layers: layers.length ? layers : [...CODE_LAYERS, ...DOC_LAYERS],
-    snippet_chars: shape.snippetWidth,
   };
+  if (shape.resultCount !== undefined) params.top_k = shape.resultCount;
+  if (shape.snippetWidth !== undefined) params.snippet_chars = shape.snippetWidth;
+  if (!filters.tests) params.tests = "exclude";
   if (query.languages.length) params.languages = query.languages;
   if (query.paths.length) params.paths = query.paths;
   if (filters.since) params.since = filters.since;
@@ -99,21 +102,14 @@ export function searchParams(query: ParsedQuery, shape: RequestShape): SearchPar
   return params;
 }
 
-// The server's own notion of a test-like path (codesift retrieval/ranking.py).
-const TEST_PATH =
-  /(^|\/)(tests?|testing|testdata|__tests__|spec|specs|examples?|benchmarks?|benches)(\/|$)|(^|\/)test_[^/]*$|_test\.[a-z]+$|[._-](test|spec)\.[a-z]+$|(^|\/)conftest\.py$/i;
-
-export function isTestPath(path: string): boolean {
-  return TEST_PATH.test(path);
-}
-
 /**
- * The results to show: the server's order, without test files when they are left
- * out (the server has no such filter; the request asked for more to make up for it).
+ * The results to show: the server's page as it is (it left out test files when
+ * asked to), cut to the result count when the person set one. A result the server
+ * flags `is_test` is dropped too when tests are left out.
  */
-export function visibleResults(results: SearchResult[], query: ParsedQuery, resultCount: number): SearchResult[] {
-  const kept = query.filters.tests ? results : results.filter((r) => !isTestPath(r.path));
-  return kept.slice(0, resultCount);
+export function visibleResults(results: SearchResult[], query: ParsedQuery, resultCount?: number): SearchResult[] {
+  const kept = query.filters.tests ? results : results.filter((r) => r.is_test !== true);
+  return resultCount === undefined ? kept : kept.slice(0, resultCount);
 }
 
 /** A one-line summary of the active filters, for the QuickPick title. */

@@ -218,7 +218,7 @@ export class SearchSession {
     }
   }
 
-  private render(response: SearchResponse, query: ParsedQuery, resultCount: number): void {
+  private render(response: SearchResponse, query: ParsedQuery, resultCount: number | undefined): void {
     const results = visibleResults(response.results, query, resultCount);
     const items: ResultItem[] = results.map((r) => resultItem(r, this.multiFolder));
     if (!items.length) {

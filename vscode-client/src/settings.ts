@@ -16,8 +16,10 @@ export interface ConfigReader {
 }
 
 export interface SearchDefaults {
-  resultCount: number;
-  snippetWidth: number;
+  /** top_k as the person set it; undefined: the server's search.top_k applies. */
+  resultCount?: number;
+  /** snippet_chars as the person set it; undefined: the server's search.snippet_chars. */
+  snippetWidth?: number;
   debounceMs: number;
   includeTests: boolean;
 }
@@ -59,6 +61,13 @@ function explicitObject(config: ConfigReader, key: string): Record<string, unkno
     if (isObject(level)) Object.assign(merged, level);
   }
   return merged;
+}
+
+/** A setting the person set, clamped to what the server accepts; undefined when unset. */
+function explicitInt(config: ConfigReader, key: string, low: number, high: number): number | undefined {
+  const value = explicit<number>(config, key);
+  if (typeof value !== "number" || !Number.isFinite(value)) return undefined;
+  return clampInt(value, low, high, low);
 }
 
 function clampInt(value: unknown, low: number, high: number, fallback: number): number {
@@ -121,15 +130,16 @@ export function toServerOptions(config: ConfigReader): ServerOptions {
   return isObject(extra) ? (mergeOptions(options, extra) as ServerOptions) : options;
 }
 
-// The search defaults are the server's (search.top_k = 10, search.snippet_chars = 600
-// in codesift/config.py); tests/unit/test_config_docs.py compares them, and the
-// defaults in package.json, with the server's.
+// Result count and snippet width are sent only when the person set them: otherwise
+// the server's search.top_k and search.snippet_chars apply (each folder's
+// .codesift.toml, or the server's defaults; package.json shows those defaults, and
+// tests/unit/test_config_docs.py compares them with the server's).
 export function readSettings(config: ConfigReader): ExtensionSettings {
   return {
     interpreter: String(config.get<string>("interpreter", "") ?? "").trim(),
     search: {
-      resultCount: clampInt(config.get<number>("search.resultCount", 10), 1, 200, 10),
-      snippetWidth: clampInt(config.get<number>("search.snippetWidth", 600), 80, 4000, 600),
+      resultCount: explicitInt(config, "search.resultCount", 1, 200),
+      snippetWidth: explicitInt(config, "search.snippetWidth", 80, 4000),
       debounceMs: clampInt(config.get<number>("search.debounceMs", 150), 0, 2000, 150),
       includeTests: config.get<boolean>("search.includeTests", true) !== false,
     },

@@ -1,4 +1,12 @@
-"""codesift/search: the retrieval request over every (or some) workspace folders."""
+"""codesift/search: the retrieval request over every (or some) workspace folders.
+
+`tests: "exclude"` leaves out results in test files, as the engine's ranking
+recognises them by each language's conventions (retrieval/ranking.py,
+`is_test_like_path`): the folders are asked for TEST_OVERFETCH times as many
+results, the test files dropped, and the page cut to `top_k` and the token
+budget. Every result says `is_test` by the same rule, so a client never needs a
+copy of it.
+"""
 
 from __future__ import annotations
 
@@ -20,14 +28,29 @@ from codesift.lsp.params import (
     require_str,
 )
 from codesift.retrieval import BROAD_LAYERS, SearchRequest
-from codesift.retrieval.request import MAX_QUERY_CHARS, SearchResult
+from codesift.retrieval.ranking import is_test_like_path
+from codesift.retrieval.request import MAX_QUERY_CHARS, SearchResponse, SearchResult
+from codesift.retrieval.search import RESULT_OVERHEAD_TOKENS
+from codesift.retrieval.snippets import estimate_tokens
 
 if TYPE_CHECKING:
     from codesift.lsp.server import CodesiftServer
 
-__all__ = ["SEARCH", "for_folder", "parse_search_request", "search"]
+__all__ = ["SEARCH", "TEST_OVERFETCH", "for_folder", "parse_search_request", "search"]
 
 SEARCH = "codesift/search"
+# With `tests: "exclude"`, each folder is asked for this many times `top_k` results
+# (at most the request's limit), so that the page still fills once tests are dropped.
+TEST_OVERFETCH = 3
+TESTS_CHOICES = ("include", "exclude")
+
+
+def parse_tests(data: dict[str, Any]) -> bool:
+    """Whether `tests` (`include`, the default, or `exclude`) keeps test files."""
+    value = data.get("tests", "include")
+    if value not in TESTS_CHOICES:
+        raise invalid(f"parameter 'tests' must be 'include' or 'exclude', got {value!r}")
+    return bool(value == "include")
 
 
 def parse_search_request(
@@ -80,7 +103,17 @@ def _result_json(folder: FolderIndex, result: SearchResult) -> dict[str, Any]:
     data["node_id"] = None if result.node_id is None else str(result.node_id)
     data["folder"] = folder.name
     data["uri"] = path_to_uri(folder.root / result.path)
+    data["is_test"] = is_test_like_path(result.path)
     return data
+
+
+def _without_tests(response: SearchResponse, top_k: int) -> SearchResponse:
+    """The folder's page without test files, cut to `top_k` (its token estimate
+    counted again as merge_pages counts it; what is left fits the budget the
+    wider page fitted)."""
+    kept = [r for r in response.results if not is_test_like_path(r.path)][:top_k]
+    tokens = sum(RESULT_OVERHEAD_TOKENS + estimate_tokens(r.snippet) for r in kept)
+    return replace(response, results=kept, tokens=tokens)
 
 
 async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
@@ -88,7 +121,10 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
     folders = server.select_folders(opt_str_list(data, "folders"))
     defaults = folders[0].settings.search if folders else None
     request, _ = parse_search_request(params, defaults)
-    requests = {folder.name: for_folder(request, folder) for folder in folders}
+    tests = parse_tests(data)
+    # Without tests: ask for more, drop the tests, then merge_pages cuts to `request`.
+    wide = request if tests else replace(request, top_k=min(200, request.top_k * TEST_OVERFETCH))
+    requests = {folder.name: for_folder(wide, folder) for folder in folders}
     by_name = {folder.name: folder for folder in folders}
 
     def run(cancel: Cancellation) -> dict[str, Any]:
@@ -98,6 +134,8 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
             if cancel.cancelled:
                 break
             response = server.live.search(folder, requests[folder.name], cancel)
+            if not tests:
+                response = _without_tests(response, request.top_k)
             pages.append(FolderPage(folder.name, response))
         page = merge_pages(request, pages)
         return {

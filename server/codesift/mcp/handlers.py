@@ -15,6 +15,7 @@ from codesift.engine import GraphQuery, GraphResult, IndexStatus, check_graph_qu
 from codesift.engine.live import Cancellation
 from codesift.engine.symbols import MAX_SYMBOLS
 from codesift.errors import QueryError
+from codesift.front_defaults import GRAPH_MAX_NODES, NEIGHBOURS_MAX_NODES
 from codesift.history.timespec import TimeFilter
 from codesift.mcp import render, tools
 from codesift.mcp.arguments import Arguments
@@ -86,7 +87,7 @@ def _neighbours(direction: str, spec: Tool) -> Handler:
     async def handler(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolResult:
         args = Arguments(spec, raw)
         name = args.text("name")
-        max_nodes = args.count("max_nodes", 200)
+        max_nodes = args.count("max_nodes", NEIGHBOURS_MAX_NODES)
         times = await _times(live, args)
         query = GraphQuery(direction, 1, ("calls",), max_nodes, times)
         walk = await _walk(live, name, query)
@@ -104,7 +105,7 @@ async def graph(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolR
         direction=args.choice("direction", "both"),
         depth=args.count("depth", 1),
         kinds=args.strings("kinds") or ("calls",),
-        max_nodes=args.count("max_nodes", 100),
+        max_nodes=args.count("max_nodes", GRAPH_MAX_NODES),
         times=times,
     )
     walk = await _walk(live, name, query)

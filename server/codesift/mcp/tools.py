@@ -13,6 +13,12 @@ from mcp_types import Tool, ToolAnnotations
 
 from codesift.engine import EDGE_KINDS
 from codesift.engine.symbols import MAX_SYMBOLS
+from codesift.front_defaults import (
+    GRAPH_MAX_NODES,
+    MAX_NODES_LIMIT,
+    NEIGHBOURS_MAX_NODES,
+    search_setting,
+)
 from codesift.parsing.model import CHUNK_LAYERS
 from codesift.retrieval.request import MAX_QUERY_CHARS
 
@@ -49,10 +55,12 @@ _NAME = {
 _MAX_NODES = {
     "type": "integer",
     "minimum": 1,
-    "maximum": 2000,
-    "default": 200,
+    "maximum": MAX_NODES_LIMIT,
+    "default": NEIGHBOURS_MAX_NODES,
     "description": "Stop the walk at this many definitions (the result then says truncated).",
 }
+_TOP_K, _TOP_K_MIN, _TOP_K_MAX = search_setting("top_k")
+_SNIPPET, _SNIPPET_MIN, _SNIPPET_MAX = search_setting("snippet_chars")
 
 
 def _schema(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -87,9 +95,10 @@ SEARCH = Tool(
             },
             "top_k": {
                 "type": "integer",
-                "minimum": 1,
-                "maximum": 200,
-                "description": "How many results (default: search.top_k of the workspace, 10).",
+                "minimum": _TOP_K_MIN,
+                "maximum": _TOP_K_MAX,
+                "description": "How many results (default: search.top_k of the workspace,"
+                f" {_TOP_K} unless its .codesift.toml says otherwise).",
             },
             "layers": {
                 "type": "array",
@@ -112,9 +121,10 @@ SEARCH = Tool(
             },
             "snippet_chars": {
                 "type": "integer",
-                "minimum": 80,
-                "maximum": 4000,
-                "description": "Snippet size in characters (default: search.snippet_chars, 600).",
+                "minimum": _SNIPPET_MIN,
+                "maximum": _SNIPPET_MAX,
+                "description": "Snippet size in characters (default: search.snippet_chars of"
+                f" the workspace, {_SNIPPET} unless its .codesift.toml says otherwise).",
             },
             "max_tokens": {
                 "type": "integer",
@@ -214,7 +224,7 @@ GRAPH = Tool(
                 "uniqueItems": True,
                 "description": "Follow edges of these kinds (default: calls).",
             },
-            "max_nodes": {**_MAX_NODES, "default": 100},
+            "max_nodes": {**_MAX_NODES, "default": GRAPH_MAX_NODES},
             **TIME_OPTIONS,
         },
         ("name",),

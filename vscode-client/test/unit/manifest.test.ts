@@ -19,7 +19,7 @@ test("every registered command is contributed with a title, and search has a key
 
 test("every setting read by the extension is contributed with a description and a default", () => {
   const properties = manifest.contributes.configuration.properties;
-  const read = new Set([...sources.matchAll(/(?:get|explicit|explicitObject)(?:<.*?>)?\((?:config, )?"([^"]+)"/g)].map((m) => m[1]));
+  const read = new Set([...sources.matchAll(/(?:get|explicit|explicitObject|explicitInt)(?:<.*?>)?\((?:config, )?"([^"]+)"/g)].map((m) => m[1]));
   assert.ok(read.size >= 10, `found ${[...read].join(", ")}`);
   for (const key of read) {
     const property = properties[`codesift.${key}`];

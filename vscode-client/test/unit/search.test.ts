@@ -19,7 +19,7 @@ function harness(defaults: Partial<SearchDefaults> = {}, options: { multiFolder?
   const opened: SearchResult[] = [];
   const logged: string[] = [];
   const pick = vscode.window.createQuickPick<ResultItem>() as unknown as FakeQuickPick<ResultItem>;
-  const settings: SearchDefaults = { resultCount: 20, snippetWidth: 600, debounceMs: 20, includeTests: true, ...defaults };
+  const settings: SearchDefaults = { debounceMs: 20, includeTests: true, ...defaults };
   const session = new SearchSession(
     pick as unknown as vscode.QuickPick<ResultItem>,
     {
@@ -47,11 +47,10 @@ test("typing is debounced: one request for the last value", async () => {
   assert.equal(requests.length, 0, "nothing is sent before the debounce");
   await sleep(60);
   assert.equal(requests.length, 1);
+  // No top_k or snippet_chars: the person set neither, so the server's defaults apply.
   assert.deepEqual(requests[0].params, {
     query: "retry",
-    top_k: 20,
     layers: ["code", "summary", "doc"],
-    snippet_chars: 600,
   });
   assert.equal(pick.busy, true);
 });
@@ -133,17 +132,21 @@ test("buttons toggle docs, tests and since, and re-run the query", async () => {
   assert.deepEqual(requests[1].params.layers, ["code", "summary"]);
   assert.match(pick.title ?? "", /code only/);
 
-  pick.pressButton(2); // tests left out: more asked for, test files dropped
+  pick.pressButton(2); // tests left out: by the server, by its rule
   await sleep(40);
-  assert.equal(requests[2].params.top_k, 60);
+  assert.equal(requests[2].params.tests, "exclude");
+  assert.equal(requests[2].params.top_k, undefined);
   requests[2].resolve(
     response([
-      result({ path: "tests/test_billing.py", qualified_name: "tests.test_billing.test_retry" }),
+      // a result the server flags as a test is not shown (whatever its path says) ...
+      result({ path: "billing_checks.py", qualified_name: "billing_checks.check", is_test: true }),
+      // ... and one it does not flag is, even under a folder a regex would call tests
+      result({ path: "tests/helpers.py", qualified_name: "tests.helpers.retry", is_test: false }),
       result(),
     ]),
   );
   await session.idle;
-  assert.deepEqual(pick.items.map((i) => i.result?.path), ["billing.py"]);
+  assert.deepEqual(pick.items.map((i) => i.result?.path), ["tests/helpers.py", "billing.py"]);
 
   pick.pressButton(3); // since: 1d
   await sleep(40);
@@ -161,7 +164,7 @@ test("prefixes in the query set filters and leave the query text", async () => {
   await sleep(40);
   assert.deepEqual(requests[0].params, {
     query: "retry charge",
-    top_k: 10,
+    top_k: 10, // set by the person: sent
     layers: ["code", "summary"],
     snippet_chars: 300,
     languages: ["python"],

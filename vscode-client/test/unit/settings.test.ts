@@ -71,9 +71,11 @@ test("search defaults are read and clamped to what the server accepts", () => {
   );
   assert.equal(settings.interpreter, "/usr/bin/python3");
   assert.deepEqual(settings.search, { resultCount: 200, snippetWidth: 80, debounceMs: 0, includeTests: true });
+  // Not set: undefined, so that the server's search.top_k / snippet_chars apply
+  // (a folder's .codesift.toml may say otherwise than the built-in 10 / 600).
   assert.deepEqual(readSettings(fakeConfig()).search, {
-    resultCount: 10, // the server's search.top_k
-    snippetWidth: 600,
+    resultCount: undefined,
+    snippetWidth: undefined,
     debounceMs: 150,
     includeTests: true,
   });
