@@ -62,6 +62,7 @@ from codesift.indexer import Indexer  # noqa: E402
 from codesift.retrieval import Searcher, SearchRequest  # noqa: E402
 from codesift.retrieval.streams import StreamFilters, vector_stream  # noqa: E402
 from codesift.store.database import open_database, scalar  # noqa: E402
+from codesift.store.sqlite_search import SqliteSearchStore  # noqa: E402
 
 SECTION_BEGIN = "<!-- history_speed:begin -->"
 SECTION_END = "<!-- history_speed:end -->"
@@ -355,6 +356,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             )
     qv = rng.integers(-127, 127, 384, dtype=np.int8).tobytes()
     vec_rows = []
+    store = SqliteSearchStore(conn)
     for since, label in (
         (None, "none"),
         (recent, "since last month"),
@@ -362,7 +364,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     ):
         filters = StreamFilters(("code", "summary"), times=TimeFilter(since=since))
         vec_rows.append(
-            (label, median_ms(lambda f=filters: vector_stream(conn, qv, f, 300), args.query_runs))
+            (label, median_ms(lambda f=filters: vector_stream(store, qv, f, 300), args.query_runs))
         )
     results["vector_ms"] = vec_rows
     results["vectors"] = len(rows)

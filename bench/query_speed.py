@@ -78,7 +78,7 @@ import apsw  # noqa: E402
 import numpy as np  # noqa: E402
 import sqlite_vec  # noqa: E402
 
-import codesift.retrieval.streams as streams_module  # noqa: E402
+import codesift.store.sqlite_search as sqlite_search  # noqa: E402
 from codesift.config import SearchSettings, Settings, load_settings  # noqa: E402
 from codesift.embedding import Embedder, fill_vectors, vector_coverage  # noqa: E402
 from codesift.embedding.vectors import embedding_text, quantize  # noqa: E402
@@ -93,6 +93,7 @@ from codesift.retrieval.streams import (  # noqa: E402
 from codesift.retrieval.vector_index import PREFILTER_FACTOR, PREFILTER_MIN, VectorIndex  # noqa: E402
 from codesift.store.database import open_database, scalar  # noqa: E402
 from codesift.store.reader import chunk_rows  # noqa: E402
+from codesift.store.sqlite_search import SqliteSearchStore  # noqa: E402
 from corpora import CORPUS_NAMES, DATA_DIR, DB_DIR, DEVSET_DIR  # noqa: E402
 from runinfo import head_commit, server_changes  # noqa: E402
 
@@ -281,6 +282,7 @@ def lexical_pruning(
     2026-11-30), and as shipped (terms in at least `shipped_df` of the rows left
     out): time, and agreement with every term."""
     filters = StreamFilters(("code", "summary", "doc"))
+    store = SqliteSearchStore(conn)
     variants = {
         "all terms": 2.0,
         "terms in >= 50% of rows left out": 0.5,
@@ -298,7 +300,7 @@ def lexical_pruning(
             order = list(variants)
             for name in order if r % 2 else order[::-1]:
                 t0 = time.perf_counter()
-                ranked = lexical_stream(conn, analysis, filters, 300, variants[name])
+                ranked = lexical_stream(store, analysis, filters, 300, variants[name])
                 if r:  # the first round warms the caches
                     times[name].append((time.perf_counter() - t0) * 1000)
                 results[name] = ranked
@@ -326,7 +328,8 @@ def symbol_candidates(conn: apsw.Connection, queries: Sequence[BenchQuery], repe
     """The symbol stream with every trigram of a probe counted for its name candidates
     (before) against counting its rarest ones only (shipped)."""
     times: dict[str, list[float]] = {ALL_TRIGRAMS: [], TELLING_TRIGRAMS: []}
-    shipped_budget = streams_module.NAME_POSTINGS_BUDGET
+    shipped_budget = sqlite_search.NAME_POSTINGS_BUDGET
+    store = SqliteSearchStore(conn)
     filters = StreamFilters(("code", "summary", "doc"))
     cap = SearchSettings().candidate_cap
     asked = same_top10 = same_all = 0
@@ -337,14 +340,14 @@ def symbol_candidates(conn: apsw.Connection, queries: Sequence[BenchQuery], repe
         results: dict[str, Ranked] = {}
         for r in range(repeats + 1):
             for variant, budget in ((ALL_TRIGRAMS, 1 << 62), (TELLING_TRIGRAMS, shipped_budget)):
-                streams_module.NAME_POSTINGS_BUDGET = budget
+                sqlite_search.NAME_POSTINGS_BUDGET = budget
                 try:
                     t0 = time.perf_counter()
-                    results[variant] = symbol_stream(conn, analysis, filters, cap)
+                    results[variant] = symbol_stream(store, analysis, filters, cap)
                     if r:
                         times[variant].append((time.perf_counter() - t0) * 1000)
                 finally:
-                    streams_module.NAME_POSTINGS_BUDGET = shipped_budget
+                    sqlite_search.NAME_POSTINGS_BUDGET = shipped_budget
         asked += 1
         before, after = results[ALL_TRIGRAMS], results[TELLING_TRIGRAMS]
         same_top10 += before[:10] == after[:10]

@@ -39,7 +39,6 @@ from codesift.config import Settings
 from codesift.history.update import in_git_history, update_history
 from codesift.parsing.languages import detect_language
 from codesift.preparation import FileJob, PreparedFile, prepare_file, prepare_files
-from codesift.store.database import scalar
 from codesift.store.writer import FileChange, IndexWriter
 from codesift.workspace import ContentSkip, SourceFile, discover_files, discover_paths
 
@@ -274,14 +273,8 @@ class Indexer:
 
     def plan(self) -> IndexPlan:
         discovery = discover_files(self.root, self.settings.index)
-        known = {
-            row[0]: (row[1], row[2])
-            for row in self.conn.execute("SELECT path, size, mtime_ns FROM files")
-        }
-        skipped_before = {
-            row[0]: (row[1], row[2], row[3])
-            for row in self.conn.execute("SELECT path, size, mtime_ns, reason FROM skipped_files")
-        }
+        known = self.writer.known_files()
+        skipped_before = self.writer.skipped_files()
         plan = IndexPlan(known=len(known))
         plan.skipped = [(s.path, s.reason) for s in discovery.skipped]
         seen: set[str] = set()
@@ -527,22 +520,13 @@ class Indexer:
             if self.writer.run_marker():  # a run with nothing to do writes nothing
                 self.writer.set_run_marker(False)
             if total or full_resolve:
-                conn.execute(
-                    "INSERT INTO meta (key, value) VALUES ('last_update', ?) "
-                    "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                    (f"{time.time():.3f}",),
-                )
-                conn.execute(
-                    "INSERT INTO meta (key, value) VALUES ('root', ?) "
-                    "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                    (str(self.root),),
-                )
+                self.writer.record_update(str(self.root))
         self._update_history()
         if bulk:
             # One FTS merge, and a VACUUM for the pages the run's deletes and updates
             # left half full.
             self.writer.compact()
-        summary.files = int(scalar(conn, "SELECT count(*) FROM files"))
+        summary.files = self.writer.file_count()
         summary.seconds = time.perf_counter() - started
         if progress:
             progress(IndexProgress("done", done, total))
@@ -580,10 +564,7 @@ class Indexer:
                 summary.deleted += 1
             return
         self.writer.forget_skipped(source.path)
-        known_hash = scalar(
-            self.conn, "SELECT content_hash FROM files WHERE path = ?", (source.path,)
-        )
-        if known_hash == result.meta.content_hash:
+        if self.writer.content_hash(source.path) == result.meta.content_hash:
             self.writer.touch_file(source.path, source.size, source.mtime_ns)
             summary.unchanged += 1
             return

@@ -34,6 +34,7 @@ from codesift.retrieval.streams import (
 )
 from codesift.retrieval.vector_index import VectorIndex
 from codesift.store.database import open_database
+from codesift.store.sqlite_search import SqliteSearchStore
 
 pytestmark = pytest.mark.usefixtures("git_isolation")
 
@@ -231,16 +232,17 @@ def test_filters_apply_inside_every_stream_before_the_cap(searcher: Searcher) ->
         for r in conn.execute("SELECT id FROM chunks WHERE changed >= ?", (ts("2024-03-01"),))
     }
     analysis = analyze_query("ledger")
+    store = SqliteSearchStore(conn)
     # cap 2: the two best candidates that pass, not two that are then dropped
-    ranked = lexical_stream(conn, analysis, filters, 2)
+    ranked = lexical_stream(store, analysis, filters, 2)
     assert len(ranked) == 2 and {cid for cid, _ in ranked} <= allowed
     # of the two sections about the ledger only Billing changed after March
-    ranked = lexical_doc_stream(conn, analysis, filters, 2)
+    ranked = lexical_doc_stream(store, analysis, filters, 2)
     assert len(ranked) == 1 and {cid for cid, _ in ranked} <= allowed
-    assert len(lexical_doc_stream(conn, analysis, replace(filters, times=TimeFilter()), 2)) == 2
-    ranked = symbol_stream(conn, analyze_query("refund"), filters, 10)
+    assert len(lexical_doc_stream(store, analysis, replace(filters, times=TimeFilter()), 2)) == 2
+    ranked = symbol_stream(store, analyze_query("refund"), filters, 10)
     assert ranked == []
-    ranked = symbol_stream(conn, analyze_query("charge"), filters, 10)
+    ranked = symbol_stream(store, analyze_query("charge"), filters, 10)
     assert ranked and {cid for cid, _ in ranked} <= allowed
 
 
@@ -270,12 +272,16 @@ def test_vector_stream_filters_inside_the_knn(searcher: Searcher) -> None:
         )
     }
     filters = StreamFilters(("code", "summary"), times=window)
-    ranked = vector_stream(conn, query, filters, 3)
+    ranked = vector_stream(SqliteSearchStore(conn), query, filters, 3)
     assert len(ranked) == 3 == min(3, len(allowed))
     assert {cid for cid, _ in ranked} <= allowed
     # The in-memory copy applies the same filter and finds the same nearest chunks.
     resident = resident_vector_stream(
-        conn, VectorIndex(), np.frombuffer(query, np.int8).astype(np.float32), filters, 3
+        SqliteSearchStore(conn),
+        VectorIndex(),
+        np.frombuffer(query, np.int8).astype(np.float32),
+        filters,
+        3,
     )
     assert [cid for cid, _ in resident] == [cid for cid, _ in ranked]
 

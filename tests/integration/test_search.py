@@ -22,6 +22,7 @@ from codesift.retrieval.streams import (
     lexical_stream,
     symbol_stream,
 )
+from codesift.store.sqlite_search import SqliteSearchStore
 
 pytestmark = pytest.mark.usefixtures("git_isolation")
 
@@ -478,16 +479,18 @@ def test_lexical_merges_code_and_signatures_by_score_when_both_are_asked_for(
     _, conn = workspace
     analysis = analyze_query("retry failed charge")
     layer = dict(conn.execute("SELECT id, layer FROM chunks").fetchall())
-    code = lexical_stream(conn, analysis, StreamFilters(("code",)), 300)
-    ast = lexical_stream(conn, analysis, StreamFilters(("ast",)), 300)
-    both = lexical_stream(conn, analysis, StreamFilters(("code", "ast")), 300)
+    code = lexical_stream(SqliteSearchStore(conn), analysis, StreamFilters(("code",)), 300)
+    ast = lexical_stream(SqliteSearchStore(conn), analysis, StreamFilters(("ast",)), 300)
+    both = lexical_stream(SqliteSearchStore(conn), analysis, StreamFilters(("code", "ast")), 300)
     assert code and ast
     assert {layer[cid] for cid, _ in code} == {"code"}
     assert {layer[cid] for cid, _ in ast} == {"ast"}
     assert sorted(both) == sorted(code + ast)
     assert [score for _, score in both] == sorted((s for _, s in both), reverse=True)
     # A filter (here on languages) takes the joined path and gives the same ranking.
-    filtered = lexical_stream(conn, analysis, StreamFilters(("code",), ("python",)), 300)
+    filtered = lexical_stream(
+        SqliteSearchStore(conn), analysis, StreamFilters(("code",), ("python",)), 300
+    )
     python_ids = {
         row[0]
         for row in conn.execute(
@@ -522,7 +525,9 @@ def test_provenance_names_each_stream_with_its_rank_and_score(
     request = SearchRequest(query).validated()
     analysis = analyze_query(request.query)
     filters = StreamFilters(request.layers)
-    ranked = {name: run(conn, analysis, filters, 300) for name, run in STREAMS.items()}
+    ranked = {
+        name: run(SqliteSearchStore(conn), analysis, filters, 300) for name, run in STREAMS.items()
+    }
     node_of = {int(r[0]): r[1] for r in conn.execute("SELECT id, node_id FROM chunks")}
     for result in response.results:
         assert result.provenance

@@ -21,6 +21,8 @@ from codesift.retrieval import Searcher, SearchRequest, SearchResponse
 from codesift.retrieval.query import trigrams
 from codesift.retrieval.search import StreamInput, _Stream
 from codesift.retrieval.streams import Ranked
+from codesift.store.search_store import SearchStore
+from codesift.store.sqlite_search import SqliteSearchStore
 
 pytestmark = pytest.mark.usefixtures("git_isolation")
 
@@ -150,7 +152,7 @@ def test_streams_run_on_worker_threads_side_by_side(conn: apsw.Connection) -> No
     lock = threading.Lock()
 
     def meeting(name: str) -> _Stream:
-        def run(c: apsw.Connection, i: StreamInput) -> Ranked:
+        def run(c: SearchStore, i: StreamInput) -> Ranked:
             started = time.perf_counter()
             barrier.wait()  # raises BrokenBarrierError if the others never come
             with lock:
@@ -181,11 +183,11 @@ def test_streams_run_on_worker_threads_side_by_side(conn: apsw.Connection) -> No
 def test_a_failing_stream_logs_a_warning_and_contributes_nothing(
     conn: apsw.Connection, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def broken(c: apsw.Connection, i: StreamInput) -> Ranked:
-        c.execute("SELECT * FROM no_such_table").fetchall()
+    def broken(c: SearchStore, i: StreamInput) -> Ranked:
+        connection_of(c).execute("SELECT * FROM no_such_table").fetchall()
         return [(1, 1.0)]
 
-    def buggy(c: apsw.Connection, i: StreamInput) -> Ranked:
+    def buggy(c: SearchStore, i: StreamInput) -> Ranked:
         raise RuntimeError("a bug in a stream")
 
     expected = Searcher(conn).search(SearchRequest("sum_prices"))
@@ -250,6 +252,12 @@ def test_a_set_cancel_event_raises_before_any_work(conn: apsw.Connection) -> Non
             Searcher(conn, parallel=parallel).search(SearchRequest("sum_prices"), cancel=cancel)
 
 
+def connection_of(store: SearchStore) -> apsw.Connection:
+    """The SQLite connection under a stream's store, for statements of the test's own."""
+    assert isinstance(store, SqliteSearchStore)
+    return store.connection
+
+
 class EndlessStatement:
     """A SQL statement that never ends unless interrupted: `run(conn)` executes it,
     `running` is set once it runs (SQLite interrupts only statements that are
@@ -307,8 +315,8 @@ def search_in_thread(
 def test_cancel_interrupts_a_running_stream_and_raises(conn: apsw.Connection) -> None:
     statement = EndlessStatement()
 
-    def endless(c: apsw.Connection, i: StreamInput) -> Ranked:
-        statement.run(c)
+    def endless(c: SearchStore, i: StreamInput) -> Ranked:
+        statement.run(connection_of(c))
         return []
 
     searcher = ExtraStreamSearcher(conn, [_Stream("endless", endless)])
@@ -336,10 +344,10 @@ def test_cancel_stops_a_statement_that_starts_after_it(conn: apsw.Connection) ->
     entered = threading.Event()
     cancelled = threading.Event()
 
-    def starts_late(c: apsw.Connection, i: StreamInput) -> Ranked:
+    def starts_late(c: SearchStore, i: StreamInput) -> Ranked:
         entered.set()
         assert cancelled.wait(60), "the test never cancelled"
-        statement.run(c)
+        statement.run(connection_of(c))
         return []
 
     searcher = ExtraStreamSearcher(conn, [_Stream("starts_late", starts_late)])
@@ -361,7 +369,7 @@ def test_cancel_stops_a_statement_that_starts_after_it(conn: apsw.Connection) ->
 def test_cancel_between_stages_in_sequential_mode(conn: apsw.Connection) -> None:
     cancel = threading.Event()
 
-    def cancels(c: apsw.Connection, i: StreamInput) -> Ranked:
+    def cancels(c: SearchStore, i: StreamInput) -> Ranked:
         cancel.set()  # as if the client cancelled while this stream ran
         return []
 
@@ -443,7 +451,7 @@ def test_go_method_graph(conn: apsw.Connection) -> None:
 
 
 def test_terms_in_half_the_rows_are_not_scored_and_rankings_keep() -> None:
-    from codesift.retrieval import streams
+    from codesift.store import sqlite_search
 
     conn = apsw.Connection(":memory:")
     conn.execute(
@@ -455,9 +463,9 @@ def test_terms_in_half_the_rows_are_not_scored_and_rankings_keep() -> None:
     ]
     for i, text in enumerate(texts, start=1):
         conn.execute("INSERT INTO code_fts (rowid, body) VALUES (?, ?)", (i, text))
-    assert streams.scored_terms(conn, "code_fts", ["self", "rare", "def"]) == ["rare"]
-    assert streams.scored_terms(conn, "code_fts", ["self", "def"]) == ["self", "def"]
-    assert streams.scored_terms(conn, "code_fts", ["self"]) == ["self"]
+    assert sqlite_search.scored_terms(conn, "code_fts", ["self", "rare", "def"]) == ["rare"]
+    assert sqlite_search.scored_terms(conn, "code_fts", ["self", "def"]) == ["self", "def"]
+    assert sqlite_search.scored_terms(conn, "code_fts", ["self"]) == ["self"]
 
     def bm25(terms: list[str]) -> list[tuple[int, float]]:
         match = " OR ".join(f'"{t}"' for t in terms)
@@ -485,7 +493,7 @@ def test_signature_query_with_common_terms_still_finds_its_definition(
 
 
 def test_common_terms_of_a_large_index_are_not_scored() -> None:
-    from codesift.retrieval import streams
+    from codesift.store import sqlite_search
 
     def table(rows: int, common: int) -> apsw.Connection:
         conn = apsw.Connection(":memory:")
@@ -500,31 +508,33 @@ def test_common_terms_of_a_large_index_are_not_scored() -> None:
 
     # 15% of 20,000 rows: common enough to leave out at max_df 0.1, not at 0.5.
     large = table(20_000, 3_000)
-    assert streams.scored_terms(large, "code_fts", ["handler", "sprocket"], 0.1) == ["sprocket"]
-    assert streams.scored_terms(large, "code_fts", ["handler", "sprocket"], 0.5) == [
+    assert sqlite_search.scored_terms(large, "code_fts", ["handler", "sprocket"], 0.1) == [
+        "sprocket"
+    ]
+    assert sqlite_search.scored_terms(large, "code_fts", ["handler", "sprocket"], 0.5) == [
         "handler",
         "sprocket",
     ]
     # 6% of 50,000 rows: left out by default (a twentieth), kept at a tenth.
     default = SearchSettings().lexical_max_df
     larger = table(50_000, 3_000)
-    assert streams.scored_terms(larger, "code_fts", ["handler", "sprocket"], default) == [
+    assert sqlite_search.scored_terms(larger, "code_fts", ["handler", "sprocket"], default) == [
         "sprocket"
     ]
-    assert streams.scored_terms(larger, "code_fts", ["handler", "sprocket"], 0.1) == [
+    assert sqlite_search.scored_terms(larger, "code_fts", ["handler", "sprocket"], 0.1) == [
         "handler",
         "sprocket",
     ]
     # The same share of a small index is cheap to score: kept.
     small = table(200, 30)
-    assert streams.scored_terms(small, "code_fts", ["handler", "sprocket"], 0.1) == [
+    assert sqlite_search.scored_terms(small, "code_fts", ["handler", "sprocket"], 0.1) == [
         "handler",
         "sprocket",
     ]
 
 
 def test_name_candidates_are_counted_over_the_rarest_trigrams_within_a_budget() -> None:
-    from codesift.retrieval import streams
+    from codesift.store import sqlite_search
 
     def names(rows: int) -> apsw.Connection:
         conn = apsw.Connection(":memory:")
@@ -541,12 +551,12 @@ def test_name_candidates_are_counted_over_the_rarest_trigrams_within_a_budget() 
 
     probe = trigrams("redirect_request")
     assert "est" in probe
-    many = names(streams.NAME_POSTINGS_BUDGET + 100)
+    many = names(sqlite_search.NAME_POSTINGS_BUDGET + 100)
     # `est`'s postings alone are over the budget: the rarer trigrams are counted.
-    assert streams._telling_trigrams(many, probe) == [tri for tri in probe if tri != "est"]
+    assert sqlite_search.telling_trigrams(many, probe) == [tri for tri in probe if tri != "est"]
     # The names sharing telling trigrams come first; `test_...` names share no other.
-    assert streams._name_candidates(many, "redirect_request", 5) == [0, -1]
+    assert sqlite_search.name_candidates_by_trigrams(many, "redirect_request", 5) == [0, -1]
     # The rarest trigram is counted however many postings it has.
-    assert streams._telling_trigrams(many, ["est", "tes"]) in (["est"], ["tes"])
+    assert sqlite_search.telling_trigrams(many, ["est", "tes"]) in (["est"], ["tes"])
     # When all postings fit the budget, every trigram is counted.
-    assert streams._telling_trigrams(names(100), probe) == probe
+    assert sqlite_search.telling_trigrams(names(100), probe) == probe

@@ -12,6 +12,7 @@ from codesift.indexer import IndexSummary
 from codesift.retrieval import Searcher, SearchRequest
 from codesift.retrieval.query import analyze_query
 from codesift.retrieval.streams import StreamFilters, symbol_stream
+from codesift.store.sqlite_search import SqliteSearchStore
 
 pytestmark = pytest.mark.usefixtures("git_isolation")
 
@@ -66,13 +67,17 @@ def _names(conn: apsw.Connection, chunk_ids: list[int]) -> list[str]:
 
 
 def test_the_name_as_typed_leads_its_look_alikes_in_another_case(conn: apsw.Connection) -> None:
-    ranked = symbol_stream(conn, analyze_query("ParseInt"), StreamFilters(("code",)), cap=10)
+    ranked = symbol_stream(
+        SqliteSearchStore(conn), analyze_query("ParseInt"), StreamFilters(("code",)), cap=10
+    )
     names = _names(conn, [cid for cid, _ in ranked])
     assert names[0] == "strconv.ParseInt"
     assert sorted(names[1:4]) == ["a.parseInt", "b.parseInt", "c.parseInt"]
     assert ranked[0][1] > ranked[1][1] >= 1.0  # the others stay exact name matches
     # and the other way round: the lower-case name first
-    lower = symbol_stream(conn, analyze_query("parseInt"), StreamFilters(("code",)), cap=10)
+    lower = symbol_stream(
+        SqliteSearchStore(conn), analyze_query("parseInt"), StreamFilters(("code",)), cap=10
+    )
     assert _names(conn, [cid for cid, _ in lower])[0] != "strconv.ParseInt"
 
 

@@ -19,6 +19,7 @@ from codesift.retrieval import Searcher, SearchRequest
 from codesift.retrieval.streams import StreamFilters, resident_vector_stream, vector_stream
 from codesift.retrieval.vector_index import PREFILTER_MIN, VectorIndex
 from codesift.store.database import open_reader
+from codesift.store.sqlite_search import SqliteSearchStore
 from codesift.store.vector_stamps import next_vectors_stamp, vector_counters
 
 pytestmark = pytest.mark.usefixtures("git_isolation")
@@ -200,7 +201,9 @@ def test_streams_agree_between_sqlite_vec_and_resident_copy(
     _, conn = embedded_repo
     query = embedder.embed_query("declined card payment")
     filters = StreamFilters(("summary",), languages=("python",))
-    by_sqlite = vector_stream(conn, quantize(query[None, :])[0].tobytes(), filters, 5)
-    by_memory = resident_vector_stream(conn, VectorIndex(), query, filters, 5)
+    by_sqlite = vector_stream(
+        SqliteSearchStore(conn), quantize(query[None, :])[0].tobytes(), filters, 5
+    )
+    by_memory = resident_vector_stream(SqliteSearchStore(conn), VectorIndex(), query, filters, 5)
     assert [cid for cid, _ in by_memory] == [cid for cid, _ in by_sqlite] != []
     assert all(abs(a[1] - b[1]) < 0.02 for a, b in zip(by_memory, by_sqlite, strict=True))

@@ -16,6 +16,7 @@ from codesift.history.timespec import (
     parse_time_spec,
     time_filter,
 )
+from codesift.store.filters import time_conditions
 
 NOW = datetime(2024, 6, 15, 12, 0, tzinfo=UTC).timestamp()
 DAY = 86400
@@ -98,9 +99,9 @@ def test_time_filter_orders_its_bounds() -> None:
     assert window
 
 
-def test_sql_and_admits_agree() -> None:
+def test_time_conditions_and_admits_agree() -> None:
     window = TimeFilter(as_of=100.0, since=50.0, until=200.0)
-    sql, params = window.sql("c.changed", "c.created", now=NOW)
+    sql, params = time_conditions(window, "c.changed", "c.created", now=NOW)
     assert sql == (
         " AND coalesce(c.changed, c.created) >= ? AND coalesce(c.changed, c.created) <= ?"
         " AND c.created <= ?"
@@ -115,7 +116,7 @@ def test_sql_and_admits_agree() -> None:
 
 def test_bounds_at_now_keep_uncommitted_content() -> None:
     window = TimeFilter(as_of=NOW, until=NOW)
-    assert window.sql("changed", "created", now=NOW) == ("", [])
+    assert time_conditions(window, "changed", "created", now=NOW) == ("", [])
     assert window.admits(UNCOMMITTED_TIME, UNCOMMITTED_TIME, now=NOW)
     assert TimeFilter(since=NOW - DAY).admits(UNCOMMITTED_TIME, UNCOMMITTED_TIME, now=NOW)
     assert not TimeFilter(until=NOW - DAY).admits(1.0, UNCOMMITTED_TIME, now=NOW)

@@ -178,30 +178,22 @@ class TimeFilter:
     def __bool__(self) -> bool:
         return self.as_of is not None or self.since is not None or self.until is not None
 
-    def sql(self, changed: str, created: str, now: float | None = None) -> tuple[str, list[object]]:
-        """Conditions (each prefixed with AND) on the given changed/created columns.
-
-        A row without times (history not computed yet) passes no bound. Bounds at
-        or after `now` do not exclude uncommitted content, which changed "now".
-        """
+    def active_bounds(
+        self, now: float | None = None
+    ) -> tuple[float | None, float | None, float | None]:
+        """(since, until, as_of) as they apply at `now`: a bound at or after `now`
+        is None, so it does not exclude uncommitted content, which changed "now".
+        Each backend turns them into conditions of its own (store/filters.py for
+        SQLite); content without times (history not computed yet) passes no bound."""
         current = (time.time() if now is None else now) - NOW_SLACK
-        sql = ""
-        params: list[object] = []
-        if self.since is not None:
-            sql += f" AND coalesce({changed}, {created}) >= ?"
-            params.append(self.since)
-        if self.until is not None and self.until < current:
-            sql += f" AND coalesce({changed}, {created}) <= ?"
-            params.append(self.until)
-        if self.as_of is not None and self.as_of < current:
-            sql += f" AND {created} <= ?"
-            params.append(self.as_of)
-        return sql, params
+        until = self.until if self.until is not None and self.until < current else None
+        as_of = self.as_of if self.as_of is not None and self.as_of < current else None
+        return self.since, until, as_of
 
     def admits(
         self, created: float | None, changed: float | None, now: float | None = None
     ) -> bool:
-        """The same test as `sql`, on values in Python."""
+        """The test of `active_bounds`, on values in Python."""
         current = (time.time() if now is None else now) - NOW_SLACK
         last = changed if changed is not None else created
         if self.since is not None and (last is None or last < self.since):

@@ -33,10 +33,10 @@ import json
 import logging
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
 
 import apsw
 import numpy as np
@@ -46,7 +46,7 @@ import pygit2
 from codesift.history.lines import UNCOMMITTED, FileLines, apply_patch, decode_lines, encode_lines
 from codesift.history.lines import span_times as _span_times
 from codesift.history.timespec import UNCOMMITTED_TIME
-from codesift.store.database import scalar
+from codesift.store.history import HistoryRows, SpanTimes
 
 __all__ = [
     "HistoryFailure",
@@ -100,28 +100,13 @@ _UNREADABLE_KEY = "history_unreadable"
 _READ_ERRORS = (KeyError, pygit2.GitError)
 
 
-def _get_meta(conn: apsw.Connection, key: str) -> str | None:
-    value = scalar(conn, "SELECT value FROM meta WHERE key = ?", (key,))
-    return None if value is None else str(value)
-
-
-def _set_meta(conn: apsw.Connection, key: str, value: str | None) -> None:
-    """Set (or delete, for None) a meta value; no write when it is already so."""
-    if _get_meta(conn, key) == value:
-        return
-    if value is None:
-        conn.execute("DELETE FROM meta WHERE key = ?", (key,))
-    else:
-        conn.execute(
-            "INSERT INTO meta (key, value) VALUES (?, ?)"
-            " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (key, value),
-        )
-
-
 def history_failure(conn: apsw.Connection) -> HistoryFailure | None:
     """The recorded reason the index's git history is incomplete, if it is."""
-    raw = _get_meta(conn, _FAILURE_KEY)
+    return _failure(HistoryRows(conn))
+
+
+def _failure(rows: HistoryRows) -> HistoryFailure | None:
+    raw = rows.meta(_FAILURE_KEY)
     if raw is None:
         return None
     try:
@@ -148,25 +133,26 @@ class HistoryStatus:
 
 
 def history_status(conn: apsw.Connection) -> HistoryStatus:
-    failure = history_failure(conn)
+    rows = HistoryRows(conn)
+    failure = _failure(rows)
     if failure is None:
-        head = _get_meta(conn, "history_head")
+        head = rows.meta("history_head")
         return HistoryStatus("git" if head else "mtime", True, None, head, 0)
     files = failure.files
     if files is None:
-        files = int(scalar(conn, "SELECT count(*) FROM files"))
+        files = rows.file_count()
     return HistoryStatus("git", False, failure.error, failure.head or None, files)
 
 
-def _record_failure(conn: apsw.Connection, failure: HistoryFailure | None) -> None:
+def _record_failure(rows: HistoryRows, failure: HistoryFailure | None) -> None:
     value = None
     if failure is not None:
         value = json.dumps({"head": failure.head, "error": failure.error, "files": failure.files})
-    _set_meta(conn, _FAILURE_KEY, value)
+    rows.set_meta(_FAILURE_KEY, value)
 
 
-def _unreadable_paths(conn: apsw.Connection) -> set[str]:
-    return set(json.loads(_get_meta(conn, _UNREADABLE_KEY) or "[]"))
+def _unreadable_paths(rows: HistoryRows) -> set[str]:
+    return set(json.loads(rows.meta(_UNREADABLE_KEY) or "[]"))
 
 
 def _message(exc: BaseException) -> str:
@@ -209,19 +195,17 @@ def in_git_history(root: Path) -> bool:
 
 
 class _LineStore:
-    """Per-file line histories, loaded from the database on first use."""
+    """Per-file line histories, loaded from the index on first use."""
 
-    def __init__(self, conn: apsw.Connection) -> None:
-        self.conn = conn
+    def __init__(self, rows: HistoryRows) -> None:
+        self.rows = rows
         self.cache: dict[str, FileLines | None] = {}
         self.dirty: set[str] = set()
 
     def get(self, path: str) -> FileLines | None:
         if path not in self.cache:
-            row = self.conn.execute(
-                "SELECT lines FROM history_files WHERE path = ?", (path,)
-            ).fetchone()
-            self.cache[path] = decode_lines(bytes(row[0])) if row else None
+            encoded = self.rows.file_lines(path)
+            self.cache[path] = decode_lines(encoded) if encoded is not None else None
         return self.cache[path]
 
     def put(self, path: str, lines: FileLines | None) -> None:
@@ -231,14 +215,7 @@ class _LineStore:
     def save(self) -> None:
         for path in sorted(self.dirty):
             lines = self.cache.get(path)
-            if lines is None:
-                self.conn.execute("DELETE FROM history_files WHERE path = ?", (path,))
-            else:
-                self.conn.execute(
-                    "INSERT INTO history_files (path, lines) VALUES (?, ?)"
-                    " ON CONFLICT(path) DO UPDATE SET lines = excluded.lines",
-                    (path, encode_lines(lines)),
-                )
+            self.rows.put_file_lines(path, None if lines is None else encode_lines(lines))
         self.dirty.clear()
 
 
@@ -345,7 +322,7 @@ def _apply_commit(
 
 
 def _walk(
-    conn: apsw.Connection,
+    rows: HistoryRows,
     repo: pygit2.Repository,
     prefix: str,
     stats: HistoryStats,
@@ -353,28 +330,29 @@ def _walk(
     """Walk the commits since the stored HEAD. Returns the line store (None when
     the history cannot be read at all) and the git paths whose history cannot be."""
     started = time.perf_counter()
-    failure = history_failure(conn)
+    failure = _failure(rows)
     try:
         head = repo.head.peel(pygit2.Commit)
     except _READ_ERRORS as exc:
-        _walk_failed(conn, stats, "", failure, exc)
+        _walk_failed(rows, stats, "", failure, exc)
         return None, set()
     stats.head = str(head.id)
-    stored = _get_meta(conn, "history_head")
-    stored_prefix = _get_meta(conn, "history_prefix")
+    stored = rows.meta("history_head")
+    stored_prefix = rows.meta("history_prefix")
     if stored_prefix is not None and stored_prefix != prefix:
         stored = None
-    store = _LineStore(conn)
+    store = _LineStore(rows)
     if failure is not None:
         if failure.head == stats.head:  # known, and nothing new to read
             stats.error = failure.error
-            return (None if failure.files is None else store), _unreadable_paths(conn)
+            return (None if failure.files is None else store), _unreadable_paths(rows)
         stored = None  # HEAD moved: the missing objects may be here now, read it all again
     if stored == stats.head:
-        return store, _unreadable_paths(conn)
-    unreadable = _Unreadable(set() if stored is None else _unreadable_paths(conn))
+        return store, _unreadable_paths(rows)
+    unreadable = _Unreadable(set() if stored is None else _unreadable_paths(rows))
     try:
-        with conn:  # a savepoint: a walk that fails leaves the stored history as it was
+        # A savepoint: a walk that fails leaves the stored history as it was.
+        with rows.transaction():
             chain, found = _first_parent_chain(repo, head, stored)
             if not found or stored is None:
                 if stored is not None:
@@ -382,34 +360,30 @@ def _walk(
                         "history: %s is no longer on the first-parent chain; rebuilding", stored
                     )
                 stats.rebuilt = stored is not None
-                conn.execute("DELETE FROM history_files")
-                conn.execute("DELETE FROM history_commits")
-                conn.execute("UPDATE files SET history_at = NULL")
+                rows.forget_history()
                 unreadable.paths.clear()
                 chain, _ = _first_parent_chain(repo, head, None)
-            number = int(scalar(conn, "SELECT coalesce(max(id), 0) FROM history_commits"))
-            rows = []
+            number = rows.last_commit_number()
+            commits = []
             touched: set[str] = set()
             for commit in chain:
                 number += 1
-                rows.append((number, str(commit.id), int(commit.commit_time), _subject(commit)))
+                commits.append((number, str(commit.id), int(commit.commit_time), _subject(commit)))
                 touched |= _apply_commit(repo, commit, number, store, prefix, unreadable)
-            conn.executemany(
-                "INSERT INTO history_commits (id, oid, time, subject) VALUES (?,?,?,?)", rows
-            )
+            rows.add_commits(commits)
             store.save()
-            _set_meta(conn, "history_head", stats.head)
-            _set_meta(conn, "history_prefix", prefix)
+            rows.set_meta("history_head", stats.head)
+            rows.set_meta("history_prefix", prefix)
             paths = sorted(p for p in unreadable.paths if p.startswith(prefix))
-            _set_meta(conn, _UNREADABLE_KEY, json.dumps(paths) if paths else None)
+            rows.set_meta(_UNREADABLE_KEY, json.dumps(paths) if paths else None)
             if unreadable.error is not None and paths:
                 stats.error = unreadable.error
                 stats.error_is_new = True
-                _record_failure(conn, HistoryFailure(stats.head, unreadable.error, len(paths)))
+                _record_failure(rows, HistoryFailure(stats.head, unreadable.error, len(paths)))
             else:
-                _record_failure(conn, None)
+                _record_failure(rows, None)
     except _READ_ERRORS as exc:
-        _walk_failed(conn, stats, stats.head, failure, exc)
+        _walk_failed(rows, stats, stats.head, failure, exc)
         return None, set()
     stats.touched |= touched
     stats.commits = len(chain)
@@ -418,7 +392,7 @@ def _walk(
 
 
 def _walk_failed(
-    conn: apsw.Connection,
+    rows: HistoryRows,
     stats: HistoryStats,
     head: str,
     failure: HistoryFailure | None,
@@ -429,7 +403,7 @@ def _walk_failed(
     stored history stays as it was."""
     stats.error = _message(exc)
     stats.error_is_new = failure is None or failure.head != head
-    _record_failure(conn, HistoryFailure(head, stats.error, None))
+    _record_failure(rows, HistoryFailure(head, stats.error, None))
 
 
 def _subject(commit: pygit2.Commit) -> str:
@@ -440,13 +414,13 @@ def _subject(commit: pygit2.Commit) -> str:
     return message.strip().split("\n", 1)[0][:200]
 
 
-def _commit_times(conn: apsw.Connection) -> npt.NDArray[np.int64]:
+def _commit_times(rows: HistoryRows) -> npt.NDArray[np.int64]:
     """Commit number -> time; index 0 (no commit) is 0 and the last element, which
     UNCOMMITTED (-1) reaches, is UNCOMMITTED_TIME."""
-    size = int(scalar(conn, "SELECT coalesce(max(id), 0) FROM history_commits")) + 2
+    size = rows.last_commit_number() + 2
     times = np.zeros(size, dtype=np.int64)
-    for number, when in conn.execute("SELECT id, time FROM history_commits"):
-        times[int(number)] = int(when)
+    for number, when in rows.commit_times():
+        times[number] = when
     times[-1] = UNCOMMITTED_TIME
     return times
 
@@ -479,61 +453,33 @@ def _working_lines(
     return apply_patch(committed, patch, UNCOMMITTED), True
 
 
-def _file_rows(conn: apsw.Connection, file_ids: list[int]) -> Iterator[tuple[int, str, int]]:
-    for start in range(0, len(file_ids), 500):
-        batch = file_ids[start : start + 500]
-        for fid, path, mtime_ns in conn.execute(
-            f"SELECT id, path, mtime_ns FROM files WHERE id IN ({','.join('?' * len(batch))})",
-            batch,
-        ):
-            yield int(fid), str(path), int(mtime_ns)
+# What `_write_times` asks of a timing: the times of each 1-based line span.
+Timing = Callable[[list[tuple[int, int]]], Sequence[SpanTimes]]
 
 
-def _write_times(
-    conn: apsw.Connection,
-    file_id: int,
-    timing: Any,
-) -> None:
+def _write_times(rows: HistoryRows, file_id: int, timing: Timing) -> None:
     """Store times for one file's nodes and chunks. `timing(spans)` returns
     (created, created_commit, changed, changed_commit) per 1-based line span."""
-    nodes: list[Any] = conn.execute(
-        "SELECT id, start_line, end_line FROM nodes WHERE file_id = ?", (file_id,)
-    ).fetchall()
-    loose: list[Any] = conn.execute(
-        "SELECT id, start_line, end_line FROM chunks WHERE file_id = ? AND node_id IS NULL",
-        (file_id,),
-    ).fetchall()
+    nodes = rows.node_spans(file_id)
+    loose = rows.loose_chunk_spans(file_id)
     if nodes:
-        node_times = timing([(int(s), int(e)) for _, s, e in nodes])
-        conn.executemany(
-            "UPDATE nodes SET created = ?, created_commit = ?, changed = ?, changed_commit = ?"
-            " WHERE id = ?",
-            [(*t, int(row[0])) for t, row in zip(node_times, nodes, strict=True)],
-        )
+        node_times = timing([(n.start_line, n.end_line) for n in nodes])
         # A node's chunks (code parts, ast, summary) carry the node's times.
-        conn.execute(
-            "UPDATE chunks SET created = n.created, changed = n.changed,"
-            " changed_commit = n.changed_commit FROM nodes n"
-            " WHERE chunks.file_id = ? AND chunks.node_id = n.id",
-            (file_id,),
-        )
+        rows.set_node_times(file_id, [(t, n.id) for t, n in zip(node_times, nodes, strict=True)])
     if loose:
-        chunk_times = timing([(int(s), int(e)) for _, s, e in loose])
-        conn.executemany(
-            "UPDATE chunks SET created = ?, changed = ?, changed_commit = ? WHERE id = ?",
-            [(t[0], t[2], t[3], int(row[0])) for t, row in zip(chunk_times, loose, strict=True)],
-        )
+        chunk_times = timing([(c.start_line, c.end_line) for c in loose])
+        rows.set_chunk_times([(t, c.id) for t, c in zip(chunk_times, loose, strict=True)])
 
 
-def _time_by_mtime(conn: apsw.Connection, file_id: int, mtime_ns: int, now: float) -> None:
+def _time_by_mtime(rows: HistoryRows, file_id: int, mtime_ns: int, now: float) -> None:
     """Date a file's nodes and chunks by its modification time (commit 0: a
     file-time fallback), as the writer does outside git."""
     seconds = mtime_ns // 1_000_000_000
-    _write_times(conn, file_id, lambda spans: [(seconds, 0, seconds, 0) for _ in spans])
-    conn.execute("UPDATE files SET history_at = ? WHERE id = ?", (now, file_id))
+    _write_times(rows, file_id, lambda spans: [(seconds, 0, seconds, 0) for _ in spans])
+    rows.mark_timed(file_id, now)
 
 
-def _stale_files(conn: apsw.Connection, root_paths: set[str]) -> tuple[list[int], set[str]]:
+def _stale_files(rows: HistoryRows, root_paths: set[str]) -> tuple[list[int], set[str]]:
     """Files whose times must be computed again (never timed, re-indexed since, or
     touched by new commits), and the paths of every indexed file.
 
@@ -541,12 +487,10 @@ def _stale_files(conn: apsw.Connection, root_paths: set[str]) -> tuple[list[int]
     HEAD changes: its uncommitted lines already count as changed now."""
     out = []
     paths: set[str] = set()
-    for fid, path, history_at, indexed_at in conn.execute(
-        "SELECT id, path, history_at, indexed_at FROM files"
-    ):
-        paths.add(str(path))
+    for fid, path, history_at, indexed_at in rows.timing_states():
+        paths.add(path)
         if history_at is None or float(history_at) < float(indexed_at) or path in root_paths:
-            out.append(int(fid))
+            out.append(fid)
     return out, paths
 
 
@@ -556,34 +500,31 @@ def update_history(conn: apsw.Connection, root: Path) -> HistoryStats:
     started = time.perf_counter()
     stats = HistoryStats()
     found = _open_repository(root)
-    dirty_before = set(
-        json.loads(scalar(conn, "SELECT value FROM meta WHERE key = 'history_dirty'") or "[]")
-    )
-    with conn:
+    rows = HistoryRows(conn)
+    dirty_before = set(json.loads(rows.meta("history_dirty") or "[]"))
+    with rows.transaction():
         if found is None:
             stats.source = "mtime"
-            had_git = _get_meta(conn, "history_head")
+            had_git = rows.meta("history_head")
             if had_git is not None:  # the folder stopped being a repository
-                conn.execute("DELETE FROM history_files")
-                conn.execute("DELETE FROM history_commits")
-                conn.execute("UPDATE files SET history_at = NULL")
-                _set_meta(conn, "history_head", None)
-            _record_failure(conn, None)
-            _set_meta(conn, _UNREADABLE_KEY, None)
-            stale, _ = _stale_files(conn, set())
+                rows.forget_history()
+                rows.set_meta("history_head", None)
+            _record_failure(rows, None)
+            rows.set_meta(_UNREADABLE_KEY, None)
+            stale, _ = _stale_files(rows, set())
             now = time.time()
-            for fid, _path, mtime_ns in list(_file_rows(conn, stale)):
-                _time_by_mtime(conn, fid, mtime_ns, now)
+            for fid, _path, mtime_ns in list(rows.file_stamps(stale)):
+                _time_by_mtime(rows, fid, mtime_ns, now)
             stats.files_timed = len(stale)
-            _set_meta(conn, "history_dirty", None)
+            rows.set_meta("history_dirty", None)
             stats.seconds = time.perf_counter() - started
             return stats
         repo, prefix = found
         stats.source = "git"
-        store, unreadable = _walk(conn, repo, prefix, stats)
+        store, unreadable = _walk(rows, repo, prefix, stats)
         root_touched = {p[len(prefix) :] for p in stats.touched if p.startswith(prefix)}
-        stale, indexed_paths = _stale_files(conn, root_touched)
-        times = _commit_times(conn)
+        stale, indexed_paths = _stale_files(rows, root_touched)
+        times = _commit_times(rows)
         head_tree: pygit2.Tree | None = None
         if store is not None:
             try:
@@ -593,28 +534,28 @@ def update_history(conn: apsw.Connection, root: Path) -> HistoryStats:
         dirty_now: list[str] = []
         retimed: set[str] = set()
         now = time.time()
-        for fid, path, mtime_ns in list(_file_rows(conn, stale)):
+        for fid, path, mtime_ns in list(rows.file_stamps(stale)):
             retimed.add(path)
             git_path = prefix + path
             if store is None or head_tree is None or git_path in unreadable:
-                _time_by_mtime(conn, fid, mtime_ns, now)
+                _time_by_mtime(rows, fid, mtime_ns, now)
                 continue
             try:
                 lines, uncommitted = _working_lines(
                     repo, head_tree, git_path, root / path, store.get(git_path)
                 )
             except _READ_ERRORS:
-                _time_by_mtime(conn, fid, mtime_ns, now)
+                _time_by_mtime(rows, fid, mtime_ns, now)
                 continue
             if uncommitted:
                 dirty_now.append(path)
             if lines is None:
                 lines = FileLines([], [], [])
-            _write_times(conn, fid, lambda spans, ls=lines: _span_times(ls, times, spans))
-            conn.execute("UPDATE files SET history_at = ? WHERE id = ?", (now, fid))
+            _write_times(rows, fid, partial(_span_times, lines, times))
+            rows.mark_timed(fid, now)
         # Dirty files that were not re-timed stay dirty; those that were say it anew.
         dirty = ((dirty_before - retimed) | set(dirty_now)) & indexed_paths
-        _set_meta(conn, "history_dirty", json.dumps(sorted(dirty)) if dirty else None)
+        rows.set_meta("history_dirty", json.dumps(sorted(dirty)) if dirty else None)
         stats.files_timed = len(stale)
         stats.uncommitted_files = len(dirty)
     stats.seconds = time.perf_counter() - started

@@ -12,8 +12,8 @@ container first, then callees and callers alternately, callers outside tests
 first, then base classes, subclasses and imports). An edge to a node already
 shown costs nothing; an edge from a node to itself is not shown.
 
-`plan_neighbours` is pure; `expand_graph` reads the edges (store/reader.py) and
-builds the records.
+`plan_neighbours` is pure; `expand_graph` reads the edges through the search's
+store (store/search_store.py) and builds the records.
 """
 
 from __future__ import annotations
@@ -22,11 +22,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import zip_longest
 
-import apsw
-
 from codesift.retrieval.ranking import is_test_like_path
 from codesift.retrieval.request import GraphEdge, GraphNode
-from codesift.store.reader import edges_from, edges_to, node_rows
+from codesift.store.search_store import SearchStore
 
 __all__ = ["MAX_GRAPH_NODES", "Neighbour", "expand_graph", "plan_neighbours"]
 
@@ -112,9 +110,9 @@ def plan_neighbours(
     return chosen
 
 
-def _offers(conn: apsw.Connection, node_id: int) -> list[Neighbour]:
-    outgoing = [e for e in edges_from(conn, node_id) if e.dst_id not in (None, node_id)]
-    incoming = [e for e in edges_to(conn, node_id) if e.src_id != node_id]
+def _offers(store: SearchStore, node_id: int) -> list[Neighbour]:
+    outgoing = [e for e in store.edges_from(node_id) if e.dst_id not in (None, node_id)]
+    incoming = [e for e in store.edges_to(node_id) if e.src_id != node_id]
     parent = [
         Neighbour(e.src_id, "contains", "in", e.line) for e in incoming if e.kind == "contains"
     ]
@@ -126,7 +124,7 @@ def _offers(conn: apsw.Connection, node_id: int) -> list[Neighbour]:
     callers = [Neighbour(e.src_id, "calls", "in", e.line) for e in incoming if e.kind == "calls"]
     if len(callers) > 1:
         # Callers in tests say less about how code is used than callers elsewhere.
-        paths = {n.id: n.path for n in node_rows(conn, [c.node_id for c in callers]).values()}
+        paths = {n.id: n.path for n in store.node_rows([c.node_id for c in callers]).values()}
         callers.sort(key=lambda c: is_test_like_path(paths.get(c.node_id, "")))
     rest = [
         Neighbour(int(e.dst_id), e.kind, "out", e.line)
@@ -141,13 +139,13 @@ def _offers(conn: apsw.Connection, node_id: int) -> list[Neighbour]:
 
 
 def expand_graph(
-    conn: apsw.Connection, node_ids: Sequence[int], limit: int = MAX_GRAPH_NODES
+    store: SearchStore, node_ids: Sequence[int], limit: int = MAX_GRAPH_NODES
 ) -> dict[int, tuple[GraphEdge, ...]]:
     """Result node id -> the edges to show for it (see the module docstring)."""
     order = list(dict.fromkeys(node_ids))
-    offers = {node: _offers(conn, node) for node in order}
+    offers = {node: _offers(store, node) for node in order}
     plan = plan_neighbours(offers, order, limit)
-    rows = node_rows(conn, {n.node_id for edges in plan.values() for n in edges})
+    rows = store.node_rows({n.node_id for edges in plan.values() for n in edges})
     out: dict[int, tuple[GraphEdge, ...]] = {}
     for node, edges in plan.items():
         records: list[GraphEdge] = []

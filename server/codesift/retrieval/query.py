@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from codesift.store.names import fts_or_query, fts_quote
 from codesift.tokens import split_identifier
 
 __all__ = [
@@ -129,15 +130,6 @@ def with_singulars(terms: tuple[str, ...]) -> tuple[str, ...]:
     identifiers name one thing (`warning`, `handler`) where questions speak of many."""
     extra = {s: None for t in terms for s in singulars(t)}
     return terms + tuple(t for t in extra if t not in terms)
-
-
-def fts_quote(term: str) -> str:
-    """Quote one term as an FTS5 string: it can contain no operator."""
-    return '"' + term.replace('"', '""') + '"'
-
-
-def fts_or_query(terms: tuple[str, ...] | list[str]) -> str:
-    return " OR ".join(fts_quote(t) for t in terms if t)
 
 
 def trigrams(text: str) -> list[str]:

@@ -22,7 +22,7 @@ from codesift.config import RerankSettings, SearchSettings
 from codesift.embedding.model import Embedder
 from codesift.embedding.vectors import quantize
 from codesift.errors import SearchCancelled
-from codesift.history.records import chunk_history
+from codesift.history.records import change_info
 from codesift.retrieval.fusion import FusedCandidate, Hit, collapse_by_node, fuse_rankings
 from codesift.retrieval.graph import MAX_GRAPH_NODES, expand_graph
 from codesift.retrieval.query import QueryAnalysis, analyze_query
@@ -45,7 +45,6 @@ from codesift.retrieval.snippets import estimate_tokens, snippet_window, source_
 from codesift.retrieval.streams import (
     Ranked,
     StreamFilters,
-    chunks_for_nodes,
     lexical_doc_stream,
     lexical_stream,
     resident_vector_stream,
@@ -53,8 +52,10 @@ from codesift.retrieval.streams import (
     vector_stream,
 )
 from codesift.retrieval.vector_index import VectorIndex
-from codesift.store.database import open_reader, scalar
-from codesift.store.reader import ChunkRow, chunk_rows
+from codesift.store.database import open_reader
+from codesift.store.reader import ChunkRow
+from codesift.store.search_store import ChildSpan, SearchStore
+from codesift.store.sqlite_search import SqliteSearchStore
 
 __all__ = ["Searcher", "StreamInput"]
 
@@ -83,7 +84,7 @@ class StreamInput:
     query_embedding: npt.NDArray[np.float32] | None = None  # for resident vectors
 
 
-StreamFn = Callable[[apsw.Connection, StreamInput], Ranked]
+StreamFn = Callable[[SearchStore, StreamInput], Ranked]
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,31 +95,31 @@ class _Stream:
 
 
 class _InFlight:
-    """One search's streams while they run: its cancel event and the connections
-    busy with them, so a cancel can interrupt their SQL."""
+    """One search's streams while they run: its cancel event and the stores busy
+    with them, so a cancel can interrupt their SQL."""
 
     def __init__(self, cancel: threading.Event | None) -> None:
         self.cancel = cancel
         self._lock = threading.Lock()
-        self._busy: dict[int, apsw.Connection] = {}
+        self._busy: dict[int, SearchStore] = {}
 
     def cancelled(self) -> bool:
         return self.cancel is not None and self.cancel.is_set()
 
-    def enter(self, conn: apsw.Connection) -> None:
+    def enter(self, store: SearchStore) -> None:
         with self._lock:
-            self._busy[id(conn)] = conn
+            self._busy[id(store)] = store
 
-    def leave(self, conn: apsw.Connection) -> None:
+    def leave(self, store: SearchStore) -> None:
         with self._lock:
-            self._busy.pop(id(conn), None)
+            self._busy.pop(id(store), None)
 
     def interrupt(self) -> None:
-        # Under the lock: a connection leaves only after its statement finished, so
-        # this never interrupts another search's statement on that connection.
+        # Under the lock: a store leaves only after its statement finished, so this
+        # never interrupts another search's statement on that store's connection.
         with self._lock:
-            for conn in self._busy.values():
-                conn.interrupt()
+            for store in self._busy.values():
+                store.interrupt()
 
 
 _pool_lock = threading.Lock()
@@ -190,7 +191,9 @@ class Searcher:
         filename = str(getattr(conn, "filename", "") or "")
         self._db_path = filename if filename and filename != ":memory:" else None
         self.parallel = parallel and self._db_path is not None
-        self._readers: dict[int, apsw.Connection] = {}
+        self._store = SqliteSearchStore(conn)
+        # Per worker thread: its own read-only connection, and the store over it.
+        self._readers: dict[int, tuple[apsw.Connection, SqliteSearchStore]] = {}
         self._readers_lock = threading.Lock()
         self._shared_conn_lock = threading.RLock()
         # Vectors held in memory once loaded (by their owner, or here on first use).
@@ -199,16 +202,17 @@ class Searcher:
 
     # -- connections ---------------------------------------------------------------
 
-    def _reader(self) -> apsw.Connection:
-        """This thread's read-only connection (the shared one when sequential)."""
+    def _reader(self) -> SqliteSearchStore:
+        """The store over this thread's read-only connection (over the shared one
+        when sequential)."""
         if not self.parallel or self._db_path is None:
-            return self.conn
+            return self._store
         ident = threading.get_ident()
         with self._readers_lock:
-            conn = self._readers.get(ident)
-            if conn is None:
+            reader = self._readers.get(ident)
+            if reader is None:
                 try:
-                    conn = self._readers[ident] = open_reader(Path(self._db_path))
+                    conn = open_reader(Path(self._db_path))
                 except apsw.Error as exc:
                     # E.g. a read-only file whose WAL index cannot be opened a second
                     # time: search on the caller's connection, one stream at a time.
@@ -219,19 +223,20 @@ class Searcher:
                         exc,
                     )
                     self.parallel = False
-                    return self.conn
-            return conn
+                    return self._store
+                reader = self._readers[ident] = (conn, SqliteSearchStore(conn))
+            return reader[1]
 
-    def _guard(self, conn: apsw.Connection) -> AbstractContextManager[object]:
+    def _guard(self, store: SearchStore) -> AbstractContextManager[object]:
         """A lock around work on the caller's connection, which threads share when
         no reader connection could be opened (apsw refuses concurrent use)."""
-        return self._shared_conn_lock if conn is self.conn else nullcontext()
+        return self._shared_conn_lock if store is self._store else nullcontext()
 
     def close(self) -> None:
         """Close the worker connections (not `conn`, which the caller owns)."""
         with self._readers_lock:
             readers, self._readers = list(self._readers.values()), {}
-        for conn in readers:
+        for conn, _ in readers:
             conn.close()
 
     def __enter__(self) -> Searcher:
@@ -251,14 +256,14 @@ class Searcher:
         threshold = self.settings.symbol_threshold
         max_df = self.settings.lexical_max_df
 
-        def lexical(conn: apsw.Connection, i: StreamInput) -> Ranked:
-            return lexical_stream(conn, i.analysis, i.filters, i.cap, max_df)
+        def lexical(store: SearchStore, i: StreamInput) -> Ranked:
+            return lexical_stream(store, i.analysis, i.filters, i.cap, max_df)
 
-        def lexical_doc(conn: apsw.Connection, i: StreamInput) -> Ranked:
-            return lexical_doc_stream(conn, i.analysis, i.filters, i.cap)
+        def lexical_doc(store: SearchStore, i: StreamInput) -> Ranked:
+            return lexical_doc_stream(store, i.analysis, i.filters, i.cap)
 
-        def symbol(conn: apsw.Connection, i: StreamInput) -> Ranked:
-            return symbol_stream(conn, i.analysis, i.filters, i.cap, threshold)
+        def symbol(store: SearchStore, i: StreamInput) -> Ranked:
+            return symbol_stream(store, i.analysis, i.filters, i.cap, threshold)
 
         streams = [
             _Stream("lexical", lexical),
@@ -267,22 +272,22 @@ class Searcher:
         ]
         if self.embedder is not None:
 
-            def nearest(conn: apsw.Connection, i: StreamInput, filters: StreamFilters) -> Ranked:
+            def nearest(store: SearchStore, i: StreamInput, filters: StreamFilters) -> Ranked:
                 index = self._resident_vectors()
                 if index is not None and i.query_embedding is not None:
-                    return resident_vector_stream(conn, index, i.query_embedding, filters, i.cap)
+                    return resident_vector_stream(store, index, i.query_embedding, filters, i.cap)
                 if i.query_vector is None:
                     return []
-                return vector_stream(conn, i.query_vector, filters, i.cap)
+                return vector_stream(store, i.query_vector, filters, i.cap)
 
-            def vector(conn: apsw.Connection, i: StreamInput) -> Ranked:
+            def vector(store: SearchStore, i: StreamInput) -> Ranked:
                 code_layers = tuple(layer for layer in i.filters.layers if layer != "doc")
-                return nearest(conn, i, replace(i.filters, layers=code_layers))
+                return nearest(store, i, replace(i.filters, layers=code_layers))
 
-            def vector_doc(conn: apsw.Connection, i: StreamInput) -> Ranked:
+            def vector_doc(store: SearchStore, i: StreamInput) -> Ranked:
                 if "doc" not in i.filters.layers:
                     return []
-                return nearest(conn, i, replace(i.filters, layers=("doc",)))
+                return nearest(store, i, replace(i.filters, layers=("doc",)))
 
             # Doc sections found by meaning are weighted like those found by words.
             streams.append(_Stream("vector", vector, needs_query_vector=True))
@@ -294,16 +299,16 @@ class Searcher:
         (read only when a time option is a string)."""
         if not any(isinstance(v, str) for v in (request.as_of, request.since, request.until)):
             return None
-        with self._guard(self.conn):
-            root = scalar(self.conn, "SELECT value FROM meta WHERE key = 'root'")
-        return Path(str(root)) if root else None
+        with self._guard(self._store):
+            root = self._store.meta("root")
+        return Path(root) if root else None
 
     def load_vectors(self) -> bool:
         """Load the resident vectors now (on the calling thread); False when this
         Searcher keeps none."""
         if self._vector_index is None:
             return False
-        self._vector_index.sync(self._reader())
+        self._reader().sync_resident(self._vector_index)
         return True
 
     def _resident_vectors(self) -> VectorIndex | None:
@@ -339,20 +344,15 @@ class Searcher:
         if flight.cancelled():
             return [], None
         t0 = time.perf_counter()
-        conn = self._reader()
-        flight.enter(conn)
+        store = self._reader()
+        flight.enter(store)
         try:
-            with self._guard(conn):
-                # An interrupt reaches only statements already running, so a stream
-                # whose statement starts just after the cancel would run to its end:
-                # SQLite also asks the search every few thousand steps.
-                if flight.cancel is not None:
-                    conn.set_progress_handler(flight.cancelled, _CANCEL_CHECK_STEPS)
-                try:
-                    ranked = stream.run(conn, inputs)[: inputs.cap]
-                finally:
-                    if flight.cancel is not None:
-                        conn.set_progress_handler(None)
+            # An interrupt reaches only statements already running, so a stream whose
+            # statement starts just after the cancel would run to its end: the store
+            # also asks the search every few thousand steps.
+            checks = flight.cancelled if flight.cancel is not None else None
+            with self._guard(store), store.checking(checks, _CANCEL_CHECK_STEPS):
+                ranked = stream.run(store, inputs)[: inputs.cap]
             error = None
         except apsw.InterruptError:
             if flight.cancelled():
@@ -363,7 +363,7 @@ class Searcher:
             log.warning("stream %s failed for %r: %s", stream.name, inputs.analysis.text, exc)
             ranked, error = [], f"{type(exc).__name__}: {exc}"
         finally:
-            flight.leave(conn)
+            flight.leave(store)
         return ranked, StreamReport(
             stream.name, len(ranked), (time.perf_counter() - t0) * 1000, error
         )
@@ -469,13 +469,13 @@ class Searcher:
         t0 = time.perf_counter()
         rankings = self._run_streams(StreamInput(analysis, filters, cap), flight, response)
         response.stages["streams"] = (time.perf_counter() - t0) * 1000
-        conn = self._reader()
-        with self._guard(conn):
-            return self._answer(conn, request, analysis, rankings, flight, response, started)
+        store = self._reader()
+        with self._guard(store):
+            return self._answer(store, request, analysis, rankings, flight, response, started)
 
     def _answer(
         self,
-        conn: apsw.Connection,
+        store: SearchStore,
         request: SearchRequest,
         analysis: QueryAnalysis,
         rankings: dict[str, Ranked],
@@ -483,7 +483,7 @@ class Searcher:
         response: SearchResponse,
         started: float,
     ) -> SearchResponse:
-        """Fuse, rank, rerank and build the results (on `conn`)."""
+        """Fuse, rank, rerank and build the results (reading from `store`)."""
         t0 = time.perf_counter()
         # A query that is one identifier asks for its definition: the symbol stream,
         # which ranks definitions by name, counts double against uses found lexically.
@@ -501,10 +501,10 @@ class Searcher:
             rankings, weights, self.settings.rrf_k, limit=max(request.top_k * 20, 200)
         )
         candidates = len({cid for ranked in rankings.values() for cid, _ in ranked})
-        meta_rows = _chunk_meta(conn, [c.chunk_id for c in wide])
-        meta = {cid: (node_id, layer) for cid, node_id, layer, _, _ in meta_rows}
-        path_of = {cid: path for cid, _, _, path, _ in meta_rows}
-        language_of = {cid: language for cid, _, _, _, language in meta_rows}
+        places = store.chunk_places([c.chunk_id for c in wide])
+        meta = {p.chunk_id: (p.node_id, p.layer) for p in places}
+        path_of = {p.chunk_id: p.path for p in places}
+        language_of = {p.chunk_id: p.language for p in places}
         symbol_score: dict[int, float] = {}  # as its provenance says: the first listing
         for cid, raw in rankings.get("symbol", ()):
             symbol_score.setdefault(cid, raw)
@@ -533,19 +533,18 @@ class Searcher:
         response.stages["rank"] = (time.perf_counter() - t0) * 1000
         _check(flight, "ranking")
 
-        collapsed = self._rerank(conn, request, analysis, candidates, collapsed, response)
+        collapsed = self._rerank(store, request, analysis, candidates, collapsed, response)
         _check(flight, "rerank")
-        collapsed = _code_for_summaries(conn, collapsed[: request.top_k], meta, request.layers)
+        collapsed = _code_for_summaries(store, collapsed[: request.top_k], meta, request.layers)
 
         t0 = time.perf_counter()
-        rows = chunk_rows(conn, [c.chunk_id for c in collapsed])
-        children = _child_spans(
-            conn,
+        rows = store.chunk_rows([c.chunk_id for c in collapsed])
+        children = store.child_spans(
             [
                 r.node_id
                 for r in rows.values()
                 if r.layer == "code" and r.node_id is not None and r.kind != "module"
-            ],
+            ]
         )
         budget = request.max_tokens
         used = 0
@@ -563,7 +562,7 @@ class Searcher:
             result = self._result(row, children, cand.score, cand.hits, analysis, snippet_chars)
             used += RESULT_OVERHEAD_TOKENS + estimate_tokens(result.snippet)
             response.results.append(result)
-        _attach_history(conn, response)
+        _attach_history(store, response)
         response.stages["results"] = (time.perf_counter() - t0) * 1000
         _check(flight, "snippets")
 
@@ -574,7 +573,7 @@ class Searcher:
                 for r in response.results
                 if r.node_id is not None and r.layer in ("code", "ast", "summary")
             ]
-            graph = expand_graph(conn, code_nodes, MAX_GRAPH_NODES)
+            graph = expand_graph(store, code_nodes, MAX_GRAPH_NODES)
             response.results = [
                 replace(r, graph=graph.get(r.node_id, ())) if r.node_id in graph else r
                 for r in response.results
@@ -587,7 +586,7 @@ class Searcher:
 
     def _rerank(
         self,
-        conn: apsw.Connection,
+        store: SearchStore,
         request: SearchRequest,
         analysis: QueryAnalysis,
         candidates: int,
@@ -612,7 +611,7 @@ class Searcher:
             return collapsed
         t0 = time.perf_counter()
         head = collapsed[: self.rerank_settings.candidates]
-        rows = chunk_rows(conn, [c.chunk_id for c in head])
+        rows = store.chunk_rows([c.chunk_id for c in head])
         texts = [rows[c.chunk_id].text if c.chunk_id in rows else "" for c in head]
         try:
             scores = self.reranker.scores(request.query, texts)
@@ -636,14 +635,14 @@ class Searcher:
     def _result(
         self,
         row: ChunkRow,
-        children: dict[int, list[tuple[int, int, int]]],
+        children: dict[int, list[ChildSpan]],
         score: float,
         hits: list[Hit],
         analysis: QueryAnalysis,
         snippet_chars: int,
     ) -> SearchResult:
         """One result; `children` are the child spans of the code results' nodes
-        (`_child_spans`)."""
+        (`SearchStore.child_spans`)."""
         text_lines = row.text.count("\n") + 1
         if row.layer == "code" and row.node_id is not None:
             is_module = row.kind == "module"
@@ -690,31 +689,11 @@ class Searcher:
         )
 
 
-def _child_spans(
-    conn: apsw.Connection, parents: list[int]
-) -> dict[int, list[tuple[int, int, int]]]:
-    """parent node id -> (stub start, end line, start line) of each child, by child
-    id. A child's stub stands for its code chunks' lines (doc comment included),
-    which start at the first line of any of its parts: the stub start."""
-    if not parents:
-        return {}
-    out: dict[int, list[tuple[int, int, int]]] = {}
-    for parent, stub_start, end, start in conn.execute(
-        "SELECT n.parent_id, coalesce(min(c.start_line), n.start_line), n.end_line,"
-        " n.start_line FROM nodes n LEFT JOIN chunks c ON c.node_id = n.id"
-        f" AND c.layer = 'code' WHERE n.parent_id IN ({','.join('?' * len(parents))})"
-        " GROUP BY n.id ORDER BY n.id",
-        parents,
-    ):
-        out.setdefault(int(parent), []).append((int(stub_start), int(end), int(start)))
-    return out
-
-
-def _attach_history(conn: apsw.Connection, response: SearchResponse) -> None:
+def _attach_history(store: SearchStore, response: SearchResponse) -> None:
     """Each result's created / last-changed time and last commit."""
-    times = chunk_history(conn, [r.chunk_id for r in response.results])
+    times = store.chunk_times([r.chunk_id for r in response.results])
     response.results = [
-        replace(r, history=times.get(r.chunk_id)) if r.chunk_id in times else r
+        replace(r, history=change_info(times[r.chunk_id])) if r.chunk_id in times else r
         for r in response.results
     ]
 
@@ -725,7 +704,7 @@ def _check(flight: _InFlight, stage: str) -> None:
 
 
 def _code_for_summaries(
-    conn: apsw.Connection,
+    store: SearchStore,
     candidates: list[FusedCandidate],
     meta: dict[int, tuple[int | None, str]],
     layers: tuple[str, ...],
@@ -742,7 +721,7 @@ def _code_for_summaries(
     ]
     if not nodes:
         return candidates
-    code_of = chunks_for_nodes(conn, nodes, ("code",))
+    code_of = store.chunks_for_nodes(nodes, ("code",))
     out = []
     for cand in candidates:
         node, layer = meta.get(cand.chunk_id, (None, ""))
@@ -750,20 +729,3 @@ def _code_for_summaries(
             cand = FusedCandidate(code_of[node], cand.score, cand.hits)
         out.append(cand)
     return out
-
-
-def _chunk_meta(
-    conn: apsw.Connection, ids: list[int]
-) -> list[tuple[int, int | None, str, str, str]]:
-    """(chunk id, node id, layer, path, file language) for each chunk."""
-    if not ids:
-        return []
-    return [
-        (int(r[0]), r[1], str(r[2]), str(r[3]), str(r[4]))
-        for r in conn.execute(
-            "SELECT c.id, c.node_id, c.layer, f.path, f.language FROM chunks c"
-            " JOIN files f ON f.id = c.file_id"
-            f" WHERE c.id IN ({','.join('?' * len(ids))})",
-            ids,
-        )
-    ]

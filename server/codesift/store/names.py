@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 import apsw
 
-__all__ = ["NameRow", "fts_quote", "name_candidates", "name_rows", "trigrams"]
+__all__ = ["NameRow", "fts_or_query", "fts_quote", "name_candidates", "name_rows", "trigrams"]
 
 _CANDIDATE_LIMIT = 800
 
@@ -24,6 +24,11 @@ NameRow = tuple[int, str, str, str]
 def fts_quote(term: str) -> str:
     """One term as an FTS5 string (no operator can hide in it)."""
     return '"' + term.replace('"', '""') + '"'
+
+
+def fts_or_query(terms: tuple[str, ...] | list[str]) -> str:
+    """An FTS5 query matching any of `terms` (each quoted; empty ones left out)."""
+    return " OR ".join(fts_quote(t) for t in terms if t)
 
 
 def trigrams(text: str) -> list[str]:

@@ -15,6 +15,7 @@ import apsw
 from codesift.history.timespec import TimeFilter
 from codesift.parsing.chunks import summary_text
 from codesift.store.database import scalar
+from codesift.store.filters import time_conditions
 from codesift.store.rows import unpack_text
 
 __all__ = [
@@ -141,7 +142,7 @@ def nodes_named(
     if not tail:
         return []
     kinds = "" if include_modules else " AND n.kind != 'module'"
-    time_sql, time_params = times.sql("n.changed", "n.created") if times else ("", [])
+    time_sql, time_params = time_conditions(times, "n.changed", "n.created") if times else ("", [])
     found = [
         _node(r)
         for r in conn.execute(

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import apsw
 
+from codesift.store.meta import read_meta, write_meta
+
 __all__ = ["bump_vectors_removed", "next_vectors_stamp", "vector_counters"]
 
 STAMP_KEY = "vectors_stamp"
@@ -17,8 +19,8 @@ REMOVED_KEY = "vectors_removed"
 
 
 def _counter(conn: apsw.Connection, key: str) -> int:
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    return int(row[0]) if row and row[0] is not None else 0
+    value = read_meta(conn, key)
+    return int(value) if value is not None else 0
 
 
 def vector_counters(conn: apsw.Connection) -> tuple[int, int]:
@@ -30,13 +32,10 @@ def next_vectors_stamp(conn: apsw.Connection) -> int:
     """Allocate the stamp for a batch of vectors about to be written (inside the
     batch's transaction)."""
     stamp = _counter(conn, STAMP_KEY) + 1
-    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (STAMP_KEY, str(stamp)))
+    write_meta(conn, STAMP_KEY, str(stamp))
     return stamp
 
 
 def bump_vectors_removed(conn: apsw.Connection) -> None:
     """Record that vectors were removed (inside the removing transaction)."""
-    conn.execute(
-        "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-        (REMOVED_KEY, str(_counter(conn, REMOVED_KEY) + 1)),
-    )
+    write_meta(conn, REMOVED_KEY, str(_counter(conn, REMOVED_KEY) + 1))

@@ -24,6 +24,7 @@ from typing import TypeVar
 import apsw
 
 from codesift.store.database import scalar
+from codesift.store.meta import read_meta, write_meta
 from codesift.store.rows import FTS_AST, FTS_CODE, FTS_DOC, FileMeta, FileRows, NodeRow
 from codesift.store.vector_stamps import bump_vectors_removed
 
@@ -117,6 +118,36 @@ class IndexWriter:
     def file_id(self, path: str) -> int | None:
         row = self.conn.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
         return int(row[0]) if row else None
+
+    def known_files(self) -> dict[str, tuple[int, int]]:
+        """Every indexed file's (size, mtime_ns), by path."""
+        return {
+            str(path): (int(size), int(mtime_ns))
+            for path, size, mtime_ns in self.conn.execute("SELECT path, size, mtime_ns FROM files")
+        }
+
+    def skipped_files(self) -> dict[str, tuple[int, int, str]]:
+        """Every file left out when last read: (size, mtime_ns, reason), by path."""
+        return {
+            str(path): (int(size), int(mtime_ns), str(reason))
+            for path, size, mtime_ns, reason in self.conn.execute(
+                "SELECT path, size, mtime_ns, reason FROM skipped_files"
+            )
+        }
+
+    def content_hash(self, path: str) -> str | None:
+        """The content hash the file was indexed with, or None when it is not indexed."""
+        value = scalar(self.conn, "SELECT content_hash FROM files WHERE path = ?", (path,))
+        return None if value is None else str(value)
+
+    def file_count(self) -> int:
+        return int(scalar(self.conn, "SELECT count(*) FROM files"))
+
+    def record_update(self, root: str) -> None:
+        """Note that the index of the folder `root` was updated now (meta
+        `last_update` and `root`; inside the caller's transaction)."""
+        write_meta(self.conn, "last_update", f"{time.time():.3f}")
+        write_meta(self.conn, "root", root)
 
     def _old_rows(self, file_id: int) -> _OldRows:
         conn = self.conn
@@ -383,19 +414,12 @@ class IndexWriter:
 
     def run_marker(self) -> bool:
         """True when an earlier run started writing and never finished."""
-        row = self.conn.execute("SELECT 1 FROM meta WHERE key = 'run_in_progress'").fetchone()
-        return row is not None
+        return read_meta(self.conn, "run_in_progress") is not None
 
     def set_run_marker(self, running: bool) -> None:
         """Mark (or unmark) a run in progress; call inside the caller's transaction,
         so the mark is committed together with the first rows it covers."""
-        if running:
-            self.conn.execute(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES ('run_in_progress', ?)",
-                (f"{time.time():.3f}",),
-            )
-        else:
-            self.conn.execute("DELETE FROM meta WHERE key = 'run_in_progress'")
+        write_meta(self.conn, "run_in_progress", f"{time.time():.3f}" if running else None)
 
     def set_fts_automerge(self, enabled: bool) -> None:
         """Defer (False) or resume (True) FTS5 segment merging; bulk builds defer it."""

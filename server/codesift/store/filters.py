@@ -1,0 +1,85 @@
+"""Search filters and their SQLite conditions.
+
+`SearchFilters` says what a search keeps (layers, languages, path globs, a git
+time window); it is plain data that every backend receives. The functions here
+turn it into SQLite SQL: conditions prefixed with AND and their parameters, to be
+put inside a stream's own statement, before its candidate cap. User text (paths,
+languages) is always bound as a parameter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from codesift.history.timespec import TimeFilter
+
+__all__ = ["SearchFilters", "file_conditions", "files_join", "time_conditions"]
+
+
+@dataclass(frozen=True, slots=True)
+class SearchFilters:
+    """layers     the chunk layers searched (code, ast, summary, doc)
+    languages  file languages kept (none: all)
+    paths      path globs kept (`**/` and `**` match any folders; a glob without a
+               slash matches the file name in any folder)
+    times      the git time window on created / last-changed times"""
+
+    layers: tuple[str, ...]
+    languages: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    times: TimeFilter = field(default_factory=TimeFilter)
+
+    @property
+    def on_files(self) -> bool:
+        """Whether a language or path filter applies (it needs the files table)."""
+        return bool(self.languages or self.paths)
+
+
+def files_join(filters: SearchFilters, file_id: str) -> str:
+    """` JOIN files f ON f.id = <file_id>` when a language or path filter needs the
+    files table (`file_conditions`), else nothing: the join costs a lookup per row."""
+    return f" JOIN files f ON f.id = {file_id}" if filters.on_files else ""
+
+
+def file_conditions(filters: SearchFilters, alias: str = "f") -> tuple[str, list[object]]:
+    """SQL conditions (prefixed with AND) on the files table, and their parameters."""
+    sql = ""
+    params: list[object] = []
+    if filters.languages:
+        sql += f" AND {alias}.language IN ({','.join('?' * len(filters.languages))})"
+        params.extend(filters.languages)
+    if filters.paths:
+        ors = []
+        for pattern in filters.paths:
+            glob = pattern.replace("**/", "*").replace("**", "*")
+            if "/" in pattern:
+                ors.append(f"{alias}.path GLOB ?")
+                params.append(glob.lstrip("/"))
+            else:
+                # A pattern without a slash matches the file name in any folder.
+                ors.append(f"({alias}.path GLOB ? OR {alias}.path GLOB ?)")
+                params.extend([glob, f"*/{glob}"])
+        sql += " AND (" + " OR ".join(ors) + ")"
+    return sql, params
+
+
+def time_conditions(
+    window: TimeFilter, changed: str, created: str, now: float | None = None
+) -> tuple[str, list[object]]:
+    """Conditions (each prefixed with AND) on the given changed/created columns.
+
+    A row without times (history not computed yet) passes no bound; bounds at or
+    after `now` are left out (`TimeFilter.active_bounds`)."""
+    since, until, as_of = window.active_bounds(now)
+    sql = ""
+    params: list[object] = []
+    if since is not None:
+        sql += f" AND coalesce({changed}, {created}) >= ?"
+        params.append(since)
+    if until is not None:
+        sql += f" AND coalesce({changed}, {created}) <= ?"
+        params.append(until)
+    if as_of is not None:
+        sql += f" AND {created} <= ?"
+        params.append(as_of)
+    return sql, params
