@@ -93,3 +93,49 @@ def test_no_module_outside_store_runs_or_spells_sql() -> None:
         f"  {module}:{line}" for module, lines in sorted(offenders.items()) for line in lines
     )
     assert not offenders, f"SQL outside codesift/store/ (move it into store/):\n{listing}"
+
+
+# Writes of the meta table go through store/meta.py (`write_meta`); the migrations
+# change it as a schema step. The module being written for the vectors' model key
+# may keep its one line of its own until it calls write_meta.
+META_WRITERS = frozenset({"store/meta.py", "store/migrations.py"})
+META_WRITES_MOVING: dict[str, int] = {"store/vectors.py": 1}
+_META_WRITE = re.compile(r"\b(INTO|UPDATE|DELETE\s+FROM)\s+meta\b", re.IGNORECASE)
+
+
+def meta_writes_in(path: Path) -> list[str]:
+    """`line: statement` for each string in the module that writes the meta table."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return sorted(
+        {
+            f"{node.lineno}: {node.value.strip()[:50]!r}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and _META_WRITE.search(node.value)
+        }
+    )
+
+
+def test_meta_is_written_through_one_helper() -> None:
+    offenders: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = str(path.relative_to(PACKAGE))
+        found = meta_writes_in(path)
+        if module not in META_WRITERS and len(found) > META_WRITES_MOVING.get(module, 0):
+            offenders[module] = found
+    listing = "\n".join(
+        f"  {module}:{line}" for module, lines in sorted(offenders.items()) for line in lines
+    )
+    assert not offenders, f"meta written outside store/meta.py (call write_meta):\n{listing}"
+
+
+def test_the_check_finds_meta_writes_and_not_reads(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        "READ = 'SELECT value FROM meta WHERE key = ?'\n"
+        "A = 'INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)'\n"
+        "B = 'DELETE FROM meta WHERE key = ?'\n"
+        "C = 'UPDATE metadata SET x = 1'\n"
+    )
+    assert [line.split(":")[0] for line in meta_writes_in(module)] == ["2", "3"]

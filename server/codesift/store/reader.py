@@ -16,6 +16,7 @@ from codesift.history.timespec import TimeFilter
 from codesift.parsing.chunks import summary_text
 from codesift.store.database import scalar
 from codesift.store.filters import time_conditions
+from codesift.store.meta import read_meta
 from codesift.store.rows import unpack_text
 
 __all__ = [
@@ -323,8 +324,10 @@ def index_counts(conn: apsw.Connection) -> IndexCounts:
             "SELECT language, count(*) FROM files GROUP BY language ORDER BY count(*) DESC"
         )
     }
-    row = conn.execute("SELECT value FROM meta WHERE key = 'last_update'").fetchone()
-    return IndexCounts(files, nodes, edges, chunks, by_language, float(row[0]) if row else None)
+    last_update = read_meta(conn, "last_update")
+    return IndexCounts(
+        files, nodes, edges, chunks, by_language, float(last_update) if last_update else None
+    )
 
 
 def has_files(conn: apsw.Connection) -> bool:
