@@ -153,6 +153,9 @@ class Searcher:
     owner, by `load_vectors()`, or in the background on first use; until it is
     loaded they ask sqlite-vec, as a one-shot search always does.
 
+    Given a `store` (another backend's `SearchStore`, e.g. store/postgres), every
+    read goes through it instead of `conn`, and streams run one after the other.
+
     A stream that raises logs a warning, reports its error in `response.streams` and
     contributes nothing; the search still answers.
 
@@ -182,6 +185,7 @@ class Searcher:
         reranker: Reranker | None = None,
         rerank_settings: RerankSettings | None = None,
         vector_index: VectorIndex | None = None,
+        store: SearchStore | None = None,
     ) -> None:
         self.conn = conn
         self.settings = settings or SearchSettings()
@@ -190,19 +194,21 @@ class Searcher:
         self.rerank_settings = rerank_settings or RerankSettings()
         filename = str(getattr(conn, "filename", "") or "")
         self._db_path = filename if filename and filename != ":memory:" else None
-        self.parallel = parallel and self._db_path is not None
-        self._store = SqliteSearchStore(conn)
+        self.parallel = parallel and self._db_path is not None and store is None
+        # Another backend's store (e.g. PostgreSQL) replaces the SQLite reads; its
+        # streams run one after the other on it.
+        self._store: SearchStore = store if store is not None else SqliteSearchStore(conn)
         # Per worker thread: its own read-only connection, and the store over it.
         self._readers: dict[int, tuple[apsw.Connection, SqliteSearchStore]] = {}
         self._readers_lock = threading.Lock()
         self._shared_conn_lock = threading.RLock()
         # Vectors held in memory once loaded (by their owner, or here on first use).
-        self._vector_index = vector_index if self._db_path and embedder else None
+        self._vector_index = vector_index if self._db_path and embedder and not store else None
         self._vector_load: threading.Thread | None = None
 
     # -- connections ---------------------------------------------------------------
 
-    def _reader(self) -> SqliteSearchStore:
+    def _reader(self) -> SearchStore:
         """The store over this thread's read-only connection (over the shared one
         when sequential)."""
         if not self.parallel or self._db_path is None:
