@@ -1,0 +1,219 @@
+"""The shared team index on PostgreSQL, as engine calls (store/postgres).
+
+    from codesift.engine.postgres import index_into, open_shared_search
+
+    report = index_into("postgresql://...", Path("~/src/web"))  # local index, then mirror
+    with open_shared_search("postgresql://...", principal="ana") as shared:
+        page = shared.search(SearchRequest("where are retries scheduled"))
+
+`index_into` runs codesift's own indexer for the folder (its local SQLite index,
+updated incrementally as `codesift index` does), then mirrors that index into
+the database under the repository's key (`repo_key`: remote slug and branch, or
+a name given): only files whose rows changed are written. `open_shared_search`
+answers searches with the same streams, fusion, priors and snippets as a local
+search, reading through the PostgreSQL store as one principal, whose grants are
+part of every statement (no principal: the database role's own view).
+
+Needs the `postgres` extra (`pip install 'codesift[postgres]'`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, cast
+
+from codesift.config import SearchSettings
+from codesift.embedding.model import Embedder
+from codesift.engine.access import IndexReport
+from codesift.engine.listener import EngineListener
+from codesift.engine.results import EmbedReport
+from codesift.engine.session import reindex
+from codesift.engine.workspace import Workspace
+from codesift.errors import ConfigError
+from codesift.retrieval.request import SearchRequest, SearchResponse
+from codesift.retrieval.search import Searcher
+from codesift.store.database import open_reader
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from codesift.store.postgres import MirrorSummary, PostgresSearchStore
+
+__all__ = [
+    "SharedIndexReport",
+    "SharedSearch",
+    "connect",
+    "index_into",
+    "mirror_local",
+    "open_shared_search",
+    "repo_key",
+]
+
+
+def connect(dsn: str, *, autocommit: bool = False) -> psycopg.Connection[Any]:
+    """A connection to the shared index at `dsn`, its schema migrated; ConfigError
+    when psycopg is not installed or the server cannot be reached."""
+    try:
+        import psycopg
+    except ImportError as exc:
+        raise ConfigError(
+            "the shared index needs the postgres extra: pip install 'codesift[postgres]'"
+        ) from exc
+    from codesift.store.postgres import migrate
+
+    try:
+        conn = psycopg.connect(dsn)
+    except psycopg.OperationalError as exc:
+        raise ConfigError(f"cannot connect to the shared index: {exc}") from exc
+    migrate(conn)
+    conn.autocommit = autocommit
+    return conn
+
+
+def _slug(url: str) -> str:
+    """`git@github.com:acme/web.git`, `https://user@github.com/acme/web` ->
+    `github.com/acme/web`."""
+    url = url.strip()
+    m = re.match(r"^[\w.+-]+://(?:[^@/]*@)?([^/:]+)(?::\d+)?/(.*)$", url)
+    if m is None:
+        m = re.match(r"^(?:[^@/]*@)?([^/:]+):(.*)$", url)  # scp-like
+    host, path = (m.group(1), m.group(2)) if m else ("", url)
+    path = path.strip("/")
+    if path.endswith(".git"):
+        path = path[:-4]
+    return f"{host}/{path}" if host else path
+
+
+def repo_key(root: Path, name: str | None = None) -> str:
+    """The repository key of the folder `root`: `<remote slug>@<branch>` (origin,
+    else the first remote; the checked-out branch, else the commit), the folder's
+    name instead of the slug without a remote, or `name` when given."""
+    if name:
+        return name
+    import pygit2
+
+    try:
+        repo = pygit2.Repository(str(root))
+    except (pygit2.GitError, KeyError):
+        return root.resolve().name
+    remotes = list(repo.remotes)
+    remote = next((r for r in remotes if r.name == "origin"), remotes[0] if remotes else None)
+    slug = _slug(remote.url) if remote is not None and remote.url else root.resolve().name
+    if repo.head_is_unborn:
+        return slug
+    branch = repo.head.shorthand if not repo.head_is_detached else str(repo.head.target)[:12]
+    return f"{slug}@{branch}"
+
+
+@dataclass(frozen=True, slots=True)
+class SharedIndexReport:
+    """The local index run, its vectors (None when not computed), and what was
+    written to the shared index."""
+
+    local: IndexReport
+    vectors: EmbedReport | None
+    shared: MirrorSummary
+
+
+def index_into(
+    dsn: str,
+    root: str | Path | None = None,
+    *,
+    repo: str | None = None,
+    vectors: bool = False,
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    listener: EngineListener | None = None,
+) -> SharedIndexReport:
+    """Index the folder `root` (default: the workspace of the current folder) with
+    codesift's own indexer, computing its vectors when `vectors`, then write it
+    into the shared index at `dsn` under `repo` (default: `repo_key`)."""
+    ws = Workspace.resolve(root, overrides=overrides)
+    report, embedded, conn = reindex(ws, listener, vectors=vectors, quiet=True)
+    try:
+        summary = _mirror(conn, dsn, repo_key(ws.root, repo), str(ws.root))
+    finally:
+        conn.close()
+    return SharedIndexReport(report, embedded, summary)
+
+
+def mirror_local(dsn: str, db_path: Path, repo: str, root: str = "") -> MirrorSummary:
+    """Write an existing local index (at `db_path`) into the shared index as `repo`."""
+    conn = open_reader(db_path)
+    try:
+        return _mirror(conn, dsn, repo, root)
+    finally:
+        conn.close()
+
+
+def _mirror(local: Any, dsn: str, repo: str, root: str) -> MirrorSummary:
+    from codesift.store.postgres import mirror_index
+
+    with connect(dsn) as pg:
+        return mirror_index(local, pg, repo, root)
+
+
+class SharedSearch:
+    """Searches over the shared index as one principal; see the module docstring.
+    Not shared between threads (one connection); close it when done."""
+
+    def __init__(
+        self,
+        conn: psycopg.Connection[Any],
+        store: PostgresSearchStore,
+        settings: SearchSettings | None,
+        embedder: Embedder | None,
+    ) -> None:
+        self._conn = conn
+        self.store = store
+        # The Searcher reads only through `store`; its connection argument is unused.
+        self.searcher = Searcher(cast(Any, conn), settings, embedder, store=store)
+
+    def search(self, request: SearchRequest) -> SearchResponse:
+        return self.searcher.search(request)
+
+    def repos(self) -> list[str]:
+        """The repositories this principal may read."""
+        return self.store.readable_repos()
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Files, nodes, chunks and vectors of each repository it may read."""
+        return self.store.repo_counts()
+
+    def close(self) -> None:
+        self.searcher.close()
+        self._conn.close()
+
+    def __enter__(self) -> SharedSearch:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def open_shared_search(
+    dsn: str,
+    *,
+    principal: str | None = None,
+    repos: Sequence[str] = (),
+    settings: SearchSettings | None = None,
+    embedder: Embedder | None = None,
+    model: str | None = None,
+) -> SharedSearch:
+    """Searches of the shared index at `dsn` as `principal` (None: every repository
+    the database role may read), over `repos` only when given. With an `embedder`,
+    the vector streams compare its query vectors with the repositories' vectors
+    (those `model` made, when given)."""
+    from codesift.store.postgres import PostgresSearchStore, Reader
+
+    conn = connect(dsn, autocommit=True)
+    store = PostgresSearchStore(conn, Reader(principal, tuple(repos)), model)
+    return SharedSearch(conn, store, settings, embedder)

@@ -1,0 +1,31 @@
+"""The shared team index on PostgreSQL (pgvector, pg_trgm, full-text search).
+
+schema.py   ordered, recorded migrations; ids of many repositories in one database
+mirror.py   writes a repository's local index into it, only the files that changed
+search.py   the search's reads (store/search_store.py) with the reader's grants
+            inside every statement
+access.py   principals, groups and grants
+tsvector.py the SQLite index's own tokens as tsvector / tsquery literals
+
+Needs the `postgres` extra (`pip install 'codesift[postgres]'`): psycopg 3.
+"""
+
+from __future__ import annotations
+
+from codesift.store.postgres.access import add_member, add_principal, grant, remove_repo, revoke
+from codesift.store.postgres.mirror import MirrorSummary, mirror_index
+from codesift.store.postgres.schema import migrate
+from codesift.store.postgres.search import PostgresSearchStore, Reader
+
+__all__ = [
+    "MirrorSummary",
+    "PostgresSearchStore",
+    "Reader",
+    "add_member",
+    "add_principal",
+    "grant",
+    "migrate",
+    "mirror_index",
+    "remove_repo",
+    "revoke",
+]

@@ -1,0 +1,404 @@
+"""Writing one repository's local index into the shared PostgreSQL index.
+
+The local SQLite index (built by codesift's own indexer, store/writer.py) is the
+source: its files, nodes, edges, chunks, git times and vectors are mirrored under
+the repository's key. Each file's rows get a digest (its content hash, and every
+row mirrored for it: nodes, edges, chunk texts and times, which chunks have a
+vector); a file whose digest is unchanged is not touched, a changed one is
+replaced, a removed one deleted, in transactions of a bounded number of files.
+So re-running after new commits writes only the files whose rows changed (a new
+definition elsewhere can re-resolve another file's edges: that file changes too).
+
+Node and chunk ids are the local ids offset by the repository's id
+(schema.global_id), so edges into files that are not rewritten stay right.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import apsw
+import numpy as np
+import psycopg
+
+from codesift.store.postgres.schema import ensure_vector_index, global_id
+from codesift.store.postgres.tsvector import tsvector_literal
+from codesift.store.reader import chunk_rows
+from codesift.tokens import code_index_text
+
+__all__ = ["MirrorSummary", "mirror_index", "repo_id_for"]
+
+# Files per transaction: a failed run keeps every batch it committed, and a
+# batch's digests are written with its rows, so the next run redoes only the rest.
+FILES_PER_TRANSACTION = 200
+_BATCH = 500
+_LEGACY_MODEL = "all-MiniLM-L6-v2-int8"
+
+
+@dataclass(slots=True)
+class MirrorSummary:
+    """What one run wrote: files added / replaced / deleted / left alone, and the
+    rows inserted (nodes, edges, chunks, vectors, commits)."""
+
+    repo: str
+    repo_id: int
+    files_added: int = 0
+    files_replaced: int = 0
+    files_deleted: int = 0
+    files_unchanged: int = 0
+    rows: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    seconds: float = 0.0
+
+    @property
+    def rows_written(self) -> int:
+        return sum(self.rows.values())
+
+
+@dataclass(slots=True)
+class _File:
+    local_id: int
+    path: str
+    language: str
+    content_hash: str
+    line_count: int
+    nodes: list[tuple[Any, ...]] = field(default_factory=list)
+    edges: list[tuple[Any, ...]] = field(default_factory=list)
+    chunks: list[tuple[Any, ...]] = field(default_factory=list)
+    digest: str = ""
+
+
+def _vector_format(conn: apsw.Connection) -> str | None:
+    """`int8` or `float32` for the local vector table's element type, None for
+    none (or a kind this mirror does not copy)."""
+    row = conn.execute("SELECT sql FROM sqlite_schema WHERE name = 'chunk_vectors'").fetchone()
+    if row is None:
+        return None
+    sql = str(row[0]).lower()
+    if "int8[" in sql:
+        return "int8"
+    if "float[" in sql or "float32[" in sql:
+        return "float32"
+    return None
+
+
+def _meta(conn: apsw.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None or row[0] is None else str(row[0])
+
+
+def _read_files(conn: apsw.Connection) -> dict[int, _File]:
+    files = {
+        int(fid): _File(int(fid), str(path), str(lang), str(digest), int(lines))
+        for fid, path, lang, digest, lines in conn.execute(
+            "SELECT id, path, language, content_hash, line_count FROM files"
+        )
+    }
+    for row in conn.execute(
+        "SELECT file_id, id, parent_id, kind, name, qualified_name, start_line, end_line,"
+        " signature, docstring, created, changed, changed_commit FROM nodes ORDER BY id"
+    ):
+        files[int(row[0])].nodes.append(tuple(row[1:]))
+    for row in conn.execute(
+        "SELECT n.file_id, e.src_id, e.kind, e.dst_name, e.dst_id, e.dst_hint, e.line,"
+        " e.resolution FROM edges e JOIN nodes n ON n.id = e.src_id"
+        " ORDER BY e.src_id, e.kind, e.dst_name"
+    ):
+        files[int(row[0])].edges.append(tuple(row[1:]))
+    has_vectors = _vector_format(conn) is not None
+    vector_join = (
+        " LEFT JOIN embedded e ON e.chunk_id = c.id AND e.text_hash = c.text_hash"
+        if has_vectors
+        else ""
+    )
+    vector_col = "e.chunk_id IS NOT NULL" if has_vectors else "0"
+    for row in conn.execute(
+        "SELECT c.file_id, c.id, c.node_id, c.layer, c.part, c.start_line, c.end_line, c.title,"
+        f" c.text_hash, c.created, c.changed, c.changed_commit, {vector_col}"
+        f" FROM chunks c{vector_join} ORDER BY c.id"
+    ):
+        files[int(row[0])].chunks.append(tuple(row[1:]))
+    return files
+
+
+def _digest(file: _File, model: str | None) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    h.update(repr((file.path, file.language, file.content_hash, file.line_count)).encode())
+    h.update(repr(file.nodes).encode())
+    h.update(repr(file.edges).encode())
+    h.update(repr(file.chunks).encode())
+    if any(c[-1] for c in file.chunks):
+        h.update(repr(model).encode())
+    return h.hexdigest()
+
+
+def _fts_body(
+    layer: str, node_id: int | None, part: int, text: str, docstrings: dict[int, str]
+) -> str | None:
+    """The tsvector literal of what the local index put in its full-text table for
+    a chunk (rows.py): code text with its doc comment and identifier parts,
+    signatures with their identifier parts. None for doc sections (parsed by the
+    `english` configuration in SQL) and summaries (searched by vector only)."""
+    if layer == "code":
+        body = text
+        if node_id is not None and part == 0:
+            doc = docstrings.get(node_id, "")
+            if doc and doc[:60] not in body:
+                body = f"{body}\n{doc}"
+        return tsvector_literal(code_index_text(body))
+    if layer == "ast":
+        return tsvector_literal(code_index_text(text))
+    return None
+
+
+def repo_id_for(pg: psycopg.Connection[Any], key: str, root: str) -> int:
+    """The id of the repository `key`, created when new."""
+    row = pg.execute(
+        "INSERT INTO repos (key, root) VALUES (%s, %s)"
+        " ON CONFLICT (key) DO UPDATE SET root = excluded.root RETURNING id",
+        (key, root),
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def _vectors(
+    conn: apsw.Connection, fmt: str, chunk_ids: Sequence[int]
+) -> Iterator[tuple[int, str, str, int]]:
+    """(local chunk id, layer, pgvector text, dims) of the chunks' vectors."""
+    dtype = np.int8 if fmt == "int8" else np.float32
+    for start in range(0, len(chunk_ids), _BATCH):
+        batch = list(chunk_ids[start : start + _BATCH])
+        for cid, layer, blob in conn.execute(
+            "SELECT chunk_id, layer, embedding FROM chunk_vectors"
+            f" WHERE chunk_id IN ({','.join('?' * len(batch))})",
+            batch,
+        ):
+            values = np.frombuffer(bytes(blob), dtype=dtype).astype(np.float32)
+            if not values.any():
+                continue  # a zero vector has no cosine
+            text = "[" + ",".join(f"{v:g}" for v in values.tolist()) + "]"
+            yield int(cid), str(layer), text, int(values.shape[0])
+
+
+def _write_files(
+    local: apsw.Connection,
+    pg: psycopg.Connection[Any],
+    repo_id: int,
+    files: Sequence[_File],
+    replace_ids: Sequence[int],
+    vector_format: str | None,
+    summary: MirrorSummary,
+) -> set[int]:
+    """Delete the PostgreSQL files `replace_ids`, insert `files` with their rows;
+    returns the vector dimension counts written."""
+    dims_seen: set[int] = set()
+    if replace_ids:
+        pg.execute("DELETE FROM files WHERE id = ANY(%s)", (list(replace_ids),))
+    if not files:
+        return dims_seen
+    file_ids: dict[int, int] = {}
+    with pg.cursor() as cur:
+        for f in files:
+            row = cur.execute(
+                "INSERT INTO files (repo_id, path, language, content_hash, digest, line_count)"
+                " VALUES (%s, %s, %s, %s, %s, %s) RETURNING id",
+                (repo_id, f.path, f.language, f.content_hash, f.digest, f.line_count),
+            ).fetchone()
+            assert row is not None
+            file_ids[f.local_id] = int(row[0])
+    summary.rows["files"] += len(files)
+
+    def gid(local_id: Any) -> int | None:
+        return None if local_id is None else global_id(repo_id, int(local_id))
+
+    docstrings: dict[int, str] = {}
+    with pg.cursor() as cur:
+        with cur.copy(
+            "COPY nodes (id, repo_id, file_id, parent_id, kind, name, qualified_name,"
+            " start_line, end_line, signature, docstring, created, changed, changed_commit)"
+            " FROM STDIN"
+        ) as copy:
+            for f in files:
+                for n in f.nodes:
+                    node_id, parent, *rest = n
+                    docstrings[int(node_id)] = str(n[8] or "")
+                    copy.write_row(
+                        (gid(node_id), repo_id, file_ids[f.local_id], gid(parent), *rest)
+                    )
+                    summary.rows["nodes"] += 1
+        with cur.copy(
+            "COPY edges (src_id, repo_id, file_id, kind, dst_name, dst_id, dst_hint, line,"
+            " resolution) FROM STDIN"
+        ) as copy:
+            for f in files:
+                for src, kind, dst_name, dst_id, hint, line, resolution in f.edges:
+                    copy.write_row(
+                        (
+                            gid(src),
+                            repo_id,
+                            file_ids[f.local_id],
+                            kind,
+                            dst_name,
+                            gid(dst_id),
+                            hint,
+                            line,
+                            resolution,
+                        )
+                    )
+                    summary.rows["edges"] += 1
+        chunk_ids = [int(c[0]) for f in files for c in f.chunks]
+        local_chunk = {int(c[0]): (f.local_id, c) for f in files for c in f.chunks}
+        with cur.copy(
+            "COPY chunks (id, repo_id, file_id, node_id, layer, part, start_line, end_line,"
+            " title, text, text_hash, created, changed, changed_commit, tsv) FROM STDIN"
+        ) as copy:
+            for start in range(0, len(chunk_ids), _BATCH):
+                batch = chunk_ids[start : start + _BATCH]
+                rows = chunk_rows(local, batch)
+                for cid in batch:
+                    r = rows.get(cid)
+                    if r is None:
+                        continue
+                    local_file, c = local_chunk[cid]
+                    text = r.text.replace("\x00", "")
+                    node = None if r.node_id is None else int(r.node_id)
+                    copy.write_row(
+                        (
+                            gid(cid),
+                            repo_id,
+                            file_ids[local_file],
+                            gid(node),
+                            r.layer,
+                            r.part,
+                            r.start_line,
+                            r.end_line,
+                            r.title,
+                            text,
+                            c[7],
+                            c[8],
+                            c[9],
+                            c[10],
+                            _fts_body(r.layer, node, int(r.part), text, docstrings),
+                        )
+                    )
+                    summary.rows["chunks"] += 1
+        docs = [gid(int(c[0])) for f in files for c in f.chunks if c[2] == "doc"]
+        if docs:
+            cur.execute(
+                "UPDATE chunks SET tsv = to_tsvector('english', text) WHERE id = ANY(%s)",
+                (docs,),
+            )
+        if vector_format is not None:
+            with_vector = [int(c[0]) for f in files for c in f.chunks if c[-1]]
+            hashes = {int(c[0]): c[7] for f in files for c in f.chunks}
+            with cur.copy(
+                "COPY chunk_vectors (chunk_id, repo_id, layer, dims, text_hash, embedding)"
+                " FROM STDIN"
+            ) as copy:
+                for cid, layer, vec, dims in _vectors(local, vector_format, with_vector):
+                    copy.write_row((gid(cid), repo_id, layer, dims, hashes[cid], vec))
+                    dims_seen.add(dims)
+                    summary.rows["vectors"] += 1
+    return dims_seen
+
+
+def _batches(items: Sequence[_File], size: int) -> Iterable[Sequence[_File]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _sync_commits(
+    local: apsw.Connection, pg: psycopg.Connection[Any], repo_id: int, summary: MirrorSummary
+) -> None:
+    """The local history's commits whose number is new or now names another commit."""
+    try:
+        rows = list(local.execute("SELECT id, oid, time, subject FROM history_commits"))
+    except apsw.SQLError:
+        return
+    have = {
+        int(n): str(o)
+        for n, o in pg.execute(
+            "SELECT number, oid FROM commits WHERE repo_id = %s", (repo_id,)
+        ).fetchall()
+    }
+    changed = [r for r in rows if have.get(int(r[0])) != str(r[1])]
+    if not changed:
+        return
+    with pg.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO commits (repo_id, number, oid, time, subject) VALUES (%s, %s, %s, %s, %s)"
+            " ON CONFLICT (repo_id, number) DO UPDATE SET oid = excluded.oid,"
+            " time = excluded.time, subject = excluded.subject",
+            [(repo_id, int(n), str(o), int(t), str(s)) for n, o, t, s in changed],
+        )
+    summary.rows["commits"] += len(changed)
+
+
+def mirror_index(
+    local: apsw.Connection, pg: psycopg.Connection[Any], key: str, root: str = ""
+) -> MirrorSummary:
+    """Bring the repository `key` in PostgreSQL up to date with the local index
+    (see the module docstring); `pg` must be migrated (schema.migrate)."""
+    started = time.perf_counter()
+    with pg.transaction():
+        repo_id = repo_id_for(pg, key, root)
+    summary = MirrorSummary(key, repo_id)
+    vector_format = _vector_format(local)
+    model = None
+    if vector_format is not None:
+        model = _meta(local, "vectors_model")
+        if model is None and local.execute("SELECT 1 FROM embedded LIMIT 1").fetchone():
+            model = _LEGACY_MODEL
+    files = _read_files(local)
+    for f in files.values():
+        f.digest = _digest(f, model)
+    mirrored = {
+        str(path): (int(fid), str(digest))
+        for fid, path, digest in pg.execute(
+            "SELECT id, path, digest FROM files WHERE repo_id = %s", (repo_id,)
+        ).fetchall()
+    }
+    local_paths = {f.path for f in files.values()}
+    gone = [fid for path, (fid, _) in mirrored.items() if path not in local_paths]
+    todo: list[_File] = []
+    for f in sorted(files.values(), key=lambda f: f.path):
+        old = mirrored.get(f.path)
+        if old is None:
+            summary.files_added += 1
+            todo.append(f)
+        elif old[1] != f.digest:
+            summary.files_replaced += 1
+            todo.append(f)
+        else:
+            summary.files_unchanged += 1
+    dims: set[int] = set()
+    if gone:
+        with pg.transaction():
+            pg.execute("DELETE FROM files WHERE id = ANY(%s)", (gone,))
+        summary.files_deleted = len(gone)
+    for batch in _batches(todo, FILES_PER_TRANSACTION):
+        replaced = [mirrored[f.path][0] for f in batch if f.path in mirrored]
+        with pg.transaction():
+            dims |= _write_files(local, pg, repo_id, batch, replaced, vector_format, summary)
+    with pg.transaction():
+        _sync_commits(local, pg, repo_id, summary)
+        for d in sorted(dims):
+            ensure_vector_index(pg, d)
+        stored = pg.execute(
+            "SELECT min(dims), max(dims) FROM chunk_vectors WHERE repo_id = %s", (repo_id,)
+        ).fetchone()
+        pg.execute(
+            "UPDATE repos SET embedding_model = %s, dims = %s, indexed_at = now() WHERE id = %s",
+            (
+                model if stored and stored[0] is not None else None,
+                stored[1] if stored else None,
+                repo_id,
+            ),
+        )
+    summary.seconds = time.perf_counter() - started
+    return summary

@@ -1,0 +1,218 @@
+"""The shared index's schema in PostgreSQL: ordered migrations, each applied in its
+own transaction and recorded in `schema_migrations`, as for SQLite
+(store/migrations.py). Never edit a released step; append a new one.
+
+One database holds many repositories. Every row of the index belongs to one
+`repos` row (its `key`: remote slug and branch, or a name given); node and chunk
+ids are the local index's ids offset by the repository's id (`global_id`), so
+edges between files stay right while only changed files are rewritten.
+
+Tables
+  repos        one row per repository key: where it was indexed from, the
+               embedding model of its vectors and their dimensions
+  files        per repository and path: language, content hash and the digest of
+               everything mirrored for the file (a changed digest: rewritten)
+  nodes        definitions, with git created / last-changed times
+  edges        node -> node or unresolved name (containment is nodes.parent_id)
+  chunks       retrieval text (stored whole: ast and summary texts as built), git
+               times, and `tsv`: the `simple` tsvector of the SQLite index's own
+               identifier-split tokens for code and ast chunks, `english` for docs
+  chunk_vectors  one vector per chunk (pgvector; cosine HNSW per dimension count)
+  commits      the commits that last changed nodes and chunks
+  principals   users and groups; memberships (user in group); grants (principal
+               may read repository)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "ID_SPAN",
+    "MIGRATIONS",
+    "PgMigration",
+    "ensure_vector_index",
+    "global_id",
+    "migrate",
+    "repo_of",
+]
+
+# Node and chunk ids of repository r are r * ID_SPAN + the local index's id.
+ID_SPAN = 1 << 40
+
+
+def global_id(repo_id: int, local_id: int) -> int:
+    return repo_id * ID_SPAN + local_id
+
+
+def repo_of(global_row_id: int) -> int:
+    """The repository id a node or chunk id belongs to."""
+    return global_row_id // ID_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class PgMigration:
+    version: int
+    name: str
+    sql: str
+
+
+MIGRATIONS: tuple[PgMigration, ...] = (
+    PgMigration(
+        1,
+        "initial schema",
+        """
+        CREATE EXTENSION IF NOT EXISTS vector;
+        CREATE EXTENSION IF NOT EXISTS pg_trgm;
+        CREATE TABLE repos (
+            id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            key text NOT NULL UNIQUE,
+            root text NOT NULL DEFAULT '',
+            embedding_model text,
+            dims integer,
+            indexed_at timestamptz
+        );
+        CREATE TABLE files (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            repo_id integer NOT NULL REFERENCES repos(id) ON DELETE CASCADE,
+            path text NOT NULL,
+            language text NOT NULL,
+            content_hash text NOT NULL,
+            digest text NOT NULL,
+            line_count integer NOT NULL,
+            UNIQUE (repo_id, path)
+        );
+        CREATE TABLE commits (
+            repo_id integer NOT NULL REFERENCES repos(id) ON DELETE CASCADE,
+            number integer NOT NULL,
+            oid text NOT NULL,
+            time bigint NOT NULL,
+            subject text NOT NULL,
+            PRIMARY KEY (repo_id, number)
+        );
+        CREATE TABLE nodes (
+            id bigint PRIMARY KEY,
+            repo_id integer NOT NULL,
+            file_id bigint NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            parent_id bigint,
+            kind text NOT NULL,
+            name text NOT NULL,
+            qualified_name text NOT NULL,
+            start_line integer NOT NULL,
+            end_line integer NOT NULL,
+            signature text NOT NULL,
+            docstring text NOT NULL,
+            created bigint,
+            changed bigint,
+            changed_commit integer
+        );
+        CREATE INDEX nodes_file ON nodes(file_id);
+        CREATE INDEX nodes_parent ON nodes(parent_id) WHERE parent_id IS NOT NULL;
+        CREATE INDEX nodes_name_ci ON nodes(lower(name));
+        CREATE INDEX nodes_name_trgm ON nodes USING gin (lower(name) gin_trgm_ops);
+        CREATE INDEX nodes_qname_trgm ON nodes USING gin (lower(qualified_name) gin_trgm_ops);
+        CREATE TABLE edges (
+            src_id bigint NOT NULL,
+            repo_id integer NOT NULL,
+            file_id bigint NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            kind text NOT NULL,
+            dst_name text NOT NULL,
+            dst_id bigint,
+            dst_hint text NOT NULL DEFAULT '',
+            line integer NOT NULL,
+            resolution text,
+            PRIMARY KEY (src_id, kind, dst_name)
+        );
+        CREATE INDEX edges_file ON edges(file_id);
+        CREATE INDEX edges_dst ON edges(dst_id, kind) WHERE dst_id IS NOT NULL;
+        CREATE TABLE chunks (
+            id bigint PRIMARY KEY,
+            repo_id integer NOT NULL,
+            file_id bigint NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            node_id bigint,
+            layer text NOT NULL,
+            part integer NOT NULL DEFAULT 0,
+            start_line integer NOT NULL,
+            end_line integer NOT NULL,
+            title text NOT NULL DEFAULT '',
+            text text NOT NULL,
+            text_hash bigint NOT NULL,
+            created bigint,
+            changed bigint,
+            changed_commit integer,
+            tsv tsvector
+        );
+        CREATE INDEX chunks_file ON chunks(file_id);
+        CREATE INDEX chunks_node ON chunks(node_id) WHERE node_id IS NOT NULL;
+        CREATE INDEX chunks_repo_changed ON chunks(repo_id, changed);
+        CREATE INDEX chunks_tsv_code ON chunks USING gin (tsv) WHERE layer = 'code';
+        CREATE INDEX chunks_tsv_ast ON chunks USING gin (tsv) WHERE layer = 'ast';
+        CREATE INDEX chunks_tsv_doc ON chunks USING gin (tsv) WHERE layer = 'doc';
+        -- Untyped `vector`: repositories may use models of other sizes; each size
+        -- gets its own HNSW index over the cast column (ensure_vector_index).
+        CREATE TABLE chunk_vectors (
+            chunk_id bigint PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+            repo_id integer NOT NULL,
+            layer text NOT NULL,
+            dims integer NOT NULL,
+            text_hash bigint NOT NULL,
+            embedding vector NOT NULL
+        );
+        CREATE TABLE principals (
+            id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            name text NOT NULL UNIQUE,
+            kind text NOT NULL CHECK (kind IN ('user', 'group'))
+        );
+        CREATE TABLE memberships (
+            group_id integer NOT NULL REFERENCES principals(id) ON DELETE CASCADE,
+            member_id integer NOT NULL REFERENCES principals(id) ON DELETE CASCADE,
+            PRIMARY KEY (group_id, member_id)
+        );
+        CREATE TABLE grants (
+            principal_id integer NOT NULL REFERENCES principals(id) ON DELETE CASCADE,
+            repo_id integer NOT NULL REFERENCES repos(id) ON DELETE CASCADE,
+            PRIMARY KEY (principal_id, repo_id)
+        );
+        CREATE INDEX grants_repo ON grants(repo_id);
+        """,
+    ),
+)
+
+
+def migrate(conn: Any) -> int:
+    """Apply the migrations not yet recorded, each in its own transaction; returns
+    the schema version. Concurrent callers wait on an advisory lock."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " version integer PRIMARY KEY, name text NOT NULL,"
+        " applied_at timestamptz NOT NULL DEFAULT now())"
+    )
+    conn.commit()
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(4346540)")  # "CSFT"
+        done = {int(r[0]) for r in conn.execute("SELECT version FROM schema_migrations")}
+    for step in MIGRATIONS:
+        if step.version in done:
+            continue
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(4346540)")
+            again = conn.execute(
+                "SELECT 1 FROM schema_migrations WHERE version = %s", (step.version,)
+            ).fetchone()
+            if again is None:
+                conn.execute(step.sql)
+                conn.execute(
+                    "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
+                    (step.version, step.name),
+                )
+    return MIGRATIONS[-1].version
+
+
+def ensure_vector_index(conn: Any, dims: int) -> None:
+    """The cosine HNSW index over the vectors of `dims` dimensions (made once)."""
+    dims = int(dims)
+    conn.execute(
+        f"CREATE INDEX IF NOT EXISTS chunk_vectors_hnsw_{dims} ON chunk_vectors"
+        f" USING hnsw ((embedding::vector({dims})) vector_cosine_ops) WHERE dims = {dims}"
+    )

@@ -1,0 +1,561 @@
+"""The PostgreSQL answers to a search's reads (store/search_store.py), with the
+reader's grants inside every statement.
+
+lexical  full-text search: the `simple` tsvectors of the SQLite index's own
+         tokens for code and signatures, `english` for doc sections, ranked with
+         ts_rank_cd per query term weighted by the term's rarity (the BM25 IDF,
+         over the chunks the reader may see), so common words weigh little as
+         they do under bm25; terms in half the chunks or more are left out
+symbol   pg_trgm similarity (threshold 0.3) of names and qualified names, plus
+         exact names in any case; the shared symbol stream scores them
+vector   pgvector cosine kNN (HNSW per dimension count) with 1 - distance
+
+Access control: a store reads as one `Reader` (a principal, or the database
+role's own view, and optionally some repository keys). Every statement, the
+streams and every lookup by id after fusion, starts with the `readable` CTE
+(the repositories the principal is granted, directly or through a group) and
+keeps only rows of those repositories, so a principal never sees a row, a count
+or a neighbour of a repository it may not read, whatever ids it asks for.
+
+Filters (languages, path globs, git time) are conditions of each statement,
+before its LIMIT. User text is always bound as a parameter; tsquery literals are
+built from folded tokens with quoting (tsvector.py).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import psycopg
+
+from codesift.history.timespec import TimeFilter
+from codesift.store.filters import SearchFilters
+from codesift.store.history import TimeRow
+from codesift.store.postgres.tsvector import or_query
+from codesift.store.reader import ChunkRow, EdgeRow, NodeRow
+from codesift.store.search_store import (
+    ChildSpan,
+    ChunkPlace,
+    ResidentVectors,
+    ScoredChunk,
+    SymbolCandidate,
+)
+
+__all__ = ["PostgresSearchStore", "Reader", "glob_regex"]
+
+# ts_rank_cd normalization: 1 divides by 1 + log(length) (long chunks do not win
+# by length alone), 32 maps a rank r to r / (r + 1) (repeats saturate, as in BM25).
+RANK_NORMALIZATION = 1 | 32
+# pgvector HNSW candidate list: at least this, and at least k.
+EF_SEARCH_MIN = 200
+
+_df_lock = threading.Lock()
+_df_cache: dict[tuple[str, ...], int] = {}
+_DF_CACHE_LIMIT = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class Reader:
+    """Who reads: `principal` (a user or group name; None: the database role's own
+    view, every repository) and optionally only the repositories `repos` (keys)."""
+
+    principal: str | None = None
+    repos: tuple[str, ...] = ()
+
+
+def glob_regex(pattern: str) -> str:
+    """A POSIX regular expression matching what SQLite GLOB matches for `pattern`
+    (`*` any characters, `/` included; `?` one; `[...]` a class)."""
+    out = ["^"]
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "*":
+            out.append(".*")
+        elif ch == "?":
+            out.append(".")
+        elif ch == "[":
+            end = pattern.find("]", i + 2)
+            if end < 0:
+                out.append(re.escape(ch))
+            else:
+                body = pattern[i + 1 : end]
+                if body.startswith("^"):
+                    body = "^" + body[1:].replace("\\", "\\\\")
+                else:
+                    body = body.replace("\\", "\\\\")
+                out.append(f"[{body}]")
+                i = end
+        else:
+            out.append(re.escape(ch))
+        i += 1
+    out.append("$")
+    return "".join(out)
+
+
+def _file_conditions(filters: SearchFilters, alias: str = "f") -> tuple[str, list[Any]]:
+    sql = ""
+    params: list[Any] = []
+    if filters.languages:
+        sql += f" AND {alias}.language = ANY(%s)"
+        params.append(list(filters.languages))
+    if filters.paths:
+        regexes: list[str] = []
+        for pattern in filters.paths:
+            glob = pattern.replace("**/", "*").replace("**", "*")
+            if "/" in pattern:
+                regexes.append(glob_regex(glob.lstrip("/")))
+            else:  # a pattern without a slash matches the file name in any folder
+                regexes.extend([glob_regex(glob), glob_regex(f"*/{glob}")])
+        sql += f" AND {alias}.path ~ ANY(%s)"
+        params.append(regexes)
+    return sql, params
+
+
+def _time_conditions(window: TimeFilter, changed: str, created: str) -> tuple[str, list[Any]]:
+    since, until, as_of = window.active_bounds()
+    sql = ""
+    params: list[Any] = []
+    if since is not None:
+        sql += f" AND coalesce({changed}, {created}) >= %s"
+        params.append(since)
+    if until is not None:
+        sql += f" AND coalesce({changed}, {created}) <= %s"
+        params.append(until)
+    if as_of is not None:
+        sql += f" AND {created} <= %s"
+        params.append(as_of)
+    return sql, params
+
+
+def _files_join(filters: SearchFilters, file_id: str) -> str:
+    return f" JOIN files f ON f.id = {file_id}" if filters.on_files else ""
+
+
+class PostgresSearchStore:
+    """A search's reads (`SearchStore`) on one psycopg connection (autocommit),
+    as one `Reader`. The caller owns and closes the connection. `model`, when
+    given, keeps the vector streams to repositories whose vectors that model made."""
+
+    def __init__(
+        self, conn: psycopg.Connection[Any], reader: Reader, model: str | None = None
+    ) -> None:
+        self._conn = conn
+        self._reader = reader
+        self._model = model
+        self._scope_key = f"{conn.info.dsn}|{reader.principal}|{','.join(reader.repos)}"
+        self._qualify: bool | None = None
+        conn.execute("SET pg_trgm.similarity_threshold = 0.3")
+
+    @property
+    def connection(self) -> psycopg.Connection[Any]:
+        return self._conn
+
+    # -- access control ------------------------------------------------------------
+
+    def _readable(self) -> tuple[str, list[Any]]:
+        """`WITH readable AS (...)`: the ids of the repositories this reader may
+        read (and asked for), and its parameters."""
+        sql = "WITH readable AS MATERIALIZED (SELECT r.id, r.key FROM repos r WHERE true"
+        params: list[Any] = []
+        if self._reader.principal is not None:
+            sql += (
+                " AND r.id IN (SELECT g.repo_id FROM grants g JOIN principals p"
+                " ON p.name = %s WHERE g.principal_id = p.id OR g.principal_id IN"
+                " (SELECT m.group_id FROM memberships m WHERE m.member_id = p.id))"
+            )
+            params.append(self._reader.principal)
+        if self._reader.repos:
+            sql += " AND r.key = ANY(%s)"
+            params.append(list(self._reader.repos))
+        return sql + ") ", params
+
+    def _rows(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        """Rows of `sql` (which may refer to `readable`), the readable CTE first."""
+        head, head_params = self._readable()
+        return self._conn.execute(head + sql, [*head_params, *params]).fetchall()
+
+    def readable_repos(self) -> list[str]:
+        """The keys of the repositories this reader may read, in key order."""
+        return [str(r[0]) for r in self._rows("SELECT key FROM readable ORDER BY key", [])]
+
+    def _qualified(self) -> bool:
+        """Whether paths are shown with their repository key (several in view)."""
+        if self._qualify is None:
+            self._qualify = len(self.readable_repos()) > 1
+        return self._qualify
+
+    def _path(self, key: str, path: str) -> str:
+        return f"{key}/{path}" if self._qualified() else path
+
+    # -- cancellation --------------------------------------------------------------
+
+    def interrupt(self) -> None:
+        self._conn.cancel_safe()
+
+    @contextmanager
+    def checking(self, cancelled: Callable[[], bool] | None, steps: int) -> Iterator[None]:
+        # A cancel reaches the server through interrupt(); nothing to poll here.
+        yield
+
+    def sync_resident(self, index: ResidentVectors) -> None:
+        return None  # vectors stay in the database: the kNN runs there
+
+    # -- streams -------------------------------------------------------------------
+
+    def _count(self, layer: str, query: str, tsquery: str) -> int:
+        """Chunks of `layer` the reader may see, matching `query` (all for '')."""
+        key = (self._scope_key, layer, query)
+        with _df_lock:
+            found = _df_cache.get(key)
+        if found is not None:
+            return found
+        if query:
+            rows = self._rows(
+                "SELECT count(*) FROM chunks c WHERE c.layer = %s"
+                f" AND c.tsv @@ {tsquery} AND c.repo_id IN (SELECT id FROM readable)",
+                [layer, query],
+            )
+        else:
+            rows = self._rows(
+                "SELECT count(*) FROM chunks c WHERE c.layer = %s"
+                " AND c.repo_id IN (SELECT id FROM readable)",
+                [layer],
+            )
+        count = int(rows[0][0])
+        with _df_lock:
+            if len(_df_cache) >= _DF_CACHE_LIMIT:
+                _df_cache.clear()
+            _df_cache[key] = count
+        return count
+
+    def lexical_hits(
+        self,
+        layer: str,
+        terms: Sequence[str],
+        filters: SearchFilters,
+        cap: int,
+        max_df: float = 0.5,
+    ) -> list[ScoredChunk]:
+        if layer not in ("code", "ast", "doc") or not terms:
+            return []
+        tsquery = "to_tsquery('english', %s)" if layer == "doc" else "%s::tsquery"
+        queries = [q for q in dict.fromkeys(or_query([t]) for t in terms) if q]
+        if not queries:
+            return []
+        total = self._count(layer, "", tsquery)
+        if total == 0:
+            return []
+        counts = {q: self._count(layer, q, tsquery) for q in queries}
+        kept = [q for q in queries if counts[q] > 0]
+        if len(kept) > 1:
+            rare = [
+                q
+                for q in kept
+                if not (
+                    2 * counts[q] >= total or (counts[q] >= max_df * total and counts[q] >= 2000)
+                )
+            ]
+            kept = rare or kept
+        if not kept:
+            return []
+        weights = [math.log(1 + (total - counts[q] + 0.5) / (counts[q] + 0.5)) for q in kept]
+        rank_sql = " + ".join(
+            f"%s * ts_rank_cd(c.tsv, {tsquery}, {RANK_NORMALIZATION})" for _ in kept
+        )
+        rank_params: list[Any] = [p for w, q in zip(weights, kept, strict=True) for p in (w, q)]
+        file_sql, file_params = _file_conditions(filters)
+        time_sql, time_params = _time_conditions(filters.times, "c.changed", "c.created")
+        rows = self._rows(
+            f"SELECT c.id, {rank_sql} AS s FROM chunks c{_files_join(filters, 'c.file_id')}"
+            f" WHERE c.layer = %s AND c.tsv @@ {tsquery}"
+            f" AND c.repo_id IN (SELECT id FROM readable){file_sql}{time_sql}"
+            " ORDER BY s DESC, c.id LIMIT %s",
+            [*rank_params, layer, " | ".join(kept), *file_params, *time_params, cap],
+        )
+        return [(int(cid), float(score)) for cid, score in rows]
+
+    def symbol_candidates(
+        self, probe: str, filters: SearchFilters, limit: int
+    ) -> list[SymbolCandidate]:
+        file_sql, file_params = _file_conditions(filters)
+        time_sql, time_params = _time_conditions(filters.times, "n.changed", "n.created")
+        lowered = probe.lower()
+        similar = (
+            " OR lower(n.name) %% %s OR lower(n.qualified_name) %% %s" if len(probe) >= 3 else ""
+        )
+        similar_params = [lowered, lowered] if similar else []
+        rows = self._rows(
+            "SELECT n.id, n.name, n.qualified_name, n.kind, n.start_line, n.end_line"
+            f" FROM nodes n{_files_join(filters, 'n.file_id')}"
+            f" WHERE (lower(n.name) = %s{similar})"
+            f" AND n.repo_id IN (SELECT id FROM readable){file_sql}{time_sql}"
+            " ORDER BY lower(n.name) = %s DESC, greatest(similarity(lower(n.name), %s),"
+            " similarity(lower(n.qualified_name), %s)) DESC, n.id LIMIT %s",
+            [
+                lowered,
+                *similar_params,
+                *file_params,
+                *time_params,
+                lowered,
+                lowered,
+                lowered,
+                limit + 50,
+            ],
+        )
+        return [
+            SymbolCandidate(int(i), str(name), str(qname), str(kind), int(start), int(end))
+            for i, name, qname, kind, start, end in rows
+        ]
+
+    def chunks_for_nodes(self, node_ids: Sequence[int], layers: Sequence[str]) -> dict[int, int]:
+        if not node_ids or not layers:
+            return {}
+        order = {layer: i for i, layer in enumerate(layers)}
+        out: dict[int, tuple[int, int]] = {}
+        for node_id, chunk_id, layer in self._rows(
+            "SELECT c.node_id, c.id, c.layer FROM chunks c WHERE c.part = 0"
+            " AND c.layer = ANY(%s) AND c.node_id = ANY(%s)"
+            " AND c.repo_id IN (SELECT id FROM readable)",
+            [list(layers), list(node_ids)],
+        ):
+            rank = order[str(layer)]
+            current = out.get(int(node_id))
+            if current is None or rank < current[1]:
+                out[int(node_id)] = (int(chunk_id), rank)
+        return {node: chunk for node, (chunk, _) in out.items()}
+
+    def _knn(
+        self, query: npt.NDArray[np.float32], layers: Sequence[str], k: int, filters: SearchFilters
+    ) -> list[ScoredChunk]:
+        dims = int(query.shape[0])
+        if not layers or dims == 0 or not query.any():
+            return []
+        literal = "[" + ",".join(f"{v:g}" for v in query.astype(np.float32).tolist()) + "]"
+        time_sql, time_params = _time_conditions(filters.times, "c.changed", "c.created")
+        in_time = (
+            f" AND v.chunk_id IN (SELECT c.id FROM chunks c WHERE c.changed IS NOT NULL{time_sql})"
+            if time_sql
+            else ""
+        )
+        model_sql = ""
+        model_params: list[Any] = []
+        if self._model is not None:
+            model_sql = " AND v.repo_id IN (SELECT id FROM repos WHERE embedding_model = %s)"
+            model_params = [self._model]
+        distance = f"v.embedding::vector({dims}) <=> %s::vector({dims})"
+        with self._conn.transaction():
+            self._conn.execute(f"SET LOCAL hnsw.ef_search = {min(1000, max(EF_SEARCH_MIN, k))}")
+            self._conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            rows = self._rows(
+                f"SELECT v.chunk_id, {distance} AS d FROM chunk_vectors v"
+                f" WHERE v.dims = {dims} AND v.layer = ANY(%s)"
+                f" AND v.repo_id IN (SELECT id FROM readable){model_sql}{in_time}"
+                " ORDER BY d LIMIT %s",
+                [literal, list(layers), *model_params, *time_params, k],
+            )
+        return [(int(cid), 1.0 - float(d)) for cid, d in rows]
+
+    def nearest_chunks(
+        self, query_vector: bytes, layers: Sequence[str], k: int, filters: SearchFilters
+    ) -> list[ScoredChunk]:
+        """The int8 query vector (the local index's form) as floats: the cosine
+        of int8 vectors is the cosine of those floats."""
+        query = np.frombuffer(query_vector, dtype=np.int8).astype(np.float32)
+        return self._knn(query, layers, k, filters)
+
+    def resident_nearest(
+        self,
+        index: ResidentVectors,
+        query: npt.NDArray[np.float32],
+        layers: Sequence[str],
+        k: int,
+        filters: SearchFilters,
+    ) -> list[ScoredChunk]:
+        return self._knn(query, layers, k, filters)
+
+    def current_chunks(self, chunk_ids: Sequence[int], filters: SearchFilters) -> set[int]:
+        if not chunk_ids:
+            return set()
+        file_sql, file_params = _file_conditions(filters)
+        return {
+            int(r[0])
+            for r in self._rows(
+                f"SELECT c.id FROM chunks c{_files_join(filters, 'c.file_id')}"
+                " JOIN chunk_vectors v ON v.chunk_id = c.id AND v.text_hash = c.text_hash"
+                f" WHERE c.id = ANY(%s) AND c.repo_id IN (SELECT id FROM readable){file_sql}",
+                [list(chunk_ids), *file_params],
+            )
+        }
+
+    # -- after fusion --------------------------------------------------------------
+
+    def chunk_places(self, chunk_ids: Sequence[int]) -> list[ChunkPlace]:
+        if not chunk_ids:
+            return []
+        return [
+            ChunkPlace(
+                int(cid),
+                None if node is None else int(node),
+                str(layer),
+                self._path(str(key), str(path)),
+                str(language),
+            )
+            for cid, node, layer, key, path, language in self._rows(
+                "SELECT c.id, c.node_id, c.layer, r.key, f.path, f.language FROM chunks c"
+                " JOIN files f ON f.id = c.file_id JOIN readable r ON r.id = c.repo_id"
+                " WHERE c.id = ANY(%s)",
+                [list(chunk_ids)],
+            )
+        ]
+
+    def chunk_rows(self, chunk_ids: Iterable[int]) -> dict[int, ChunkRow]:
+        wanted = list(dict.fromkeys(chunk_ids))
+        if not wanted:
+            return {}
+        out: dict[int, ChunkRow] = {}
+        for row in self._rows(
+            "SELECT c.id, r.key, f.path, f.language, c.node_id, c.layer, c.part, c.start_line,"
+            " c.end_line, c.title, c.text, n.kind, n.qualified_name FROM chunks c"
+            " JOIN files f ON f.id = c.file_id JOIN readable r ON r.id = c.repo_id"
+            " LEFT JOIN nodes n ON n.id = c.node_id WHERE c.id = ANY(%s)",
+            [wanted],
+        ):
+            cid, key, path, language, node, layer, part, start, end, title, text, kind, qname = row
+            layer = str(layer)
+            if kind is None:
+                kind = "section" if layer == "doc" else "text"
+            shown = self._path(str(key), str(path))
+            out[int(cid)] = ChunkRow(
+                int(cid),
+                shown,
+                str(language),
+                None if node is None else int(node),
+                layer,
+                int(part),
+                int(start),
+                int(end),
+                str(title),
+                str(text),
+                str(kind),
+                str(qname or title or path),
+            )
+        return out
+
+    def child_spans(self, parent_ids: Sequence[int]) -> dict[int, list[ChildSpan]]:
+        if not parent_ids:
+            return {}
+        out: dict[int, list[ChildSpan]] = {}
+        for parent, stub_start, end, start in self._rows(
+            "SELECT n.parent_id, coalesce(min(c.start_line), n.start_line), n.end_line,"
+            " n.start_line FROM nodes n LEFT JOIN chunks c ON c.node_id = n.id"
+            " AND c.layer = 'code' WHERE n.parent_id = ANY(%s)"
+            " AND n.repo_id IN (SELECT id FROM readable) GROUP BY n.id ORDER BY n.id",
+            [list(parent_ids)],
+        ):
+            out.setdefault(int(parent), []).append(ChildSpan(int(stub_start), int(end), int(start)))
+        return out
+
+    def _times(self, table: str, ids: Iterable[int]) -> dict[int, TimeRow]:
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return {}
+        return {
+            int(i): TimeRow(int(i), created, changed, commit_no, oid, subject)
+            for i, created, changed, commit_no, oid, subject in self._rows(
+                "SELECT t.id, t.created, t.changed, t.changed_commit, h.oid, h.subject"
+                f" FROM {table} t LEFT JOIN commits h ON h.repo_id = t.repo_id"
+                " AND h.number = t.changed_commit WHERE t.id = ANY(%s)"
+                " AND t.changed IS NOT NULL AND t.repo_id IN (SELECT id FROM readable)",
+                [wanted],
+            )
+        }
+
+    def chunk_times(self, chunk_ids: Iterable[int]) -> dict[int, TimeRow]:
+        return self._times("chunks", chunk_ids)
+
+    def node_times(self, node_ids: Iterable[int]) -> dict[int, TimeRow]:
+        return self._times("nodes", node_ids)
+
+    def node_rows(self, node_ids: Iterable[int]) -> dict[int, NodeRow]:
+        wanted = list(dict.fromkeys(node_ids))
+        if not wanted:
+            return {}
+        out: dict[int, NodeRow] = {}
+        for row in self._rows(
+            "SELECT n.id, r.key, f.path, f.language, n.kind, n.name, n.qualified_name,"
+            " n.parent_id, n.start_line, n.end_line, n.signature, n.docstring FROM nodes n"
+            " JOIN files f ON f.id = n.file_id JOIN readable r ON r.id = n.repo_id"
+            " WHERE n.id = ANY(%s)",
+            [wanted],
+        ):
+            node_id, key, path, *rest = row
+            out[int(node_id)] = NodeRow(int(node_id), self._path(str(key), str(path)), *rest)
+        return out
+
+    def _edges(self, column: str, node_id: int, order: str) -> list[EdgeRow]:
+        return [
+            EdgeRow(
+                int(src),
+                str(kind),
+                str(name),
+                None if dst is None else int(dst),
+                int(line),
+                None if res is None else str(res),
+            )
+            for src, kind, name, dst, line, res in self._rows(
+                "SELECT * FROM (SELECT e.src_id, e.kind, e.dst_name, e.dst_id, e.line,"
+                " e.resolution FROM edges e WHERE e.repo_id IN (SELECT id FROM readable)"
+                f" AND e.{column} = %s"
+                " UNION ALL SELECT n.parent_id, 'contains', n.name, n.id, n.start_line,"
+                " 'local' FROM nodes n WHERE n.parent_id IS NOT NULL"
+                f" AND n.repo_id IN (SELECT id FROM readable)"
+                f" AND n.{'parent_id' if column == 'src_id' else 'id'} = %s) AS e"
+                f" ORDER BY {order}",
+                [node_id, node_id],
+            )
+        ]
+
+    def edges_from(self, node_id: int) -> list[EdgeRow]:
+        return self._edges("src_id", node_id, "line")
+
+    def edges_to(self, node_id: int) -> list[EdgeRow]:
+        return self._edges("dst_id", node_id, "src_id, line")
+
+    def meta(self, key: str) -> str | None:
+        """`root`: the folder the one repository in view was indexed from (git
+        revisions given as times are resolved there); None with several."""
+        if key != "root":
+            return None
+        rows = self._rows("SELECT r.root FROM repos r JOIN readable USING (id)", [])
+        if len(rows) != 1 or not rows[0][0]:
+            return None
+        return str(rows[0][0])
+
+    def repo_counts(self) -> dict[str, dict[str, int]]:
+        """Per readable repository: files, nodes, chunks and vectors."""
+        out: dict[str, dict[str, int]] = {}
+        for key, files, nodes, chunks, vectors in self._rows(
+            "SELECT r.key,"
+            " (SELECT count(*) FROM files f WHERE f.repo_id = r.id),"
+            " (SELECT count(*) FROM nodes n WHERE n.repo_id = r.id),"
+            " (SELECT count(*) FROM chunks c WHERE c.repo_id = r.id),"
+            " (SELECT count(*) FROM chunk_vectors v WHERE v.repo_id = r.id)"
+            " FROM readable r ORDER BY r.key",
+            [],
+        ):
+            out[str(key)] = {
+                "files": int(files),
+                "nodes": int(nodes),
+                "chunks": int(chunks),
+                "vectors": int(vectors),
+            }
+        return out
