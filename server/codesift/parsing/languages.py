@@ -1,8 +1,10 @@
 """Which language a file is, and how each grammar-backed language is parsed.
 
 Languages with a tree-sitter query file in `parsing/queries/<name>.scm` get
-nodes, edges and per-node chunks. `markdown` is split into heading sections.
-Every other text file is `text` and is indexed as line windows.
+nodes, edges and per-node chunks. `markdown` and `rst` are split into heading
+sections; `sql`, `openapi` and `jsonschema` into resources (a table, an
+endpoint, a schema). Every other text file is `text` and is indexed as line
+windows.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import PurePosixPath
 from typing import Literal
 
 __all__ = [
+    "DOCUMENT_LANGUAGES",
     "LANGUAGES",
     "LanguageSpec",
     "QualifierStyle",
@@ -93,6 +96,13 @@ LANGUAGES: dict[str, LanguageSpec] = {
 }
 
 MARKDOWN_EXTENSIONS = (".md", ".markdown", ".mdx", ".mdown")
+# Languages without a grammar that are parsed into sections or resources
+# (parsing/__init__.py); `openapi` and `jsonschema` are told by content.
+DOCUMENT_LANGUAGES: tuple[str, ...] = ("markdown", "rst", "sql", "openapi", "jsonschema")
+_DOCUMENT_EXTENSIONS = {".rst": "rst", ".rest": "rst", ".sql": "sql", ".ddl": "sql"}
+# Where `refine_language` looks for an API description or a schema, and how far.
+_STRUCTURED_EXTENSIONS = (".json", ".yaml", ".yml")
+_SNIFF_CHARS = 4096
 
 _BY_EXTENSION: dict[str, str] = {
     ext: spec.name for spec in LANGUAGES.values() for ext in spec.extensions
@@ -103,7 +113,8 @@ _BY_FILENAME: dict[str, str] = {
 
 
 def detect_language(path: str) -> str:
-    """Language id for a relative POSIX path: a key of LANGUAGES, "markdown" or "text"."""
+    """Language id for a relative POSIX path: a key of LANGUAGES, one of
+    DOCUMENT_LANGUAGES, or "text"."""
     pure = PurePosixPath(path)
     by_name = _BY_FILENAME.get(pure.name)
     if by_name:
@@ -111,7 +122,9 @@ def detect_language(path: str) -> str:
     suffix = pure.suffix.lower()
     if suffix in MARKDOWN_EXTENSIONS:
         return "markdown"
-    return _BY_EXTENSION.get(suffix, "text")
+    if suffix == ".json" and pure.name.lower().endswith(".schema.json"):
+        return "jsonschema"
+    return _DOCUMENT_EXTENSIONS.get(suffix) or _BY_EXTENSION.get(suffix, "text")
 
 
 def spec_for(language: str) -> LanguageSpec | None:
@@ -143,10 +156,36 @@ _CPP_HEADER_LINE = re.compile(
 )
 
 
+# A top-level `openapi:` / `swagger:` key (YAML at column 0, JSON anywhere in
+# the first few KB: the key is conventionally first) and a `$schema` naming
+# json-schema.org (editor configs name schemastore.org schemas they follow).
+_YAML_API = re.compile(r"""^["']?(?:openapi|swagger)["']?[ \t]*:""", re.MULTILINE)
+_JSON_API = re.compile(r"""^\s*\{[^{\[]*?"(?:openapi|swagger)"\s*:""")
+_SCHEMA_KEY = re.compile(
+    r"""^\s*\{?[ \t]*["']?\$schema["']?\s*:\s*["']?[^"'\s]*json-schema\.org""", re.MULTILINE
+)
+
+
+def _structured_language(path: str, text: str) -> str:
+    head = text[:_SNIFF_CHARS].lstrip("\ufeff")
+    if path.lower().endswith(".json"):
+        if _JSON_API.match(head):
+            return "openapi"
+    elif _YAML_API.search(head):
+        return "openapi"
+    if _SCHEMA_KEY.search(head):
+        return "jsonschema"
+    return "text"
+
+
 def refine_language(path: str, language: str, text: str) -> str:
     """The language of a file whose path does not tell it: an extensionless script
     by its `#!` line (pyenv's `libexec/pyenv-init` is Bash), a `.h` header by its
-    content (C++ projects write their headers as `.h`). Otherwise `language`."""
+    content (C++ projects write their headers as `.h`), a `.json` / `.yaml` file
+    that is an OpenAPI description or a JSON Schema by its first few KB.
+    Otherwise `language`."""
+    if language == "text" and path.lower().endswith(_STRUCTURED_EXTENSIONS):
+        return _structured_language(path, text)
     if language == "text" and text.startswith("#!"):
         match = _SHEBANG.match(text)
         interpreter = match.group(1).rstrip("0123456789.") if match else ""

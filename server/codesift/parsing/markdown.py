@@ -29,7 +29,7 @@ from pathlib import PurePosixPath
 from codesift.parsing.model import ParsedChunk, ParsedFile
 from codesift.parsing.plaintext import MAX_CHUNK_CHARS, line_windows, split_lines
 
-__all__ = ["MAX_SECTION_LINES", "TITLE_SEPARATOR", "parse_markdown"]
+__all__ = ["MAX_SECTION_LINES", "TITLE_SEPARATOR", "Heading", "parse_markdown", "section_chunks"]
 
 MAX_SECTION_LINES = 80
 TITLE_SEPARATOR = " > "
@@ -61,7 +61,10 @@ _SPACES = re.compile(r"\s+")
 
 
 @dataclass(frozen=True, slots=True)
-class _Heading:
+class Heading:
+    """A heading found by a format's scanner (markdown here, reStructuredText in
+    parsing/rst.py); `section_chunks` turns them into sections."""
+
     start: int  # 0-based index of the first line of the heading
     body: int  # 0-based index of the first line after the heading
     level: int
@@ -154,8 +157,8 @@ def _front_matter_end(lines: list[str]) -> int:
     return 0
 
 
-def _find_headings(lines: list[str]) -> list[_Heading]:
-    headings: list[_Heading] = []
+def _find_headings(lines: list[str]) -> list[Heading]:
+    headings: list[Heading] = []
     fence: _Fence | None = None
     # End marker of the raw HTML block (comment, <pre>...) being skipped, if any.
     html_end = ""
@@ -190,7 +193,7 @@ def _find_headings(lines: list[str]) -> list[_Heading]:
         atx = _ATX_OPEN.match(line)
         if atx is not None:
             level = len(atx.group(1))
-            headings.append(_Heading(i, i + 1, level, _atx_title(line, atx.end())))
+            headings.append(Heading(i, i + 1, level, _atx_title(line, atx.end())))
             para_start = None
             in_container_para = False
             continue
@@ -198,7 +201,7 @@ def _find_headings(lines: list[str]) -> list[_Heading]:
         if para_start is not None and _SETEXT_UNDERLINE.fullmatch(line):
             level = 1 if line.lstrip(" ")[0] == "=" else 2
             title = _clean_title(" ".join(lines[para_start : min(i, para_start + 20)]))
-            headings.append(_Heading(para_start, i + 1, level, title))
+            headings.append(Heading(para_start, i + 1, level, title))
             para_start = None
             continue
 
@@ -245,7 +248,7 @@ class _Section:
     title: str
 
 
-def _sections(lines: list[str], headings: list[_Heading], file_title: str) -> list[_Section]:
+def _sections(lines: list[str], headings: list[Heading], file_title: str) -> list[_Section]:
     sections: list[_Section] = []
     first = headings[0].start if headings else len(lines)
     if first > 0:
@@ -276,8 +279,19 @@ def parse_markdown(text: str, path: str) -> ParsedFile:
         text = text[1:]  # a byte-order mark would hide a heading or front matter on line 1
     lines = split_lines(text)
     file_title = PurePosixPath(path).name or path or "document"
-    sections = _sections(lines, _find_headings(lines), file_title)
+    parsed.chunks = section_chunks(lines, _find_headings(lines), file_title)
+    return parsed
 
+
+def section_chunks(lines: list[str], headings: list[Heading], file_title: str) -> list[ParsedChunk]:
+    """`doc` chunks (node=None) for the sections `headings` open in `lines`.
+
+    Text before the first heading is a section titled `file_title`; a heading
+    with nothing under it but subsections is left to them; a long section is
+    cut into line windows, each starting with the heading path.
+    """
+    chunks: list[ParsedChunk] = []
+    sections = _sections(lines, headings, file_title)
     for k, section in enumerate(sections):
         if section.level and _is_blank_range(lines, section.body, section.end):
             nxt = sections[k + 1] if k + 1 < len(sections) else None
@@ -290,7 +304,7 @@ def parse_markdown(text: str, path: str) -> ParsedFile:
             lines[section.start : section.end], section.start + 1, MAX_SECTION_LINES, budget
         )
         for part, span in enumerate(spans):
-            parsed.chunks.append(
+            chunks.append(
                 ParsedChunk(
                     layer="doc",
                     node=None,
@@ -301,4 +315,4 @@ def parse_markdown(text: str, path: str) -> ParsedFile:
                     title=section.title,
                 )
             )
-    return parsed
+    return chunks

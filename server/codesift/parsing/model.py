@@ -45,6 +45,12 @@ NODE_KINDS: tuple[str, ...] = (
     "constant",
     "variable",
     "section",
+    # Resources of document collections (parsing/resources.py): SQL DDL and API
+    # descriptions, one node each.
+    "table",
+    "view",
+    "endpoint",
+    "schema",
 )
 
 
