@@ -255,16 +255,19 @@ class PostgresSearchStore:
         if total == 0:
             return []
         counts = {q: self._count(layer, q, tsquery) for q in queries}
-        kept = [q for q in queries if counts[q] > 0]
-        if len(kept) > 1:
+        kept = queries
+        if len(queries) > 1:
+            # As the SQLite store does (sqlite_search.scored_terms): terms in at
+            # least half the chunks, or common ones above `max_df`, are left out.
             rare = [
                 q
-                for q in kept
+                for q in queries
                 if not (
                     2 * counts[q] >= total or (counts[q] >= max_df * total and counts[q] >= 2000)
                 )
             ]
-            kept = rare or kept
+            kept = rare or queries
+        kept = [q for q in kept if counts[q] > 0]
         if not kept:
             return []
         weights = [math.log(1 + (total - counts[q] + 0.5) / (counts[q] + 0.5)) for q in kept]
