@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import argparse
 import errno
+import functools
 import io
 import json
 import logging
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -397,29 +399,32 @@ def _print_search(inv: Invocation, query: str, response: SearchResponse) -> None
     if not response.results:
         console.print(f"no results for {escape(query)!r}")
         return
+    # One print of the whole page (each line's markup closes on that line): rich's
+    # per-call cost made a line-by-line page the slowest part of a served search.
+    lines: list[str] = []
     for i, result in enumerate(response.results, start=1):
         found_by = " ".join(f"{h.stream}#{h.rank}" for h in result.provenance)
-        console.print(
+        lines.append(
             f"[bold]{i:>2}[/] [cyan]{escape(result.path)}:{result.start_line}-{result.end_line}[/]"
             f"  [green]{escape(result.kind)}[/] [bold]{escape(result.qualified_name)}[/]"
             f"  [dim]{result.layer} · {found_by} · {result.score:.4f}[/]"
         )
         when = _history_text(result.history)
         if when:
-            console.print(f"     [dim]{escape(when)}[/]")
-        for line in result.snippet.split("\n"):
-            console.print(f"     [dim]│[/] {escape(line)}")
+            lines.append(f"     [dim]{escape(when)}[/]")
+        lines.extend(f"     [dim]│[/] {escape(line)}" for line in result.snippet.split("\n"))
         if result.truncated:
-            console.print(f"     [dim]│ … (from line {result.snippet_start_line})[/]")
+            lines.append(f"     [dim]│ … (from line {result.snippet_start_line})[/]")
         for edge in result.graph:
             node = edge.node
-            console.print(
+            lines.append(
                 f"     [magenta]{GRAPH_LABELS.get(edge.relation, edge.relation)}[/]"
                 f" [dim]({edge.kind}, line {edge.line})[/] [green]{escape(node.kind)}[/]"
                 f" [bold]{escape(node.qualified_name)}[/]"
                 f"  [cyan]{escape(node.path)}:{node.start_line}-{node.end_line}[/]"
             )
-    console.print(f"[dim]{len(response.results)} results in {response.took_ms:.0f} ms[/]")
+    lines.append(f"[dim]{len(response.results)} results in {response.took_ms:.0f} ms[/]")
+    console.print("\n".join(lines))
 
 
 def _symbol_json(symbol: Symbol | None) -> dict[str, Any] | None:
@@ -1016,6 +1021,16 @@ class _QuietParser(argparse.ArgumentParser):
         raise _Decline(f"the command line cannot be parsed here: {message}")
 
 
+_PARSER_LOCK = threading.Lock()
+
+
+@functools.cache
+def _server_parser() -> argparse.ArgumentParser:
+    """The quiet parser, built once (building it costs a few ms: argparse looks up
+    translations for every option)."""
+    return build_parser(_QuietParser)
+
+
 class LiveEngine(Engine):
     """The engine a server runs the CLI's command with: the same operations as
     in-process (Engine.search, .symbols, .graph, with the CLI's workspace and
@@ -1124,7 +1139,8 @@ def _answer(request: Mapping[str, Any], folder: FolderIndex, reader: LiveReader)
     argv = request.get("argv")
     if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
         raise _Decline("the request has no command line")
-    args = build_parser(_QuietParser).parse_args(argv)
+    with _PARSER_LOCK:
+        args = _server_parser().parse_args(argv)
     if args.command not in SOCKET_COMMANDS:
         raise _Decline(f"`codesift {args.command}` runs in-process")
     ws = _requested_workspace(request, args, folder)
