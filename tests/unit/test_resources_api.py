@@ -138,6 +138,42 @@ def test_openapi_yaml_operations_and_schemas_are_resources() -> None:
     assert "- emails (string[])" in user
 
 
+def test_the_api_itself_is_a_section_over_its_info_block() -> None:
+    text = lines(
+        "openapi: 3.1.0",  # 1
+        "info:",  # 2
+        "  title: Billing API",  # 3
+        "  version: 2.1.0",  # 4
+        "  description: |",  # 5
+        "    Charges, invoices and refunds.",  # 6
+        "servers:",  # 7
+        "  - url: https://billing.example.com/v2",  # 8
+        "tags:",  # 9
+        "  - name: refunds",  # 10
+        "    description: Money back to a card",  # 11
+        "paths: {}",  # 12
+    )
+    parsed = parse_openapi(text, "billing.yaml")
+    assert parsed.nodes == []
+    (section,) = parsed.chunks
+    assert (section.layer, section.node, section.start_line, section.end_line) == (
+        "doc",
+        None,
+        2,
+        6,
+    )
+    assert section.title == "Billing API"
+    assert section.text == lines(
+        "Billing API",
+        "",
+        "Version 2.1.0",
+        "Charges, invoices and refunds.",
+        "Servers: https://billing.example.com/v2",
+        "Tags:",
+        "- refunds: Money back to a card",
+    ).rstrip("\n")
+
+
 SWAGGER_JSON = json.dumps(
     {
         "swagger": "2.0",

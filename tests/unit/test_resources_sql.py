@@ -182,6 +182,34 @@ def test_mysql_and_sqlite_quoting() -> None:
     assert "t3" not in resource_chunks(parsed, "t2")[0].text
 
 
+def test_sql_server_batches_end_at_go_lines() -> None:
+    text = sql(
+        "-- Orders placed in the shop.",  # 1
+        "CREATE TABLE [dbo].[Orders] (",  # 2
+        "  [OrderId] INT NOT NULL,",  # 3
+        "  [Total] MONEY",  # 4
+        ")",  # 5
+        "GO",  # 6
+        "CREATE VIEW dbo.BigOrders AS SELECT * FROM dbo.Orders WHERE Total > 100",  # 7
+        "go",  # 8
+        "CREATE INDEX IX_Orders_Total ON [dbo].[Orders] ([Total])",  # 9
+        "GO",  # 10
+        "SELECT Total FROM dbo.Orders",  # 11
+    )
+    parsed = parse_sql(text, "orders.sql", 40)
+    assert [(n.kind, n.qualified_name, n.start_line, n.end_line) for n in parsed.nodes] == [
+        ("table", "dbo.Orders", 2, 5),
+        ("view", "dbo.BigOrders", 7, 7),
+    ]
+    assert [(c.start_line, c.end_line) for c in resource_chunks(parsed, "Orders")] == [
+        (1, 5),
+        (9, 9),
+    ]
+    assert resource_chunks(parsed, "Orders")[0].text.endswith(")\nColumns: OrderId, Total")
+    windows = [(c.start_line, c.text) for c in parsed.chunks if c.node is None]
+    assert windows == [(11, "SELECT Total FROM dbo.Orders")]
+
+
 def test_unterminated_and_odd_text_never_raises() -> None:
     for text in (
         "CREATE TABLE broken (a int",

@@ -8,16 +8,19 @@ parameters (name, where, required, description; the path's own parameters
 included), the request body and each response with their descriptions and
 the schemas they reference. Each `components/schemas/X` (OpenAPI 3) or
 `definitions/X` (Swagger 2) entry is a "schema" resource, described like a
-JSON Schema.
+JSON Schema. The API itself (title, version, description, servers, tags) is
+one `doc` section over its `info` block, as a markdown section would be.
 """
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
+
 from codesift.parsing.jsonschema import load_document, ref_name, schema_resource
 from codesift.parsing.located import DocumentError, Located
-from codesift.parsing.model import ParsedFile
-from codesift.parsing.plaintext import split_lines
-from codesift.parsing.resources import add_resource, add_resource_text
+from codesift.parsing.model import ParsedChunk, ParsedFile
+from codesift.parsing.plaintext import MAX_CHUNK_CHARS, line_windows, split_lines
+from codesift.parsing.resources import MAX_RESOURCE_LINES, add_resource, add_resource_text
 
 __all__ = ["parse_openapi"]
 
@@ -154,6 +157,51 @@ def _operation_lines(op: Located, path_item: Located, root: Located) -> list[str
     return out
 
 
+def _overview(parsed: ParsedFile, root: Located, path: str) -> None:
+    """A `doc` section for the API as a whole (no node, like a markdown
+    section): its title, version, description, servers and tags, over the
+    lines of its `info` block."""
+    info = root.get("info") or _NOTHING
+    title = info.text("title") or PurePosixPath(path).name or path
+    out: list[str] = []
+    version = info.text("version")
+    if version:
+        out.append(f"Version {version}")
+    description = info.text("description")
+    if description:
+        out.extend(line.rstrip() for line in description.strip().split("\n"))
+    servers = [s.text("url") for s in (root.get("servers") or _NOTHING).items()]
+    servers += [root.text("host")] if root.text("host") else []
+    if any(servers):
+        out.append(f"Servers: {', '.join(s for s in servers if s)}")
+    tags: list[str] = []
+    for tag in (root.get("tags") or _NOTHING).items():
+        name = tag.text("name")
+        if name:
+            described = tag.text("description")
+            tags.append(f"- {name}: {_one_line(described)}" if described else f"- {name}")
+    if tags:
+        out.append("Tags:")
+        out.extend(tags)
+    if not out:
+        return
+    start, end = (info.first_line, info.end_line) if info.value else (1, 1)
+    header = title + "\n\n"
+    budget = MAX_CHUNK_CHARS - len(header)
+    for part, span in enumerate(line_windows(out, 1, MAX_RESOURCE_LINES, budget)):
+        parsed.chunks.append(
+            ParsedChunk(
+                layer="doc",
+                node=None,
+                start_line=start,
+                end_line=end,
+                text=header + span.text,
+                part=part,
+                title=title,
+            )
+        )
+
+
 def parse_openapi(text: str, path: str) -> ParsedFile:
     """Resources for an OpenAPI / Swagger document; raises DocumentError when
     the text is not one."""
@@ -162,6 +210,7 @@ def parse_openapi(text: str, path: str) -> ParsedFile:
     root = load_document(text, path, lines)
     if root.get("openapi") is None and root.get("swagger") is None:
         raise DocumentError("no openapi or swagger key")
+    _overview(parsed, root, path)
     base = root.text("basePath").rstrip("/")
     for api_path, path_item in (root.get("paths") or _NOTHING).mapping().items():
         path_item = _resolve(path_item, root)

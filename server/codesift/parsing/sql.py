@@ -6,7 +6,8 @@ file at top-level `;`, skipping strings ('...', E'...' with backslash
 escapes, MySQL's backslash escapes in files that look like MySQL), quoted
 identifiers ("x", `x`, [x]), comments (-- and nested /* */) and PostgreSQL
 dollar-quoted bodies ($$...$$, $fn$...$fn$); a MySQL `DELIMITER //` line
-changes the terminator until the next one.
+changes the terminator until the next one, and a SQL Server `GO` line ends a
+batch as `;` does.
 
 Each CREATE TABLE / VIEW / MATERIALIZED VIEW / TYPE / DOMAIN / FUNCTION /
 PROCEDURE becomes a resource named by its object (`users`; `public.users` is
@@ -31,6 +32,9 @@ __all__ = ["Statement", "parse_sql", "split_statements"]
 
 _DOLLAR_TAG = re.compile(r"\$(?:[A-Za-z_][A-Za-z0-9_]*)?\$")
 _DELIMITER_LINE = re.compile(r"[ \t]*DELIMITER[ \t]+(\S+)[ \t]*(?:\r?\n|$)", re.IGNORECASE)
+# SQL Server scripts end their batches with a line `GO`, often with no `;`.
+_GO_LINE = re.compile(r"[ \t]*GO[ \t]*(?:\r?\n|$)", re.IGNORECASE)
+_HAS_GO_LINE = re.compile(r"^[ \t]*GO[ \t]*$", re.IGNORECASE | re.MULTILINE)
 _MYSQL_HINT = re.compile(r"`|\bENGINE\s*=|\bAUTO_INCREMENT\b|^\s*DELIMITER\s", re.I | re.M)
 
 
@@ -93,7 +97,8 @@ def split_statements(text: str) -> list[Statement]:
     n = len(text)
     pos = 0
     delimiter = ";"
-    special = _special_chars(delimiter)
+    batches = _HAS_GO_LINE.search(text) is not None
+    special = _special_chars(delimiter, batches)
     start = -1  # offset of the current statement's first word, -1 between statements
     comment = -1  # where the comment block before the next statement began
     while pos < n:
@@ -120,10 +125,15 @@ def split_statements(text: str) -> list[Statement]:
                 pos = _skip_block_comment(text, pos + 2)
                 continue
             if pos == line_start or text[line_start:pos].strip() == "":
+                go = _GO_LINE.match(text, pos) if batches and ch in "Gg" else None
+                if go is not None:
+                    pos = go.end()
+                    comment = -1
+                    continue
                 directive = _DELIMITER_LINE.match(text, pos) if ch in "Dd" else None
                 if directive is not None:
                     delimiter = directive.group(1)
-                    special = _special_chars(delimiter)
+                    special = _special_chars(delimiter, batches)
                     pos = directive.end()
                     comment = -1
                     continue
@@ -134,32 +144,17 @@ def split_statements(text: str) -> list[Statement]:
             statements.append(Statement(start, pos, comment if comment >= 0 else start))
             start = comment = -1
             continue
-        if ch == "'":
-            escapes = mysql or (pos > 0 and text[pos - 1] in "Ee" and _word_start(text, pos - 1))
-            pos = _skip_quoted(text, pos + 1, "'", escapes)
-        elif ch == '"':
-            pos = _skip_quoted(text, pos + 1, '"', mysql)
-        elif ch == "`":
-            pos = _skip_quoted(text, pos + 1, "`", False)
-        elif ch == "[" and not mysql:
-            close = text.find("]", pos + 1)
-            pos = n if close < 0 else close + 1
-        elif text.startswith("--", pos) or (mysql and ch == "#"):
-            eol = text.find("\n", pos)
-            pos = n if eol < 0 else eol
-        elif text.startswith("/*", pos):
-            pos = _skip_block_comment(text, pos + 2)
-        elif ch == "$":
-            tag = _DOLLAR_TAG.match(text, pos)
-            if tag is not None and _word_start(text, pos):
-                close = text.find(tag.group(), tag.end())
-                pos = n if close < 0 else close + len(tag.group())
-            else:
-                pos += 1
-        else:
-            # Ordinary text: jump to the next character that can matter.
-            found = special.search(text, pos + 1)
-            pos = n if found is None else found.start()
+        if ch == "\n":
+            go = _GO_LINE.match(text, pos + 1)
+            if go is not None:
+                end = pos
+                while end > start and text[end - 1].isspace():
+                    end -= 1
+                statements.append(Statement(start, end, comment if comment >= 0 else start))
+                start = comment = -1
+                pos = go.end()
+                continue
+        pos = _skip_token(text, pos, mysql, special)
     if start >= 0:
         end = len(text.rstrip())
         if text[start:end].strip():
@@ -167,9 +162,42 @@ def split_statements(text: str) -> list[Statement]:
     return statements
 
 
-def _special_chars(delimiter: str) -> re.Pattern[str]:
-    """The characters that may start a literal, a comment or the terminator."""
-    return re.compile("[" + re.escape("'\"`[-/$#" + delimiter[0]) + "]")
+def _special_chars(delimiter: str, batches: bool) -> re.Pattern[str]:
+    """The characters that may start a literal, a comment or the terminator
+    (a line break too when `GO` lines end batches)."""
+    chars = "'\"`[-/$#" + delimiter[0] + ("\n" if batches else "")
+    return re.compile("[" + re.escape(chars) + "]")
+
+
+def _skip_token(text: str, pos: int, mysql: bool, special: re.Pattern[str]) -> int:
+    """Offset after the literal, quoted identifier, comment or dollar-quoted
+    body starting at `pos` inside a statement, or of the next character that
+    may start one (or end the statement)."""
+    n = len(text)
+    ch = text[pos]
+    if ch == "'":
+        escapes = mysql or (pos > 0 and text[pos - 1] in "Ee" and _word_start(text, pos - 1))
+        return _skip_quoted(text, pos + 1, "'", escapes)
+    if ch == '"':
+        return _skip_quoted(text, pos + 1, '"', mysql)
+    if ch == "`":
+        return _skip_quoted(text, pos + 1, "`", False)
+    if ch == "[" and not mysql:
+        close = text.find("]", pos + 1)
+        return n if close < 0 else close + 1
+    if text.startswith("--", pos) or (mysql and ch == "#"):
+        eol = text.find("\n", pos)
+        return n if eol < 0 else eol
+    if text.startswith("/*", pos):
+        return _skip_block_comment(text, pos + 2)
+    if ch == "$":
+        tag = _DOLLAR_TAG.match(text, pos)
+        if tag is not None and _word_start(text, pos):
+            close = text.find(tag.group(), tag.end())
+            return n if close < 0 else close + len(tag.group())
+    # Ordinary text: jump to the next character that can matter.
+    found = special.search(text, pos + 1)
+    return n if found is None else found.start()
 
 
 def _looks_like_mysql(text: str) -> bool:
@@ -463,6 +491,9 @@ def parse_sql(text: str, path: str, window_lines: int) -> ParsedFile:
         )
         covered.append((first, end_line))
 
+    if _HAS_GO_LINE.search(text):
+        # Batch separators are no content of their own.
+        covered.extend((i, i) for i, line in enumerate(lines, 1) if _GO_LINE.fullmatch(line))
     leftover_windows(parsed, lines, covered, path, window_lines)
     parsed.chunks.sort(key=lambda c: (c.start_line, c.node if c.node is not None else -1, c.part))
     return parsed
