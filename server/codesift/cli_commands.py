@@ -1146,6 +1146,8 @@ def _answer(request: Mapping[str, Any], folder: FolderIndex, reader: LiveReader)
     ws = _requested_workspace(request, args, folder)
     cancel = Cancellation()
     if not getattr(args, "no_update", False):
+        if not folder.watching:  # changes on disk may be unknown to it: the CLI looks itself
+            raise _Decline("the server does not watch this folder's files")
         first = not folder.progress.first_index_done
         wait = FIRST_INDEX_WAIT_SECONDS if first else FRESH_WAIT_SECONDS
         try:

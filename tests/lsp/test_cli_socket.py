@@ -273,6 +273,38 @@ def test_a_server_whose_settings_differ_declines_and_the_cli_answers_itself(
         assert status["folders"][0]["local_socket"]["declined"] >= 1
 
 
+def test_a_server_that_does_not_watch_answers_only_with_no_update(
+    workspace: Path, tmp_path: Path
+) -> None:
+    # Without a watcher the server may not know of changes on disk: the in-process
+    # command brings the index up to date itself, so the server leaves it that.
+    options = {"embeddings": False, "watch": False}
+    with LspSession([workspace], options, log_file=tmp_path / "lsp.log") as lsp:
+        lsp.wait_ready()
+        wait_for_socket(workspace)
+        updating = cli(workspace, "symbols", "submit")
+        assert updating.returncode == 0 and "billing.py" in updating.stdout
+        assert any("does not watch" in line for line in debug_lines(updating)), updating.stderr
+        as_it_is = cli(workspace, "symbols", "submit", "--no-update")
+        assert any(line.startswith(ANSWERED) for line in debug_lines(as_it_is))
+        alone = cli(workspace, "symbols", "submit", "--no-update", in_process=True)
+        assert comparable(as_it_is, False) == comparable(alone, False)
+
+
+def test_a_socket_path_longer_than_sun_path_still_connects(tmp_path: Path) -> None:
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    files = dict(WORKSPACE)
+    files[CONFIG_FILE_NAME] = NO_EMBEDDINGS
+    root = make_workspace(deep / "ws", files)
+    assert len(str(socket_file(root))) > 108  # sun_path's size
+    with mcp_server(root, tmp_path / "mcp.log"):
+        wait_for_socket(root)
+        served = wait_answered_by_server(root, "callers", "submit", "--json")
+        alone = cli(root, "callers", "submit", "--json", in_process=True)
+        assert comparable(served, True) == comparable(alone, True)
+
+
 # --- when the socket path gives way ----------------------------------------------------------
 
 

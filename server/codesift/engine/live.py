@@ -349,6 +349,12 @@ class FolderIndex:
             self._searchers = {}
 
     @property
+    def watching(self) -> bool:
+        """Whether a watcher reports this folder's changes on disk (off by option,
+        or when it could not start)."""
+        return self._watcher is not None
+
+    @property
     def workspace(self) -> Workspace:
         return Workspace(self.root, self.settings, self.db_path)
 
