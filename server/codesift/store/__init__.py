@@ -1,4 +1,17 @@
-"""The index database: connection and migrations, the one writer, read helpers."""
+"""The index database, and the only place with SQL.
+
+database.py     opening a connection (WAL, migrations, damage and foreign-file checks)
+migrations.py   the schema, as ordered recorded steps
+writer.py       IndexWriter, the one writer of files, nodes, edges and chunks
+meta.py         read_meta / write_meta: every value of the meta table
+reader.py       read helpers (chunks, nodes, edges, counts) for the front ends
+names.py        name-index candidates for symbol lookup
+history.py      git-history rows: HistoryRows for the update, time_rows to read back
+filters.py      SearchFilters and their SQLite conditions
+search_store.py SearchStore, what a search reads (the seam for another backend)
+sqlite_search.py  SqliteSearchStore, its SQLite answers
+vector_stamps.py  counters that keep an in-memory copy of the vectors in step
+"""
 
 from __future__ import annotations
 
