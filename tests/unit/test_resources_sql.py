@@ -105,8 +105,9 @@ def test_a_table_resource_lists_its_columns_and_collects_its_statements() -> Non
 
 def test_a_view_with_a_column_list_lists_its_columns() -> None:
     parsed = parse_sql(POSTGRES, "db/schema.sql", 40)
-    (view,) = resource_chunks(parsed, "balances")
+    view, grant = resource_chunks(parsed, "balances")
     assert (view.start_line, view.end_line) == (25, 27)
+    assert (grant.start_line, grant.end_line) == (32, 32)  # GRANT ... ON it
     assert view.text.startswith("View billing.balances\n\n-- What each customer owes.\n")
     assert view.text.endswith("Columns: customer_id, amount_due")
 
@@ -119,7 +120,6 @@ def test_statements_that_are_not_ddl_become_line_windows() -> None:
     assert windows == [
         ("code", 1, 1, "db/schema.sql"),
         ("code", 15, 15, "db/schema.sql"),
-        ("code", 32, 32, "db/schema.sql"),
     ]
     assert [c.start_line for c in parsed.chunks] == sorted(c.start_line for c in parsed.chunks)
 
@@ -180,6 +180,55 @@ def test_mysql_and_sqlite_quoting() -> None:
     # Two statements on one line: each resource keeps its own statement only.
     assert t3.text == "Table t3\n\nCREATE TABLE t3(c);\nColumns: c"
     assert "t3" not in resource_chunks(parsed, "t2")[0].text
+
+
+def test_a_short_comment_a_blank_line_above_titles_a_statement() -> None:
+    text = sql(
+        "/*",  # 1
+        " * Billing schema: the file's header comment, not the first table's.",  # 2
+        " */",  # 3
+        "",  # 4
+        "CREATE TABLE plans (id int);",  # 5
+        "",  # 6
+        "/*",  # 7
+        " * 6.5",  # 8
+        " * CHARACTER_DATA domain",  # 9
+        " */",  # 10
+        "",  # 11
+        "CREATE DOMAIN character_data AS varchar;",  # 12
+        "",  # 13
+        "-- A section of the file, too far from what follows",  # 14
+        "",  # 15
+        "",  # 16
+        "CREATE TABLE coupons (code text);",  # 17
+    )
+    parsed = parse_sql(text, "s.sql", 40)
+    assert [(n.name, n.code_start_line, n.start_line) for n in parsed.nodes] == [
+        ("plans", 5, 5),
+        ("character_data", 7, 12),
+        ("coupons", 17, 17),
+    ]
+    assert parsed.nodes[1].docstring == "6.5 CHARACTER_DATA domain"
+
+
+def test_a_begin_atomic_body_is_one_statement() -> None:
+    text = sql(
+        "/* Position of a column in an index. */",  # 1
+        "CREATE FUNCTION index_position(oid, smallint) RETURNS int",  # 2
+        "    LANGUAGE sql STRICT STABLE",  # 3
+        "BEGIN ATOMIC",  # 4
+        "SELECT (ss.a).n FROM ss WHERE (ss.a).x = $2;",  # 5
+        "SELECT 1;",  # 6
+        "END;",  # 7
+        "",  # 8
+        "CREATE TABLE after_it (a int);",  # 9
+    )
+    parsed = parse_sql(text, "f.sql", 40)
+    assert [(n.name, n.start_line, n.end_line) for n in parsed.nodes] == [
+        ("index_position", 2, 7),
+        ("after_it", 9, 9),
+    ]
+    assert not [c for c in parsed.chunks if c.node is None]
 
 
 def test_sql_server_batches_end_at_go_lines() -> None:

@@ -2,21 +2,22 @@
 
 A statement splitter (no SQL grammar: dialects differ too much for one, and
 DDL only needs the statement boundaries and a few words at the start) cuts the
-file at top-level `;`, skipping strings ('...', E'...' with backslash
-escapes, MySQL's backslash escapes in files that look like MySQL), quoted
-identifiers ("x", `x`, [x]), comments (-- and nested /* */) and PostgreSQL
-dollar-quoted bodies ($$...$$, $fn$...$fn$); a MySQL `DELIMITER //` line
-changes the terminator until the next one, and a SQL Server `GO` line ends a
-batch as `;` does.
+file at top-level `;`, skipping strings ('...', E'...' with backslash escapes,
+MySQL's backslash escapes in files that look like MySQL), quoted identifiers
+("x", `x`, [x]), comments (-- and nested /* */), PostgreSQL dollar-quoted
+bodies ($$...$$, $fn$...$fn$) and BEGIN ATOMIC ... END bodies. A MySQL
+`DELIMITER //` line changes the terminator until the next one, and a SQL
+Server `GO` line ends a batch as `;` does.
 
 Each CREATE TABLE / VIEW / MATERIALIZED VIEW / TYPE / DOMAIN / FUNCTION /
 PROCEDURE becomes a resource named by its object (`users`; `public.users` is
 the qualified name), whose text is the statement with the comment block right
-above it, followed by "Columns: a, b, c" for a table (or a view with a column
-list). Statements about a table defined in the same file (CREATE INDEX ... ON,
-ALTER TABLE, COMMENT ON TABLE / COLUMN, CREATE TRIGGER ... ON) are further
-chunks of that table's resource. Everything else (INSERTs, SELECTs, grants,
-statements about tables defined elsewhere) is indexed as line windows.
+above it (or a short one a blank line above it), followed by "Columns: a, b, c"
+for a table (or a view with a column list). Statements about a table defined
+in the same file (CREATE INDEX ... ON, ALTER TABLE, COMMENT ON TABLE / COLUMN,
+CREATE TRIGGER ... ON, GRANT / REVOKE ... ON) are further chunks of that
+table's resource. Everything else (INSERTs, SELECTs, statements about tables
+defined elsewhere) is indexed as line windows.
 """
 
 from __future__ import annotations
@@ -38,10 +39,12 @@ _HAS_GO_LINE = re.compile(r"^[ \t]*GO[ \t]*$", re.IGNORECASE | re.MULTILINE)
 _MYSQL_HINT = re.compile(r"`|\bENGINE\s*=|\bAUTO_INCREMENT\b|^\s*DELIMITER\s", re.I | re.M)
 
 
+# SQL-standard routine bodies (PostgreSQL 14+): `;` ends their statements, END; the routine.
+_ATOMIC_BODY = re.compile(r"\bBEGIN\s+ATOMIC\b", re.IGNORECASE)
 _COMMENT_MARK = re.compile(r"/\*|\*/")
 _CODE_MARK = re.compile(r"['\"`]|--|/\*")
 # The statements parse_sql looks into; the rest only need their lines.
-_DDL_START = re.compile(r"(?:CREATE|ALTER|COMMENT)\b", re.IGNORECASE)
+_DDL_START = re.compile(r"(?:CREATE|ALTER|COMMENT|GRANT|REVOKE)\b", re.IGNORECASE)
 _STOPS = {q: re.compile(re.escape(q)) for q in "'\"`]"}
 _BACKSLASH_STOPS = {q: re.compile(f"[{re.escape(q)}\\\\]") for q in "'\"`]"}
 
@@ -101,6 +104,7 @@ def split_statements(text: str) -> list[Statement]:
     special = _special_chars(delimiter, batches)
     start = -1  # offset of the current statement's first word, -1 between statements
     comment = -1  # where the comment block before the next statement began
+    atomic: bool | None = None  # whether the statement has a BEGIN ATOMIC body
     while pos < n:
         ch = text[pos]
         if start < 0:
@@ -138,8 +142,14 @@ def split_statements(text: str) -> list[Statement]:
                     comment = -1
                     continue
             start = pos
+            atomic = None
         # Inside a statement.
         if text.startswith(delimiter, pos):
+            if atomic is None:
+                atomic = _ATOMIC_BODY.search(text, start, pos) is not None
+            if atomic and not _ends_with_end(text, start, pos):
+                pos += len(delimiter)  # a `;` inside a BEGIN ATOMIC ... END body
+                continue
             pos += len(delimiter)
             statements.append(Statement(start, pos, comment if comment >= 0 else start))
             start = comment = -1
@@ -159,7 +169,52 @@ def split_statements(text: str) -> list[Statement]:
         end = len(text.rstrip())
         if text[start:end].strip():
             statements.append(Statement(start, end, comment if comment >= 0 else start))
-    return statements
+    return _with_titled_comments(text, statements)
+
+
+# A short comment block one blank line above a statement, standing alone
+# ("/* 6.5 CHARACTER_DATA domain */", "-- Users"), titles it; a longer one, or
+# one at the top of the file, is more likely about the file or a group.
+_MAX_TITLE_COMMENT_LINES = 5
+_COMMENT_LINE_START = ("--", "/*", "*", "#")
+
+
+def _with_titled_comments(text: str, statements: list[Statement]) -> list[Statement]:
+    out: list[Statement] = []
+    floor = 0
+    for statement in statements:
+        if statement.comment == statement.start:
+            begin = _title_comment(text, statement.start, floor)
+            statement = Statement(statement.start, statement.end, begin)
+        out.append(statement)
+        floor = statement.end
+    return out
+
+
+def _title_comment(text: str, start: int, floor: int) -> int:
+    """Where the comment block that titles the statement at `start` begins
+    (`start` when there is none)."""
+    line_start = text.rfind("\n", 0, start) + 1
+    if line_start == 0 or text[line_start:start].strip():
+        return start
+    blank_end = line_start - 1  # the line break ending the line above: must be blank
+    blank_start = text.rfind("\n", 0, blank_end) + 1
+    if blank_start == 0 or text[blank_start:blank_end].strip() or blank_start <= floor:
+        return start
+    begin = blank_start
+    taken = 0
+    while begin > floor and taken <= _MAX_TITLE_COMMENT_LINES:
+        above = text.rfind("\n", 0, begin - 1) + 1
+        line = text[above : begin - 1].strip()
+        if not line:
+            break  # the blank line above the block
+        if not (line.startswith(_COMMENT_LINE_START) or line.endswith("*/")) or above < floor:
+            return start
+        begin = above
+        taken += 1
+    if not taken or taken > _MAX_TITLE_COMMENT_LINES or begin == 0:
+        return start
+    return begin
 
 
 def _special_chars(delimiter: str, batches: bool) -> re.Pattern[str]:
@@ -167,6 +222,14 @@ def _special_chars(delimiter: str, batches: bool) -> re.Pattern[str]:
     (a line break too when `GO` lines end batches)."""
     chars = "'\"`[-/$#" + delimiter[0] + ("\n" if batches else "")
     return re.compile("[" + re.escape(chars) + "]")
+
+
+def _ends_with_end(text: str, start: int, pos: int) -> bool:
+    """Whether the statement's text before `pos` ends with the word END."""
+    end = pos
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return end - start >= 3 and text[end - 3 : end].upper() == "END" and _word_start(text, end - 3)
 
 
 def _skip_token(text: str, pos: int, mysql: bool, special: re.Pattern[str]) -> int:
@@ -251,6 +314,10 @@ _ATTACHED = (
     re.compile(rf"ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?(?:ONLY\s+)?(?P<name>{_NAME})", re.IGNORECASE),
     re.compile(
         rf"COMMENT\s+ON\s+(?:TABLE|VIEW|MATERIALIZED\s+VIEW)\s+(?P<name>{_NAME})", re.IGNORECASE
+    ),
+    re.compile(
+        rf"(?:GRANT|REVOKE)\b[^;]*?\bON\s+(?:TABLE\s+)?(?P<name>{_NAME})\s+(?:TO|FROM)\b",
+        re.IGNORECASE,
     ),
     re.compile(
         rf"CREATE\s+{_OR_REPLACE}(?:CONSTRAINT\s+)?TRIGGER\s+{_IF_NOT_EXISTS}{_NAME}"
