@@ -27,7 +27,7 @@ import numpy as np
 import psycopg
 
 from codesift.store.postgres.schema import ensure_vector_index, global_id
-from codesift.store.postgres.tsvector import tsvector_literal
+from codesift.store.postgres.tsvector import doc_token_count, tsvector_literal
 from codesift.store.reader import chunk_rows
 from codesift.tokens import code_index_text
 
@@ -138,11 +138,12 @@ def _digest(file: _File, model: str | None) -> str:
 
 def _fts_body(
     layer: str, node_id: int | None, part: int, text: str, docstrings: dict[int, str]
-) -> str | None:
+) -> tuple[str | None, int | None]:
     """The tsvector literal of what the local index put in its full-text table for
-    a chunk (rows.py): code text with its doc comment and identifier parts,
-    signatures with their identifier parts. None for doc sections (parsed by the
-    `english` configuration in SQL) and summaries (searched by vector only)."""
+    a chunk (rows.py), and its token count: code text with its doc comment and
+    identifier parts, signatures with their identifier parts. Doc sections get
+    only their count (the `english` configuration parses them in SQL); summaries
+    (searched by vector only) neither."""
     if layer == "code":
         body = text
         if node_id is not None and part == 0:
@@ -152,7 +153,9 @@ def _fts_body(
         return tsvector_literal(code_index_text(body))
     if layer == "ast":
         return tsvector_literal(code_index_text(text))
-    return None
+    if layer == "doc":
+        return None, doc_token_count(text)
+    return None, None
 
 
 def repo_id_for(pg: psycopg.Connection[Any], key: str, root: str) -> int:
@@ -255,7 +258,8 @@ def _write_files(
         local_chunk = {int(c[0]): (f.local_id, c) for f in files for c in f.chunks}
         with cur.copy(
             "COPY chunks (id, repo_id, file_id, node_id, layer, part, start_line, end_line,"
-            " title, text, text_hash, created, changed, changed_commit, tsv) FROM STDIN"
+            " title, text, text_hash, created, changed, changed_commit, tsv, tokens)"
+            " FROM STDIN"
         ) as copy:
             for start in range(0, len(chunk_ids), _BATCH):
                 batch = chunk_ids[start : start + _BATCH]
@@ -267,6 +271,7 @@ def _write_files(
                     local_file, c = local_chunk[cid]
                     text = r.text.replace("\x00", "")
                     node = None if r.node_id is None else int(r.node_id)
+                    tsv, tokens = _fts_body(r.layer, node, int(r.part), text, docstrings)
                     copy.write_row(
                         (
                             gid(cid),
@@ -283,7 +288,8 @@ def _write_files(
                             c[8],
                             c[9],
                             c[10],
-                            _fts_body(r.layer, node, int(r.part), text, docstrings),
+                            tsv,
+                            tokens,
                         )
                     )
                     summary.rows["chunks"] += 1

@@ -177,6 +177,17 @@ MIGRATIONS: tuple[PgMigration, ...] = (
         CREATE INDEX grants_repo ON grants(repo_id);
         """,
     ),
+    PgMigration(
+        2,
+        "token counts",
+        """
+        -- Tokens in each chunk's full-text body, as the local index's tokenizer
+        -- counts them: the length in the lexical stream's BM25 (search.py). Every
+        -- file is written again by the next run to fill them.
+        ALTER TABLE chunks ADD COLUMN tokens integer;
+        UPDATE files SET digest = '';
+        """,
+    ),
 )
 
 

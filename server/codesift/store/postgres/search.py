@@ -2,10 +2,11 @@
 reader's grants inside every statement.
 
 lexical  full-text search: the `simple` tsvectors of the SQLite index's own
-         tokens for code and signatures, `english` for doc sections, ranked with
-         ts_rank_cd per query term weighted by the term's rarity (the BM25 IDF,
-         over the chunks the reader may see), so common words weigh little as
-         they do under bm25; terms in half the chunks or more are left out
+         tokens for code and signatures, `english` for doc sections; ts_rank_cd
+         of each query term gives its frequency in a chunk, and the score is the
+         BM25 that FTS5 computes locally (the chunk's token count, the term's
+         document frequency among the chunks the reader may see); terms in half
+         the chunks or more are left out, as locally
 symbol   pg_trgm similarity (threshold 0.3) of names and qualified names, plus
          exact names in any case; the shared symbol stream scores them
 vector   pgvector cosine kNN (HNSW per dimension count) with 1 - distance
@@ -51,8 +52,10 @@ from codesift.store.search_store import (
 
 __all__ = ["PostgresSearchStore", "Reader", "glob_regex"]
 
-# ts_rank_cd normalization: 1 divides by 1 + log(length) (long chunks do not win
-# by length alone), 32 maps a rank r to r / (r + 1) (repeats saturate, as in BM25).
+# How the lexical stream scores (lexical_hits): "bm25", FTS5's BM25 from
+# ts_rank_cd's term frequencies; "cd", plain ts_rank_cd with the normalization
+# below (1: divided by 1 + log(length); 32: r / (r + 1)) weighted by IDF.
+LEXICAL_RANK = "bm25"
 RANK_NORMALIZATION = 1 | 32
 # pgvector HNSW candidate list: at least this, and at least k.
 EF_SEARCH_MIN = 200
@@ -211,31 +214,46 @@ class PostgresSearchStore:
 
     # -- streams -------------------------------------------------------------------
 
-    def _count(self, layer: str, query: str, tsquery: str) -> int:
-        """Chunks of `layer` the reader may see, matching `query` (all for '')."""
-        key = (self._scope_key, layer, query)
+    def _cached(self, key: tuple[str, ...], sql: str, params: Sequence[Any]) -> int:
+        """The integer `sql` returns (run under the readable CTE), cached per
+        process and reader: document frequencies move the ranking only a little
+        as files change, as in the SQLite store."""
+        key = (self._scope_key, *key)
         with _df_lock:
             found = _df_cache.get(key)
         if found is not None:
             return found
-        if query:
-            rows = self._rows(
-                "SELECT count(*) FROM chunks c WHERE c.layer = %s"
-                f" AND c.tsv @@ {tsquery} AND c.repo_id IN (SELECT id FROM readable)",
-                [layer, query],
-            )
-        else:
-            rows = self._rows(
-                "SELECT count(*) FROM chunks c WHERE c.layer = %s"
-                " AND c.repo_id IN (SELECT id FROM readable)",
-                [layer],
-            )
-        count = int(rows[0][0])
+        value = int(self._rows(sql, params)[0][0] or 0)
         with _df_lock:
             if len(_df_cache) >= _DF_CACHE_LIMIT:
                 _df_cache.clear()
-            _df_cache[key] = count
-        return count
+            _df_cache[key] = value
+        return value
+
+    def _count(self, layer: str, query: str, tsquery: str) -> int:
+        """Chunks of `layer` the reader may see that match `query`."""
+        return self._cached(
+            ("df", layer, query),
+            "SELECT count(*) FROM chunks c WHERE c.layer = %s"
+            f" AND c.tsv @@ {tsquery} AND c.repo_id IN (SELECT id FROM readable)",
+            [layer, query],
+        )
+
+    def _layer_size(self, layer: str) -> tuple[int, float]:
+        """Chunks of `layer` the reader may see, and their mean token count."""
+        rows = self._cached(
+            ("rows", layer),
+            "SELECT count(*) FROM chunks c WHERE c.layer = %s"
+            " AND c.repo_id IN (SELECT id FROM readable)",
+            [layer],
+        )
+        tokens = self._cached(
+            ("tokens", layer),
+            "SELECT sum(c.tokens) FROM chunks c WHERE c.layer = %s"
+            " AND c.repo_id IN (SELECT id FROM readable)",
+            [layer],
+        )
+        return rows, (tokens / rows if rows else 1.0)
 
     def lexical_hits(
         self,
@@ -245,13 +263,22 @@ class PostgresSearchStore:
         cap: int,
         max_df: float = 0.5,
     ) -> list[ScoredChunk]:
+        """Full-text matches of any term, best first.
+
+        The score is the BM25 that the SQLite index's FTS5 computes (k1 1.2, b 0.75,
+        its IDF), read from PostgreSQL's full-text index: ts_rank_cd of a one-term
+        query (no normalization) is 0.1 per occurrence, so it gives each term's
+        frequency in the chunk; the chunk's token count and the terms' document
+        frequencies among the chunks this reader may see do the rest. With
+        LEXICAL_RANK = "cd", the score is plain ts_rank_cd per term (normalized by
+        length, saturated) weighted by the same IDF."""
         if layer not in ("code", "ast", "doc") or not terms:
             return []
         tsquery = "to_tsquery('english', %s)" if layer == "doc" else "%s::tsquery"
         queries = [q for q in dict.fromkeys(or_query([t]) for t in terms) if q]
         if not queries:
             return []
-        total = self._count(layer, "", tsquery)
+        total, mean_tokens = self._layer_size(layer)
         if total == 0:
             return []
         counts = {q: self._count(layer, q, tsquery) for q in queries}
@@ -270,19 +297,42 @@ class PostgresSearchStore:
         kept = [q for q in kept if counts[q] > 0]
         if not kept:
             return []
-        weights = [math.log(1 + (total - counts[q] + 0.5) / (counts[q] + 0.5)) for q in kept]
-        rank_sql = " + ".join(
-            f"%s * ts_rank_cd(c.tsv, {tsquery}, {RANK_NORMALIZATION})" for _ in kept
-        )
-        rank_params: list[Any] = [p for w, q in zip(weights, kept, strict=True) for p in (w, q)]
+        idf = [max(1e-6, math.log((total - counts[q] + 0.5) / (counts[q] + 0.5))) for q in kept]
         file_sql, file_params = _file_conditions(filters)
         time_sql, time_params = _time_conditions(filters.times, "c.changed", "c.created")
+        if LEXICAL_RANK == "cd":
+            tf_sql = ", ".join(
+                f"ts_rank_cd(c.tsv, {tsquery}, {RANK_NORMALIZATION}) AS t{i}"
+                for i in range(len(kept))
+            )
+            score_sql = " + ".join(f"%s * t{i}" for i in range(len(kept)))
+            score_params: list[Any] = list(idf)
+            length_sql, length_params = "", []
+        else:
+            # tf * (k1 + 1) / (tf + k1 * (1 - b + b * tokens / mean tokens))
+            tf_sql = ", ".join(
+                f"10 * ts_rank_cd(c.tsv, {tsquery}, 0) AS t{i}" for i in range(len(kept))
+            )
+            score_sql = " + ".join(f"%s * t{i} * 2.2 / (t{i} + norm)" for i in range(len(kept)))
+            score_params = list(idf)
+            length_sql = ", 1.2 * (0.25 + 0.75 * coalesce(c.tokens, %s) / %s) AS norm"
+            length_params = [mean_tokens, mean_tokens]
         rows = self._rows(
-            f"SELECT c.id, {rank_sql} AS s FROM chunks c{_files_join(filters, 'c.file_id')}"
+            f"SELECT id, {score_sql} AS s FROM (SELECT c.id, {tf_sql}{length_sql}"
+            f" FROM chunks c{_files_join(filters, 'c.file_id')}"
             f" WHERE c.layer = %s AND c.tsv @@ {tsquery}"
-            f" AND c.repo_id IN (SELECT id FROM readable){file_sql}{time_sql}"
-            " ORDER BY s DESC, c.id LIMIT %s",
-            [*rank_params, layer, " | ".join(kept), *file_params, *time_params, cap],
+            f" AND c.repo_id IN (SELECT id FROM readable){file_sql}{time_sql}) AS m"
+            " ORDER BY s DESC, id LIMIT %s",
+            [
+                *score_params,
+                *kept,
+                *length_params,
+                layer,
+                " | ".join(kept),
+                *file_params,
+                *time_params,
+                cap,
+            ],
         )
         return [(int(cid), float(score)) for cid, score in rows]
 

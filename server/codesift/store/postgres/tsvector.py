@@ -16,7 +16,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-__all__ = ["fts_tokens", "or_query", "tsvector_literal"]
+__all__ = ["doc_token_count", "fts_tokens", "or_query", "tsvector_literal"]
 
 # FTS5 unicode61 token characters: letters, numbers (and private-use), plus `_`.
 _TOKEN = re.compile(r"[^\W]+|[\ue000-\uf8ff]+")
@@ -44,19 +44,31 @@ def _quote(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def tsvector_literal(text: str) -> str:
-    """A tsvector literal of `text`'s tokens (as `fts_tokens`) with positions."""
+# FTS5 unicode61 without token characters (the doc table): `_` separates.
+_DOC_TOKEN = re.compile(r"[^\W_]+|[\ue000-\uf8ff]+")
+
+
+def doc_token_count(text: str) -> int:
+    """Tokens FTS5 unicode61 (no extra token characters) finds in `text`."""
+    return sum(1 for _ in _DOC_TOKEN.finditer(text))
+
+
+def tsvector_literal(text: str) -> tuple[str, int]:
+    """A tsvector literal of `text`'s tokens (as `fts_tokens`) with positions, and
+    how many tokens `text` has."""
     positions: dict[str, list[int]] = {}
-    for i, token in enumerate(fts_tokens(text), start=1):
+    tokens = fts_tokens(text)
+    for i, token in enumerate(tokens, start=1):
         if not token or len(token.encode("utf-8")) > _MAX_LEXEME_BYTES:
             continue
         seen = positions.setdefault(token, [])
         if len(seen) < _MAX_POSITIONS:
             seen.append(min(i, _MAX_POSITION))
-    return " ".join(
+    literal = " ".join(
         f"{_quote(lexeme)}:{','.join(map(str, dict.fromkeys(pos)))}"
         for lexeme, pos in positions.items()
     )
+    return literal, len(tokens)
 
 
 def or_query(terms: Sequence[str]) -> str:

