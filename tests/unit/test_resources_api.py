@@ -330,6 +330,13 @@ def test_a_yaml_schema_without_a_title_is_named_by_its_file() -> None:
         (".vscode/settings.json", '{"$schema": "https://json.schemastore.org/x"}', "text"),
         ("package.json", '{"name": "x", "scripts": {"openapi": "gen"}}', "text"),
         ("values.yaml", "image:\n  openapi: true\n", "text"),
+        # The key need not come first; a nested one does not count.
+        ("api.json", '{"info": {"title": "x", "openapi": 1}, "openapi": "3.0.0"}', "openapi"),
+        ("nested.json", '{"info": {"openapi": "3.0.0"}}', "text"),
+        ("suite.json", '[{"schema": {"$schema": "http://json-schema.org/x"}}]', "text"),
+        ("late.json", '{"type": "object", "$schema": "http://json-schema.org/x"}', "jsonschema"),
+        ("quoted.json", '{"a": "\\"openapi\\": 1", "b": {}}', "text"),
+        ("nested.yaml", "spec:\n  $schema: https://json-schema.org/draft/2020-12/schema\n", "text"),
         ("docs/guide.rst", "Title\n=====\n", "rst"),
         ("docs/guide.rest", "", "rst"),
         ("db/schema.sql", "", "sql"),
@@ -365,3 +372,28 @@ def test_the_json_scanner_reports_lines_and_rejects_bad_documents() -> None:
     for bad in ("", "{", '{"a" 1}', "[1,]", "{} x", '{"a": tru}', "[" * 1000 + "]" * 1000):
         with pytest.raises(DocumentError):
             load_json(bad)
+
+
+def test_yaml_merge_keys_and_aliases() -> None:
+    text = lines(
+        "openapi: 3.0.0",  # 1
+        "x-common: &paging",  # 2
+        "  - {name: limit, in: query, description: Page size}",  # 3
+        "x-op: &listing",  # 4
+        "  tags: [catalog]",  # 5
+        "  summary: Default summary",  # 6
+        "paths:",  # 7
+        "  /items:",  # 8
+        "    get:",  # 9
+        "      <<: *listing",  # 10
+        "      summary: List items",  # 11
+        "      parameters: *paging",  # 12
+        "      responses: {'200': {description: ok}}",  # 13
+    )
+    parsed = parse_openapi(text, "catalog.yaml")
+    assert [(n.qualified_name, n.start_line, n.end_line) for n in parsed.nodes] == [
+        ("GET /items", 9, 13)
+    ]
+    body = text_of(parsed, "GET /items")
+    assert "List items\n" in body and "Default summary" not in body
+    assert "Tags: catalog" in body and "- limit (query): Page size" in body

@@ -156,24 +156,62 @@ _CPP_HEADER_LINE = re.compile(
 )
 
 
-# A top-level `openapi:` / `swagger:` key (YAML at column 0, JSON anywhere in
-# the first few KB: the key is conventionally first) and a `$schema` naming
-# json-schema.org (editor configs name schemastore.org schemas they follow).
+# What tells an API description or a schema: a top-level `openapi` / `swagger`
+# key, or a top-level `$schema` naming json-schema.org (editor configs name the
+# schemastore.org schemas they follow; a test suite nests schemas in a list).
+# YAML: keys at column 0. JSON: keys of the root object, told by a scan of the
+# strings and brackets of the first few KB.
 _YAML_API = re.compile(r"""^["']?(?:openapi|swagger)["']?[ \t]*:""", re.MULTILINE)
-_JSON_API = re.compile(r"""^\s*\{[^{\[]*?"(?:openapi|swagger)"\s*:""")
-_SCHEMA_KEY = re.compile(
-    r"""^\s*\{?[ \t]*["']?\$schema["']?\s*:\s*["']?[^"'\s]*json-schema\.org""", re.MULTILINE
+_YAML_SCHEMA = re.compile(
+    r"""^["']?\$schema["']?[ \t]*:[ \t]*["']?[^"'\s]*json-schema\.org""", re.MULTILINE
 )
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]')
+_SCHEMA_URL = re.compile(r"https?://json-schema\.org/")
+
+
+def _json_root_keys(head: str) -> dict[str, str]:
+    """The keys of a JSON text's root object seen in `head`, each with its
+    value when that is a string ("" otherwise)."""
+    keys: dict[str, str] = {}
+    depth = 0
+    key = ""
+    expect_value = False
+    for token in _JSON_TOKEN.findall(head):
+        if token in "{[":
+            depth += 1
+            expect_value = False
+        elif token in "}]":
+            depth -= 1
+        elif token == ":":
+            expect_value = depth == 1
+        elif token == ",":
+            expect_value = False
+        elif depth == 1:
+            if expect_value:
+                keys[key] = token[1:-1]
+                expect_value = False
+            else:
+                key = token[1:-1]
+                keys.setdefault(key, "")
+        if depth <= 0 and token in "}]":
+            break
+    return keys
 
 
 def _structured_language(path: str, text: str) -> str:
     head = text[:_SNIFF_CHARS].lstrip("\ufeff")
-    if path.lower().endswith(".json"):
-        if _JSON_API.match(head):
+    if path.lower().endswith(".json") or head.lstrip().startswith("{"):
+        if not head.lstrip().startswith("{"):
+            return "text"
+        keys = _json_root_keys(head)
+        if "openapi" in keys or "swagger" in keys:
             return "openapi"
-    elif _YAML_API.search(head):
+        if _SCHEMA_URL.match(keys.get("$schema", "")):
+            return "jsonschema"
+        return "text"
+    if _YAML_API.search(head):
         return "openapi"
-    if _SCHEMA_KEY.search(head):
+    if _YAML_SCHEMA.search(head):
         return "jsonschema"
     return "text"
 

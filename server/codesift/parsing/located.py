@@ -120,13 +120,19 @@ def _from_yaml(
     value: Value
     if isinstance(node, yaml.MappingNode):
         entries: dict[str, Located] = {}
+        merged: list[Located] = []
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode):
                 continue
             line = int(key_node.start_mark.line) + 1
-            entries.setdefault(
-                str(key_node.value), _from_yaml(value_node, lines, seen, depth + 1, line)
-            )
+            item = _from_yaml(value_node, lines, seen, depth + 1, line)
+            if key_node.value == "<<" and key_node.tag.endswith(":merge"):
+                merged.extend(item.items() if isinstance(item.value, list) else [item])
+                continue
+            entries.setdefault(str(key_node.value), item)
+        for source in merged:  # `<<: *defaults`: keys written here win
+            for key, item in source.mapping().items():
+                entries.setdefault(key, item)
         value = entries
     elif isinstance(node, yaml.SequenceNode):
         value = [_from_yaml(item, lines, seen, depth + 1, 0) for item in node.value]
