@@ -159,6 +159,9 @@ def test_mysql_and_sqlite_quoting() -> None:
         "END //",  # 12
         "DELIMITER ;",  # 13
         "CREATE VIEW recent AS SELECT * FROM `order items`;",  # 14
+        "ALTER TABLE `order items` ADD COLUMN `gift wrap` BOOL, ADD UNIQUE KEY u (`note`);",  # 15
+        "ALTER TABLE `order items` ADD INDEX by_note (`note`), ADD `qty` INT;",  # 16
+        "COMMENT ON COLUMN `order items`.`qty` IS 'How many';",  # 17
     )
     parsed = parse_sql(text, "dump.sql", 40)
     assert [(n.kind, n.name, n.start_line, n.end_line) for n in parsed.nodes] == [
@@ -168,6 +171,12 @@ def test_mysql_and_sqlite_quoting() -> None:
     ]
     assert resource_chunks(parsed, "order items")[0].text.endswith("Columns: id, note")
     assert resource_chunks(parsed, "order items")[0].start_line == 1  # the # comment
+    altered = [c.text.split("\n")[-1] for c in resource_chunks(parsed, "order items")[1:]]
+    assert altered == [
+        "Columns: gift wrap",
+        "Columns: qty",
+        "COMMENT ON COLUMN `order items`.`qty` IS 'How many';",
+    ]
 
     sqlite = sql(
         'CREATE TABLE [line items] ([item id] INTEGER, "qty" INTEGER);',

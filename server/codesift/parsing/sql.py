@@ -477,7 +477,9 @@ def parse_sql(text: str, path: str, window_lines: int) -> ParsedFile:
     resources: dict[str, _Resource] = {}
     by_name: dict[str, list[_Resource]] = {}
     covered: list[tuple[int, int]] = []
-    pending: list[tuple[Statement, str, str]] = []  # attachments: statement, target, column
+    # Statements that join a table's resource: statement, the table's name parts,
+    # and the column a COMMENT ON COLUMN is about.
+    pending: list[tuple[Statement, list[str], str]] = []
 
     for statement in split_statements(text):
         raw = text[statement.start : statement.end]
@@ -491,14 +493,14 @@ def parse_sql(text: str, path: str, window_lines: int) -> ParsedFile:
             for pattern in _ATTACHED:
                 attached = pattern.match(head)
                 if attached is not None:
-                    pending.append((statement, attached.group("name"), ""))
+                    pending.append((statement, _name_parts(attached.group("name")), ""))
                     break
             else:
                 on_column = _COMMENT_ON_COLUMN.match(head)
                 if on_column is not None:
                     parts = _name_parts(on_column.group("name"))
                     if len(parts) >= 2:
-                        pending.append((statement, ".".join(parts[:-1]), parts[-1]))
+                        pending.append((statement, parts[:-1], parts[-1]))
             continue
         parts = _name_parts(created.group("name"))
         if not parts:
@@ -532,8 +534,7 @@ def parse_sql(text: str, path: str, window_lines: int) -> ParsedFile:
         resource.parts = add_resource_text(parsed, node, title, body, first, tail=tail)
         covered.append((first, end_line))
 
-    for statement, target, column in pending:
-        parts = _name_parts(target)
+    for statement, parts, column in pending:
         found = resources.get(".".join(parts).lower())
         if found is None and parts:
             candidates = by_name.get(parts[-1].lower(), [])
@@ -541,8 +542,11 @@ def parse_sql(text: str, path: str, window_lines: int) -> ParsedFile:
         if found is None:
             continue
         raw = text[statement.start : statement.end]
-        added = [_unquote(m.group("col")) for m in _ADD_COLUMN.finditer(_code_only(raw, mysql))]
-        added = [c for c in added if c.upper() not in ("CONSTRAINT", "PRIMARY", "FOREIGN")]
+        added = [
+            _unquote(m.group("col"))
+            for m in _ADD_COLUMN.finditer(_code_only(raw, mysql))
+            if not _NOT_A_COLUMN.match(raw, m.start("col"))
+        ]
         if column:
             added.append(column)
         target_node = parsed.nodes[found.node]
