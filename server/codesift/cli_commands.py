@@ -34,14 +34,6 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 import apsw
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
 from codesift import __version__
 from codesift.console_progress import DEFAULT_INTERVAL_SECONDS, ProgressLines
@@ -74,9 +66,11 @@ from codesift.retrieval import SearchResponse
 from codesift.store.database import integrity_problem
 
 if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
     from codesift.embedding import Embedder
     from codesift.engine.live import Cancellation, FolderIndex, LiveReader
-    from codesift.local_socket_server import LocalSocketServer
+    from codesift.local_socket_server import Hangup, LocalSocketServer
     from codesift.retrieval import Searcher
 
 __all__ = [
@@ -223,6 +217,15 @@ class ConsoleListener(EngineListener):
             return
         if task == "indexing" and total < 20:
             return
+        # Loaded only for a bar (a search of an up-to-date index draws none).
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
         columns = (
             TextColumn("[bold]codesift[/] {task.description}"),
             BarColumn(),
@@ -1122,19 +1125,29 @@ def _requested_workspace(
 
 
 def answer_socket_request(
-    request: Mapping[str, Any], folder: FolderIndex, reader: LiveReader
+    request: Mapping[str, Any],
+    folder: FolderIndex,
+    reader: LiveReader,
+    hangup: Hangup | None = None,
 ) -> dict[str, Any]:
     """Run a CLI command (`request["argv"]`) as `codesift` would in-process, against
     the folder's live index, with the client's output captured: `{"exit", "stdout",
-    "stderr"}`, or `{"fallback": why}` when the client should answer itself."""
+    "stderr"}`, or `{"fallback": why}` when the client should answer itself. A
+    client that hangs up cancels the wait for freshness and the search."""
+    from codesift.engine.live import Cancellation
+
+    cancel = Cancellation()
+    if hangup is not None:
+        hangup.on_hangup(cancel.cancel)
     try:
-        return _answer(request, folder, reader)
+        return _answer(request, folder, reader, cancel)
     except _Decline as exc:
         return {"fallback": str(exc)}
 
 
-def _answer(request: Mapping[str, Any], folder: FolderIndex, reader: LiveReader) -> dict[str, Any]:
-    from codesift.engine.live import Cancellation
+def _answer(
+    request: Mapping[str, Any], folder: FolderIndex, reader: LiveReader, cancel: Cancellation
+) -> dict[str, Any]:
 
     argv = request.get("argv")
     if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
@@ -1144,7 +1157,6 @@ def _answer(request: Mapping[str, Any], folder: FolderIndex, reader: LiveReader)
     if args.command not in SOCKET_COMMANDS:
         raise _Decline(f"`codesift {args.command}` runs in-process")
     ws = _requested_workspace(request, args, folder)
-    cancel = Cancellation()
     if not getattr(args, "no_update", False):
         if not folder.watching:  # changes on disk may be unknown to it: the CLI looks itself
             raise _Decline("the server does not watch this folder's files")
@@ -1154,6 +1166,8 @@ def _answer(request: Mapping[str, Any], folder: FolderIndex, reader: LiveReader)
             fresh = reader.wait_fresh(folder, cancel, open_timeout=wait, fresh_timeout=wait)
         except CodesiftError as exc:
             raise _Decline(f"the server's index is not usable: {exc}") from None
+        if cancel.cancelled:
+            raise _Decline("the client hung up")
         if not fresh:
             raise _Decline("the server's index is not up to date yet")
     stdout, stderr, environ = _client_streams(request)
@@ -1187,7 +1201,9 @@ def serve_cli_socket(folder: FolderIndex, reader: LiveReader, label: str) -> Loc
     from codesift.local_socket_server import LocalSocketServer
 
     server = LocalSocketServer(
-        folder.db_path, lambda request: answer_socket_request(request, folder, reader), label=label
+        folder.db_path,
+        lambda request, hangup: answer_socket_request(request, folder, reader, hangup),
+        label=label,
     )
     server.start()
     return server

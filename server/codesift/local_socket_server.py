@@ -12,6 +12,7 @@ import errno
 import json
 import logging
 import os
+import select
 import socket
 import struct
 import threading
@@ -31,7 +32,7 @@ from codesift.local_socket import (
     try_lock,
 )
 
-__all__ = ["LOCK_RETRY_SECONDS", "MAX_REQUEST_BYTES", "Handler", "LocalSocketServer"]
+__all__ = ["LOCK_RETRY_SECONDS", "MAX_REQUEST_BYTES", "Handler", "Hangup", "LocalSocketServer"]
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +41,37 @@ MAX_REQUEST_BYTES = 1 << 20
 # A server without the lock looks again this often whether the owner ended.
 LOCK_RETRY_SECONDS = 1.0
 
-Handler = Callable[[dict[str, Any]], dict[str, Any]]
+# How often a request's connection is looked at for a client that hung up.
+HANGUP_POLL_MS = 200
+
+
+class Hangup:
+    """Tells a running request that its client hung up (Ctrl-C, a timeout of its
+    own): what was registered with `on_hangup` is called once, then."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._callbacks: list[Callable[[], object]] = []
+        self.happened = False
+
+    def on_hangup(self, callback: Callable[[], object]) -> None:
+        with self._lock:
+            if not self.happened:
+                self._callbacks.append(callback)
+                return
+        callback()
+
+    def fire(self) -> None:
+        with self._lock:
+            if self.happened:
+                return
+            self.happened = True
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+
+Handler = Callable[[dict[str, Any], Hangup], dict[str, Any]]
 
 
 class LocalSocketServer:
@@ -48,9 +79,10 @@ class LocalSocketServer:
     (on a thread per connection). `start` returns at once: when another server
     owns the socket, a background thread takes it over once that one ends.
 
-    `handler(request)` returns the answer (`{"exit", "stdout", "stderr"}` or
-    `{"fallback": reason}`); an exception becomes a fallback. `requests` counts
-    the requests answered (not declined)."""
+    `handler(request, hangup)` returns the answer (`{"exit", "stdout", "stderr"}`
+    or `{"fallback": reason}`); an exception becomes a fallback; `hangup` calls
+    back when the client goes away before its answer. `requests` counts the
+    requests answered (not declined)."""
 
     def __init__(self, db_path: Path, handler: Handler, *, label: str = "codesift") -> None:
         self.db_path = db_path
@@ -222,11 +254,23 @@ class LocalSocketServer:
             return
         self._send(conn, {"accepted": True})
         started = time.perf_counter()
+        hangup, answered = Hangup(), threading.Event()
+        threading.Thread(
+            target=_watch_hangup,
+            args=(conn, hangup, answered),
+            name="codesift-socket-hangup",
+            daemon=True,
+        ).start()
         try:
-            answer = self.handler(request)
+            answer = self.handler(request, hangup)
         except Exception as exc:  # a bug: the CLI answers itself; the details in the log
             log.exception("%s: a CLI request failed", self.label)
             answer = {"fallback": f"the server failed: {type(exc).__name__}: {exc}"}
+        finally:
+            answered.set()
+        if hangup.happened:
+            log.info("%s: the client of `codesift %s` hung up", self.label, request.get("command"))
+            return
         if "fallback" in answer:
             with self._state_lock:
                 self.declined += 1
@@ -247,3 +291,21 @@ class LocalSocketServer:
     @staticmethod
     def _send(conn: socket.socket, message: dict[str, Any]) -> None:
         conn.sendall(json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n")
+
+
+def _watch_hangup(conn: socket.socket, hangup: Hangup, answered: threading.Event) -> None:
+    """Fire `hangup` when the client closes its end before `answered` (it sends
+    nothing after its request, so any event on the socket means it is gone)."""
+    poller = select.poll()
+    poller.register(conn.fileno(), select.POLLIN | select.POLLHUP | select.POLLERR | _POLLRDHUP)
+    while not answered.is_set():
+        try:
+            events = poller.poll(HANGUP_POLL_MS)
+        except OSError:
+            return
+        if events and not answered.is_set():
+            hangup.fire()
+            return
+
+
+_POLLRDHUP: int = getattr(select, "POLLRDHUP", 0)
