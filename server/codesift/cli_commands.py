@@ -600,6 +600,7 @@ def cmd_callees(args: argparse.Namespace, inv: Invocation) -> int:
 
 
 _QUERY_PATHS = {
+    "static": "embedded by the static model (embedding.model = \"static\")",
     "int8": "embedded by the int8 query encoder",
     "pending": "embedded by the int8 query encoder, built on the first search",
     "batch": "embedded by the batch model (embedding.quantized_queries = false)",
@@ -1148,7 +1149,6 @@ def answer_socket_request(
 def _answer(
     request: Mapping[str, Any], folder: FolderIndex, reader: LiveReader, cancel: Cancellation
 ) -> dict[str, Any]:
-
     argv = request.get("argv")
     if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
         raise _Decline("the request has no command line")
@@ -1170,6 +1170,8 @@ def _answer(
             raise _Decline("the client hung up")
         if not fresh:
             raise _Decline("the server's index is not up to date yet")
+    if folder.progress.state in ("error", "stopped"):  # the CLI says what is wrong its own way
+        raise _Decline(f"the server's index is in state {folder.progress.state}")
     stdout, stderr, environ = _client_streams(request)
 
     def open_engine(
