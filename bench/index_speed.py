@@ -1311,6 +1311,7 @@ def child_embed(args: argparse.Namespace) -> Json:
         max_tokens=settings.embedding.max_tokens,
         batch_size=settings.embedding.batch_size,
         quantized_queries=settings.embedding.quantized_queries,
+        model=settings.embedding.model,
     )
     load_started = time.perf_counter()
     embedder.embed(["load the model"])
@@ -1348,6 +1349,7 @@ def child_embed(args: argparse.Namespace) -> Json:
     return {
         "root": str(root),
         "layers": list(layers),
+        "model": settings.embedding.model,
         "batch_size": settings.embedding.batch_size,
         "max_tokens": settings.embedding.max_tokens,
         "embeddable": coverage.embeddable,

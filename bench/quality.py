@@ -402,6 +402,15 @@ EXTRA_CONFIGS: list[SearchConfig] = [
         ),
     ),
     SearchConfig(
+        "other-model queries",
+        "queries embedded by the other model than the chunks' (static chunk vectors with "
+        "MiniLM int8 queries, or MiniLM chunk vectors with static queries): both live in "
+        "MiniLM's space",
+        factory=lambda conn, tuned, embedder: _with_vectors(
+            Searcher(conn, tuned, _other_model_queries(embedder), vector_index=VectorIndex())
+        ),
+    ),
+    SearchConfig(
         "sqlite-vec kNN",
         "vectors searched by sqlite-vec's exact kNN (one-shot CLI searches) instead of "
         "the in-memory copy (the language server)",
@@ -425,8 +434,26 @@ def _batch_model_queries(embedder: Embedder | None) -> Embedder | None:
             max_tokens=embedder.max_tokens,
             batch_size=embedder.batch_size,
             quantized_queries=False,
+            model=embedder.model,
         )
     return _BATCH_QUERY_EMBEDDERS[key]
+
+
+_OTHER_MODEL_EMBEDDERS: dict[tuple[Path, int, str], Embedder] = {}
+
+
+def _other_model_queries(embedder: Embedder | None) -> Embedder | None:
+    """An Embedder of the other model than `embedder`'s (static <-> minilm), for its
+    queries only (one per model, reused across corpora)."""
+    if embedder is None:
+        return None
+    other = "minilm" if embedder.model == "static" else "static"
+    key = (embedder.cache_dir, embedder.max_tokens, other)
+    if key not in _OTHER_MODEL_EMBEDDERS:
+        _OTHER_MODEL_EMBEDDERS[key] = Embedder(
+            embedder.cache_dir, max_tokens=embedder.max_tokens, model=other
+        )
+    return _OTHER_MODEL_EMBEDDERS[key]
 
 
 def _with_vectors(searcher: Searcher) -> Searcher:
@@ -612,17 +639,25 @@ def _shown_path(path: Path) -> str:
     return os.path.relpath(path, REPO_DIR) if path.is_absolute() else str(path)
 
 
+# The embedding model and layers of --embed runs (--model, --embed-layers; None: the
+# settings' defaults).
+EMBED_MODEL: str | None = None
+EMBED_LAYERS: list[str] | None = None
+
+
 def corpus_settings(corpus: Corpus, db_path: Path) -> Settings:
-    return load_settings(
-        corpus.root,
-        {
-            "index": {
-                "db_path": str(db_path),
-                "excluded_dirs": WHOLE_TREE_EXCLUDED_DIRS,
-                "output_dirs": [],
-            }
-        },
-    )
+    overrides: dict[str, Any] = {
+        "index": {
+            "db_path": str(db_path),
+            "excluded_dirs": WHOLE_TREE_EXCLUDED_DIRS,
+            "output_dirs": [],
+        }
+    }
+    if EMBED_MODEL is not None:
+        overrides.setdefault("embedding", {})["model"] = EMBED_MODEL
+    if EMBED_LAYERS is not None:
+        overrides.setdefault("embedding", {})["layers"] = EMBED_LAYERS
+    return load_settings(corpus.root, overrides)
 
 
 def _remove_db(db_path: Path) -> None:
@@ -839,8 +874,9 @@ def embed_corpus(conn: apsw.Connection, settings: Settings, report: IndexReport)
         max_tokens=settings.embedding.max_tokens,
         batch_size=settings.embedding.batch_size,
         quantized_queries=settings.embedding.quantized_queries,
+        model=settings.embedding.model,
     )
-    before = vector_coverage(conn, layers)
+    before = vector_coverage(conn, layers, embedder.model_id)
     missing = before.embeddable - before.embedded
     log(f"    vectors: {before.embedded:,} of {before.embeddable:,} {'+'.join(layers)} chunks")
     if missing:
@@ -1570,13 +1606,25 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="databases are bench/.data/db/<prefix>-<corpus>.db, per-query dumps "
         "bench/.data/<prefix>-<corpus>.jsonl (default: %(default)s)",
     )
+    parser.add_argument(
+        "--model",
+        choices=("static", "minilm"),
+        help="embedding.model of --embed runs (default: the settings' default); vectors of"
+        " another model in a database are computed again",
+    )
+    parser.add_argument(
+        "--embed-layers",
+        help="embedding.layers of --embed runs, comma-separated (default: the settings')",
+    )
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    global DB_PREFIX
+    global DB_PREFIX, EMBED_MODEL, EMBED_LAYERS
     args = parse_args(argv)
     DB_PREFIX = args.db_prefix
+    EMBED_MODEL = args.model
+    EMBED_LAYERS = args.embed_layers.split(",") if args.embed_layers else None
     k = args.top_k
     if not 1 <= k <= 200:
         raise SystemExit("--top-k must be between 1 and 200")

@@ -600,7 +600,7 @@ def cmd_callees(args: argparse.Namespace, inv: Invocation) -> int:
 
 
 _QUERY_PATHS = {
-    "static": "embedded by the static model (embedding.model = \"static\")",
+    "static": 'embedded by the static model (embedding.model = "static")',
     "int8": "embedded by the int8 query encoder",
     "pending": "embedded by the int8 query encoder, built on the first search",
     "batch": "embedded by the batch model (embedding.quantized_queries = false)",

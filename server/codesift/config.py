@@ -43,6 +43,7 @@ __all__ = [
     "DEFAULT_EXCLUDED_DIRS",
     "DEFAULT_OUTPUT_DIRS",
     "EMBEDDABLE_LAYERS",
+    "EMBEDDING_MODELS",
     "RERANK_PROVIDERS",
     "EmbeddingSettings",
     "IndexSettings",
@@ -114,6 +115,9 @@ DEFAULT_OUTPUT_DIRS: tuple[str, ...] = ("build", "dist", "out", "target")
 EMBEDDABLE_LAYERS: tuple[str, ...] = ("code", "summary", "doc")
 
 RERANK_PROVIDERS: tuple[str, ...] = ("none", "local_cross_encoder")
+
+# The models embedding.model may name (embedding/model.py's MODELS).
+EMBEDDING_MODELS: tuple[str, ...] = ("static", "minilm")
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +221,10 @@ class EmbeddingSettings:
     """On-device embeddings for the vector stream."""
 
     enabled: bool = True
+    # What computes the vectors: `static`, a token table fitted to all-MiniLM-L6-v2
+    # (thousands of chunks a second, embedding/static_model.py), or `minilm`, the
+    # transformer itself (~30-70 chunks a second on 2 cores).
+    model: str = field(default="minilm", metadata=limits(choices=EMBEDDING_MODELS))
     # Layers that get vectors. Summaries (name, signature, doc sentence, calls) are
     # short and cheap to embed; code bodies cost ~5x more per chunk on a CPU.
     layers: tuple[str, ...] = field(

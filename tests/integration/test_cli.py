@@ -418,8 +418,11 @@ def test_status_json_counts_by_language(repo: Path) -> None:
 def test_status_says_how_queries_are_embedded(repo: Path, tmp_path: Path) -> None:
     cache = tmp_path / "model-cache"
     config = repo / ".codesift.toml"
-    config.write_text(f'[embedding]\ncache_dir = "{cache}"\n')
+    config.write_text(f'[embedding]\nmodel = "static"\ncache_dir = "{cache}"\n')
     ok(run_cli(repo, "index", "--quiet", "--no-embed"))
+    assert run_json(repo, "status")["vectors"]["queries"] == "static"
+    assert "embedded by the static model" in ok(run_cli(repo, "status")).stdout
+    config.write_text(f'[embedding]\nmodel = "minilm"\ncache_dir = "{cache}"\n')
     assert run_json(repo, "status")["vectors"]["queries"] == "pending"
     assert "built on the first search" in ok(run_cli(repo, "status")).stdout
     built = model_dir_path(cache, 256) / QUERY_MODEL_FILE
@@ -439,7 +442,9 @@ def test_status_says_how_queries_are_embedded(repo: Path, tmp_path: Path) -> Non
     # After a day it is built again on the next search.
     failed.write_text(json.dumps({"error": "MemoryError", "at": time.time() - 2 * 86400}))
     assert run_json(repo, "status")["vectors"]["queries"] == "pending"
-    config.write_text(f'[embedding]\ncache_dir = "{cache}"\nquantized_queries = false\n')
+    config.write_text(
+        f'[embedding]\nmodel = "minilm"\ncache_dir = "{cache}"\nquantized_queries = false\n'
+    )
     assert run_json(repo, "status")["vectors"]["queries"] == "batch"
     assert "queries     embedded by the batch model" in ok(run_cli(repo, "status")).stdout
     config.write_text("[embedding]\nenabled = false\n")

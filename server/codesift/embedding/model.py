@@ -45,6 +45,7 @@ from codesift.embedding.query_model import (
     keep_query_model,
 )
 from codesift.embedding.sessions import BATCH_DISABLED_OPTIMIZERS, batch_session_options
+from codesift.embedding.static_model import StaticTable, load_table, static_model_id
 from codesift.errors import EmbeddingError
 
 if TYPE_CHECKING:
@@ -52,18 +53,23 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DIMENSIONS",
+    "MODELS",
     "MODEL_ID",
     "Embedder",
     "assemble_model_dir",
     "cache_dir_from",
     "default_cache_dir",
     "model_dir_path",
+    "model_id_of",
     "token_batches",
 ]
 
 log = logging.getLogger(__name__)
 
 MODEL_ID = "all-MiniLM-L6-v2-int8"
+# The models `embedding.model` names: `static` (embedding/static_model.py, a token
+# table fitted to MiniLM, no transformer) and `minilm` (the transformer itself).
+MODELS: tuple[str, ...] = ("static", "minilm")
 FASTEMBED_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSIONS = 384
 _TOKENIZER_FILES = ("tokenizer.json", "special_tokens_map.json", "config.json")
@@ -93,6 +99,11 @@ def _weights_path() -> Path:
     if not path.is_file():
         raise EmbeddingError(f"embedding weights missing at {path}")
     return path
+
+
+def model_id_of(model: str) -> str:
+    """The id the index records for the vectors of `model` (`static` or `minilm`)."""
+    return static_model_id() if model == "static" else MODEL_ID
 
 
 def model_dir_path(cache_dir: Path, max_tokens: int) -> Path:
@@ -340,6 +351,8 @@ def _assemblies(folder: Path) -> object:
 # at most, whatever the texts (32 texts of 256 tokens took ~700 MB). Throughput
 # barely depends on the batch size at these sizes.
 BATCH_TOKENS = 2048
+# Chunks per committed batch of the static model's fill (Embedder.write_batch).
+STATIC_WRITE_BATCH = 1024
 BATCH_ATTENTION = 4 * 256 * 256
 
 
@@ -369,6 +382,13 @@ class Embedder:
     """Embeds texts into L2-normalised float32 vectors. Thread-safe; the model loads
     on first use (about a quarter of a second).
 
+    `model` chooses what computes them: `minilm` (the default here: the
+    transformer, described below) or `static` (the static token table fitted to
+    MiniLM, embedding/static_model.py: no transformer, no model folder, batches and
+    queries alike a tokenizer call and a sum; what the settings ask for by default).
+    `model_id` names the model in the index, so that vectors of another model are
+    computed again (store/vectors.py).
+
     Batches (`embed`) run fastembed's tokenizer and pooling around codesift's own
     session (`_use_batch_session`) on `threads` threads, in batches of bounded
     padded size (`token_batches`). Queries
@@ -389,7 +409,11 @@ class Embedder:
         threads: int | None = None,
         quantized_queries: bool = True,
         weights: Path | None = None,
+        model: str = "minilm",
     ) -> None:
+        if model not in MODELS:
+            raise EmbeddingError(f"unknown embedding model {model!r}: one of {', '.join(MODELS)}")
+        self.model = model
         self.cache_dir = cache_dir or default_cache_dir()
         self.weights = weights
         self.max_tokens = max_tokens
@@ -402,6 +426,30 @@ class Embedder:
         self._lock = threading.Lock()
         self._query_encoder: QueryEncoder | None = None
         self._query_lock = threading.Lock()
+        self._static: StaticTable | None = None
+
+    @property
+    def model_id(self) -> str:
+        """The model that makes this embedder's vectors, as the index records it."""
+        return model_id_of(self.model)
+
+    @property
+    def fast(self) -> bool:
+        """Whether a whole index's vectors take seconds rather than minutes (the
+        static model): callers then compute them in the foreground."""
+        return self.model == "static"
+
+    def write_batch(self, batch_size: int) -> int:
+        """Chunks per committed batch when filling the vector table: the static model
+        embeds thousands a second, so its batches are large (fewer transactions and
+        lock turns); the transformer's stay `batch_size`."""
+        return max(batch_size, STATIC_WRITE_BATCH) if self.model == "static" else batch_size
+
+    def _static_table(self) -> StaticTable:
+        table = self._static
+        if table is None:
+            table = self._static = load_table(self.max_tokens)
+        return table
 
     def model_dir(self) -> Path:
         """The assembled model folder (assembled on first call)."""
@@ -460,7 +508,11 @@ class Embedder:
 
     def query_encoder(self) -> QueryEncoder | None:
         """The int8 query encoder, built and loaded on first call; None when
-        quantized_queries is off or it failed (logged once, `query_encoder_error`)."""
+        quantized_queries is off or it failed (logged once, `query_encoder_error`),
+        and for the static model (its table, loaded here, embeds queries too)."""
+        if self.model == "static":
+            self._static_table()
+            return None
         if self._query_encoder is not None or not self.quantized_queries:
             return self._query_encoder
         with self._query_lock:
@@ -488,7 +540,9 @@ class Embedder:
     def query_path(self) -> str:
         """How queries are embedded: `int8` (the query encoder is loaded), `batch`
         (quantized_queries is off, or the encoder failed: `query_encoder_error`),
-        or `pending` (the encoder is not loaded yet)."""
+        or `pending` (the encoder is not loaded yet); `static` for the static model."""
+        if self.model == "static":
+            return "static"
         if self._query_encoder is not None:
             return "int8"
         if not self.quantized_queries or self.query_encoder_error is not None:
@@ -500,6 +554,8 @@ class Embedder:
         `batch_size` whose padded size is bounded (`token_batches`), so memory does
         not depend on how long the texts are; texts of similar length given
         together make fewer, fuller batches."""
+        if self.model == "static":
+            return self._static_table().embed(texts)
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         if not texts:
             return out
@@ -513,6 +569,8 @@ class Embedder:
     def token_counts(self, texts: Sequence[str]) -> list[int]:
         """Tokens the batch model reads for each text (markers included, truncated
         at max_tokens)."""
+        if self.model == "static":
+            return [len(ids) for ids in self._static_table().token_ids(texts)]
         tokenizer: Any = getattr(self._load().model, "tokenizer", None)
         if tokenizer is None:
             raise EmbeddingError("the embedding model has no tokenizer")
@@ -520,6 +578,10 @@ class Embedder:
         return [sum(e.attention_mask) for e in tokenizer.encode_batch(list(texts))]
 
     def embed_query(self, text: str) -> Vectors:
+        if self.model == "static":
+            vectors: Vectors = self._static_table().embed([text])
+            row: Vectors = vectors[0]
+            return row
         encoder = self.query_encoder()
         if encoder is not None:
             return encoder.encode(text)

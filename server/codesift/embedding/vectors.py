@@ -23,9 +23,23 @@ import numpy as np
 import numpy.typing as npt
 
 from codesift.embedding.model import Embedder
-from codesift.store.database import scalar
 from codesift.store.reader import chunk_rows
-from codesift.store.vector_stamps import bump_vectors_removed, next_vectors_stamp
+from codesift.store.vectors import (
+    VECTOR_LAYERS,
+    chunk_text_hashes,
+    clear_vectors,
+    count_embeddable,
+    count_embedded,
+    count_pending,
+    delete_vectors,
+    pending_chunk_ids,
+    rewrite_vector_table,
+    small_page_cache,
+    stale_vector_ids,
+    vector_slots,
+    vectors_model,
+    write_vectors,
+)
 
 __all__ = [
     "EMBEDDED_LAYERS",
@@ -40,7 +54,7 @@ log = logging.getLogger(__name__)
 
 # Layers that get vectors: code bodies, summaries and doc sections. The bare `ast`
 # layer is a signature: its words are in the summary.
-EMBEDDED_LAYERS: tuple[str, ...] = ("code", "summary", "doc")
+EMBEDDED_LAYERS: tuple[str, ...] = VECTOR_LAYERS
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,40 +75,34 @@ def quantize(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.int8]:
     return scaled
 
 
-def _layer_sql(layers: Sequence[str]) -> str:
-    return ",".join(f"'{layer}'" for layer in layers if layer in EMBEDDED_LAYERS)
-
-
 def vector_coverage(
-    conn: apsw.Connection, layers: Sequence[str] = EMBEDDED_LAYERS
+    conn: apsw.Connection, layers: Sequence[str] = EMBEDDED_LAYERS, model: str | None = None
 ) -> VectorCoverage:
-    in_layers = _layer_sql(layers)
-    embeddable = int(scalar(conn, f"SELECT count(*) FROM chunks WHERE layer IN ({in_layers})"))
-    embedded = int(
-        scalar(
-            conn,
-            f"SELECT count(*) FROM chunks c JOIN embedded e ON e.chunk_id = c.id"
-            f" AND e.text_hash = c.text_hash WHERE c.layer IN ({in_layers})",
-        )
-    )
-    return VectorCoverage(embedded, embeddable)
+    """How many chunks of `layers` have a vector of their current text; with
+    `model`, vectors another model made count as missing (the next fill replaces
+    them)."""
+    embeddable = count_embeddable(conn, layers)
+    if model is not None and vectors_model(conn) not in (None, model):
+        return VectorCoverage(0, embeddable)
+    return VectorCoverage(count_embedded(conn, layers), embeddable)
 
 
 def remove_stale_vectors(conn: apsw.Connection) -> int:
     """Delete vectors of chunks that are gone or whose text changed."""
-    stale = [
-        int(r[0])
-        for r in conn.execute(
-            "SELECT e.chunk_id FROM embedded e LEFT JOIN chunks c ON c.id = e.chunk_id"
-            " WHERE c.id IS NULL OR c.text_hash != e.text_hash"
-        )
-    ]
+    stale = stale_vector_ids(conn)
     if stale:
-        with conn:
-            conn.executemany("DELETE FROM chunk_vectors WHERE chunk_id = ?", [(i,) for i in stale])
-            conn.executemany("DELETE FROM embedded WHERE chunk_id = ?", [(i,) for i in stale])
-            bump_vectors_removed(conn)
+        delete_vectors(conn, stale)
     return len(stale)
+
+
+def remove_other_model_vectors(conn: apsw.Connection, model: str) -> int:
+    """Delete every vector when another model than `model` made them (they are
+    computed again); how many."""
+    if vectors_model(conn) in (None, model):
+        return 0
+    removed = clear_vectors(conn, model)
+    log.info("removed %d vectors of another model; computing them with %s", removed, model)
+    return removed
 
 
 # A vec0 table keeps the slot of every deleted vector, and its kNN scans the slots:
@@ -102,13 +110,6 @@ def remove_stale_vectors(conn: apsw.Connection) -> int:
 # 108,544 slots and a kNN took twice as long as over a table written afresh.
 COMPACT_WHEN_WASTED = 0.25
 _VEC0_CHUNK = 1024  # slots per vec0 chunk (sqlite-vec's default chunk_size)
-
-
-def vector_slots(conn: apsw.Connection) -> tuple[int, int]:
-    """(vectors, slots) of the vec0 table: slots include those of deleted vectors."""
-    rows = int(scalar(conn, "SELECT count(*) FROM chunk_vectors") or 0)
-    slots = int(scalar(conn, "SELECT coalesce(sum(size), 0) FROM chunk_vectors_chunks") or 0)
-    return rows, slots
 
 
 def compact_vectors(conn: apsw.Connection, wasted: float = COMPACT_WHEN_WASTED) -> bool:
@@ -119,19 +120,7 @@ def compact_vectors(conn: apsw.Connection, wasted: float = COMPACT_WHEN_WASTED) 
     if slots - rows < max(_VEC0_CHUNK, wasted * slots):
         return False
     started = time.perf_counter()
-    with conn:
-        schema = scalar(conn, "SELECT sql FROM sqlite_schema WHERE name = 'chunk_vectors'")
-        conn.execute(
-            "CREATE TEMP TABLE codesift_vectors AS"
-            " SELECT chunk_id, layer, embedding FROM chunk_vectors ORDER BY chunk_id"
-        )
-        conn.execute("DROP TABLE chunk_vectors")
-        conn.execute(str(schema))
-        conn.execute(
-            "INSERT INTO chunk_vectors (chunk_id, layer, embedding)"
-            " SELECT chunk_id, layer, vec_int8(embedding) FROM temp.codesift_vectors"
-        )
-        conn.execute("DROP TABLE temp.codesift_vectors")
+    rewrite_vector_table(conn)
     log.info(
         "rewrote the vector table: %d vectors had %d slots (%.1fs)",
         rows,
@@ -149,19 +138,6 @@ BatchGuard = Callable[[], AbstractContextManager[object]]
 # index's usual 32 MB, filled as the fill reads through the whole table, was ~28 MB
 # of the fill's peak RSS (325 -> 297 MiB over 4,000 Go summaries).
 FILL_CACHE_KIB = 4096
-
-
-@contextmanager
-def _small_page_cache(conn: apsw.Connection) -> Iterator[None]:
-    """Run a block with the connection's page cache at FILL_CACHE_KIB (and the pages
-    it held released), then give it back its size."""
-    previous = int(scalar(conn, "PRAGMA cache_size"))
-    conn.execute(f"PRAGMA cache_size=-{FILL_CACHE_KIB}")
-    conn.execute("PRAGMA shrink_memory")
-    try:
-        yield
-    finally:
-        conn.execute(f"PRAGMA cache_size={previous}")
 
 
 # Pending chunks are read this many batches at a time (keyset pages by id) and
@@ -192,7 +168,7 @@ def fill_vectors(
     the write. When entering it yields False (a stop was requested while waiting)
     the fill stops there, as if cancelled, and that batch is not written.
     """
-    with _small_page_cache(conn):
+    with small_page_cache(conn, FILL_CACHE_KIB):
         return _fill(conn, embedder, layers, batch_size, progress, cancel, max_chunks, batch_guard)
 
 
@@ -212,13 +188,10 @@ def _fill(
     with guard() as entered:
         if entered is False:
             return 0
+        remove_other_model_vectors(conn, embedder.model_id)
         remove_stale_vectors(conn)
-    in_layers = _layer_sql(layers)
-    pending_from = (
-        "FROM chunks c LEFT JOIN embedded e ON e.chunk_id = c.id"
-        f" WHERE c.layer IN ({in_layers}) AND e.chunk_id IS NULL"
-    )
-    total = int(scalar(conn, f"SELECT count(*) {pending_from}") or 0)
+    batch_size = embedder.write_batch(batch_size)
+    total = count_pending(conn, layers)
     if max_chunks is not None:
         total = min(total, max_chunks)
     done = read = 0
@@ -226,13 +199,7 @@ def _fill(
     page_size = batch_size * _SORT_WINDOW_BATCHES
     after = 0
     while read < total:
-        ids = [
-            int(r[0])
-            for r in conn.execute(
-                f"SELECT c.id {pending_from} AND c.id > ? ORDER BY c.id LIMIT ?",
-                (after, min(page_size, total - read)),
-            )
-        ]
+        ids = pending_chunk_ids(conn, layers, after, min(page_size, total - read))
         if not ids:
             break  # chunks deleted meanwhile: fewer to do than counted
         read += len(ids)
@@ -250,7 +217,7 @@ def _fill(
             with guard() as entered:
                 if entered is False:
                     return _finish(done, total, started)
-                _store_batch(conn, chunks, vectors)
+                _store_batch(conn, chunks, vectors, embedder.model_id)
             done += len(batch)
             if progress:
                 progress(done, total)
@@ -280,31 +247,20 @@ def _page_texts(conn: apsw.Connection, ids: Sequence[int]) -> list[tuple[str, in
 
 
 def _store_batch(
-    conn: apsw.Connection, chunks: Sequence[tuple[int, str]], vectors: npt.NDArray[np.int8]
+    conn: apsw.Connection,
+    chunks: Sequence[tuple[int, str]],
+    vectors: npt.NDArray[np.int8],
+    model: str,
 ) -> None:
     """Write one batch's vectors with the text hash they were computed from; a chunk
     deleted meanwhile gets none."""
-    hashes: dict[int, int] = {
-        int(cid): int(digest)
-        for cid, digest in conn.execute(
-            f"SELECT id, text_hash FROM chunks WHERE id IN ({','.join('?' * len(chunks))})",
-            [cid for cid, _ in chunks],
-        )
-    }
-    with conn:
-        stamp = next_vectors_stamp(conn)
-        for (cid, layer), vector in zip(chunks, vectors, strict=True):
-            if cid not in hashes:
-                continue
-            conn.execute("DELETE FROM chunk_vectors WHERE chunk_id = ?", (cid,))
-            conn.execute(
-                "INSERT INTO chunk_vectors (chunk_id, layer, embedding) VALUES (?, ?, vec_int8(?))",
-                (cid, layer, vector.tobytes()),
-            )
-            conn.execute(
-                "INSERT OR REPLACE INTO embedded (chunk_id, text_hash, stamp) VALUES (?, ?, ?)",
-                (cid, hashes[cid], stamp),
-            )
+    hashes = chunk_text_hashes(conn, [cid for cid, _ in chunks])
+    rows = [
+        (cid, layer, vector.tobytes(), hashes[cid])
+        for (cid, layer), vector in zip(chunks, vectors, strict=True)
+        if cid in hashes
+    ]
+    write_vectors(conn, rows, model)
 
 
 def _finish(done: int, total: int, started: float) -> int:

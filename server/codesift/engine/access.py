@@ -210,7 +210,7 @@ def fill_missing_vectors(
     """Compute the missing vectors (the caller holds the embed lock); each batch is
     written under the write lock. Raises EmbeddingError when the model cannot run."""
     layers = ws.settings.embedding.layers
-    pending = vector_coverage(conn, layers)
+    pending = vector_coverage(conn, layers, embedder.model_id)
     missing = pending.embeddable - pending.embedded
     if missing <= 0:
         return 0

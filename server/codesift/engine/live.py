@@ -858,7 +858,7 @@ class FolderIndex:
         if embedder is None:
             return
         layers = self.settings.embedding.layers
-        coverage = vector_coverage(conn, layers)
+        coverage = vector_coverage(conn, layers, embedder.model_id)
         missing = coverage.embeddable - coverage.embedded
         self.progress.vectors_embedded = coverage.embedded
         self.progress.vectors_embeddable = coverage.embeddable
@@ -981,7 +981,7 @@ class Embedders:
     so that the first search with vectors does not wait for it."""
 
     def __init__(self) -> None:
-        self._models: dict[tuple[str, int, int, bool], Embedder] = {}
+        self._models: dict[tuple[str, int, int, bool, str], Embedder] = {}
         self._lock = threading.Lock()
 
     def get(self, settings: EmbeddingSettings) -> Embedder:

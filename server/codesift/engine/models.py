@@ -22,16 +22,18 @@ def make_embedder(settings: EmbeddingSettings) -> Embedder:
         max_tokens=settings.max_tokens,
         batch_size=settings.batch_size,
         quantized_queries=settings.quantized_queries,
+        model=settings.model,
     )
 
 
-def embedder_key(settings: EmbeddingSettings) -> tuple[str, int, int, bool]:
+def embedder_key(settings: EmbeddingSettings) -> tuple[str, int, int, bool, str]:
     """Settings with the same key can share one embedder."""
     return (
         settings.cache_dir,
         settings.max_tokens,
         settings.batch_size,
         settings.quantized_queries,
+        settings.model,
     )
 
 
@@ -41,12 +43,15 @@ def load_rerank(settings: Settings) -> RerankerLoad:
 
 
 def query_path(settings: EmbeddingSettings) -> tuple[str, str | None]:
-    """How a search would embed its query, without loading anything: `int8`,
-    `pending` (the query model is not built yet), `batch` or `off`; and, when the
+    """How a search would embed its query, without loading anything: `static` (the
+    static model), `int8`, `pending` (the query model is not built yet), `batch` or
+    `off`; and, when the
     int8 encoder is asked for but a build of the query model failed lately, why
     (queries then use the batch model)."""
     if not settings.enabled:
         return "off", None
+    if settings.model == "static":
+        return "static", None
     if not settings.quantized_queries:
         return "batch", None
     model_dir = model_dir_path(cache_dir_from(settings.cache_dir), settings.max_tokens)

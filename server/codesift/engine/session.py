@@ -230,10 +230,12 @@ class Engine:
         many; whether the index has vectors to compare a query with."""
         ws = self.workspace
         layers = ws.settings.embedding.layers
-        coverage = vector_coverage(conn, layers)
+        coverage = vector_coverage(conn, layers, embedder.model_id)
         missing = coverage.embeddable - coverage.embedded
         writable = index_writable(ws.db_path)
-        if 0 < missing <= FOREGROUND_EMBED_LIMIT and writable:
+        # The static model computes even a large index's vectors in seconds: now.
+        foreground = embedder.fast or missing <= FOREGROUND_EMBED_LIMIT
+        if missing > 0 and foreground and writable:
             lock = embed_lock(ws, f"{self.command}: computing a few vectors")
             if lock is not None:  # else another process is computing them: use what exists
                 # The query encoder is built once per model folder (~3 s, in a child
@@ -242,15 +244,16 @@ class Engine:
                 encoder = threading.Thread(target=embedder.query_encoder, name="query-encoder")
                 encoder.start()
                 try:
-                    fill_missing_vectors(ws, conn, embedder, self.listener, quiet=True)
+                    quiet = self.quiet or missing <= FOREGROUND_EMBED_LIMIT
+                    fill_missing_vectors(ws, conn, embedder, self.listener, quiet=quiet)
                 except EmbeddingError as exc:
                     self.listener.warning(f"{exc}; searching without vectors")
                     return False
                 finally:
                     lock.release()
                     encoder.join()
-                coverage = vector_coverage(conn, layers)
-        elif missing > FOREGROUND_EMBED_LIMIT and self.update and writable:
+                coverage = vector_coverage(conn, layers, embedder.model_id)
+        elif missing > 0 and not foreground and self.update and writable:
             started = start_background_embedding(ws)
             if not self.quiet:
                 where = "in the background" if started else "by another codesift process"

@@ -9,6 +9,7 @@ from pathlib import Path
 import apsw
 
 from codesift.embedding import vector_coverage
+from codesift.embedding.model import model_id_of
 from codesift.engine.access import damaged_index, open_existing
 from codesift.engine.models import load_rerank, query_path
 from codesift.engine.results import IndexStatus, RerankStatus, VectorStatus
@@ -63,7 +64,9 @@ def read_status(
     )
     if not details:
         return basic
-    coverage = vector_coverage(conn, ws.settings.embedding.layers)
+    coverage = vector_coverage(
+        conn, ws.settings.embedding.layers, model_id_of(ws.settings.embedding.model)
+    )
     queries, query_error = query_path(ws.settings.embedding)
     return replace(
         basic,

@@ -41,6 +41,7 @@ import numpy.typing as npt
 from codesift.embedding.model import DIMENSIONS
 from codesift.store.database import open_reader
 from codesift.store.vector_stamps import vector_counters
+from codesift.store.vectors import all_vectors, embedded_ids, vectors_since
 
 __all__ = ["PREFILTER_FACTOR", "PREFILTER_MIN", "VectorIndex"]
 
@@ -162,9 +163,7 @@ class VectorIndex:
         # Counters first: a write that lands during the scan is fetched again later.
         with conn:  # one read transaction: counters and rows agree
             stamp, removed = vector_counters(conn)
-            rows: list[Any] = conn.execute(
-                "SELECT chunk_id, layer, embedding FROM chunk_vectors"
-            ).fetchall()
+            rows = all_vectors(conn)
         self._masks.clear()
         self._arrays = _Arrays.from_rows(rows) if rows else _Arrays.empty()
         self._slot = {int(cid): i for i, cid in enumerate(self._arrays.ids.tolist())}
@@ -198,11 +197,7 @@ class VectorIndex:
 
     def _append(self, conn: apsw.Connection, stamp: int) -> None:
         assert self._arrays is not None
-        rows: list[Any] = conn.execute(
-            "SELECT v.chunk_id, v.layer, v.embedding FROM embedded e"
-            " JOIN chunk_vectors v ON v.chunk_id = e.chunk_id WHERE e.stamp > ?",
-            (self._stamp,),
-        ).fetchall()
+        rows = vectors_since(conn, self._stamp)
         self._stamp = stamp
         if not rows:
             return
@@ -227,9 +222,7 @@ class VectorIndex:
 
     def _drop_removed(self, conn: apsw.Connection, removed: int) -> None:
         assert self._arrays is not None
-        present = np.fromiter(
-            (int(r[0]) for r in conn.execute("SELECT chunk_id FROM embedded")), np.int64
-        )
+        present = np.asarray(embedded_ids(conn), np.int64)
         self._masks.clear()
         a = self._arrays
         a.alive &= np.isin(a.ids, present)
