@@ -134,6 +134,25 @@ def test_index_writes_every_file_then_nothing(pg_dsn: str, app: Path) -> None:
     assert first.files_added == len(APP)
     assert first.rows["nodes"] > 0 and first.rows["chunks"] > 0 and first.rows["edges"] > 0
     assert first.rows["commits"] == 1
+    with psycopg.connect(pg_dsn) as conn:
+        # The full-text statistics are the counts a search would otherwise make.
+        stats = conn.execute(
+            "SELECT layer, lexeme, chunks FROM term_stats WHERE lexeme IN ('retry', 'self')"
+        ).fetchall()
+        assert stats
+        for layer, lexeme, chunks in stats:
+            row = conn.execute(
+                "SELECT count(*) FROM chunks WHERE layer = %s AND tsv @@ %s::tsquery",
+                (layer, f"'{lexeme}'"),
+            ).fetchone()
+            assert row is not None and row[0] == chunks
+        sizes = conn.execute(
+            "SELECT s.layer, s.chunks, s.tokens, count(c.id), sum(c.tokens) FROM layer_stats s"
+            " JOIN chunks c ON c.repo_id = s.repo_id AND c.layer = s.layer"
+            " GROUP BY s.layer, s.chunks, s.tokens"
+        ).fetchall()
+        assert {r[0] for r in sizes} == {"code", "ast", "doc"}
+        assert all(r[1] == r[3] and r[2] == r[4] for r in sizes)
     again = index_into(pg_dsn, app, repo="acme/app@main", overrides=NO_VECTORS).shared
     assert (again.files_added, again.files_replaced, again.files_deleted) == (0, 0, 0)
     assert again.files_unchanged == len(APP)

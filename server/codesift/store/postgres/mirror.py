@@ -31,7 +31,7 @@ from codesift.store.postgres.tsvector import doc_token_count, tsvector_literal
 from codesift.store.reader import chunk_rows
 from codesift.tokens import code_index_text
 
-__all__ = ["MirrorSummary", "mirror_index", "repo_id_for"]
+__all__ = ["MirrorSummary", "mirror_index", "refresh_statistics", "repo_id_for"]
 
 # Files per transaction: a failed run keeps every batch it committed, and a
 # batch's digests are written with its rows, so the next run redoes only the rest.
@@ -345,6 +345,55 @@ def _sync_commits(
     summary.rows["commits"] += len(changed)
 
 
+# The layers with a full-text vector, and the statistics a search reads of them.
+FTS_LAYERS = ("code", "ast", "doc")
+
+
+def refresh_statistics(pg: psycopg.Connection[Any], repo_id: int) -> int:
+    """Recompute the repository's full-text statistics (layer_stats, term_stats)
+    and write the rows that differ; returns how many were written."""
+    written = 0
+    repo_id = int(repo_id)
+    pg.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS new_term_stats (layer text, lexeme text, chunks integer)"
+        " ON COMMIT DELETE ROWS"
+    )
+    for layer in FTS_LAYERS:
+        # ts_stat takes the text of a query: the id is an integer, the layer ours.
+        pg.execute(
+            "INSERT INTO new_term_stats SELECT %s, word, ndoc FROM ts_stat(%s)",
+            (
+                layer,
+                f"SELECT tsv FROM chunks WHERE repo_id = {repo_id} AND layer = '{layer}'"
+                " AND tsv IS NOT NULL",
+            ),
+        )
+    cur = pg.execute(
+        "DELETE FROM term_stats t WHERE t.repo_id = %s AND NOT EXISTS (SELECT 1 FROM"
+        " new_term_stats n WHERE n.layer = t.layer AND n.lexeme = t.lexeme"
+        " AND n.chunks = t.chunks)",
+        (repo_id,),
+    )
+    written += cur.rowcount
+    cur = pg.execute(
+        "INSERT INTO term_stats (layer, lexeme, repo_id, chunks)"
+        " SELECT n.layer, n.lexeme, %s, n.chunks FROM new_term_stats n"
+        " ON CONFLICT (layer, lexeme, repo_id) DO NOTHING",
+        (repo_id,),
+    )
+    written += cur.rowcount
+    pg.execute("DELETE FROM layer_stats WHERE repo_id = %s", (repo_id,))
+    cur = pg.execute(
+        "INSERT INTO layer_stats (repo_id, layer, chunks, tokens)"
+        " SELECT %s, layer, count(*), coalesce(sum(tokens), 0) FROM chunks"
+        " WHERE repo_id = %s AND layer = ANY(%s) GROUP BY layer",
+        (repo_id, repo_id, list(FTS_LAYERS)),
+    )
+    written += cur.rowcount
+    pg.execute("DELETE FROM new_term_stats")
+    return written
+
+
 def mirror_index(
     local: apsw.Connection, pg: psycopg.Connection[Any], key: str, root: str = ""
 ) -> MirrorSummary:
@@ -391,7 +440,12 @@ def mirror_index(
         replaced = [mirrored[f.path][0] for f in batch if f.path in mirrored]
         with pg.transaction():
             dims |= _write_files(local, pg, repo_id, batch, replaced, vector_format, summary)
+    fresh = pg.execute("SELECT indexed_at IS NOT NULL FROM repos WHERE id = %s", (repo_id,))
+    row = fresh.fetchone()
+    changed = bool(todo or gone) or not (row and row[0])
     with pg.transaction():
+        if changed:
+            summary.rows["statistics"] += refresh_statistics(pg, repo_id)
         _sync_commits(local, pg, repo_id, summary)
         for d in sorted(dims):
             ensure_vector_index(pg, d)

@@ -19,6 +19,8 @@ Tables
                identifier-split tokens for code and ast chunks, `english` for docs
   chunk_vectors  one vector per chunk (pgvector; cosine HNSW per dimension count)
   commits      the commits that last changed nodes and chunks
+  layer_stats, term_stats  full-text statistics per repository: chunks and
+               tokens per layer, chunks per lexeme (the lexical stream's BM25)
   principals   users and groups; memberships (user in group); grants (principal
                may read repository)
 """
@@ -186,6 +188,32 @@ MIGRATIONS: tuple[PgMigration, ...] = (
         -- file is written again by the next run to fill them.
         ALTER TABLE chunks ADD COLUMN tokens integer;
         UPDATE files SET digest = '';
+        """,
+    ),
+    PgMigration(
+        3,
+        "full-text statistics",
+        """
+        -- Per repository and layer: chunks and their tokens (the BM25 length
+        -- normalization), and per lexeme the chunks holding it (document
+        -- frequency), so a search reads them instead of counting matches. Filled
+        -- by the next run of each repository (mirror.refresh_statistics).
+        CREATE TABLE layer_stats (
+            repo_id integer NOT NULL REFERENCES repos(id) ON DELETE CASCADE,
+            layer text NOT NULL,
+            chunks bigint NOT NULL,
+            tokens bigint NOT NULL,
+            PRIMARY KEY (repo_id, layer)
+        );
+        CREATE TABLE term_stats (
+            layer text NOT NULL,
+            lexeme text NOT NULL,
+            repo_id integer NOT NULL REFERENCES repos(id) ON DELETE CASCADE,
+            chunks integer NOT NULL,
+            PRIMARY KEY (layer, lexeme, repo_id)
+        );
+        CREATE INDEX term_stats_repo ON term_stats(repo_id);
+        UPDATE repos SET indexed_at = NULL;
         """,
     ),
 )

@@ -231,7 +231,8 @@ class PostgresSearchStore:
         return value
 
     def _count(self, layer: str, query: str, tsquery: str) -> int:
-        """Chunks of `layer` the reader may see that match `query`."""
+        """Chunks of `layer` the reader may see that match `query`, counted (for
+        what the statistics do not hold: a phrase, a stemmed doc term)."""
         return self._cached(
             ("df", layer, query),
             "SELECT count(*) FROM chunks c WHERE c.layer = %s"
@@ -239,21 +240,41 @@ class PostgresSearchStore:
             [layer, query],
         )
 
+    def _document_frequencies(
+        self, layer: str, queries: Sequence[str], tsquery: str
+    ) -> dict[str, int]:
+        """Per tsquery literal of `queries`, the chunks of `layer` the reader may see
+        that match it: one-lexeme code and signature terms from term_stats, the
+        rest counted."""
+        single = {}
+        if layer != "doc":
+            for q in queries:
+                if " <-> " not in q:
+                    single[q] = q[1:-1].replace("''", "'").replace("\\\\", "\\")
+        counts = dict.fromkeys(single, 0)
+        if single:
+            by_lexeme = {lexeme: q for q, lexeme in single.items()}
+            for lexeme, chunks in self._rows(
+                "SELECT t.lexeme, sum(t.chunks) FROM term_stats t WHERE t.layer = %s"
+                " AND t.lexeme = ANY(%s) AND t.repo_id IN (SELECT id FROM readable)"
+                " GROUP BY t.lexeme",
+                [layer, list(by_lexeme)],
+            ):
+                counts[by_lexeme[str(lexeme)]] = int(chunks)
+        for q in queries:
+            if q not in counts:
+                counts[q] = self._count(layer, q, tsquery)
+        return counts
+
     def _layer_size(self, layer: str) -> tuple[int, float]:
         """Chunks of `layer` the reader may see, and their mean token count."""
-        rows = self._cached(
-            ("rows", layer),
-            "SELECT count(*) FROM chunks c WHERE c.layer = %s"
-            " AND c.repo_id IN (SELECT id FROM readable)",
+        rows = self._rows(
+            "SELECT sum(s.chunks), sum(s.tokens) FROM layer_stats s WHERE s.layer = %s"
+            " AND s.repo_id IN (SELECT id FROM readable)",
             [layer],
         )
-        tokens = self._cached(
-            ("tokens", layer),
-            "SELECT sum(c.tokens) FROM chunks c WHERE c.layer = %s"
-            " AND c.repo_id IN (SELECT id FROM readable)",
-            [layer],
-        )
-        return rows, (tokens / rows if rows else 1.0)
+        chunks, tokens = (int(rows[0][0] or 0), int(rows[0][1] or 0)) if rows else (0, 0)
+        return chunks, (tokens / chunks if chunks else 1.0)
 
     def lexical_hits(
         self,
@@ -281,7 +302,7 @@ class PostgresSearchStore:
         total, mean_tokens = self._layer_size(layer)
         if total == 0:
             return []
-        counts = {q: self._count(layer, q, tsquery) for q in queries}
+        counts = self._document_frequencies(layer, queries, tsquery)
         kept = queries
         if len(queries) > 1:
             # As the SQLite store does (sqlite_search.scored_terms): terms in at
