@@ -3,7 +3,9 @@
 A server (`codesift serve`, `codesift mcp`) that keeps an index live listens on
 a Unix socket beside the index file (`<index>.sock`, e.g.
 `.codesift/index.db.sock`), created with mode 0600 and answering only
-connections from its own user (SO_PEERCRED). The CLI's reading commands
+connections from its own user (SO_PEERCRED); the client, likewise, talks only
+to a server of its own user (what it prints reaches the user's terminal). The
+CLI's reading commands
 (search, symbols, callers, callees, graph) ask it instead of loading the
 engine, the index and the models themselves; without an answer they run
 in-process as before. This module is the transport only and imports nothing
@@ -30,6 +32,7 @@ import _socket  # not `socket`: its enums cost the CLI's fast path a few ms
 import fcntl
 import json
 import os
+import sys
 import time
 
 TYPE_CHECKING = False
@@ -132,6 +135,15 @@ class Asked:
         self.path = path
 
 
+def _peer_uid(sock: _socket.socket) -> int | None:
+    """The uid of the process at the other end (SO_PEERCRED: pid, uid, gid)."""
+    try:
+        creds = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
+    except OSError:
+        return None
+    return int.from_bytes(creds[4:8], sys.byteorder)
+
+
 def read_line(sock: _socket.socket, buffer: bytearray, deadline: float) -> bytes | None:
     """The next line from `sock` before `deadline` (monotonic), or None at EOF."""
     while True:
@@ -179,6 +191,8 @@ def ask(
             return Asked(None, "the socket belongs to another user", path)
         except OSError as exc:
             return Asked(None, f"cannot connect: {exc.strerror or exc}", path)
+        if _peer_uid(sock) != os.geteuid():  # never show another user's output here
+            return Asked(None, "the socket's server runs as another user", path)
         try:
             sock.sendall(json.dumps(request).encode("utf-8") + b"\n")
             buffer = bytearray()

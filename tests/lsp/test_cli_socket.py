@@ -32,7 +32,7 @@ from harness import WORKSPACE, LspSession, make_workspace, poll, server_env
 import codesift.cli as fast
 from codesift import cli_commands
 from codesift.config import CONFIG_FILE_NAME, IndexSettings
-from codesift.local_socket import lock_path_for, socket_address, socket_path_for
+from codesift.local_socket import ask, lock_path_for, socket_address, socket_path_for
 
 # tests/conftest.py's Unprivileged (this folder's conftest.py shadows that module name).
 Unprivileged = Any
@@ -485,6 +485,9 @@ def test_a_connection_from_another_user_is_refused_by_the_server(
             lambda text: "refused a connection of uid 0" in text,
             "the refusal in the server's log",
         )
+        # And root's CLI does not take another user's server's word either.
+        asked = ask(db_path(root), {"protocol": 1, "argv": ["symbols", "submit"]})
+        assert asked.answer is None and asked.reason == "the socket's server runs as another user"
     finally:
         assert proc.stdin is not None
         proc.stdin.close()
