@@ -59,6 +59,7 @@ from codesift.front_defaults import (
     GRAPH_MAX_NODES,
     MAX_NODES_LIMIT,
     NEIGHBOURS_MAX_NODES,
+    SYMBOLS_LIMIT,
     search_setting,
 )
 from codesift.history.records import ChangeInfo
@@ -811,7 +812,12 @@ def build_parser(
 
     p = sub.add_parser("symbols", help="find definitions by name: exact first, then fuzzy")
     p.add_argument("name")
-    p.add_argument("--limit", type=int, default=20)
+    p.add_argument(
+        "--limit",
+        type=int,
+        default=SYMBOLS_LIMIT,
+        help=f"at most this many definitions, 1..{MAX_SYMBOLS} (default {SYMBOLS_LIMIT})",
+    )
     common(p)
     p.set_defaults(func=cmd_symbols)
 

@@ -4,7 +4,8 @@ from the one place each is defined, so that no front end writes a number of its 
     top_k, low, high = search_setting("top_k")   # 10, 1, 200 (config.SearchSettings)
 
 `NEIGHBOURS_MAX_NODES` is how many definitions `callers` / `callees` show at most
-(CLI and MCP alike); `GRAPH_MAX_NODES` the `graph` walk's default (GraphQuery).
+(CLI and MCP alike); `GRAPH_MAX_NODES` the `graph` walk's default (GraphQuery);
+`SYMBOLS_LIMIT` how many definitions a symbols lookup returns (CLI and MCP).
 """
 
 from __future__ import annotations
@@ -14,13 +15,21 @@ from dataclasses import fields
 from codesift.config import Limits, SearchSettings
 from codesift.engine.results import GraphQuery
 
-__all__ = ["GRAPH_MAX_NODES", "MAX_NODES_LIMIT", "NEIGHBOURS_MAX_NODES", "search_setting"]
+__all__ = [
+    "GRAPH_MAX_NODES",
+    "MAX_NODES_LIMIT",
+    "NEIGHBOURS_MAX_NODES",
+    "SYMBOLS_LIMIT",
+    "search_setting",
+]
 
 # callers / callees: definitions shown at most (the walk says when it stopped there).
 NEIGHBOURS_MAX_NODES = 200
 # graph: the walk's default size, and the most any walk may show (engine/graph.py).
 GRAPH_MAX_NODES = GraphQuery().max_nodes
 MAX_NODES_LIMIT = 2000
+# symbols: definitions returned (exact ones first), of at most engine.symbols.MAX_SYMBOLS.
+SYMBOLS_LIMIT = 20
 
 
 def search_setting(name: str) -> tuple[int, int, int]:

@@ -55,6 +55,12 @@ def test_callers_and_callees_show_as_many_definitions_in_the_cli_as_in_mcp() -> 
     assert graph == _schema(tools.GRAPH, "max_nodes")["default"] == GraphQuery().max_nodes
 
 
+def test_symbols_return_as_many_definitions_in_the_cli_as_in_mcp() -> None:
+    parser = cli_commands.build_parser()
+    limit = parser.parse_args(["symbols", "x"]).limit
+    assert limit == _schema(tools.SYMBOLS, "limit")["default"] == front_defaults.SYMBOLS_LIMIT
+
+
 def test_search_defaults_in_help_and_schemas_are_the_settings_defaults() -> None:
     settings = SearchSettings()
     search = _subparser(cli_commands.build_parser(), "search")

@@ -15,7 +15,7 @@ from codesift.engine import GraphQuery, GraphResult, IndexStatus, check_graph_qu
 from codesift.engine.live import Cancellation
 from codesift.engine.symbols import MAX_SYMBOLS
 from codesift.errors import QueryError
-from codesift.front_defaults import GRAPH_MAX_NODES, NEIGHBOURS_MAX_NODES
+from codesift.front_defaults import GRAPH_MAX_NODES, NEIGHBOURS_MAX_NODES, SYMBOLS_LIMIT
 from codesift.history.timespec import TimeFilter
 from codesift.mcp import render, tools
 from codesift.mcp.arguments import Arguments
@@ -64,7 +64,7 @@ async def search(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallTool
 async def symbols(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolResult:
     args = Arguments(tools.SYMBOLS, raw)
     name = args.text("name")
-    limit = args.count("limit", 20)
+    limit = args.count("limit", SYMBOLS_LIMIT)
     if not 1 <= limit <= MAX_SYMBOLS:
         raise QueryError(f"limit must be between 1 and {MAX_SYMBOLS}, got {limit}")
     times = await _times(live, args)

@@ -17,6 +17,7 @@ from codesift.front_defaults import (
     GRAPH_MAX_NODES,
     MAX_NODES_LIMIT,
     NEIGHBOURS_MAX_NODES,
+    SYMBOLS_LIMIT,
     search_setting,
 )
 from codesift.parsing.model import CHUNK_LAYERS
@@ -159,7 +160,7 @@ SYMBOLS = Tool(
                 "type": "integer",
                 "minimum": 1,
                 "maximum": MAX_SYMBOLS,
-                "default": 20,
+                "default": SYMBOLS_LIMIT,
                 "description": "At most this many definitions.",
             },
             **TIME_OPTIONS,
