@@ -427,9 +427,18 @@ def test_status_says_how_queries_are_embedded(repo: Path, tmp_path: Path) -> Non
     assert "built on the first search" in ok(run_cli(repo, "status")).stdout
     built = model_dir_path(cache, 256) / QUERY_MODEL_FILE
     built.parent.mkdir(parents=True)
-    built.write_bytes(b"")  # status only looks for the file; it loads nothing
+    # A file the model folder's manifest does not record (a leftover, another
+    # build's): a search would build the query model anew, so it is not in use.
+    built.write_bytes(b"")
+    assert run_json(repo, "status")["vectors"]["queries"] == "pending"
+    # A search builds it (and records it); from then on queries use it.
+    ok(run_cli(repo, "search", "retry a failed charge"))
+    assert built.stat().st_size > 0
     assert run_json(repo, "status")["vectors"]["queries"] == "int8"
     assert run_json(repo, "status")["vectors"]["queries_error"] is None
+    # Altered on disk after it was recorded: not the model a search would load.
+    built.write_bytes(b"not a model")
+    assert run_json(repo, "status")["vectors"]["queries"] == "pending"
     # A build that failed an hour ago: queries use the batch model, and say why.
     built.unlink()
     failed = built.with_name(built.name + ".failed")

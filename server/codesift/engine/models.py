@@ -6,10 +6,16 @@ language server shares one embedder between folders with the same settings).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from codesift.config import EmbeddingSettings, Settings
-from codesift.embedding import Embedder
+from codesift.embedding import Embedder, query_model
 from codesift.embedding.model import cache_dir_from, model_dir_path
-from codesift.embedding.query_model import QUERY_MODEL_FILE, recent_build_failure
+from codesift.embedding.query_model import (
+    QUERY_MODEL_FILE,
+    query_model_inputs,
+    recent_build_failure,
+)
 from codesift.retrieval.rerank import RerankerLoad, load_reranker
 
 __all__ = ["embedder_key", "load_rerank", "make_embedder", "query_path"]
@@ -55,7 +61,22 @@ def query_path(settings: EmbeddingSettings) -> tuple[str, str | None]:
     if not settings.quantized_queries:
         return "batch", None
     model_dir = model_dir_path(cache_dir_from(settings.cache_dir), settings.max_tokens)
-    if (model_dir / QUERY_MODEL_FILE).is_file():
+    if _query_model_built(model_dir):
         return "int8", None
     failed = recent_build_failure(model_dir)
     return ("batch", failed) if failed else ("pending", None)
+
+
+def _query_model_built(model_dir: Path) -> bool:
+    """Whether a search would load the int8 query model as it is on disk: the
+    loader's own test (query_model.ensure_query_model), i.e. the file there is the
+    one the folder's manifest records, built from today's model.onnx with today's
+    recipe. A leftover, truncated, altered or stale file is rebuilt by the next
+    search, so it does not count (the file's presence alone, or the manifest's
+    record alone, would say `int8` wrongly)."""
+    target = model_dir / QUERY_MODEL_FILE
+    if not target.is_file():
+        return False
+    # A private helper of query_model: the one definition of "built", shared
+    # rather than copied (it should become public there).
+    return query_model._is_built(model_dir, target, query_model_inputs(model_dir))
