@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ import psycopg
 import pytest
 
 from codesift.engine.postgres import SharedIndexReport, index_into, open_shared_search
+from codesift.errors import ConfigError
 from codesift.retrieval.request import SearchRequest
 from codesift.retrieval.search import Searcher
 from codesift.store.database import open_reader
@@ -334,3 +336,23 @@ def test_the_role_view_reaches_neighbours_the_principal_does_not(
         assert all(
             ana.edges_from(e.src_id) == [] and ana.edges_to(e.dst_id or 0) == [] for e in calls
         )
+
+
+def test_a_role_that_may_only_read_searches(pg_dsn: str, shared: SharedIndexReport) -> None:
+    role = f"reader_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN")
+        conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}")
+    try:
+        reader_dsn = pg_dsn.replace("postgres:@", f"{role}:@", 1)
+        request = SearchRequest("RetryPolicy", top_k=3)
+        assert shared_paths(reader_dsn, request) == shared_paths(pg_dsn, request)
+    finally:
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            conn.execute(f"DROP OWNED BY {role}")
+            conn.execute(f"DROP ROLE {role}")
+
+
+def test_a_database_without_the_schema_is_not_searched(pg_dsn: str) -> None:
+    with pytest.raises(ConfigError, match="schema version 0"):
+        open_shared_search(pg_dsn)

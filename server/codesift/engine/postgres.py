@@ -54,22 +54,35 @@ __all__ = [
 ]
 
 
-def connect(dsn: str, *, autocommit: bool = False) -> psycopg.Connection[Any]:
-    """A connection to the shared index at `dsn`, its schema migrated; ConfigError
-    when psycopg is not installed or the server cannot be reached."""
+def connect(dsn: str, *, autocommit: bool = False, upgrade: bool = True) -> psycopg.Connection[Any]:
+    """A connection to the shared index at `dsn`, its schema migrated (`upgrade`,
+    for writers) or checked to be current (readers, whose role may not create
+    tables); ConfigError when psycopg is not installed, the server cannot be
+    reached, or a reader finds an older schema."""
     try:
         import psycopg
     except ImportError as exc:
         raise ConfigError(
             "the shared index needs the postgres extra: pip install 'codesift[postgres]'"
         ) from exc
-    from codesift.store.postgres import migrate
+    from codesift.store.postgres import migrate, schema_version
+    from codesift.store.postgres.schema import MIGRATIONS
 
     try:
         conn = psycopg.connect(dsn)
     except psycopg.OperationalError as exc:
         raise ConfigError(f"cannot connect to the shared index: {exc}") from exc
-    migrate(conn)
+    if upgrade:
+        migrate(conn)
+    else:
+        version = schema_version(conn)
+        conn.rollback()
+        if version < MIGRATIONS[-1].version:
+            conn.close()
+            raise ConfigError(
+                f"the shared index has schema version {version}, this codesift reads"
+                f" {MIGRATIONS[-1].version}: run an indexing job (index_into) to upgrade it"
+            )
     conn.autocommit = autocommit
     return conn
 
@@ -214,6 +227,6 @@ def open_shared_search(
     (those `model` made, when given)."""
     from codesift.store.postgres import PostgresSearchStore, Reader
 
-    conn = connect(dsn, autocommit=True)
+    conn = connect(dsn, autocommit=True, upgrade=False)
     store = PostgresSearchStore(conn, Reader(principal, tuple(repos)), model)
     return SharedSearch(conn, store, settings, embedder)

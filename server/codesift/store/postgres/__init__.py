@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from codesift.store.postgres.access import add_member, add_principal, grant, remove_repo, revoke
 from codesift.store.postgres.mirror import MirrorSummary, mirror_index
-from codesift.store.postgres.schema import migrate
+from codesift.store.postgres.schema import migrate, schema_version
 from codesift.store.postgres.search import PostgresSearchStore, Reader
 
 __all__ = [
@@ -28,4 +28,5 @@ __all__ = [
     "mirror_index",
     "remove_repo",
     "revoke",
+    "schema_version",
 ]

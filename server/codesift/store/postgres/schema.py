@@ -38,6 +38,7 @@ __all__ = [
     "global_id",
     "migrate",
     "repo_of",
+    "schema_version",
 ]
 
 # Node and chunk ids of repository r are r * ID_SPAN + the local index's id.
@@ -246,6 +247,15 @@ def migrate(conn: Any) -> int:
                     (step.version, step.name),
                 )
     return MIGRATIONS[-1].version
+
+
+def schema_version(conn: Any) -> int:
+    """The highest migration applied (0 for an empty database)."""
+    row = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()
+    if not row or not row[0]:
+        return 0
+    row = conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()
+    return int(row[0]) if row else 0
 
 
 def ensure_vector_index(conn: Any, dims: int) -> None:
