@@ -12,9 +12,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import psycopg
 import pytest
 
+from codesift.embedding import Embedder
 from codesift.engine.postgres import SharedIndexReport, index_into, open_shared_search
 from codesift.errors import ConfigError
 from codesift.retrieval.request import SearchRequest
@@ -29,7 +31,7 @@ from codesift.store.postgres import (
     grant,
     migrate,
 )
-from codesift.store.postgres.schema import MIGRATIONS
+from codesift.store.postgres.schema import ID_SPAN, MIGRATIONS, repo_of
 
 pytestmark = pytest.mark.usefixtures("git_isolation")
 
@@ -356,3 +358,48 @@ def test_a_role_that_may_only_read_searches(pg_dsn: str, shared: SharedIndexRepo
 def test_a_database_without_the_schema_is_not_searched(pg_dsn: str) -> None:
     with pytest.raises(ConfigError, match="schema version 0"):
         open_shared_search(pg_dsn)
+
+
+def test_vectors_are_copied_and_searched(pg_dsn: str, app: Path, embedder: Embedder) -> None:
+    report = index_into(pg_dsn, app, repo="acme/app@main", vectors=True)
+    assert report.vectors is not None and report.vectors.failed is None
+    assert report.shared.rows["vectors"] > 0
+    with psycopg.connect(pg_dsn) as conn:
+        row = conn.execute("SELECT embedding_model, dims FROM repos").fetchone()
+        assert row is not None and row[0] and row[1] == 384
+        (hnsw,) = conn.execute(
+            "SELECT count(*) FROM pg_indexes WHERE indexname = 'chunk_vectors_hnsw_384'"
+        ).fetchone() or (0,)
+        assert hnsw == 1
+    request = SearchRequest("how is a declined payment attempted again later", top_k=5)
+    with open_shared_search(pg_dsn, embedder=embedder) as shared:
+        got = shared.search(request)
+        store = shared.store
+        # The vector stream's scores are the exact cosines of the int8 query (as the
+        # local index compares it) with the local index's vectors.
+        embedded = embedder.embed_query(request.query)
+        query = np.round(embedded * (127.0 / np.abs(embedded).max())).astype(np.int8)
+        local = open_reader(app / ".codesift" / "index.db")
+        try:
+            rows = local.execute(
+                "SELECT v.chunk_id, v.layer, v.embedding FROM chunk_vectors v"
+                " JOIN embedded e ON e.chunk_id = v.chunk_id"
+                " JOIN chunks c ON c.id = e.chunk_id AND c.text_hash = e.text_hash"
+            ).fetchall()
+        finally:
+            local.close()
+        q = query.astype(np.float64)
+        exact = {}
+        for cid, layer, blob in rows:
+            v = np.frombuffer(blob, dtype=np.int8).astype(np.float64)
+            if layer != "doc":
+                exact[int(cid)] = float(q @ v / np.linalg.norm(q) / np.linalg.norm(v))
+        best = sorted(exact.items(), key=lambda kv: -kv[1])[:5]
+        hits = store.nearest_chunks(
+            bytes(query.tobytes()), ["code", "summary"], 5, SearchFilters(("code", "summary"))
+        )
+        assert [repo_of(cid) for cid, _ in hits] == [repo_of(hits[0][0])] * len(hits)
+        assert [(cid % ID_SPAN, round(score, 5)) for cid, score in hits] == [
+            (cid, round(score, 5)) for cid, score in best
+        ]
+    assert any(h.stream == "vector" for r in got.results for h in r.provenance)
