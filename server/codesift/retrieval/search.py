@@ -154,7 +154,9 @@ class Searcher:
     loaded they ask sqlite-vec, as a one-shot search always does.
 
     Given a `store` (another backend's `SearchStore`, e.g. store/postgres), every
-    read goes through it instead of `conn`, and streams run one after the other.
+    read goes through it instead of `conn`, and streams run one after the other;
+    with `worker_stores` too (a function making a store on its own connection, and
+    the function that closes it), they run side by side, one store per worker.
 
     A stream that raises logs a warning, reports its error in `response.streams` and
     contributes nothing; the search still answers.
@@ -186,6 +188,7 @@ class Searcher:
         rerank_settings: RerankSettings | None = None,
         vector_index: VectorIndex | None = None,
         store: SearchStore | None = None,
+        worker_stores: Callable[[], tuple[SearchStore, Callable[[], None]]] | None = None,
     ) -> None:
         self.conn = conn
         self.settings = settings or SearchSettings()
@@ -194,10 +197,15 @@ class Searcher:
         self.rerank_settings = rerank_settings or RerankSettings()
         filename = str(getattr(conn, "filename", "") or "")
         self._db_path = filename if filename and filename != ":memory:" else None
-        self.parallel = parallel and self._db_path is not None and store is None
+        self._worker_stores = worker_stores if store is not None else None
+        self.parallel = parallel and (
+            self._worker_stores is not None or (self._db_path is not None and store is None)
+        )
         # Another backend's store (e.g. PostgreSQL) replaces the SQLite reads; its
-        # streams run one after the other on it.
+        # streams run one after the other on it, or side by side on stores that
+        # `worker_stores` makes, one per worker thread.
         self._store: SearchStore = store if store is not None else SqliteSearchStore(conn)
+        self._workers: dict[int, tuple[SearchStore, Callable[[], None]]] = {}
         # Per worker thread: its own read-only connection, and the store over it.
         self._readers: dict[int, tuple[apsw.Connection, SqliteSearchStore]] = {}
         self._readers_lock = threading.Lock()
@@ -211,6 +219,13 @@ class Searcher:
     def _reader(self) -> SearchStore:
         """The store over this thread's read-only connection (over the shared one
         when sequential)."""
+        if self.parallel and self._worker_stores is not None:
+            ident = threading.get_ident()
+            with self._readers_lock:
+                worker = self._workers.get(ident)
+                if worker is None:
+                    worker = self._workers[ident] = self._worker_stores()
+                return worker[0]
         if not self.parallel or self._db_path is None:
             return self._store
         ident = threading.get_ident()
@@ -242,8 +257,11 @@ class Searcher:
         """Close the worker connections (not `conn`, which the caller owns)."""
         with self._readers_lock:
             readers, self._readers = list(self._readers.values()), {}
+            workers, self._workers = list(self._workers.values()), {}
         for conn, _ in readers:
             conn.close()
+        for _, close in workers:
+            close()
 
     def __enter__(self) -> Searcher:
         return self
