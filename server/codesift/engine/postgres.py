@@ -20,7 +20,7 @@ Needs the `postgres` extra (`pip install 'codesift[postgres]'`).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -37,6 +37,7 @@ from codesift.errors import ConfigError
 from codesift.retrieval.request import SearchRequest, SearchResponse
 from codesift.retrieval.search import Searcher
 from codesift.store.database import open_reader
+from codesift.store.search_store import SearchStore
 
 if TYPE_CHECKING:
     import psycopg
@@ -179,11 +180,14 @@ class SharedSearch:
         store: PostgresSearchStore,
         settings: SearchSettings | None,
         embedder: Embedder | None,
+        worker_stores: Callable[[], tuple[SearchStore, Callable[[], None]]] | None = None,
     ) -> None:
         self._conn = conn
         self.store = store
-        # The Searcher reads only through `store`; its connection argument is unused.
-        self.searcher = Searcher(cast(Any, conn), settings, embedder, store=store)
+        # The Searcher reads only through the stores; its connection argument is unused.
+        self.searcher = Searcher(
+            cast(Any, conn), settings, embedder, store=store, worker_stores=worker_stores
+        )
 
     def search(self, request: SearchRequest) -> SearchResponse:
         return self.searcher.search(request)
@@ -220,13 +224,23 @@ def open_shared_search(
     settings: SearchSettings | None = None,
     embedder: Embedder | None = None,
     model: str | None = None,
+    parallel: bool = True,
 ) -> SharedSearch:
     """Searches of the shared index at `dsn` as `principal` (None: every repository
     the database role may read), over `repos` only when given. With an `embedder`,
     the vector streams compare its query vectors with the repositories' vectors
-    (those `model` made, when given)."""
+    (those `model` made, when given). The streams of a search run side by side,
+    each worker thread on a connection of its own (`parallel=False`: one after
+    the other on one connection)."""
     from codesift.store.postgres import PostgresSearchStore, Reader
 
+    reader = Reader(principal, tuple(repos))
     conn = connect(dsn, autocommit=True, upgrade=False)
-    store = PostgresSearchStore(conn, Reader(principal, tuple(repos)), model)
-    return SharedSearch(conn, store, settings, embedder)
+    store = PostgresSearchStore(conn, reader, model)
+
+    def worker_store() -> tuple[SearchStore, Callable[[], None]]:
+        # Each stream worker thread reads on a connection of its own.
+        own = connect(dsn, autocommit=True, upgrade=False)
+        return PostgresSearchStore(own, reader, model), own.close
+
+    return SharedSearch(conn, store, settings, embedder, worker_store if parallel else None)
