@@ -268,6 +268,16 @@ def test_a_second_repository_under_its_own_key(pg_dsn: str, two_repos: Path) -> 
     assert shared_paths(pg_dsn, request, repos=["acme/app@main"]) == []
     with open_shared_search(pg_dsn) as search:
         assert search.repos() == ["acme/app@main", "acme/secret@main"]
+        found = search.symbols("rotate_master_key")
+        assert [s.node.path for s in found.exact] == ["acme/secret@main/vault/keys.py"]
+        assert found.exact[0].history is not None
+        assert [s.node.name for s in search.symbols("rotate_mastr_key").fuzzy][:1] == [
+            "rotate_master_key"
+        ]
+        callers = search.callers("derive_master_key")
+        assert [(callee.name, caller.name) for callee, caller, _ in callers] == [
+            ("derive_master_key", "rotate_master_key")
+        ]
 
 
 def _secret_ids(pg_dsn: str) -> tuple[list[int], list[int]]:
@@ -307,6 +317,14 @@ def test_a_principal_sees_nothing_of_a_repository_it_may_not_read(
             )
         app_hits = search.search(SearchRequest("retry a failed charge", top_k=5)).results
         assert bool(app_hits) == may_read_app
+        # Symbols and callers, exact and similar names.
+        for name in ("rotate_master_key", "derive_master_key", "rotate_master", "Vault"):
+            assert all(
+                s.node.path.startswith(("billing/", "http/")) for s in search.symbols(name).all
+            )
+        assert search.callers("derive_master_key") == []
+        assert bool(search.symbols("RetryPolicy").exact) == may_read_app
+        assert bool(search.callers("parse_http_header")) == may_read_app
         # Asked directly for the other repository's rows, by id or by name.
         store = search.store
         chunks, nodes = _secret_ids(pg_dsn)

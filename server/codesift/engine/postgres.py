@@ -30,19 +30,25 @@ from codesift.config import SearchSettings
 from codesift.embedding.model import Embedder
 from codesift.engine.access import IndexReport
 from codesift.engine.listener import EngineListener
-from codesift.engine.results import EmbedReport
+from codesift.engine.results import EmbedReport, Symbol, SymbolMatches
 from codesift.engine.session import reindex
+from codesift.engine.symbols import score_name
 from codesift.engine.workspace import Workspace
 from codesift.errors import ConfigError
-from codesift.retrieval.request import SearchRequest, SearchResponse
+from codesift.history.records import change_info
+from codesift.retrieval.request import BROAD_LAYERS, SearchRequest, SearchResponse
 from codesift.retrieval.search import Searcher
 from codesift.store.database import open_reader
+from codesift.store.reader import NodeRow
 from codesift.store.search_store import SearchStore
 
 if TYPE_CHECKING:
     import psycopg
 
     from codesift.store.postgres import MirrorSummary, PostgresSearchStore
+
+# Separators of qualified names as typed (engine/symbols.py reads the same).
+_QUALIFIER = re.compile(r"::|\.|#|->|\\|/")
 
 __all__ = [
     "SharedIndexReport",
@@ -198,6 +204,64 @@ class SharedSearch:
 
     def search(self, request: SearchRequest) -> SearchResponse:
         return self.searcher.search(request)
+
+    def symbols(self, name: str, limit: int = 50) -> SymbolMatches:
+        """Definitions named `name` (a qualified name matches its ending after a
+        separator; exact case first), then similar names scored as locally
+        (engine/symbols.score_name), among the repositories this principal may
+        read."""
+        from codesift.store.filters import SearchFilters
+
+        typed = name.strip()
+        tail = _QUALIFIER.split(typed)[-1]
+        if not tail:
+            return SymbolMatches(name)
+        candidates = self.store.symbol_candidates(tail, SearchFilters(BROAD_LAYERS), 400)
+        rows = self.store.node_rows([c.node_id for c in candidates])
+        times = self.store.node_times(rows)
+        wanted = typed.lower()
+
+        def symbol(node: NodeRow, score: float = 0.0) -> Symbol:
+            row = times.get(node.id)
+            return Symbol(node, change_info(row) if row is not None else None, score)
+
+        def named(node: NodeRow) -> bool:
+            if node.name.lower() != tail.lower():
+                return False
+            if tail == typed:
+                return True
+            qname = _QUALIFIER.sub(".", node.qualified_name).lower()
+            return qname.endswith(_QUALIFIER.sub(".", wanted))
+
+        exact = sorted(
+            (n for n in rows.values() if named(n)),
+            key=lambda n: (n.name != tail, n.path, n.start_line),
+        )
+        shown = {n.id for n in exact}
+        fuzzy = sorted(
+            (
+                (score, n)
+                for n in rows.values()
+                if n.id not in shown and (score := score_name(tail, n.name)) > 0
+            ),
+            key=lambda sn: (-sn[0], sn[1].path, sn[1].start_line),
+        )
+        return SymbolMatches(
+            name,
+            tuple(symbol(n) for n in exact[:limit]),
+            tuple(symbol(n, s) for s, n in fuzzy[: max(0, limit - len(exact))]),
+        )
+
+    def callers(self, name: str) -> list[tuple[NodeRow, NodeRow, int]]:
+        """(callee, caller, line of the call) for each call resolved to a
+        definition named `name`, among the repositories this principal may read."""
+        callees = [s.node for s in self.symbols(name).exact]
+        out: list[tuple[NodeRow, NodeRow, int]] = []
+        for callee in callees:
+            edges = [e for e in self.store.edges_to(callee.id) if e.kind == "calls"]
+            rows = self.store.node_rows([e.src_id for e in edges])
+            out.extend((callee, rows[e.src_id], e.line) for e in edges if e.src_id in rows)
+        return out
 
     def repos(self) -> list[str]:
         """The repositories this principal may read."""
