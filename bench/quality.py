@@ -402,6 +402,12 @@ EXTRA_CONFIGS: list[SearchConfig] = [
         ),
     ),
     SearchConfig(
+        "vector weight 0.5", "the vector stream weighted half", overrides={"weight_vector": 0.5}
+    ),
+    SearchConfig(
+        "vector weight 0.3", "the vector stream weighted 0.3", overrides={"weight_vector": 0.3}
+    ),
+    SearchConfig(
         "other-model queries",
         "queries embedded by the other model than the chunks' (static chunk vectors with "
         "MiniLM int8 queries, or MiniLM chunk vectors with static queries): both live in "

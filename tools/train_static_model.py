@@ -78,12 +78,12 @@ from codesift.embedding.static_model import (  # noqa: E402
 
 log = logging.getLogger("train_static_model")
 
-RECIPE_VERSION = 1
+RECIPE_VERSION = 2
 WORK = ROOT / "bench" / ".data" / "static-model"
 MAX_TOKENS = 128
-TEXTS = 36_000
+TEXTS = 20_000
 SIF_A = 1e-3
-LAMBDA = 0.05
+LAMBDA = 0.01
 CG_ITERATIONS = 60
 HELD_OUT = 0.05
 SEED = 17
@@ -200,20 +200,26 @@ def index_corpus(staging: Path, db: Path) -> None:
 
 
 def corpus_texts(db: Path) -> list[str]:
-    """Every embeddable chunk text of the corpus index (code with its qualified name
-    in front, as codesift embeds it), deduplicated, in a fixed order."""
+    """Every embeddable chunk text of the corpus index as codesift embeds it (the
+    chunk's text as the fill reads it: summaries rebuilt from their node, code with
+    its qualified name in front), deduplicated, in a fixed order."""
     import apsw
 
     from codesift.embedding.vectors import embedding_text
+    from codesift.store.reader import chunk_rows
 
     conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
-    rows = conn.execute(
-        "SELECT c.text, coalesce(n.qualified_name, ''), c.layer FROM chunks c"
-        " LEFT JOIN nodes n ON n.id = c.node_id"
-        " WHERE c.layer IN ('code', 'summary', 'doc') ORDER BY c.id"
-    ).fetchall()
+    ids = [
+        int(r[0])
+        for r in conn.execute(
+            "SELECT id FROM chunks WHERE layer IN ('code', 'summary', 'doc') ORDER BY id"
+        )
+    ]
+    texts: set[str] = set()
+    for start in range(0, len(ids), 5000):
+        for row in chunk_rows(conn, ids[start : start + 5000]).values():
+            texts.add(embedding_text(row.text, row.qualified_name, row.layer).strip())
     conn.close()
-    texts = {embedding_text(str(t), str(q), str(layer)).strip() for t, q, layer in rows}
     return sorted((t for t in texts if len(t) >= 20), key=_rank)
 
 

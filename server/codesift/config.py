@@ -225,6 +225,9 @@ class EmbeddingSettings:
     # (thousands of chunks a second, embedding/static_model.py), or `minilm`, the
     # transformer itself (~30-70 chunks a second on 2 cores).
     model: str = field(default="minilm", metadata=limits(choices=EMBEDDING_MODELS))
+    # With model = "minilm": chunks without a vector first get a static one (the whole
+    # index within seconds of its lexical index), which MiniLM's then replace.
+    static_first: bool = True
     # Layers that get vectors. Summaries (name, signature, doc sentence, calls) are
     # short and cheap to embed; code bodies cost ~5x more per chunk on a CPU.
     layers: tuple[str, ...] = field(

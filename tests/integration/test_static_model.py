@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from codesift.embedding.static_model import (
 from codesift.indexer import IndexSummary
 from codesift.retrieval import Searcher, SearchRequest
 from codesift.store.database import scalar
-from codesift.store.vectors import vectors_model
+from codesift.store.vectors import vector_models
 
 pytestmark = pytest.mark.usefixtures("git_isolation")
 
@@ -96,35 +97,78 @@ def test_a_fill_with_another_model_replaces_every_vector(
     conn, _ = index_workspace(make_repo(FILES))
     layers = ("summary", "doc")
     static = Embedder(model="static")
-    assert vectors_model(conn) is None
+    assert vector_models(conn) == {}
     total = fill_vectors(conn, static, layers=layers)
     assert total == vector_coverage(conn, layers).embeddable
-    assert vectors_model(conn) == static_model_id()
+    assert vector_models(conn) == {static_model_id(): total}
     assert vector_coverage(conn, layers, static_model_id()).ratio == 1.0
-    # For MiniLM the static vectors count as missing, and its fill replaces them all.
-    assert vector_coverage(conn, layers, MODEL_ID).embedded == 0
+    # For MiniLM the static vectors count as missing (though usable), and its fill
+    # replaces them all.
+    coverage = vector_coverage(conn, layers, MODEL_ID)
+    assert coverage.embedded == 0 and coverage.usable == total
     assert fill_vectors(conn, embedder, layers=layers) == total
-    assert vectors_model(conn) == MODEL_ID
+    assert vector_models(conn) == {MODEL_ID: total}
     assert scalar(conn, "SELECT count(*) FROM chunk_vectors") == total
     assert vector_coverage(conn, layers, static_model_id()).embedded == 0
-    # Nothing left for MiniLM; the static model takes them back.
+    # Nothing left for MiniLM; a fill that only fills gaps (replace=False) leaves
+    # another model's vectors alone; the static model's own fill takes them back.
     assert fill_vectors(conn, embedder, layers=layers) == 0
+    assert fill_vectors(conn, static, layers=layers, replace=False) == 0
     assert fill_vectors(conn, static, layers=layers) == total
-    assert vectors_model(conn) == static_model_id()
+    assert vector_models(conn) == {static_model_id(): total}
 
 
-def test_an_index_written_before_the_model_was_recorded_holds_minilm_vectors(
+def test_static_vectors_come_first_and_minilm_replaces_them(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace, embedder: Embedder
+) -> None:
+    """A MiniLM embedder with the static first tier: a fill gives every chunk a
+    static vector at once, then replaces them; stopped after its first MiniLM batch,
+    every chunk still has a vector the vector stream can use."""
+    conn, _ = index_workspace(make_repo(FILES))
+    layers = ("code", "summary", "doc")
+    tiered = Embedder(embedder.cache_dir, max_tokens=embedder.max_tokens, static_first=True)
+    assert tiered.first_tier is not None and tiered.first_tier.model == "static"
+    total = vector_coverage(conn, layers).embeddable
+    stop = threading.Event()
+    progress: list[tuple[int, int]] = []
+
+    def report(done: int, pending: int) -> None:
+        progress.append((done, pending))
+        stop.set()
+
+    refined = fill_vectors(conn, tiered, layers=layers, batch_size=2, progress=report, cancel=stop)
+    assert refined == 2 and progress == [(2, total)]
+    assert vector_models(conn) == {static_model_id(): total - 2, MODEL_ID: 2}
+    coverage = vector_coverage(conn, layers, MODEL_ID)
+    assert (coverage.embedded, coverage.usable, coverage.embeddable) == (2, total, total)
+    response = Searcher(conn, embedder=tiered).search(
+        SearchRequest("accept incoming network connections", top_k=3)
+    )
+    hits = [h.stream for r in response.results for h in r.provenance]
+    assert "vector" in hits, response.results
+    # The next fill finishes the replacement; the static tier has nothing to do.
+    assert fill_vectors(conn, tiered, layers=layers) == total - 2
+    assert vector_models(conn) == {MODEL_ID: total}
+
+
+def test_vectors_written_before_the_model_column_are_the_recorded_models(
     make_repo: MakeRepo, index_workspace: IndexWorkspace
 ) -> None:
     conn, _ = index_workspace(make_repo(FILES))
     static = Embedder(model="static")
-    fill_vectors(conn, static, layers=("summary",))
+    filled = fill_vectors(conn, static, layers=("summary",))
     with conn:
-        conn.execute("DELETE FROM meta WHERE key = 'vectors_model'")
-    assert vectors_model(conn) == MODEL_ID
+        conn.execute("UPDATE embedded SET model = ''")
+    assert vector_models(conn) == {MODEL_ID: filled}  # nothing recorded: MiniLM
     # So the static model computes them again.
     assert vector_coverage(conn, ("summary",), static_model_id()).embedded == 0
-    assert fill_vectors(conn, static, layers=("summary",)) > 0
+    assert fill_vectors(conn, static, layers=("summary",)) == filled
+    with conn:
+        conn.execute("UPDATE embedded SET model = ''")
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES ('vectors_model', ?)", (static_model_id(),)
+        )
+    assert vector_models(conn) == {static_model_id(): filled}
 
 
 def _codesift(root: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -387,7 +387,9 @@ class Embedder:
     MiniLM, embedding/static_model.py: no transformer, no model folder, batches and
     queries alike a tokenizer call and a sum; what the settings ask for by default).
     `model_id` names the model in the index, so that vectors of another model are
-    computed again (store/vectors.py).
+    computed again (store/vectors.py). With `static_first`, a MiniLM embedder has
+    the static model as its `first_tier`: a fill gives every chunk without a
+    vector a static one first, then MiniLM's replace them.
 
     Batches (`embed`) run fastembed's tokenizer and pooling around codesift's own
     session (`_use_batch_session`) on `threads` threads, in batches of bounded
@@ -410,10 +412,18 @@ class Embedder:
         quantized_queries: bool = True,
         weights: Path | None = None,
         model: str = "minilm",
+        static_first: bool = False,
     ) -> None:
         if model not in MODELS:
             raise EmbeddingError(f"unknown embedding model {model!r}: one of {', '.join(MODELS)}")
         self.model = model
+        # The fast first tier a fill writes before this model replaces its vectors
+        # (embedding/vectors.py): the static model, for the transformer.
+        self.first_tier: Embedder | None = (
+            Embedder(max_tokens=max_tokens, batch_size=batch_size, model="static")
+            if static_first and model != "static"
+            else None
+        )
         self.cache_dir = cache_dir or default_cache_dir()
         self.weights = weights
         self.max_tokens = max_tokens

@@ -27,7 +27,6 @@ from codesift.store.reader import chunk_rows
 from codesift.store.vectors import (
     VECTOR_LAYERS,
     chunk_text_hashes,
-    clear_vectors,
     count_embeddable,
     count_embedded,
     count_pending,
@@ -37,7 +36,6 @@ from codesift.store.vectors import (
     small_page_cache,
     stale_vector_ids,
     vector_slots,
-    vectors_model,
     write_vectors,
 )
 
@@ -59,8 +57,16 @@ EMBEDDED_LAYERS: tuple[str, ...] = VECTOR_LAYERS
 
 @dataclass(frozen=True, slots=True)
 class VectorCoverage:
+    """Chunks with a vector of their current text (`embedded`: by the model asked
+    about, when one was; `usable`: by any model) of those that should have one."""
+
     embedded: int
     embeddable: int
+    usable: int = -1
+
+    def __post_init__(self) -> None:
+        if self.usable < 0:
+            object.__setattr__(self, "usable", self.embedded)
 
     @property
     def ratio(self) -> float:
@@ -79,12 +85,14 @@ def vector_coverage(
     conn: apsw.Connection, layers: Sequence[str] = EMBEDDED_LAYERS, model: str | None = None
 ) -> VectorCoverage:
     """How many chunks of `layers` have a vector of their current text; with
-    `model`, vectors another model made count as missing (the next fill replaces
-    them)."""
+    `model`, `embedded` counts only the vectors that model made (another model's
+    are replaced by the next fill) and `usable` every vector."""
     embeddable = count_embeddable(conn, layers)
-    if model is not None and vectors_model(conn) not in (None, model):
-        return VectorCoverage(0, embeddable)
-    return VectorCoverage(count_embedded(conn, layers), embeddable)
+    if model is None:
+        return VectorCoverage(count_embedded(conn, layers), embeddable)
+    return VectorCoverage(
+        count_embedded(conn, layers, model), embeddable, count_embedded(conn, layers)
+    )
 
 
 def remove_stale_vectors(conn: apsw.Connection) -> int:
@@ -93,16 +101,6 @@ def remove_stale_vectors(conn: apsw.Connection) -> int:
     if stale:
         delete_vectors(conn, stale)
     return len(stale)
-
-
-def remove_other_model_vectors(conn: apsw.Connection, model: str) -> int:
-    """Delete every vector when another model than `model` made them (they are
-    computed again); how many."""
-    if vectors_model(conn) in (None, model):
-        return 0
-    removed = clear_vectors(conn, model)
-    log.info("removed %d vectors of another model; computing them with %s", removed, model)
-    return removed
 
 
 # A vec0 table keeps the slot of every deleted vector, and its kNN scans the slots:
@@ -155,8 +153,16 @@ def fill_vectors(
     cancel: threading.Event | None = None,
     max_chunks: int | None = None,
     batch_guard: BatchGuard | None = None,
+    replace: bool = True,
 ) -> int:
-    """Embed every chunk of `layers` that has no current vector; return how many.
+    """Embed every chunk of `layers` that has no current vector, and (`replace`)
+    every chunk whose vector another model made; return how many `embedder`
+    embedded.
+
+    With a first tier (`embedder.first_tier`, the static model) and `replace`, the
+    chunks without a vector get the first tier's vectors at once (thousands a
+    second, no progress reported), then `embedder` replaces them: the vector stream
+    covers every chunk within seconds, and `progress` follows the second pass.
 
     Pending chunks are read a page at a time (by id, after the last page's), and
     each page is embedded and written before the next is read: memory holds one
@@ -168,11 +174,33 @@ def fill_vectors(
     the write. When entering it yields False (a stop was requested while waiting)
     the fill stops there, as if cancelled, and that batch is not written.
     """
+    guard = batch_guard or _unguarded
     with small_page_cache(conn, FILL_CACHE_KIB):
-        return _fill(conn, embedder, layers, batch_size, progress, cancel, max_chunks, batch_guard)
+        # Every write of the fill is guarded: the stale-vector sweep, each batch and
+        # the final compaction (a writer elsewhere waits for one of them at most).
+        with guard() as entered:
+            if entered is False:
+                return 0
+            remove_stale_vectors(conn)
+        first = embedder.first_tier if replace else None
+        if first is not None:
+            _, stopped = _fill_pass(
+                conn, first, layers, batch_size, None, cancel, max_chunks, guard, None
+            )
+            if stopped:
+                return 0
+        model = embedder.model_id if replace else None
+        done, stopped = _fill_pass(
+            conn, embedder, layers, batch_size, progress, cancel, max_chunks, guard, model
+        )
+        if not stopped:
+            with guard() as entered:
+                if entered is not False:
+                    compact_vectors(conn)
+        return done
 
 
-def _fill(
+def _fill_pass(
     conn: apsw.Connection,
     embedder: Embedder,
     layers: Sequence[str],
@@ -180,18 +208,14 @@ def _fill(
     progress: ProgressFn | None,
     cancel: threading.Event | None,
     max_chunks: int | None,
-    batch_guard: BatchGuard | None,
-) -> int:
-    guard = batch_guard or _unguarded
-    # Every write of the fill is guarded: the stale-vector sweep, each batch and the
-    # final compaction (a writer elsewhere waits for one of them at most).
-    with guard() as entered:
-        if entered is False:
-            return 0
-        remove_other_model_vectors(conn, embedder.model_id)
-        remove_stale_vectors(conn)
+    guard: BatchGuard,
+    replace_model: str | None,
+) -> tuple[int, bool]:
+    """Embed the pending chunks (without a vector; with `replace_model`, also those
+    whose vector another model made) with `embedder`: (how many, whether the pass
+    was stopped before its end)."""
     batch_size = embedder.write_batch(batch_size)
-    total = count_pending(conn, layers)
+    total = count_pending(conn, layers, replace_model)
     if max_chunks is not None:
         total = min(total, max_chunks)
     done = read = 0
@@ -199,7 +223,7 @@ def _fill(
     page_size = batch_size * _SORT_WINDOW_BATCHES
     after = 0
     while read < total:
-        ids = pending_chunk_ids(conn, layers, after, min(page_size, total - read))
+        ids = pending_chunk_ids(conn, layers, after, min(page_size, total - read), replace_model)
         if not ids:
             break  # chunks deleted meanwhile: fewer to do than counted
         read += len(ids)
@@ -210,21 +234,18 @@ def _fill(
         # throughput of id order on summaries); each batch still commits on its own.
         for batch_start in range(0, len(texts), batch_size):
             if cancel is not None and cancel.is_set():
-                return _finish(done, total, started)
+                return _finish(done, total, started, embedder), True
             batch = texts[batch_start : batch_start + batch_size]
             vectors = quantize(embedder.embed([text for text, _, _ in batch]))
             chunks = [(cid, layer) for _, cid, layer in batch]
             with guard() as entered:
                 if entered is False:
-                    return _finish(done, total, started)
+                    return _finish(done, total, started, embedder), True
                 _store_batch(conn, chunks, vectors, embedder.model_id)
             done += len(batch)
             if progress:
                 progress(done, total)
-    with guard() as entered:
-        if entered is not False:
-            compact_vectors(conn)
-    return _finish(done, total, started)
+    return _finish(done, total, started, embedder), False
 
 
 @contextmanager
@@ -263,9 +284,15 @@ def _store_batch(
     write_vectors(conn, rows, model)
 
 
-def _finish(done: int, total: int, started: float) -> int:
+def _finish(done: int, total: int, started: float, embedder: Embedder) -> int:
     if total:
-        log.info("embedded %d of %d chunks in %.1fs", done, total, time.perf_counter() - started)
+        log.info(
+            "embedded %d of %d chunks in %.1fs (%s)",
+            done,
+            total,
+            time.perf_counter() - started,
+            embedder.model,
+        )
     return done
 
 

@@ -38,6 +38,7 @@ __all__ = [
     "IndexReport",
     "damaged_index",
     "embed_lock",
+    "fill_first_tier",
     "fill_missing_vectors",
     "open_existing",
     "open_for_reading",
@@ -233,6 +234,24 @@ def fill_missing_vectors(
         )
     finally:
         listener.end()
+
+
+def fill_first_tier(ws: Workspace, conn: apsw.Connection, embedder: Embedder) -> int:
+    """Give every chunk without a vector the first tier's vector (the static model:
+    seconds for a whole index), which a later fill by `embedder` replaces; the
+    caller holds the embed lock. 0 when `embedder` has no first tier."""
+    first = embedder.first_tier
+    if first is None:
+        return 0
+
+    @contextlib.contextmanager
+    def batch_guard() -> Iterator[bool]:
+        with writer_lock(ws.db_path, "codesift: writing vectors") as acquired:
+            yield acquired
+
+    return fill_vectors(
+        conn, first, layers=ws.settings.embedding.layers, batch_guard=batch_guard, replace=False
+    )
 
 
 def start_background_embedding(ws: Workspace) -> bool:

@@ -29,6 +29,7 @@ def make_embedder(settings: EmbeddingSettings) -> Embedder:
         batch_size=settings.batch_size,
         quantized_queries=settings.quantized_queries,
         model=settings.model,
+        static_first=settings.static_first,
     )
 
 
@@ -39,7 +40,7 @@ def embedder_key(settings: EmbeddingSettings) -> tuple[str, int, int, bool, str]
         settings.max_tokens,
         settings.batch_size,
         settings.quantized_queries,
-        settings.model,
+        f"{settings.model}+static" if settings.static_first else settings.model,
     )
 
 

@@ -24,6 +24,7 @@ from codesift.embedding import Embedder, vector_coverage
 from codesift.engine.access import (
     IndexReport,
     embed_lock,
+    fill_first_tier,
     fill_missing_vectors,
     open_for_reading,
     start_background_embedding,
@@ -231,8 +232,19 @@ class Engine:
         ws = self.workspace
         layers = ws.settings.embedding.layers
         coverage = vector_coverage(conn, layers, embedder.model_id)
-        missing = coverage.embeddable - coverage.embedded
         writable = index_writable(ws.db_path)
+        if embedder.first_tier is not None and coverage.usable < coverage.embeddable and writable:
+            # The static first tier, now: seconds for a whole index.
+            lock = embed_lock(ws, f"{self.command}: computing static vectors")
+            if lock is not None:
+                try:
+                    fill_first_tier(ws, conn, embedder)
+                except EmbeddingError as exc:
+                    self.listener.warning(f"{exc}; no static vectors")
+                finally:
+                    lock.release()
+                coverage = vector_coverage(conn, layers, embedder.model_id)
+        missing = coverage.embeddable - coverage.embedded
         # The static model computes even a large index's vectors in seconds: now.
         foreground = embedder.fast or missing <= FOREGROUND_EMBED_LIMIT
         if missing > 0 and foreground and writable:
@@ -258,12 +270,13 @@ class Engine:
             if not self.quiet:
                 where = "in the background" if started else "by another codesift process"
                 self.listener.note(
-                    f"vectors: {coverage.ratio:.0%} of {coverage.embeddable} chunks; the rest"
-                    f" are being computed {where} (codesift status shows how far)"
+                    f"vectors: {coverage.ratio:.0%} of {coverage.embeddable} chunks by"
+                    f" {embedder.model}; the rest are being computed {where} (codesift"
+                    " status shows how far)"
                 )
         # The query is embedded only when there are vectors to compare it with (the
         # query encoder then loads on this thread, during the search).
-        return coverage.embedded > 0
+        return coverage.usable > 0
 
 
 def embed(
@@ -315,9 +328,45 @@ def reindex(
     conn, report = update_index(ws, listener, rebuild=rebuild, quiet=quiet)
     if not (ws.settings.embedding.enabled and vectors):
         return report, None, conn
+    settings = ws.settings.embedding
+    if settings.model != "static" and settings.static_first:
+        return report, _first_tier_then_background(ws, conn, listener, quiet), conn
     try:
         embedded = embed(ws, listener, conn=conn, quiet=quiet, purpose="codesift index: embedding")
     except EmbeddingError as exc:
         listener.warning(f"{exc}; index has no vectors")
         embedded = EmbedReport(failed=str(exc))
     return report, embedded, conn
+
+
+def _first_tier_then_background(
+    ws: Workspace, conn: apsw.Connection, listener: EngineListener, quiet: bool
+) -> EmbedReport:
+    """`codesift index` with the static first tier: static vectors for the chunks
+    without one now, then MiniLM's in a background `codesift embed`."""
+    embedder = make_embedder(ws.settings.embedding)
+    layers = ws.settings.embedding.layers
+    lock = embed_lock(ws, "codesift index: computing static vectors")
+    if lock is None:
+        holder = IndexLock(ws.db_path, "embed").holder()
+        return EmbedReport(running_elsewhere=True, holder=holder or None)
+    try:
+        embedded = fill_first_tier(ws, conn, embedder)
+    except EmbeddingError as exc:
+        listener.warning(f"{exc}; index has no vectors")
+        return EmbedReport(failed=str(exc))
+    finally:
+        lock.release()
+    coverage = vector_coverage(conn, layers, embedder.model_id)
+    if 0 < coverage.embeddable - coverage.embedded <= FOREGROUND_EMBED_LIMIT:
+        # A few: MiniLM replaces them now, as a search would compute a few vectors.
+        try:
+            return embed(ws, listener, conn=conn, quiet=quiet, purpose="codesift index: embedding")
+        except EmbeddingError as exc:
+            listener.warning(f"{exc}; the index keeps its static vectors")
+    elif coverage.embedded < coverage.embeddable and start_background_embedding(ws) and not quiet:
+        listener.note(
+            f"vectors: static for now; {embedder.model} replaces them in the background"
+            " (codesift status shows how far)"
+        )
+    return EmbedReport(embedded, False, None, coverage.embeddable, coverage.usable)

@@ -238,4 +238,14 @@ MIGRATIONS: tuple[Migration, ...] = (
         DELETE FROM skipped_files;
         """,
     ),
+    Migration(
+        7,
+        "vector models",
+        """
+        -- Which model made each vector (store/vectors.py): the static model's vectors,
+        -- written first, are replaced by all-MiniLM-L6-v2's in the background. ''
+        -- stands for the model `meta.vectors_model` names (vectors written before).
+        ALTER TABLE embedded ADD COLUMN model TEXT NOT NULL DEFAULT '';
+        """,
+    ),
 )

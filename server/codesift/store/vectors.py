@@ -5,11 +5,11 @@ them (`meta.vectors_model`).
 embedding/vectors.py fills the table and retrieval/vector_index.py keeps an
 in-memory copy of it; both go through these functions.
 
-Which model made the vectors: one model per index. `vectors_model` is recorded by
-the fill that writes vectors; a fill with another model first removes every
-vector (`clear_vectors`), and coverage counts vectors of another model as missing.
-An index written before the record existed holds all-MiniLM-L6-v2 vectors
-(`LEGACY_MODEL`).
+Which model made each vector: `embedded.model` (migration 7). A fill replaces the
+vectors another model made (the static model's first-tier vectors, or those of a
+model the settings no longer name), and coverage for a model counts only its own.
+A row written before the column existed has '' there: its model is the one
+`meta.vectors_model` names, else all-MiniLM-L6-v2 (`LEGACY_MODEL`).
 """
 
 from __future__ import annotations
@@ -28,19 +28,17 @@ __all__ = [
     "VECTOR_LAYERS",
     "all_vectors",
     "chunk_text_hashes",
-    "clear_vectors",
     "count_embeddable",
     "count_embedded",
     "count_pending",
     "delete_vectors",
     "embedded_ids",
     "pending_chunk_ids",
-    "record_vectors_model",
     "rewrite_vector_table",
     "small_page_cache",
     "stale_vector_ids",
+    "vector_models",
     "vector_slots",
-    "vectors_model",
     "vectors_since",
     "write_vectors",
 ]
@@ -61,32 +59,24 @@ def _in_layers(layers: Sequence[str]) -> str:
 # -- the model -----------------------------------------------------------------------
 
 
-def vectors_model(conn: apsw.Connection) -> str | None:
-    """The model that made the index's vectors; None when it has none."""
+def _legacy_model(conn: apsw.Connection) -> str:
+    """The model of rows whose `model` is '' (written before the column existed)."""
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (MODEL_KEY,)).fetchone()
-    if row is not None and row[0]:
-        return str(row[0])
-    has_any = conn.execute("SELECT 1 FROM embedded LIMIT 1").fetchone() is not None
-    return LEGACY_MODEL if has_any else None
+    return str(row[0]) if row is not None and row[0] else LEGACY_MODEL
 
 
-def record_vectors_model(conn: apsw.Connection, model: str) -> None:
-    """Record the model of the vectors about to be written (inside a transaction)."""
-    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (MODEL_KEY, model))
+_ROW_MODEL = "coalesce(nullif(e.model, ''), ?)"
 
 
-def clear_vectors(conn: apsw.Connection, model: str) -> int:
-    """Remove every vector (another model made them) and record `model`; the vec0
-    table is created anew, so no slot of the old vectors stays. How many there were."""
-    with conn:
-        count = int(scalar(conn, "SELECT count(*) FROM embedded") or 0)
-        schema = scalar(conn, "SELECT sql FROM sqlite_schema WHERE name = 'chunk_vectors'")
-        conn.execute("DROP TABLE chunk_vectors")
-        conn.execute(str(schema))
-        conn.execute("DELETE FROM embedded")
-        bump_vectors_removed(conn)
-        record_vectors_model(conn, model)
-    return count
+def vector_models(conn: apsw.Connection) -> dict[str, int]:
+    """How many vectors each model made."""
+    return {
+        str(model): int(count)
+        for model, count in conn.execute(
+            f"SELECT {_ROW_MODEL} AS m, count(*) FROM embedded e GROUP BY m ORDER BY m",
+            (_legacy_model(conn),),
+        )
+    }
 
 
 # -- coverage ------------------------------------------------------------------------
@@ -98,16 +88,16 @@ def count_embeddable(conn: apsw.Connection, layers: Sequence[str]) -> int:
     )
 
 
-def count_embedded(conn: apsw.Connection, layers: Sequence[str]) -> int:
-    """Chunks of `layers` whose vector was computed from their current text."""
-    return int(
-        scalar(
-            conn,
-            "SELECT count(*) FROM chunks c JOIN embedded e ON e.chunk_id = c.id"
-            f" AND e.text_hash = c.text_hash WHERE c.layer IN ({_in_layers(layers)})",
-        )
-        or 0
+def count_embedded(conn: apsw.Connection, layers: Sequence[str], model: str | None = None) -> int:
+    """Chunks of `layers` whose vector was computed from their current text (by
+    `model` when given)."""
+    sql = (
+        "SELECT count(*) FROM chunks c JOIN embedded e ON e.chunk_id = c.id"
+        f" AND e.text_hash = c.text_hash WHERE c.layer IN ({_in_layers(layers)})"
     )
+    if model is None:
+        return int(scalar(conn, sql) or 0)
+    return int(scalar(conn, f"{sql} AND {_ROW_MODEL} = ?", (_legacy_model(conn), model)) or 0)
 
 
 # -- filling -------------------------------------------------------------------------
@@ -132,28 +122,40 @@ def delete_vectors(conn: apsw.Connection, ids: Sequence[int]) -> None:
         bump_vectors_removed(conn)
 
 
-def _pending_from(layers: Sequence[str]) -> str:
+def _pending_from(layers: Sequence[str], replace: bool) -> str:
+    """Chunks of `layers` without a vector, and with `replace` also those whose
+    vector another model made (two parameters: the legacy model, the model)."""
+    missing = "e.chunk_id IS NULL"
+    if replace:
+        missing = f"({missing} OR {_ROW_MODEL} != ?)"
     return (
         "FROM chunks c LEFT JOIN embedded e ON e.chunk_id = c.id"
-        f" WHERE c.layer IN ({_in_layers(layers)}) AND e.chunk_id IS NULL"
+        f" WHERE c.layer IN ({_in_layers(layers)}) AND {missing}"
     )
 
 
-def count_pending(conn: apsw.Connection, layers: Sequence[str]) -> int:
-    """Chunks of `layers` without a vector."""
-    return int(scalar(conn, f"SELECT count(*) {_pending_from(layers)}") or 0)
+def _pending_args(conn: apsw.Connection, model: str | None) -> tuple[str, ...]:
+    return () if model is None else (_legacy_model(conn), model)
+
+
+def count_pending(conn: apsw.Connection, layers: Sequence[str], model: str | None = None) -> int:
+    """Chunks of `layers` without a vector; with `model`, also those whose vector
+    another model made."""
+    sql = f"SELECT count(*) {_pending_from(layers, model is not None)}"
+    return int(scalar(conn, sql, _pending_args(conn, model)) or 0)
 
 
 def pending_chunk_ids(
-    conn: apsw.Connection, layers: Sequence[str], after: int, limit: int
+    conn: apsw.Connection, layers: Sequence[str], after: int, limit: int, model: str | None = None
 ) -> list[int]:
-    """Up to `limit` chunks of `layers` without a vector, with ids above `after`,
-    in id order."""
+    """Up to `limit` chunks that `count_pending` counts, with ids above `after`, in
+    id order."""
     return [
         int(r[0])
         for r in conn.execute(
-            f"SELECT c.id {_pending_from(layers)} AND c.id > ? ORDER BY c.id LIMIT ?",
-            (after, limit),
+            f"SELECT c.id {_pending_from(layers, model is not None)}"
+            " AND c.id > ? ORDER BY c.id LIMIT ?",
+            (*_pending_args(conn, model), after, limit),
         )
     ]
 
@@ -176,11 +178,10 @@ def write_vectors(
     rows: Sequence[tuple[int, str, bytes, int]],
     model: str,
 ) -> None:
-    """Write (chunk id, layer, int8 vector bytes, text hash) rows in one transaction
-    under a new stamp, and record `model` as the vectors' model."""
+    """Write (chunk id, layer, int8 vector bytes, text hash) rows that `model` made,
+    in one transaction under a new stamp."""
     with conn:
         stamp = next_vectors_stamp(conn)
-        record_vectors_model(conn, model)
         ids = [(cid,) for cid, _, _, _ in rows]
         conn.executemany("DELETE FROM chunk_vectors WHERE chunk_id = ?", ids)
         conn.executemany(
@@ -188,8 +189,9 @@ def write_vectors(
             [(cid, layer, blob) for cid, layer, blob, _ in rows],
         )
         conn.executemany(
-            "INSERT OR REPLACE INTO embedded (chunk_id, text_hash, stamp) VALUES (?, ?, ?)",
-            [(cid, digest, stamp) for cid, _, _, digest in rows],
+            "INSERT OR REPLACE INTO embedded (chunk_id, text_hash, stamp, model)"
+            " VALUES (?, ?, ?, ?)",
+            [(cid, digest, stamp, model) for cid, _, _, digest in rows],
         )
 
 
