@@ -35,11 +35,16 @@ sys.path.insert(0, str(BENCH_DIR.parent / "server"))
 sys.path.insert(0, str(BENCH_DIR))
 
 from codesift.embedding.model import Embedder  # noqa: E402
-from codesift.engine.postgres import connect, mirror_local, open_shared_search  # noqa: E402
+from codesift.engine.postgres import (  # noqa: E402
+    SharedSearch,
+    connect,
+    mirror_local,
+    open_shared_search,
+)
 from codesift.retrieval.request import SearchRequest, SearchResponse  # noqa: E402
 from codesift.retrieval.search import Searcher  # noqa: E402
 from codesift.store.database import open_reader  # noqa: E402
-from codesift.store.postgres import remove_repo  # noqa: E402
+from codesift.store.postgres import PostgresSearchStore, remove_repo  # noqa: E402
 from corpora import (  # noqa: E402
     CORPUS_NAMES,
     DATA_DIR,
@@ -234,6 +239,80 @@ def section(parts: Sequence[str]) -> str:
     return "\n".join([*head, *parts, f"<!-- {SECTION}:end -->", ""])
 
 
+def latency(dsn: str, names: Sequence[str], k: int, clients: Sequence[int], per: int) -> str:
+    """Per-query latency over the whole database as it stands: `per` dev-set
+    queries of each corpus, asked by 1..N concurrent clients (threads, each with
+    its own searches and connections), scoped to the query's repository and not
+    scoped (every repository in the database)."""
+    import concurrent.futures
+    import threading
+
+    from codesift.store.postgres import Reader
+
+    work: list[tuple[str, str]] = []
+    for name in names:
+        try:
+            corpus = prepare_corpus(name, lambda _m: None)
+        except CorpusUnavailable:
+            continue
+        work += [(name, q.text) for q in load_queries(corpus, ("long",))[:per]]
+    with connect(dsn, autocommit=True) as pg:
+        total = PostgresSearchStore(pg, Reader()).repo_counts()
+    chunks = sum(c["chunks"] for c in total.values())
+    rows = [
+        "### Latency over the whole database",
+        "",
+        f"`python bench/postgres_scale.py --latency {' '.join(map(str, clients))}`"
+        f" ({time.strftime('%Y-%m-%d')}): {len(total)} repositories, {chunks} chunks;"
+        f" {len(work)} dev-set queries ({per} per corpus), lexical and symbol streams"
+        " (no query vectors), each client a thread with its own connections.",
+        "",
+        "| clients | scope | p50 ms | p95 ms | queries/s |",
+        "|---|---|---|---|---|",
+    ]
+
+    def run(batch: Sequence[str], scope: str, n: int) -> list[float]:
+        """`batch` asked by `n` threads, each with its own search over `scope`."""
+        local = threading.local()
+        opened: list[SharedSearch] = []
+        lock = threading.Lock()
+
+        def ask(text: str) -> float:
+            search = getattr(local, "search", None)
+            if search is None:
+                search = local.search = open_shared_search(dsn, repos=[scope] if scope else [])
+                with lock:
+                    opened.append(search)
+            t = time.perf_counter()
+            search.search(SearchRequest(text, top_k=k))
+            return (time.perf_counter() - t) * 1000
+
+        try:
+            with concurrent.futures.ThreadPoolExecutor(n) as pool:
+                return list(pool.map(ask, batch))
+        finally:
+            for search in opened:
+                search.close()
+
+    for scoped in (True, False):
+        for n in clients:
+            started = time.perf_counter()
+            ms: list[float] = []
+            if scoped:
+                for name in dict.fromkeys(name for name, _ in work):
+                    ms += run([text for corpus, text in work if corpus == name], name, n)
+            else:
+                ms = run([text for _, text in work], "", n)
+            wall = time.perf_counter() - started
+            scope = "its repository" if scoped else "all repositories"
+            rows.append(
+                f"| {n} | {scope} | {percentile(ms, 50):.0f} | {percentile(ms, 95):.0f} |"
+                f" {len(ms) / wall:.1f} |"
+            )
+            log(rows[-1])
+    return "\n".join(rows) + "\n"
+
+
 def write_section(text: str) -> None:
     body = RESULTS.read_text(encoding="utf-8")
     pattern = re.compile(rf"<!-- {SECTION}:begin -->.*?<!-- {SECTION}:end -->\n?", re.DOTALL)
@@ -242,6 +321,13 @@ def write_section(text: str) -> None:
     else:
         body = body.rstrip("\n") + "\n\n" + text
     RESULTS.write_text(body, encoding="utf-8")
+
+
+def _saved_parts() -> list[str]:
+    """The latest part of each mode (bench/.data/postgres-*.md), in report order."""
+    names = ("lexical", "vectors", "latency")
+    paths = [DATA_DIR / f"postgres-{name}.md" for name in names]
+    return [path.read_text(encoding="utf-8") for path in paths if path.is_file()]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -255,6 +341,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--fresh", action="store_true", help="delete each corpus's repository first"
     )
+    parser.add_argument(
+        "--latency",
+        nargs="+",
+        type=int,
+        metavar="CLIENTS",
+        help="only measure latency over the database with these numbers of clients",
+    )
+    parser.add_argument("--per", type=int, default=4, help="--latency: queries per corpus")
     args = parser.parse_args(argv)
     names: list[str] = []
     if args.devset in ("1", "both"):
@@ -267,6 +361,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     dsn = args.dsn
     if dsn is None:
         dsn, server = start_embedded()
+    if args.latency:
+        part = latency(dsn, names, args.k, args.latency, args.per)
+        print(part)
+        if args.write:
+            (DATA_DIR / "postgres-latency.md").write_text(part, encoding="utf-8")
+            write_section(section(_saved_parts()))
+        return 0
     embedder = None
     if args.vectors:
         from codesift.config import EmbeddingSettings
@@ -284,12 +385,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Each mode's latest part is kept, so the section shows both.
         saved = DATA_DIR / f"postgres-{'vectors' if args.vectors else 'lexical'}.md"
         saved.write_text(part, encoding="utf-8")
-        parts = [
-            path.read_text(encoding="utf-8")
-            for path in (DATA_DIR / "postgres-lexical.md", DATA_DIR / "postgres-vectors.md")
-            if path.is_file()
-        ]
-        write_section(section(parts))
+        write_section(section(_saved_parts()))
     del server
     return 0
 

@@ -16,6 +16,7 @@ import numpy as np
 import psycopg
 import pytest
 
+import codesift.store.postgres.search as pg_search
 from codesift.embedding import Embedder
 from codesift.engine.postgres import SharedIndexReport, index_into, open_shared_search
 from codesift.errors import ConfigError
@@ -378,7 +379,9 @@ def test_a_database_without_the_schema_is_not_searched(pg_dsn: str) -> None:
         open_shared_search(pg_dsn)
 
 
-def test_vectors_are_copied_and_searched(pg_dsn: str, app: Path, embedder: Embedder) -> None:
+def test_vectors_are_copied_and_searched(
+    pg_dsn: str, app: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
     report = index_into(pg_dsn, app, repo="acme/app@main", vectors=True)
     assert report.vectors is not None and report.vectors.failed is None
     assert report.shared.rows["vectors"] > 0
@@ -420,4 +423,12 @@ def test_vectors_are_copied_and_searched(pg_dsn: str, app: Path, embedder: Embed
         assert [(cid % ID_SPAN, round(score, 5)) for cid, score in hits] == [
             (cid, round(score, 5)) for cid, score in best
         ]
+        # The same through the HNSW index (used when many vectors are in view).
+        monkeypatch.setattr(pg_search, "EXACT_KNN_MAX", 0)
+        assert (
+            store.nearest_chunks(
+                bytes(query.tobytes()), ["code", "summary"], 5, SearchFilters(("code", "summary"))
+            )
+            == hits
+        )
     assert any(h.stream == "vector" for r in got.results for h in r.provenance)

@@ -345,6 +345,9 @@ def _sync_commits(
     summary.rows["commits"] += len(changed)
 
 
+# A run that wrote at least this many rows analyzes the tables it wrote.
+ANALYZE_AFTER_ROWS = 10_000
+
 # The layers with a full-text vector, and the statistics a search reads of them.
 FTS_LAYERS = ("code", "ast", "doc")
 
@@ -460,5 +463,10 @@ def mirror_index(
                 repo_id,
             ),
         )
+    if summary.rows_written >= ANALYZE_AFTER_ROWS:
+        # Fresh planner statistics after a large write: until autovacuum gets to
+        # them, plans (which index, which join order) are made for the old sizes.
+        with pg.transaction():
+            pg.execute("ANALYZE files, nodes, edges, chunks, chunk_vectors, term_stats")
     summary.seconds = time.perf_counter() - started
     return summary

@@ -217,6 +217,15 @@ MIGRATIONS: tuple[PgMigration, ...] = (
         UPDATE repos SET indexed_at = NULL;
         """,
     ),
+    PgMigration(
+        4,
+        "vectors by repository",
+        """
+        -- The vector stream counts the vectors in view, and compares the query
+        -- with each of them when they are few (search.py EXACT_KNN_MAX).
+        CREATE INDEX chunk_vectors_repo ON chunk_vectors(repo_id, dims);
+        """,
+    ),
 )
 
 

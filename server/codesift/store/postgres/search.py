@@ -10,7 +10,8 @@ lexical  full-text search: the `simple` tsvectors of the SQLite index's own
 symbol   exact names in any case, and names or qualified names by pg_trgm
          similarity (GIN), the most similar first; the shared symbol stream
          scores them and keeps those at its threshold (0.3)
-vector   pgvector cosine kNN (HNSW per dimension count) with 1 - distance
+vector   pgvector cosine kNN with 1 - distance: exact over the vectors in view
+         when they are few (EXACT_KNN_MAX), else the HNSW index of their size
 
 Access control: a store reads as one `Reader` (a principal, or the database
 role's own view, and optionally some repository keys). Every statement, the
@@ -79,6 +80,9 @@ def candidate_threshold(probe: str, threshold: float = SYMBOL_THRESHOLD) -> floa
     return round(min(threshold, lowest), 3)
 
 
+# Up to this many vectors in view, the vector stream compares the query with each
+# (exact); above, it walks the HNSW index.
+EXACT_KNN_MAX = 50_000
 # pgvector HNSW candidate list: at least this, and at least k.
 EF_SEARCH_MIN = 200
 
@@ -452,9 +456,22 @@ class PostgresSearchStore:
             model_sql = " AND v.repo_id IN (SELECT id FROM repos WHERE embedding_model = %s)"
             model_params = [self._model]
         distance = f"v.embedding::vector({dims}) <=> %s::vector({dims})"
+        in_view = self._rows(
+            "SELECT count(*) FROM chunk_vectors v WHERE v.repo_id IN (SELECT id FROM readable)"
+            f" AND v.dims = {dims}",
+            [],
+        )
+        exact = int(in_view[0][0]) <= EXACT_KNN_MAX
         with self._conn.transaction():
-            self._conn.execute(f"SET LOCAL hnsw.ef_search = {min(1000, max(EF_SEARCH_MIN, k))}")
-            self._conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            if exact:
+                # A few repositories' vectors: comparing them all is exact and faster
+                # than walking the HNSW graph of every repository's vectors for the
+                # few that pass the repository filter.
+                self._conn.execute("SET LOCAL enable_indexscan = off")
+            else:
+                ef_search = min(1000, max(EF_SEARCH_MIN, k))
+                self._conn.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
+                self._conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
             rows = self._rows(
                 f"SELECT v.chunk_id, {distance} AS d FROM chunk_vectors v"
                 f" WHERE v.dims = {dims} AND v.layer = ANY(%s)"
