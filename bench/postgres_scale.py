@@ -239,7 +239,9 @@ def section(parts: Sequence[str]) -> str:
     return "\n".join([*head, *parts, f"<!-- {SECTION}:end -->", ""])
 
 
-def latency(dsn: str, names: Sequence[str], k: int, clients: Sequence[int], per: int) -> str:
+def latency(
+    dsn: str, names: Sequence[str], k: int, clients: Sequence[int], per: int, command: str
+) -> str:
     """Per-query latency over the whole database as it stands: `per` dev-set
     queries of each corpus, asked by 1..N concurrent clients (threads, each with
     its own searches and connections), scoped to the query's repository and not
@@ -262,7 +264,7 @@ def latency(dsn: str, names: Sequence[str], k: int, clients: Sequence[int], per:
     rows = [
         "### Latency over the whole database",
         "",
-        f"`python bench/postgres_scale.py --latency {' '.join(map(str, clients))}`"
+        f"`{command}`"
         f" ({time.strftime('%Y-%m-%d')}): {len(total)} repositories, {chunks} chunks;"
         f" {len(work)} dev-set queries ({per} per corpus), lexical and symbol streams"
         " (no query vectors), each client a thread with its own connections.",
@@ -361,8 +363,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     dsn = args.dsn
     if dsn is None:
         dsn, server = start_embedded()
+    shown = ["DSN" if a == args.dsn else a for a in (argv or sys.argv[1:])]
+    command = "python bench/postgres_scale.py " + " ".join(shown)
     if args.latency:
-        part = latency(dsn, names, args.k, args.latency, args.per)
+        part = latency(dsn, names, args.k, args.latency, args.per, command.strip())
         print(part)
         if args.write:
             (DATA_DIR / "postgres-latency.md").write_text(part, encoding="utf-8")
@@ -377,8 +381,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs = [
         r for n in names if (r := run_corpus(dsn, n, args.k, args.vectors, embedder, args.fresh))
     ]
-    shown = ["DSN" if a == args.dsn else a for a in (argv or sys.argv[1:])]
-    command = "python bench/postgres_scale.py " + " ".join(shown)
     part = report(runs, args.k, args.vectors, command.strip())
     print(part)
     if args.write and runs:
