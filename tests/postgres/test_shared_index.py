@@ -388,6 +388,10 @@ def test_vectors_are_copied_and_searched(
     with psycopg.connect(pg_dsn) as conn:
         row = conn.execute("SELECT embedding_model, dims FROM repos").fetchone()
         assert row is not None and row[0] and row[1] == 384
+        # Each vector records its model; the repository lists them.
+        models = [str(r[0]) for r in conn.execute("SELECT DISTINCT model FROM chunk_vectors")]
+        assert models and all(models)
+        assert row[0] == ",".join(sorted(models))
         (hnsw,) = conn.execute(
             "SELECT count(*) FROM pg_indexes WHERE indexname = 'chunk_vectors_hnsw_384'"
         ).fetchone() or (0,)

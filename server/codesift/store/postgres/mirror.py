@@ -91,7 +91,23 @@ def _meta(conn: apsw.Connection, key: str) -> str | None:
     return None if row is None or row[0] is None else str(row[0])
 
 
-def _read_files(conn: apsw.Connection) -> dict[int, _File]:
+def _vector_models(conn: apsw.Connection, default: str | None) -> str:
+    """SQL for the model of a chunk's vector (NULL without one): `embedded.model`
+    where the local index records it per vector ('' there, and older indexes:
+    `default`, the model its meta names)."""
+    columns = {str(r[1]) for r in conn.execute("PRAGMA table_info(embedded)")}
+    fallback = (default or _LEGACY_MODEL).replace("'", "''")
+    if "model" in columns:
+        return (
+            f"CASE WHEN e.chunk_id IS NULL THEN NULL"
+            f" ELSE coalesce(nullif(e.model, ''), '{fallback}') END"
+        )
+    return f"CASE WHEN e.chunk_id IS NULL THEN NULL ELSE '{fallback}' END"
+
+
+def _read_files(conn: apsw.Connection, model: str | None) -> dict[int, _File]:
+    """Every file with its rows; a chunk's last column is its vector's model (None
+    without a current vector)."""
     files = {
         int(fid): _File(int(fid), str(path), str(lang), str(digest), int(lines))
         for fid, path, lang, digest, lines in conn.execute(
@@ -115,7 +131,7 @@ def _read_files(conn: apsw.Connection) -> dict[int, _File]:
         if has_vectors
         else ""
     )
-    vector_col = "e.chunk_id IS NOT NULL" if has_vectors else "0"
+    vector_col = _vector_models(conn, model) if has_vectors else "NULL"
     for row in conn.execute(
         "SELECT c.file_id, c.id, c.node_id, c.layer, c.part, c.start_line, c.end_line, c.title,"
         f" c.text_hash, c.created, c.changed, c.changed_commit, {vector_col}"
@@ -125,14 +141,14 @@ def _read_files(conn: apsw.Connection) -> dict[int, _File]:
     return files
 
 
-def _digest(file: _File, model: str | None) -> str:
+def _digest(file: _File) -> str:
+    """Everything mirrored for the file (chunk rows end with their vector's model,
+    so a vector replaced by another model's rewrites the file)."""
     h = hashlib.blake2b(digest_size=16)
     h.update(repr((file.path, file.language, file.content_hash, file.line_count)).encode())
     h.update(repr(file.nodes).encode())
     h.update(repr(file.edges).encode())
     h.update(repr(file.chunks).encode())
-    if any(c[-1] for c in file.chunks):
-        h.update(repr(model).encode())
     return h.hexdigest()
 
 
@@ -300,14 +316,15 @@ def _write_files(
                 (docs,),
             )
         if vector_format is not None:
-            with_vector = [int(c[0]) for f in files for c in f.chunks if c[-1]]
+            models = {int(c[0]): str(c[-1]) for f in files for c in f.chunks if c[-1]}
             hashes = {int(c[0]): c[7] for f in files for c in f.chunks}
             with cur.copy(
-                "COPY chunk_vectors (chunk_id, repo_id, layer, dims, text_hash, embedding)"
-                " FROM STDIN"
+                "COPY chunk_vectors (chunk_id, repo_id, layer, dims, text_hash, model,"
+                " embedding) FROM STDIN"
             ) as copy:
-                for cid, layer, vec, dims in _vectors(local, vector_format, with_vector):
-                    copy.write_row((gid(cid), repo_id, layer, dims, hashes[cid], vec))
+                for cid, layer, vec, dims in _vectors(local, vector_format, list(models)):
+                    row = (gid(cid), repo_id, layer, dims, hashes[cid], models[cid], vec)
+                    copy.write_row(row)
                     dims_seen.add(dims)
                     summary.rows["vectors"] += 1
     return dims_seen
@@ -412,9 +429,9 @@ def mirror_index(
         model = _meta(local, "vectors_model")
         if model is None and local.execute("SELECT 1 FROM embedded LIMIT 1").fetchone():
             model = _LEGACY_MODEL
-    files = _read_files(local)
+    files = _read_files(local, model)
     for f in files.values():
-        f.digest = _digest(f, model)
+        f.digest = _digest(f)
     mirrored = {
         str(path): (int(fid), str(digest))
         for fid, path, digest in pg.execute(
@@ -452,16 +469,14 @@ def mirror_index(
         _sync_commits(local, pg, repo_id, summary)
         for d in sorted(dims):
             ensure_vector_index(pg, d)
-        stored = pg.execute(
-            "SELECT min(dims), max(dims) FROM chunk_vectors WHERE repo_id = %s", (repo_id,)
-        ).fetchone()
+        # The models of the repository's vectors (several while a better model
+        # replaces a first one), and their size.
         pg.execute(
-            "UPDATE repos SET embedding_model = %s, dims = %s, indexed_at = now() WHERE id = %s",
-            (
-                model if stored and stored[0] is not None else None,
-                stored[1] if stored else None,
-                repo_id,
-            ),
+            "UPDATE repos SET embedding_model = (SELECT string_agg(DISTINCT v.model, ','"
+            " ORDER BY v.model) FROM chunk_vectors v WHERE v.repo_id = %s),"
+            " dims = (SELECT max(v.dims) FROM chunk_vectors v WHERE v.repo_id = %s),"
+            " indexed_at = now() WHERE id = %s",
+            (repo_id, repo_id, repo_id),
         )
     if summary.rows_written >= ANALYZE_AFTER_ROWS:
         # Fresh planner statistics after a large write: until autovacuum gets to

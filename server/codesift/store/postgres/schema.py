@@ -249,6 +249,18 @@ MIGRATIONS: tuple[PgMigration, ...] = (
         DROP INDEX chunks_tsv_doc;
         """,
     ),
+    PgMigration(
+        6,
+        "vector models",
+        """
+        -- Which model made each vector: a local index may hold a fast model's
+        -- vectors for some chunks while a better one replaces them.
+        -- repos.embedding_model lists the models of a repository's vectors.
+        ALTER TABLE chunk_vectors ADD COLUMN model text NOT NULL DEFAULT '';
+        UPDATE chunk_vectors v SET model = coalesce(r.embedding_model, '')
+            FROM repos r WHERE r.id = v.repo_id;
+        """,
+    ),
 )
 
 

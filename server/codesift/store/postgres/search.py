@@ -453,7 +453,7 @@ class PostgresSearchStore:
         model_sql = ""
         model_params: list[Any] = []
         if self._model is not None:
-            model_sql = " AND v.repo_id IN (SELECT id FROM repos WHERE embedding_model = %s)"
+            model_sql = " AND v.model = %s"
             model_params = [self._model]
         distance = f"v.embedding::vector({dims}) <=> %s::vector({dims})"
         in_view = self._rows(
