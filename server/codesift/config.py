@@ -205,8 +205,8 @@ class SearchSettings:
     # Code-aware ranking priors (retrieval/ranking.py), switchable for ablation.
     prior_definition: bool = True
     prior_tests: bool = True
-    # Off: with the vector stream it cost NDCG on four of five corpora (0.766 overall
-    # without it, 0.755 with it; bench/RESULTS.md, quality ablation).
+    # Off: query words in the file's stem lift short lexical-only queries (dev set 2
+    # short +0.014) but cost long ones with the vector stream (-0.008; bench/RESULTS.md).
     prior_path: bool = False
     # A chunk gains this much of the scores of the next best chunks of its file: a
     # file where several chunks match is more likely what the question is about.
