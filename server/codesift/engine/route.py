@@ -1,0 +1,176 @@
+"""Routing a question to the repositories it is about (codesift.retrieval.routing
+scores; this module describes each workspace folder from its index and its git
+repository).
+
+A repository's profile has four fields: `name` (folder name and remote slug),
+`branch`, `readme` (the first README_CHARS characters of its README) and `outline`
+(file paths and module-level qualified names, at most OUTLINE_ENTRIES, shallow files
+first, test files left out). Profiles are cached per index file and rebuilt when the
+index changes.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import apsw
+
+from codesift.engine.workspace import Workspace
+from codesift.retrieval.ranking import is_test_like_path
+from codesift.retrieval.routing import RouteMatch, SourceProfile, route_terms, score_pool
+from codesift.store.outline import OutlineFile, source_outline
+
+__all__ = [
+    "OUTLINE_ENTRIES",
+    "README_CHARS",
+    "RouteResult",
+    "cached_profile",
+    "outline_entries",
+    "repository_profile",
+    "route_sources",
+]
+
+log = logging.getLogger(__name__)
+
+README_CHARS = 2000
+OUTLINE_ENTRIES = 1500
+_README_NAMES = ("README.md", "README.rst", "README.txt", "README", "readme.md", "Readme.md")
+
+
+@dataclass(frozen=True, slots=True)
+class RouteResult:
+    query: str
+    terms: tuple[str, ...]
+    repositories: tuple[RouteMatch, ...]
+    collections: tuple[RouteMatch, ...]
+
+
+def _depth(path: str) -> int:
+    return path.count("/")
+
+
+def outline_entries(files: Sequence[OutlineFile], limit: int = OUTLINE_ENTRIES) -> list[str]:
+    """File paths and module-level qualified names of the code files (tests left
+    out), at most `limit`: half the room for paths, the rest for names, shallow
+    files first; room one kind leaves is given to the other."""
+    code = sorted(
+        (f for f in files if f.language != "text" and not is_test_like_path(f.path)),
+        key=lambda f: (_depth(f.path), f.path),
+    )
+    paths = [f.path for f in code]
+    names = [name for f in code for name in f.names]
+    room_for_paths = max(limit // 2, limit - len(names))
+    taken_paths = paths[:room_for_paths]
+    taken_names = names[: limit - len(taken_paths)]
+    return taken_paths + taken_names
+
+
+def _readme(root: Path) -> str:
+    for name in _README_NAMES:
+        path = root / name
+        try:
+            with path.open("r", encoding="utf-8", errors="replace") as handle:
+                return handle.read(README_CHARS)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            continue
+        except OSError as exc:
+            log.info("routing: cannot read %s: %s", path, exc)
+            return ""
+    return ""
+
+
+def _slug(url: str) -> str:
+    """`owner/name` of a remote URL (https, ssh or scp-like), else the URL."""
+    text = url.strip().removesuffix("/").removesuffix(".git")
+    text = text.replace(":", "/")
+    parts = [p for p in text.split("/") if p]
+    return "/".join(parts[-2:]) if len(parts) >= 2 else text
+
+
+def _git_identity(root: Path) -> tuple[str, str]:
+    """(remote slug, branch) of the repository at `root`, "" for what it lacks."""
+    import pygit2  # only when routing
+
+    try:
+        found = pygit2.discover_repository(str(root))
+        if found is None:
+            return "", ""
+        repo = pygit2.Repository(found)
+        slug = ""
+        remotes = {remote.name: remote.url for remote in repo.remotes}
+        url = remotes.get("origin") or next(iter(remotes.values()), None)
+        if url:
+            slug = _slug(url)
+        branch = "" if repo.head_is_unborn or repo.head_is_detached else repo.head.shorthand
+        return slug, branch
+    except (pygit2.GitError, KeyError, ValueError, OSError) as exc:
+        log.info("routing: no git identity for %s: %s", root, exc)
+        return "", ""
+
+
+def repository_profile(
+    ws: Workspace, conn: apsw.Connection, name: str | None = None
+) -> SourceProfile:
+    """The routing profile of the workspace folder `ws`, read from its index `conn`,
+    named `name` (default: the folder's name)."""
+    slug, branch = _git_identity(ws.root)
+    name = name or ws.root.name
+    outline = outline_entries(source_outline(conn))
+    return SourceProfile(
+        name=name,
+        kind="repository",
+        fields=(
+            ("name", f"{name}\n{slug}".lower()),
+            ("branch", branch.lower()),
+            ("readme", _readme(ws.root).lower()),
+            ("outline", "\n".join(outline).lower()),
+        ),
+    )
+
+
+_cache_lock = threading.Lock()
+_cache: dict[Path, tuple[tuple[int, int], SourceProfile]] = {}
+
+
+def _index_stamp(db_path: Path) -> tuple[int, int]:
+    stamps = []
+    for path in (db_path, db_path.with_name(db_path.name + "-wal")):
+        try:
+            stamps.append(path.stat().st_mtime_ns)
+        except OSError:
+            stamps.append(0)
+    return stamps[0], stamps[1]
+
+
+def cached_profile(ws: Workspace, conn: apsw.Connection) -> SourceProfile:
+    """`repository_profile`, kept until the index file changes."""
+    stamp = _index_stamp(ws.db_path)
+    with _cache_lock:
+        hit = _cache.get(ws.db_path)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    profile = repository_profile(ws, conn)
+    with _cache_lock:
+        _cache[ws.db_path] = (stamp, profile)
+    return profile
+
+
+def route_sources(
+    query: str,
+    repositories: Sequence[SourceProfile],
+    collections: Sequence[SourceProfile] = (),
+    limit: int = 3,
+) -> RouteResult:
+    """Score the two pools separately: repositories no term matched are dropped,
+    collections are always listed (a zero-score one marked weak)."""
+    terms = route_terms(query)
+    return RouteResult(
+        query=query,
+        terms=terms,
+        repositories=tuple(score_pool(terms, repositories, limit, keep_unmatched=False)),
+        collections=tuple(score_pool(terms, collections, limit, keep_unmatched=True)),
+    )
