@@ -194,6 +194,8 @@ class SearchResult:
     history: ChangeInfo | None = None
     # With include_graph: the node's parent container, callees and callers (code results).
     graph: tuple[GraphEdge, ...] = ()
+    # The document collection a resource comes from ("" for a workspace result).
+    collection: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,3 +219,6 @@ class SearchResponse:
     stages: dict[str, float] = field(default_factory=dict)
     # What the rerank stage did: "off", "applied", or "skipped: <reason>".
     rerank: str = "off"
+    # The best resources of the workspace's document collections (engine/collections.py),
+    # at most search.resource_top_k, each with its `collection` set.
+    resources: list[SearchResult] = field(default_factory=list)
