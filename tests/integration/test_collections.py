@@ -145,3 +145,32 @@ def test_a_changed_document_is_found_on_the_next_search(tmp_path: Path, cache: P
     with Engine(ws, quiet=True) as engine:
         page = engine.search(engine.request("dunning emails"))
     assert page.resources[0].path == "billing/dunning.md"
+
+
+def test_a_code_result_lists_the_resources_that_mention_it(tmp_path: Path, cache: Path) -> None:
+    write_files(
+        tmp_path / "docs",
+        {
+            **PRD,
+            "billing/cards.md": (
+                "# Card payments\n\n"
+                "Cards are charged by `charge_card` in shop/payments.py once the order\n"
+                "is confirmed.\n\n"
+                "# Unrelated\n\nNothing about code here: charge, card, payments.\n"
+            ),
+        },
+    )
+    ws = workspace(tmp_path, '[[collections]]\nname = "prd"\npath = "../docs"\n')
+    with Engine(ws, quiet=True) as engine:
+        page = engine.search(engine.request("charge the customer's card"))
+    [code] = [r for r in page.results if r.qualified_name.endswith("charge_card")]
+    assert [(x.collection, x.path, x.start_line) for x in code.related] == [
+        ("prd", "billing/cards.md", 1)
+    ]
+    assert code.related[0].term in ("shop/payments.py", "charge_card", "payments.charge_card")
+    # the mentions follow the documents: drop the sentence, the link goes
+    write_files(tmp_path / "docs", {"billing/cards.md": "# Card payments\n\nCards only.\n"})
+    with Engine(ws, quiet=True) as engine:
+        page = engine.search(engine.request("charge the customer's card"))
+    [code] = [r for r in page.results if r.qualified_name.endswith("charge_card")]
+    assert code.related == ()

@@ -27,15 +27,30 @@ from codesift.config import CollectionSettings, Settings, load_settings, merge_s
 from codesift.engine.listener import EngineListener
 from codesift.engine.workspace import Workspace
 from codesift.errors import CodesiftError, SearchCancelled
-from codesift.retrieval.request import SearchRequest, SearchResult
+from codesift.retrieval.mentions import mention_terms, result_terms
+from codesift.retrieval.request import RelatedResource, SearchRequest, SearchResult
+from codesift.store.database import open_database
+from codesift.store.locks import IndexLock
+from codesift.store.mentions import (
+    mentioning_chunks,
+    mentions_stale,
+    replace_mentions,
+    resource_texts,
+)
+from codesift.store.reader import chunk_rows
 
 __all__ = [
     "RESOURCE_LAYERS",
     "Collection",
     "collection_db_path",
     "collections_of",
+    "refresh_mentions",
+    "related_resources",
     "search_collections",
 ]
+
+# At most this many related resources per code result.
+MAX_RELATED = 5
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +147,7 @@ def search_collections(
         try:
             with Engine(collection.workspace, listener, quiet=True) as engine:
                 page = engine.search(ask)
+                refresh_mentions(collection)
         except SearchCancelled:
             raise
         except CodesiftError as exc:
@@ -153,3 +169,90 @@ def search_collections(
         if len(out) == limit:
             break
     return out
+
+
+def refresh_mentions(collection: Collection) -> bool:
+    """Rebuild the collection's `mentions` when its index changed since they were
+    built; True when they are current. Skipped (False) while another process
+    writes the index: the mentions of the last build answer meanwhile."""
+    db_path = collection.workspace.db_path
+    if not db_path.exists():
+        return False
+    lock = IndexLock(db_path, "write", purpose="codesift: recording what documents mention")
+    if not lock.try_acquire():
+        return False
+    try:
+        conn = open_database(db_path)
+        try:
+            if mentions_stale(conn):
+                pairs = [
+                    (term, chunk_id)
+                    for chunk_id, text in resource_texts(conn)
+                    for term in mention_terms(text)
+                ]
+                replace_mentions(conn, pairs)
+            return True
+        finally:
+            conn.close()
+    finally:
+        lock.release()
+
+
+def related_resources(
+    results: Sequence[SearchResult],
+    collections: Sequence[Collection],
+    listener: EngineListener | None = None,
+) -> list[SearchResult]:
+    """`results` with `related` set on each code result that a collection resource
+    mentions (by qualified name, name, file or table; at most MAX_RELATED each)."""
+    code = [r for r in results if r.layer in ("code", "summary", "ast") and r.collection == ""]
+    if not code or not collections:
+        return list(results)
+    wanted = {
+        r.chunk_id: result_terms(
+            r.qualified_name, r.qualified_name.rsplit(".", 1)[-1], r.path, r.kind
+        )
+        for r in code
+    }
+    every_term = sorted({t for terms in wanted.values() for t in terms})
+    found: dict[int, list[RelatedResource]] = {}
+    for collection in collections:
+        db_path = collection.workspace.db_path
+        if not db_path.exists():
+            continue  # never searched yet: nothing is known of what it mentions
+        refresh_mentions(collection)
+        try:
+            conn = open_database(db_path, readonly=True)
+        except CodesiftError as exc:
+            if listener is not None:
+                listener.warning(f"collection {collection.name!r}: {exc}")
+            continue
+        try:
+            by_term = mentioning_chunks(conn, every_term)
+            rows = chunk_rows(conn, {cid for ids in by_term.values() for cid in ids})
+        finally:
+            conn.close()
+        for chunk_id, terms in wanted.items():
+            for term in sorted(terms, key=lambda t: (-len(t), t)):  # most specific first
+                for resource_id in by_term.get(term, ()):
+                    row = rows.get(resource_id)
+                    if row is None:
+                        continue
+                    links = found.setdefault(chunk_id, [])
+                    place = (collection.name, row.path, row.start_line)
+                    if any((x.collection, x.path, x.start_line) == place for x in links):
+                        continue
+                    if len(links) < MAX_RELATED:
+                        links.append(
+                            RelatedResource(
+                                collection.name,
+                                row.path,
+                                row.start_line,
+                                row.end_line,
+                                row.title or row.path,
+                                term,
+                            )
+                        )
+    return [
+        replace(r, related=tuple(found[r.chunk_id])) if r.chunk_id in found else r for r in results
+    ]

@@ -18,6 +18,7 @@ __all__ = [
     "MAX_QUERY_CHARS",
     "GraphEdge",
     "GraphNode",
+    "RelatedResource",
     "SearchRequest",
     "SearchResponse",
     "SearchResult",
@@ -154,6 +155,19 @@ class GraphNode:
 
 
 @dataclass(frozen=True, slots=True)
+class RelatedResource:
+    """A document collection's resource that mentions a code result (its qualified
+    name, name, file or table: `term`)."""
+
+    collection: str
+    path: str
+    start_line: int
+    end_line: int
+    title: str
+    term: str
+
+
+@dataclass(frozen=True, slots=True)
 class GraphEdge:
     """An edge between a result's node and `node`.
 
@@ -196,6 +210,8 @@ class SearchResult:
     graph: tuple[GraphEdge, ...] = ()
     # The document collection a resource comes from ("" for a workspace result).
     collection: str = ""
+    # Collection resources that mention this code result (engine/collections.py).
+    related: tuple[RelatedResource, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

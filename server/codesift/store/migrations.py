@@ -238,4 +238,17 @@ MIGRATIONS: tuple[Migration, ...] = (
         DELETE FROM skipped_files;
         """,
     ),
+    Migration(
+        7,
+        "mentions",
+        """
+        -- Code names that a document collection's resources mention (store/mentions.py):
+        -- a code result lists the resources that mention its name, file or table.
+        CREATE TABLE mentions (
+            term TEXT NOT NULL,
+            chunk_id INTEGER NOT NULL,
+            PRIMARY KEY (term, chunk_id)
+        ) WITHOUT ROWID;
+        """,
+    ),
 )
