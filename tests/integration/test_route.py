@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from codesift.engine import Engine, Workspace
 from codesift.engine.route import cached_profile, repository_profile, route_sources
 from codesift.retrieval.routing import SourceProfile
@@ -91,3 +93,51 @@ def test_a_folder_outside_git_has_no_remote_or_branch(tmp_path: Path, git_isolat
     fields = dict(profile_of(indexed(root)).fields)
     assert fields["branch"] == ""
     assert fields["name"].strip() == "plain"
+
+
+def test_a_collection_profile_routes_by_labels_headings_and_text(tmp_path: Path) -> None:
+    from codesift.engine.route import collection_profile
+
+    prd = tmp_path / "prd"
+    prd.mkdir()
+    (prd / "refunds.md").write_text(
+        "# Refunds\n\n## Partial refunds\n\nAgents refund part of an order.\n"
+    )
+    runbooks = tmp_path / "runbooks"
+    runbooks.mkdir()
+    (runbooks / "pager.md").write_text("# On call\n\nRestart the queue workers.\n")
+    profiles = []
+    for name, folder, labels in (("prd", prd, ["billing"]), ("runbooks", runbooks, ["ops"])):
+        ws = indexed(folder)
+        with Engine(ws, update=False) as engine:
+            profiles.append(collection_profile(name, f"{name} docs", labels, engine.connection()))
+    fields = dict(profiles[0].fields)
+    assert "refunds > partial refunds" in fields["headings"]
+    assert "agents refund part of an order" in fields["text"]
+
+    result = route_sources("partial refund for billing", [], profiles)
+    assert [m.name for m in result.collections] == ["prd", "runbooks"]
+    assert result.collections[0].confidence == 1.0
+    assert "labels: billing" in result.collections[0].rationale
+    assert result.collections[1].rationale.startswith("weak")
+    assert result.repositories == ()
+
+
+def test_route_asks_every_folder_and_the_collections_they_list(
+    make_repo: MakeRepo, git_isolation: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from codesift.engine.route import route
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "runbook.md").write_text("# Failed payments\n\nWhen a charge fails, page billing.\n")
+    listing = f'[[collections]]\nname = "runbooks"\npath = "{docs}"\n'
+    billing = make_repo({**BILLING, ".codesift.toml": listing}, name="billing")
+    search = make_repo({**SEARCH, ".codesift.toml": listing}, name="search")
+    result = route("failed charge retries", [Workspace.at(billing), Workspace.at(search)])
+    assert [m.name for m in result.repositories] == ["billing"]
+    assert [m.name for m in result.collections] == ["runbooks"]  # listed twice, routed once
+    # alone in its pool, every term it has is a term every collection has: idf 0
+    assert result.collections[0].confidence == 0.0
+    assert "failed (headings, text)" in result.collections[0].rationale

@@ -19,9 +19,11 @@ from pathlib import Path
 
 import apsw
 
+from codesift.engine.listener import EngineListener
 from codesift.engine.workspace import Workspace
 from codesift.retrieval.ranking import is_test_like_path
 from codesift.retrieval.routing import RouteMatch, SourceProfile, route_terms, score_pool
+from codesift.store.mentions import resource_texts, resource_titles
 from codesift.store.outline import OutlineFile, source_outline
 
 __all__ = [
@@ -29,14 +31,17 @@ __all__ = [
     "README_CHARS",
     "RouteResult",
     "cached_profile",
+    "collection_profile",
     "outline_entries",
     "repository_profile",
+    "route",
     "route_sources",
 ]
 
 log = logging.getLogger(__name__)
 
 README_CHARS = 2000
+HEADINGS_BYTES = 64 * 1024
 OUTLINE_ENTRIES = 1500
 _README_NAMES = ("README.md", "README.rst", "README.txt", "README", "readme.md", "Readme.md")
 
@@ -132,6 +137,39 @@ def repository_profile(
     )
 
 
+def _within(lines: list[str], budget: int) -> str:
+    out: list[str] = []
+    used = 0
+    for line in lines:
+        size = len(line.encode("utf-8")) + 1
+        if used + size > budget:
+            break
+        out.append(line)
+        used += size
+    return "\n".join(out)
+
+
+def collection_profile(
+    name: str, description: str, labels: Sequence[str], conn: apsw.Connection
+) -> SourceProfile:
+    """The routing profile of a document collection: its name, description and
+    labels, its flattened heading tree (at most HEADINGS_BYTES) and the full text
+    of its resources, read from its index `conn`."""
+    lowered = tuple(label.lower() for label in labels)
+    return SourceProfile(
+        name=name,
+        kind="collection",
+        fields=(
+            ("name", name.lower()),
+            ("description", description.lower()),
+            ("labels", "\n".join(lowered)),
+            ("headings", _within(resource_titles(conn), HEADINGS_BYTES).lower()),
+            ("text", "\n".join(text for _, text in resource_texts(conn)).lower()),
+        ),
+        labels=lowered,
+    )
+
+
 _cache_lock = threading.Lock()
 _cache: dict[Path, tuple[tuple[int, int], SourceProfile]] = {}
 
@@ -174,3 +212,32 @@ def route_sources(
         repositories=tuple(score_pool(terms, repositories, limit, keep_unmatched=False)),
         collections=tuple(score_pool(terms, collections, limit, keep_unmatched=True)),
     )
+
+
+def route(
+    query: str,
+    workspaces: Sequence[Workspace],
+    listener: EngineListener | None = None,
+    limit: int = 3,
+) -> RouteResult:
+    """Route `query` among `workspaces` (each index brought up to date first) and
+    the document collections they list (each once), pool by pool."""
+    from codesift.engine.collections import collections_of
+    from codesift.engine.session import Engine
+
+    repositories: list[SourceProfile] = []
+    collections: dict[Path, SourceProfile] = {}
+    for ws in workspaces:
+        with Engine(ws, listener, quiet=True) as engine:
+            repositories.append(cached_profile(ws, engine.connection()))
+        for collection in collections_of(ws, listener):
+            if collection.workspace.db_path in collections:
+                continue
+            with Engine(collection.workspace, listener, quiet=True) as engine:
+                collections[collection.workspace.db_path] = collection_profile(
+                    collection.name,
+                    collection.description,
+                    collection.labels,
+                    engine.connection(),
+                )
+    return route_sources(query, repositories, list(collections.values()), limit)

@@ -10,7 +10,13 @@ import apsw
 from codesift.store.meta import read_meta, write_meta
 from codesift.store.rows import unpack_text
 
-__all__ = ["mentioning_chunks", "mentions_stale", "replace_mentions", "resource_texts"]
+__all__ = [
+    "mentioning_chunks",
+    "mentions_stale",
+    "replace_mentions",
+    "resource_texts",
+    "resource_titles",
+]
 
 _BUILT_KEY = "mentions_built_for"
 _UPDATE_KEY = "last_update"
@@ -28,6 +34,16 @@ def resource_texts(conn: apsw.Connection) -> Iterator[tuple[int, str]]:
         " WHERE c.layer = 'doc' OR (c.layer = 'code' AND f.language = 'text')"
     ):
         yield int(chunk_id), unpack_text(text)
+
+
+def resource_titles(conn: apsw.Connection) -> list[str]:
+    """The heading paths of the doc-layer chunks (`Refunds > Partial refunds`), in
+    file and line order, each once."""
+    titles = conn.execute(
+        "SELECT c.title FROM chunks c JOIN files f ON f.id = c.file_id"
+        " WHERE c.layer = 'doc' AND c.title != '' ORDER BY f.path, c.start_line"
+    )
+    return list(dict.fromkeys(str(t) for (t,) in titles))
 
 
 def replace_mentions(conn: apsw.Connection, pairs: Iterable[tuple[str, int]]) -> None:
