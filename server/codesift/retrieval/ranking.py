@@ -93,6 +93,14 @@ class ChunkFeatures:
     path: str
     symbol_score: float  # the symbol stream's raw score, 0 when it did not find it
     language: str = ""  # the file's language; "text" for files without a grammar
+    # A line window: code-layer text with no definition, from a file without a
+    # grammar, the leftovers of a SQL file around its tables, a file that failed to
+    # parse. None: decided by the language ("text" is windows).
+    window: bool | None = None
+
+    @property
+    def is_window(self) -> bool:
+        return self.language == "text" if self.window is None else self.window
 
 
 @functools.lru_cache(maxsize=16_384)
@@ -144,7 +152,7 @@ def apply_priors(
                 score += lift
             if priors.tests and prose and not about_tests and is_test_like_path(feat.path):
                 score *= TEST_FACTOR
-            if priors.tests and prose and feat.language == "text":
+            if priors.tests and prose and feat.is_window:
                 score *= TEXT_FACTOR
             if priors.path and prose and query_words:
                 hits = path_hits.get(feat.path)

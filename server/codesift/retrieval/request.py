@@ -9,7 +9,7 @@ from codesift.config import SearchSettings
 from codesift.errors import QueryError
 from codesift.history.records import ChangeInfo
 from codesift.history.timespec import TimeFilter, TimeValue, time_filter
-from codesift.parsing.languages import LANGUAGES
+from codesift.parsing.languages import DOCUMENT_LANGUAGES, LANGUAGES
 from codesift.parsing.model import CHUNK_LAYERS
 
 __all__ = [
@@ -36,7 +36,7 @@ _SEARCH_DEFAULTS = SearchSettings()
 
 # What a file's language can be (parsing.languages.detect_language) and the
 # short names people type for them.
-KNOWN_LANGUAGES: tuple[str, ...] = (*sorted(LANGUAGES), "markdown", "text")
+KNOWN_LANGUAGES: tuple[str, ...] = (*sorted(LANGUAGES), *DOCUMENT_LANGUAGES, "text")
 LANGUAGE_ALIASES: dict[str, str] = {
     "py": "python",
     "js": "javascript",

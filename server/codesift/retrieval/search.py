@@ -516,7 +516,12 @@ class Searcher:
         for cid, raw in rankings.get("symbol", ()):
             symbol_score.setdefault(cid, raw)
         features = {
-            cid: ChunkFeatures(path_of[cid], symbol_score.get(cid, 0.0), language_of[cid])
+            cid: ChunkFeatures(
+                path_of[cid],
+                symbol_score.get(cid, 0.0),
+                language_of[cid],
+                window=meta[cid][1] == "code" and meta[cid][0] is None,
+            )
             for cid in (cand.chunk_id for cand in wide)
             if cid in path_of
         }
