@@ -44,8 +44,10 @@ __all__ = [
     "Collection",
     "collection_db_path",
     "collections_of",
+    "pick_resources",
     "refresh_mentions",
     "related_resources",
+    "resource_request",
     "search_collections",
 ]
 
@@ -122,6 +124,38 @@ def _resource_key(result: SearchResult) -> tuple[str, int | str]:
     return (result.path, result.node_id if result.node_id is not None else "file")
 
 
+def resource_request(request: SearchRequest, limit: int) -> SearchRequest:
+    """What each collection is asked for `request`: its query and snippet size only
+    (paths, languages and git times are the workspace's), over the resource layers,
+    twice `limit` results so that one per resource still fills the list."""
+    return SearchRequest(
+        query=request.query,
+        top_k=min(limit * 2, 200),
+        layers=RESOURCE_LAYERS,
+        snippet_chars=request.snippet_chars,
+    )
+
+
+def pick_resources(
+    pages: Sequence[tuple[str, Sequence[SearchResult]]], limit: int
+) -> list[SearchResult]:
+    """The best `limit` results of the collections' pages ((collection name, results)),
+    best first, one per resource, each with its `collection` set."""
+    found = [replace(r, collection=name) for name, results in pages for r in results]
+    found.sort(key=lambda r: (-r.score, r.collection, r.path, r.start_line))
+    seen: set[tuple[str, str, int | str]] = set()
+    out: list[SearchResult] = []
+    for result in found:
+        key = (result.collection, *_resource_key(result))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(result)
+        if len(out) == limit:
+            break
+    return out
+
+
 def search_collections(
     request: SearchRequest,
     collections: Sequence[Collection],
@@ -136,13 +170,8 @@ def search_collections(
 
     if limit <= 0 or not collections:
         return []
-    ask = SearchRequest(
-        query=request.query,
-        top_k=min(limit * 2, 200),
-        layers=RESOURCE_LAYERS,
-        snippet_chars=request.snippet_chars,
-    )
-    found: list[SearchResult] = []
+    ask = resource_request(request, limit)
+    pages: list[tuple[str, Sequence[SearchResult]]] = []
     for collection in collections:
         try:
             with Engine(collection.workspace, listener, quiet=True) as engine:
@@ -156,19 +185,8 @@ def search_collections(
             if listener is not None:
                 listener.warning(message)
             continue
-        found.extend(replace(r, collection=collection.name) for r in page.results)
-    found.sort(key=lambda r: (-r.score, r.collection, r.path, r.start_line))
-    seen: set[tuple[str, str, int | str]] = set()
-    out: list[SearchResult] = []
-    for result in found:
-        key = (result.collection, *_resource_key(result))
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append(result)
-        if len(out) == limit:
-            break
-    return out
+        pages.append((collection.name, page.results))
+    return pick_resources(pages, limit)
 
 
 def refresh_mentions(collection: Collection) -> bool:

@@ -13,13 +13,19 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import apsw
 
 from codesift.engine.listener import EngineListener
+from codesift.errors import QueryError
+from codesift.retrieval.request import MAX_QUERY_CHARS
+
+if TYPE_CHECKING:
+    from codesift.engine.collections import Collection
 from codesift.engine.workspace import Workspace
 from codesift.retrieval.ranking import is_test_like_path
 from codesift.retrieval.routing import RouteMatch, SourceProfile, route_terms, score_pool
@@ -27,20 +33,27 @@ from codesift.store.mentions import resource_texts, resource_titles
 from codesift.store.outline import OutlineFile, source_outline
 
 __all__ = [
+    "MAX_ROUTE_LIMIT",
     "OUTLINE_ENTRIES",
     "README_CHARS",
     "RouteResult",
+    "cached_collection_profile",
     "cached_profile",
+    "check_route",
     "collection_profile",
+    "match_json",
     "outline_entries",
     "repository_profile",
     "route",
+    "route_json",
     "route_sources",
 ]
 
 log = logging.getLogger(__name__)
 
 README_CHARS = 2000
+# A route request lists at most this many sources per pool.
+MAX_ROUTE_LIMIT = 20
 HEADINGS_BYTES = 64 * 1024
 OUTLINE_ENTRIES = 1500
 _README_NAMES = ("README.md", "README.rst", "README.txt", "README", "readme.md", "Readme.md")
@@ -172,6 +185,9 @@ def collection_profile(
 
 _cache_lock = threading.Lock()
 _cache: dict[Path, tuple[tuple[int, int], SourceProfile]] = {}
+_collection_cache: dict[
+    tuple[Path, str, str, tuple[str, ...]], tuple[tuple[int, int], SourceProfile]
+] = {}
 
 
 def _index_stamp(db_path: Path) -> tuple[int, int]:
@@ -195,6 +211,62 @@ def cached_profile(ws: Workspace, conn: apsw.Connection) -> SourceProfile:
     with _cache_lock:
         _cache[ws.db_path] = (stamp, profile)
     return profile
+
+
+def cached_collection_profile(collection: Collection, conn: apsw.Connection) -> SourceProfile:
+    """`collection_profile`, kept until the collection's index file changes."""
+    db_path = collection.workspace.db_path
+    stamp = _index_stamp(db_path)
+    key = (db_path, collection.name, collection.description, collection.labels)
+    with _cache_lock:
+        hit = _collection_cache.get(key)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    profile = collection_profile(collection.name, collection.description, collection.labels, conn)
+    with _cache_lock:
+        _collection_cache[key] = (stamp, profile)
+    return profile
+
+
+def check_route(query: str, limit: int) -> None:
+    """QueryError for a route request no front end should run: an empty query, a
+    query with no word to route on, a limit outside 1..MAX_ROUTE_LIMIT."""
+    if not query.strip():
+        raise QueryError("the query is empty")
+    if len(query) > MAX_QUERY_CHARS:
+        raise QueryError(
+            f"the query is {len(query)} characters long; the limit is {MAX_QUERY_CHARS}"
+        )
+    if isinstance(limit, bool) or not 1 <= limit <= MAX_ROUTE_LIMIT:
+        raise QueryError(f"limit must be between 1 and {MAX_ROUTE_LIMIT}, got {limit}")
+
+
+def match_json(match: RouteMatch) -> dict[str, Any]:
+    """One source of a pool as every front end reports it (each adds where it is)."""
+    return {
+        "name": match.name,
+        "kind": match.kind,
+        "confidence": round(match.confidence, 4),
+        "rationale": match.rationale,
+        "matched": list(match.matched),
+    }
+
+
+def route_json(
+    result: RouteResult, where: Callable[[RouteMatch], dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """`result` as JSON: the query, its routing terms and the two pools, each source
+    with `where(match)` (a path, a URI) merged in."""
+
+    def one(match: RouteMatch) -> dict[str, Any]:
+        return {**match_json(match), **(where(match) if where is not None else {})}
+
+    return {
+        "query": result.query,
+        "terms": list(result.terms),
+        "repositories": [one(m) for m in result.repositories],
+        "collections": [one(m) for m in result.collections],
+    }
 
 
 def route_sources(
@@ -221,7 +293,9 @@ def route(
     limit: int = 3,
 ) -> RouteResult:
     """Route `query` among `workspaces` (each index brought up to date first) and
-    the document collections they list (each once), pool by pool."""
+    the document collections they list (each once), pool by pool; QueryError for a
+    bad request (`check_route`) before any index is touched."""
+    check_route(query, limit)
     from codesift.engine.collections import collections_of
     from codesift.engine.session import Engine
 
@@ -234,10 +308,7 @@ def route(
             if collection.workspace.db_path in collections:
                 continue
             with Engine(collection.workspace, listener, quiet=True) as engine:
-                collections[collection.workspace.db_path] = collection_profile(
-                    collection.name,
-                    collection.description,
-                    collection.labels,
-                    engine.connection(),
+                collections[collection.workspace.db_path] = cached_collection_profile(
+                    collection, engine.connection()
                 )
     return route_sources(query, repositories, list(collections.values()), limit)
