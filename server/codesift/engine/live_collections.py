@@ -166,7 +166,7 @@ def live_resources(
     collection whose index is not usable yet is skipped (`warn` hears why)."""
     if limit <= 0 or not mounted:
         return []
-    ask = resource_request(request, limit)
+    ask = resource_request(request, limit).validated()
     pages: list[tuple[str, Sequence[SearchResult]]] = []
     for collection, index in mounted:
         if cancel.cancelled:
