@@ -58,8 +58,11 @@ log = logging.getLogger(__name__)
 # An unscoped search over several folders searches those the router gives at least
 # this confidence (bench/route_quality.py measures the choice); none: every folder.
 ROUTE_THRESHOLD = 0.3
-# Collections' indexes get this long to open before a read gives up on them.
-COLLECTION_OPEN_SECONDS = 30.0
+# A read waits this long for a collection's index to open (its first build) before
+# it answers without that collection: a search must not wait for a large folder.
+COLLECTION_OPEN_SECONDS = 5.0
+# ... and this long for a workspace folder's, when routing.
+FOLDER_OPEN_SECONDS = 30.0
 
 Mounted = tuple[Collection, FolderIndex]
 
@@ -200,13 +203,18 @@ def live_route(
     check_route(query, limit)
     repositories: list[SourceProfile] = []
     for folder in folders:
-        with reader.connection(folder, cancel, COLLECTION_OPEN_SECONDS) as conn:
+        with reader.connection(folder, cancel, FOLDER_OPEN_SECONDS) as conn:
             profile = cached_profile(folder.workspace, conn)
         repositories.append(replace(profile, name=folder.name))
     collections: list[SourceProfile] = []
     for collection, index in mounted:
-        with reader.connection(index, cancel, COLLECTION_OPEN_SECONDS) as conn:
-            collections.append(cached_collection_profile(collection, conn))
+        try:
+            with reader.connection(index, cancel, COLLECTION_OPEN_SECONDS) as conn:
+                collections.append(cached_collection_profile(collection, conn))
+        except SearchCancelled:
+            raise
+        except CodesiftError as exc:  # not indexed yet, unreadable: routed without it
+            log.warning("collection %r left out of the route: %s", collection.name, exc)
     return _route_sources(query, repositories, collections, limit)
 
 
