@@ -221,3 +221,16 @@ def test_the_cli_through_the_servers_socket_gives_the_same_collections(
         served = _cli_json(corpus.shop, "search", query, served=True)
         local = _cli_json(corpus.shop, "search", query)
         assert page(served) == page(local)
+
+
+def test_status_lists_each_collection_once_with_the_folders_that_list_it(
+    lsp: LspSession, corpus: RoutingCorpus
+) -> None:
+    status = lsp.request("codesift/status", {})
+    by_name = {c["name"]: c for c in status["collections"]}
+    assert sorted(by_name) == ["billing-prd", "search-notes"]
+    billing = by_name["billing-prd"]
+    assert billing["listed_by"] == ["shop", "search"]  # one live index, shared
+    assert billing["root"] == str(corpus.billing_docs.resolve())
+    assert billing["database"].startswith(os.environ["XDG_CACHE_HOME"])
+    assert billing["state"] in ("ready", "indexing", "scanning")
