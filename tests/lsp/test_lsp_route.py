@@ -222,6 +222,26 @@ def test_the_cli_through_the_servers_socket_gives_the_same_collections(
         local = _cli_json(corpus.shop, "search", query)
         assert page(served) == page(local)
 
+    def which_path(*args: str) -> str:
+        result = subprocess.run(
+            [sys.executable, "-m", "codesift.cli", "-vv", *args, "--json"],
+            cwd=corpus.shop,
+            env=server_env(),
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+        assert result.returncode == 0, result.stderr
+        return result.stderr
+
+    assert "answered by codesift serve" in which_path("search", GIFT_QUERY)
+    # settings the server was not started with: always in-process
+    config = corpus.shop / "extra.toml"
+    config.write_text("[search]\nresource_top_k = 1\n", encoding="utf-8")
+    assert "answered by" not in which_path("search", GIFT_QUERY, "--config", str(config))
+    assert "answered by" not in which_path("search", GIFT_QUERY, "--conf", str(config))
+
 
 def test_status_lists_each_collection_once_with_the_folders_that_list_it(
     lsp: LspSession, corpus: RoutingCorpus
