@@ -381,6 +381,14 @@ EXTRA_CONFIGS: list[SearchConfig] = [
     SearchConfig(
         "doc weight 1.0", "doc sections weighted like code", overrides={"weight_doc": 1.0}
     ),
+    *(
+        SearchConfig(
+            f"vector weight {w}",
+            f"the vector stream weighted {w} against 1.0 for the lexical one (shipped: 0.7)",
+            overrides={"weight_vector": w},
+        )
+        for w in (0.5, 1.0)
+    ),
     SearchConfig(
         "lexical max_df 0.5",
         "the lexical stream scores every term found in fewer than half the code chunks "

@@ -81,6 +81,8 @@ def _scan(argv: list[str]) -> tuple[str, str | None, int] | None:
     for j, arg in enumerate(rest):
         if arg in ("-h", "--help", "--"):
             return None
+        if arg == "--config" or arg.startswith("--config="):
+            return None  # settings the server was not started with: in-process
         if arg == "--root":
             if j + 1 >= len(rest):
                 return None

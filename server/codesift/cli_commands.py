@@ -1,5 +1,5 @@
-"""The `codesift` commands: index, embed, search, symbols, callers, callees, graph,
-status, serve, mcp: argument parsing and rendering over codesift.engine.
+"""The `codesift` commands: index, embed, search, route, symbols, callers, callees,
+graph, status, serve, mcp: argument parsing and rendering over codesift.engine.
 
 Results go to stdout; progress bars, warnings and logs go to stderr. `search`,
 `symbols`, `callers`, `callees` and `graph` bring the index up to date first (building
@@ -53,8 +53,17 @@ from codesift.engine import (
     reindex,
     summary_line,
 )
+from codesift.engine.collections import collections_of
+from codesift.engine.route import MAX_ROUTE_LIMIT, check_route, route, route_json
 from codesift.engine.symbols import MAX_SYMBOLS
-from codesift.errors import CodesiftError, QueryError, WorkspaceError, error_kind, error_message
+from codesift.errors import (
+    CodesiftError,
+    ConfigError,
+    QueryError,
+    WorkspaceError,
+    error_kind,
+    error_message,
+)
 from codesift.front_defaults import (
     GRAPH_MAX_NODES,
     MAX_NODES_LIMIT,
@@ -64,6 +73,7 @@ from codesift.front_defaults import (
 )
 from codesift.history.records import ChangeInfo
 from codesift.retrieval import SearchResponse
+from codesift.retrieval.routing import RouteMatch
 from codesift.store.database import integrity_problem
 
 if TYPE_CHECKING:
@@ -154,6 +164,9 @@ class Invocation:
             ws = self.open_workspace(args)
         else:
             ws = Workspace.resolve(getattr(args, "root", None))
+            config = getattr(args, "config", None)
+            if config:
+                ws = Workspace.at(ws.root, config_overrides(config))
         args.db_path = ws.db_path
         return ws
 
@@ -264,6 +277,31 @@ def _report_built(inv: Invocation, engine: Engine, args: argparse.Namespace) -> 
         inv.say(summary_line(engine.built, engine.connection()))
 
 
+def config_overrides(raw: str) -> dict[str, Any]:
+    """The settings of the TOML file `raw` (`--config`), to apply on top of each
+    folder's .codesift.toml; a collection's relative path is relative to the
+    file's folder. ConfigError when the file cannot be read or is not TOML."""
+    import tomllib
+
+    path = Path(os.path.expanduser(raw))
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"--config {raw}: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"--config {raw}: {exc}") from None
+    items = data.get("collections")
+    if isinstance(items, list):
+        base = path.resolve().parent
+        data["collections"] = [
+            {**item, "path": str(base / os.path.expanduser(item["path"]))}
+            if isinstance(item, dict) and isinstance(item.get("path"), str)
+            else item
+            for item in items
+        ]
+    return data
+
+
 # -- commands ------------------------------------------------------------------------
 
 
@@ -343,6 +381,9 @@ def _response_json(response: SearchResponse) -> dict[str, Any]:
     data = asdict(response)
     for result in data["results"]:
         result["provenance"] = [dict(h) for h in result["provenance"]]
+    for resource in data["resources"]:
+        resource["provenance"] = [dict(h) for h in resource["provenance"]]
+        resource["title"] = resource["qualified_name"] or resource["path"]
     return data
 
 
@@ -400,7 +441,7 @@ def cmd_search(args: argparse.Namespace, inv: Invocation) -> int:
 
 def _print_search(inv: Invocation, query: str, response: SearchResponse) -> None:
     console = inv.console()
-    if not response.results:
+    if not response.results and not response.resources:
         console.print(f"no results for {escape(query)!r}")
         return
     # One print of the whole page (each line's markup closes on that line): rich's
@@ -427,8 +468,80 @@ def _print_search(inv: Invocation, query: str, response: SearchResponse) -> None
                 f" [bold]{escape(node.qualified_name)}[/]"
                 f"  [cyan]{escape(node.path)}:{node.start_line}-{node.end_line}[/]"
             )
-    lines.append(f"[dim]{len(response.results)} results in {response.took_ms:.0f} ms[/]")
+        for link in result.related:
+            lines.append(
+                f"     [yellow]≡ mentioned in[/] [bold]{escape(link.collection)}[/]"
+                f" [cyan]{escape(link.path)}:{link.start_line}-{link.end_line}[/]"
+                f" {escape(link.title)} [dim]({escape(link.term)})[/]"
+            )
+    if response.resources:
+        lines.append("[bold]from the document collections[/]")
+    for i, resource in enumerate(response.resources, start=1):
+        title = resource.qualified_name or resource.path
+        lines.append(
+            f"[bold]{i:>2}[/] [yellow]{escape(resource.collection)}[/]"
+            f" [cyan]{escape(resource.path)}:{resource.start_line}-{resource.end_line}[/]"
+            f"  [bold]{escape(title)}[/]  [dim]{resource.layer} · {resource.score:.4f}[/]"
+        )
+        lines.extend(f"     [dim]│[/] {escape(line)}" for line in resource.snippet.split("\n"))
+    summary = f"{len(response.results)} results"
+    if response.resources:
+        summary += f" and {len(response.resources)} resources"
+    lines.append(f"[dim]{summary} in {response.took_ms:.0f} ms[/]")
     console.print("\n".join(lines))
+
+
+def _route_workspaces(args: argparse.Namespace) -> list[Workspace]:
+    """The folders `codesift route` routes between: each --root, else the current
+    workspace; --config applied to each."""
+    overrides = config_overrides(args.config) if args.config else None
+    roots = args.root or [None]
+    found: list[Workspace] = []
+    for root in roots:
+        ws = Workspace.resolve(root)
+        if overrides:
+            ws = Workspace.at(ws.root, overrides)
+        if all(w.root != ws.root for w in found):
+            found.append(ws)
+    return found
+
+
+def cmd_route(args: argparse.Namespace, inv: Invocation) -> int:
+    """Which folders and collections a question is about, pool by pool."""
+    check_route(args.query, args.limit)  # before any index is touched
+    workspaces = _route_workspaces(args)
+    args.db_path = workspaces[0].db_path
+    listener = ConsoleListener(inv, quiet=bool(args.json))
+    result = route(args.query, workspaces, listener, limit=args.limit)
+    paths = {ws.root.name: str(ws.root) for ws in workspaces}
+    collections = {c.name: str(c.root) for ws in workspaces for c in collections_of(ws) if c.name}
+
+    def where(match: RouteMatch) -> dict[str, Any]:
+        pool = paths if match.kind == "repository" else collections
+        return {"path": pool.get(match.name)}
+
+    data = route_json(result, where)
+    if args.json:
+        inv.print(json.dumps(data, ensure_ascii=False))
+        return EXIT_OK
+    _print_route(inv, data)
+    return EXIT_OK
+
+
+def _print_route(inv: Invocation, data: Mapping[str, Any]) -> None:
+    lines: list[str] = []
+    for pool in ("repositories", "collections"):
+        lines.append(f"[bold]{pool}[/]")
+        matches = data[pool]
+        if not matches:
+            lines.append("  [dim](none)[/]")
+        for match in matches:
+            lines.append(
+                f"  [bold]{match['confidence']:.2f}[/]  [cyan]{escape(match['name'])}[/]"
+                f"  [dim]{escape(match.get('path') or '')}[/]"
+            )
+            lines.append(f"        [dim]{escape(match['rationale'])}[/]")
+    inv.console().print("\n".join(lines))
 
 
 def _symbol_json(symbol: Symbol | None) -> dict[str, Any] | None:
@@ -752,6 +865,14 @@ def build_parser(
             f" (default {DEFAULT_INTERVAL_SECONDS:g})",
         )
 
+    def config_option(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--config",
+            metavar="FILE",
+            help="a settings TOML applied on top of each folder's .codesift.toml"
+            " (e.g. [[collections]] to search beside the code)",
+        )
+
     p = sub.add_parser("index", help="build or update the index of a folder")
     p.add_argument("path", nargs="?", help="workspace folder (default: current folder)")
     p.add_argument("--root", help="workspace folder (the same as PATH)")
@@ -807,8 +928,26 @@ def build_parser(
     p.add_argument(
         "--no-embed", action="store_true", help="lexical and symbol streams only (no vectors)"
     )
+    config_option(p)
     common(p)
     p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("route", help="which folders and document collections a question is about")
+    p.add_argument("query")
+    p.add_argument(
+        "--root",
+        action="append",
+        help="a folder to route between (repeatable; default: the current workspace)",
+    )
+    config_option(p)
+    p.add_argument(
+        "--limit",
+        type=int,
+        default=3,
+        help=f"sources listed per pool, 1..{MAX_ROUTE_LIMIT} (default 3)",
+    )
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_route)
 
     p = sub.add_parser("symbols", help="find definitions by name: exact first, then fuzzy")
     p.add_argument("name")
@@ -1162,6 +1301,8 @@ def _answer(
         args = _server_parser().parse_args(argv)
     if args.command not in SOCKET_COMMANDS:
         raise _Decline(f"`codesift {args.command}` runs in-process")
+    if getattr(args, "config", None):
+        raise _Decline("--config names settings this server was not started with")
     ws = _requested_workspace(request, args, folder)
     if not getattr(args, "no_update", False):
         if not folder.watching:  # changes on disk may be unknown to it: the CLI looks itself

@@ -45,6 +45,7 @@ __all__ = [
     "EMBEDDABLE_LAYERS",
     "EMBEDDING_MODELS",
     "RERANK_PROVIDERS",
+    "CollectionSettings",
     "EmbeddingSettings",
     "IndexSettings",
     "Limits",
@@ -186,6 +187,8 @@ class SearchSettings:
 
     # The bounds a request's top_k and snippet_chars have (retrieval/request.py).
     top_k: int = field(default=10, metadata=limits(1, 200))
+    # Results from document collections listed beside the code results (0: none).
+    resource_top_k: int = field(default=3, metadata=limits(0, 50))
     candidate_cap: int = field(default=300, metadata=_POSITIVE)
     rrf_k: int = field(default=60, metadata=_POSITIVE)
     snippet_chars: int = field(default=600, metadata=limits(80, 4000))
@@ -201,12 +204,14 @@ class SearchSettings:
     # when weighted like code (see bench/RESULTS.md, quality ablation).
     weight_doc: float = field(default=0.3, metadata=_NOT_NEGATIVE)
     weight_symbol: float = field(default=1.0, metadata=_NOT_NEGATIVE)
-    weight_vector: float = field(default=1.0, metadata=_NOT_NEGATIVE)
+    # Below the lexical stream's: at equal weight the vector stream's near misses tie
+    # with lexical hits (dev sets 1 and 2, static and MiniLM vectors: bench/RESULTS.md).
+    weight_vector: float = field(default=0.7, metadata=_NOT_NEGATIVE)
     # Code-aware ranking priors (retrieval/ranking.py), switchable for ablation.
     prior_definition: bool = True
     prior_tests: bool = True
-    # Off: with the vector stream it cost NDCG on four of five corpora (0.766 overall
-    # without it, 0.755 with it; bench/RESULTS.md, quality ablation).
+    # Off: query words in the file's stem lift short lexical-only queries (dev set 2
+    # short +0.014) but cost long ones with the vector stream (-0.008; bench/RESULTS.md).
     prior_path: bool = False
     # A chunk gains this much of the scores of the next best chunks of its file: a
     # file where several chunks match is more likely what the question is about.
@@ -263,13 +268,32 @@ class RerankSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class CollectionSettings:
+    """A document collection (`[[collections]]`): a folder of documents searched beside
+    the code, with its own index shared by every workspace that lists it."""
+
+    name: str = field(default="", metadata=limits(empty=False))
+    # A folder; `~` is expanded, a relative path is relative to the workspace root.
+    path: str = field(default="", metadata=limits(empty=False))
+    description: str = ""
+    labels: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
-    """The options tree: one section per `.codesift.toml` table."""
+    """The options tree: one section per `.codesift.toml` table, and the list of
+    document collections (`[[collections]]` array of tables)."""
 
     index: IndexSettings = field(default_factory=IndexSettings)
     search: SearchSettings = field(default_factory=SearchSettings)
     embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
     rerank: RerankSettings = field(default_factory=RerankSettings)
+    collections: tuple[CollectionSettings, ...] = ()
+
+
+# The list sections of `Settings`: an array of tables, each item one dataclass; their
+# keys are documented as `collections[].name`.
+_LIST_SECTIONS: dict[str, type] = {"collections": CollectionSettings}
 
 
 # -- the tree, walked -------------------------------------------------------------------
@@ -311,14 +335,22 @@ def _leaves(cls: type, prefix: str) -> Iterator[Setting]:
         )
 
 
+def _section_class(name: str) -> type:
+    return _LIST_SECTIONS.get(name) or _hints(Settings)[name]
+
+
 def setting_fields(cls: type = Settings) -> list[Setting]:
-    """Every setting of the tree rooted at `cls`, as dotted keys (`search.top_k`), in
-    declaration order; the sections of `Settings` are walked into."""
+    """Every setting of the tree rooted at `cls`, as dotted keys (`search.top_k`,
+    `collections[].name`), in declaration order; the sections of `Settings` are
+    walked into."""
     if cls is Settings:
         return [
             leaf
             for section in fields(Settings)
-            for leaf in _leaves(_hints(Settings)[section.name], f"{section.name}.")
+            for leaf in _leaves(
+                _section_class(section.name),
+                f"{section.name}[]." if section.name in _LIST_SECTIONS else f"{section.name}.",
+            )
         ]
     return list(_leaves(cls, ""))
 
@@ -463,16 +495,54 @@ def check_fields(
     return valid, problems
 
 
-def check_settings(raw: Mapping[str, Any]) -> tuple[dict[str, dict[str, Any]], list[Problem]]:
+def _check_list_section(
+    section: str, cls: type, items: Any
+) -> tuple[list[dict[str, Any]], list[Problem]]:
+    """The valid items of an array-of-tables section (`[[collections]]`): each must be
+    a table with every non-empty-required key set and a name no earlier item has."""
+    if not isinstance(items, list | tuple):
+        return [], [Problem(section, f"{section} must be an array of tables ([[{section}]])")]
+    valid: list[dict[str, Any]] = []
+    problems: list[Problem] = []
+    names: set[str] = set()
+    required = [s.name for s in _leaves(cls, "") if not s.limits.empty]
+    for i, item in enumerate(items):
+        prefix = f"{section}[{i}]."
+        if not isinstance(item, Mapping):
+            problems.append(Problem(f"{section}[{i}]", f"{section}[{i}] must be a table"))
+            continue
+        good, bad = check_fields(cls, item, prefix=prefix)
+        problems.extend(bad)
+        missing = [k for k in required if k not in item]
+        for key in missing:
+            problems.append(Problem(f"{prefix}{key}", f"{prefix}{key} is required"))
+        if bad or missing:
+            continue
+        name = str(good.get("name", ""))
+        if name in names:
+            problems.append(Problem(f"{prefix}name", f"{prefix}name {name!r} is listed twice"))
+            continue
+        names.add(name)
+        valid.append(good)
+    return valid, problems
+
+
+def check_settings(raw: Mapping[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
     """The one validation pass over a nested mapping like `.codesift.toml`'s
     (`{"search": {"top_k": 20}}`): its valid values, by section, and a problem for
-    every unknown section or key and every invalid value (each checked on its own)."""
+    every unknown section or key and every invalid value (each checked on its own).
+    A list section (`collections`) maps to its list of valid items."""
     sections = {s.name: _hints(Settings)[s.name] for s in fields(Settings)}
-    valid: dict[str, dict[str, Any]] = {}
+    valid: dict[str, Any] = {}
     problems: list[Problem] = []
     for section, values in raw.items():
         cls = sections.get(section)
-        if cls is None:
+        if section in _LIST_SECTIONS:
+            items, bad = _check_list_section(section, _LIST_SECTIONS[section], values)
+            if items or not bad:
+                valid[section] = items
+            problems.extend(bad)
+        elif cls is None:
             problems.append(Problem(str(section), f"unknown setting section {section!r}", True))
         elif not isinstance(values, Mapping):
             problems.append(Problem(section, f"setting section {section!r} must be a table"))
@@ -495,8 +565,19 @@ def merge_settings_leniently(
     conv = converter()
     tree: dict[str, Any] = conv.unstructure(settings)
     for section, values in valid.items():
-        tree[section] = {**tree[section], **values}
+        if section in _LIST_SECTIONS:
+            # Items of a later source replace the earlier ones of the same name.
+            by_name = {item["name"]: item for item in tree[section]}
+            by_name.update({item["name"]: {**_defaults_of(section), **item} for item in values})
+            tree[section] = list(by_name.values())
+        else:
+            tree[section] = {**tree[section], **values}
     return conv.structure(tree, Settings), problems
+
+
+def _defaults_of(section: str) -> dict[str, Any]:
+    defaults: dict[str, Any] = converter().unstructure(_LIST_SECTIONS[section]())
+    return defaults
 
 
 def merge_settings(settings: Settings, overrides: Mapping[str, Any]) -> Settings:

@@ -2,7 +2,7 @@
 
 One real git workspace (a copy of codesift's own retrieval and store packages)
 is indexed once; then the same 10 searches, a symbols lookup, a callers lookup
-and a graph walk go through `codesift ... --json` (a subprocess each), through
+a graph walk and a route go through `codesift ... --json` (a subprocess each), through
 `codesift serve` over stdio (codesift/search, workspace/symbol, the call
 hierarchy, codesift/graph) and through `codesift mcp` over stdio (the MCP SDK's
 own client: the search, symbols, callers and graph tools). All three must
@@ -127,6 +127,25 @@ def test_search_pages_are_the_same(
     assert len(from_cli) == TOP_K  # search.top_k from .codesift.toml, in all three
     assert from_server == from_cli
     assert from_mcp == from_cli
+
+
+@pytest.mark.parametrize("query", QUERIES[:3])
+def test_routes_are_the_same(
+    server: LspSession, mcp: McpSession, parity_workspace: Path, query: str
+) -> None:
+    def pools(data: Any) -> Any:
+        return [
+            (m["name"], m["confidence"], m["rationale"])
+            for pool in ("repositories", "collections")
+            for m in data[pool]
+        ]
+
+    from_cli = cli(parity_workspace, "route", query, "--json")
+    from_server = server.request("codesift/route", {"query": query})
+    from_mcp = mcp.data("route", {"query": query})
+    assert from_cli["repositories"], query
+    assert pools(from_server) == pools(from_cli)
+    assert pools(from_mcp) == pools(from_cli)
 
 
 def pairs(nodes: list[dict[str, Any]]) -> list[tuple[str, int]]:

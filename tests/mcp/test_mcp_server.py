@@ -14,7 +14,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_harness import McpSession, make_workspace, poll
 
 NO_VECTORS = "[embedding]\nenabled = false\n"
-TOOLS = {"search", "symbols", "callers", "callees", "graph", "status", "reindex"}
+TOOLS = {"search", "route", "symbols", "callers", "callees", "graph", "status", "reindex"}
 
 
 def hits(data: dict[str, object]) -> list[tuple[str, int]]:

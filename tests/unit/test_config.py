@@ -3,6 +3,7 @@ every bad value by its dotted key."""
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -149,7 +150,7 @@ def test_setting_fields_cover_the_tree_with_dotted_keys() -> None:
     keys = [s.key for s in setting_fields()]
     assert len(keys) == len(set(keys))
     assert {"index.db_path", "search.top_k", "embedding.layers", "rerank.provider"} <= set(keys)
-    assert keys[0].startswith("index.") and keys[-1].startswith("rerank.")
+    assert keys[0].startswith("index.") and keys[-1].startswith("collections[].")
     top_k = next(s for s in setting_fields(SearchSettings) if s.key == "top_k")
     assert (top_k.default, top_k.limits.minimum, top_k.limits.maximum) == (10, 1, 200)
 
@@ -168,3 +169,39 @@ def test_limits_match_what_requests_and_embedding_accept() -> None:
     assert SearchRequest("q").top_k == Settings().search.top_k
     assert SearchRequest("q").snippet_chars == Settings().search.snippet_chars
     assert set(EMBEDDABLE_LAYERS) == set(EMBEDDED_LAYERS)
+
+
+def test_collections_are_an_array_of_tables_checked_item_by_item() -> None:
+    raw = tomllib.loads(
+        """
+        [[collections]]
+        name = "billing-prd"
+        path = "~/docs/billing"
+        labels = ["billing", "prd"]
+
+        [[collections]]
+        name = "runbooks"
+
+        [[collections]]
+        name = "billing-prd"
+        path = "elsewhere"
+        """
+    )
+    settings, problems = merge_settings_leniently(Settings(), raw)
+    assert [c.name for c in settings.collections] == ["billing-prd"]
+    assert settings.collections[0].labels == ("billing", "prd")
+    assert [p.key for p in problems] == ["collections[1].path", "collections[2].name"]
+    with pytest.raises(ConfigError, match=r"collections\[1\]\.path is required"):
+        merge_settings(Settings(), raw)
+    # a later source replaces a collection of the same name and keeps the others
+    later, problems = merge_settings_leniently(
+        settings,
+        {"collections": [{"name": "billing-prd", "path": "new"}, {"name": "r", "path": "r"}]},
+    )
+    assert not problems
+    assert [(c.name, c.path, c.labels) for c in later.collections] == [
+        ("billing-prd", "new", ()),
+        ("r", "r", ()),
+    ]
+    _, problems = merge_settings_leniently(Settings(), {"collections": {"name": "x"}})
+    assert problems[0].message == "collections must be an array of tables ([[collections]])"

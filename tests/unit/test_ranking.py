@@ -13,8 +13,10 @@ from codesift.retrieval.ranking import (
     RankingPriors,
     apply_priors,
     diversify_files,
+    diversity_keys,
     file_evidence,
     is_test_like_path,
+    stem_hits,
 )
 
 ALL = RankingPriors()
@@ -96,12 +98,12 @@ def test_plain_text_files_are_demoted_for_prose_but_not_for_a_symbol_query() -> 
     assert ranked(features, scores, "JQ_COLORS", ALL) == [1, 2]
 
 
-def test_query_words_in_the_path_lift_a_result() -> None:
+def test_query_words_in_the_file_stem_lift_a_result() -> None:
     features = {
         1: ChunkFeatures("urllib/request.py", 0.0),
         2: ChunkFeatures("urllib/robotparser.py", 0.0),
     }
-    # A near-tie: the path bonus breaks it, it would not overturn a real gap.
+    # A near-tie: the stem lift breaks it, it would not overturn a real gap.
     scores = {1: 0.0200, 2: 0.0190}
     # "robot" and "parser" are both parts of robotparser
     assert ranked(features, scores, "robot parser rules for crawling", ALL) == [2, 1]
@@ -113,7 +115,35 @@ def test_ties_break_on_chunk_id_and_unknown_chunks_keep_their_score() -> None:
     assert ranked({}, scores, "anything at all", ALL) == [3, 5, 9]
 
 
-def test_path_bonus_does_not_overturn_a_clear_gap() -> None:
+def test_folder_names_lift_nothing() -> None:
+    features = {
+        1: ChunkFeatures("src/other.c", 0.0),
+        2: ChunkFeatures("errors/root/handler.c", 0.0),
+    }
+    scores = {1: 0.0200, 2: 0.0199}
+    assert ranked(features, scores, "root errors handling", ALL) == [1, 2]
+
+
+def test_stem_hits_count_query_words_in_the_file_name() -> None:
+    words = {"filter", "events", "level", "sinks"}
+    assert stem_hits(words, "src/Core/Sinks/FilteringSink.cs") == 2  # filter, sink(s)
+    assert stem_hits(words, "src/Core/Sinks/Logger.cs") == 0
+    assert stem_hits({"lib"}, "src/lib.rs") == 1  # short words match whole parts only
+    assert stem_hits({"lib"}, "src/library.rs") == 0
+
+
+def test_text_files_of_one_name_count_as_one_file_for_diversity() -> None:
+    path_of = {1: "docs/v1.7/manual.yml", 2: "docs/dev/manual.yml", 3: "src/a.c", 4: "src/a.c"}
+    language_of = {1: "text", 2: "text", 3: "c", 4: "c"}
+    keys = diversity_keys(path_of, language_of)
+    assert keys[1] == keys[2]
+    assert keys[3] == keys[4] == "src/a.c"
+    assert keys[1] != "manual.yml"  # never the same key as a code file's path
+    candidates = [FusedCandidate(1, 0.05), FusedCandidate(2, 0.049), FusedCandidate(3, 0.03)]
+    assert [c.chunk_id for c in diversify_files(candidates, keys, 0.3, 2)] == [1, 3]
+
+
+def test_stem_lift_does_not_overturn_a_clear_gap() -> None:
     features = {
         1: ChunkFeatures("x509/verify.go", 0.0),
         2: ChunkFeatures("x509/root_unix.go", 0.0),

@@ -2,6 +2,7 @@
 // (docs/protocol.md in the codesift repository is the reference).
 
 export const SEARCH = "codesift/search";
+export const ROUTE = "codesift/route";
 export const STATUS = "codesift/status";
 export const REINDEX = "codesift/reindex";
 export const INDEX_STATUS = "codesift/indexStatus";
@@ -31,6 +32,8 @@ export interface SearchParams {
   max_tokens?: number;
   include_graph?: boolean;
   folders?: string[];
+  /** false: an unscoped search over several folders searches every one, without routing. */
+  route?: boolean;
   as_of?: string;
   since?: string;
   until?: string;
@@ -62,6 +65,44 @@ export interface SearchResult {
     subject: string | null;
     source: string;
   } | null;
+  /** The document collection of a resource ("" or absent for a workspace result). */
+  collection?: string;
+  /** Collection resources that mention this code result (absent from older servers). */
+  related?: RelatedResource[];
+}
+
+/** A collection resource that mentions a code result. */
+export interface RelatedResource {
+  collection: string;
+  path: string;
+  start_line: number;
+  end_line: number;
+  title: string;
+  /** The mention found: a qualified name, a name, a file or a table. */
+  term: string;
+}
+
+/** A document collection's resource listed beside the code results. */
+export interface ResourceResult extends Omit<SearchResult, "folder" | "uri"> {
+  collection: string;
+  title: string;
+  uri: string | null;
+}
+
+export interface RouteMatch {
+  name: string;
+  kind: "repository" | "collection";
+  uri: string | null;
+  confidence: number;
+  rationale: string;
+  matched: string[];
+}
+
+export interface RouteResponse {
+  query: string;
+  terms: string[];
+  repositories: RouteMatch[];
+  collections: RouteMatch[];
 }
 
 export interface VectorCoverage {
@@ -96,6 +137,11 @@ export interface SearchResponse {
   truncated_by_budget: boolean;
   complete: boolean;
   index: FolderCompleteness[];
+  /** The best resources of the searched folders' document collections (absent from older servers). */
+  resources?: ResourceResult[];
+  /** The folders an unscoped search was routed to ([]: none passed, every folder searched;
+   * null or absent: not routed). */
+  routed?: string[] | null;
 }
 
 /** The codesift/indexStatus notification. */

@@ -6,7 +6,7 @@
 // item has `alwaysShow`, so VS Code's own label matching never hides a result.
 
 import * as vscode from "vscode";
-import type { SearchParams, SearchResponse, SearchResult } from "./protocol";
+import type { ResourceResult, SearchParams, SearchResponse, SearchResult } from "./protocol";
 import {
   describeFilters,
   parseQuery,
@@ -68,13 +68,33 @@ export function firstSnippetLine(snippet: string): string {
 export function resultItem(result: SearchResult, multiFolder: boolean): ResultItem {
   const place = multiFolder && result.folder ? `${result.folder}/${result.path}` : result.path;
   const name = result.qualified_name || result.path;
+  const related = result.related ?? [];
+  const mentioned = related.length
+    ? ` · mentioned in ${related[0].collection}: ${related[0].title}${related.length > 1 ? ` (+${related.length - 1})` : ""}`
+    : "";
   return {
     label: `$(${kindIcon(result)}) ${name}`,
     description: `${place}:${result.start_line}`,
-    detail: firstSnippetLine(result.snippet),
+    detail: firstSnippetLine(result.snippet) + mentioned,
     alwaysShow: true,
     result,
   };
+}
+
+/** A collection resource: its title, the collection and path:line; opens like a result. */
+export function resourceItem(resource: ResourceResult): ResultItem {
+  const item: ResultItem = {
+    label: `$(book) ${resource.title || resource.path}`,
+    description: `${resource.collection} · ${resource.path}:${resource.start_line}`,
+    detail: firstSnippetLine(resource.snippet),
+    alwaysShow: true,
+  };
+  if (resource.uri) item.result = { ...resource, folder: resource.collection, uri: resource.uri };
+  return item;
+}
+
+function separator(label: string): ResultItem {
+  return { label, kind: vscode.QuickPickItemKind.Separator, alwaysShow: true };
 }
 
 function messageItem(label: string, detail?: string): ResultItem {
@@ -220,8 +240,18 @@ export class SearchSession {
 
   private render(response: SearchResponse, query: ParsedQuery, resultCount: number | undefined): void {
     const results = visibleResults(response.results, query, resultCount);
-    const items: ResultItem[] = results.map((r) => resultItem(r, this.multiFolder));
-    if (!items.length) {
+    const items: ResultItem[] = [];
+    const routed = response.routed;
+    if (this.multiFolder && routed) {
+      // Which folders the router chose for an unscoped search (none: every folder).
+      items.push(separator(routed.length ? `Routed to ${routed.join(", ")}` : "Searched every folder"));
+    }
+    items.push(...results.map((r) => resultItem(r, this.multiFolder)));
+    const resources = query.filters.docs ? (response.resources ?? []) : [];
+    if (resources.length) {
+      items.push(separator("Document collections"), ...resources.map(resourceItem));
+    }
+    if (!items.some((i) => i.result)) {
       items.push(messageItem("No results", response.complete ? undefined : "The index is still being built."));
     } else if (!response.complete) {
       const indexing = response.index.filter((f) => !f.complete);

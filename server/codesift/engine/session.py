@@ -30,6 +30,7 @@ from codesift.engine.access import (
     start_background_embedding,
     update_index,
 )
+from codesift.engine.collections import collections_of, related_resources, search_collections
 from codesift.engine.graph import check_graph_query, walk_graph
 from codesift.engine.listener import EngineListener
 from codesift.engine.models import load_rerank, make_embedder
@@ -156,7 +157,13 @@ class Engine:
         conn = self.connection()
         if self._searcher is None:
             self._searcher = self._make_searcher(conn)
-        return self._searcher.search(request, cancel=cancel)
+        response = self._searcher.search(request, cancel=cancel)
+        if self.workspace.settings.collections:
+            collections = collections_of(self.workspace, self.listener)
+            limit = self.workspace.settings.search.resource_top_k
+            response.resources = search_collections(request, collections, limit, self.listener)
+            response.results = related_resources(response.results, collections, self.listener)
+        return response
 
     def symbols(self, name: str, limit: int = 20, times: TimeFilter | None = None) -> SymbolMatches:
         """Definitions named `name` (exact, then similar names), at most `limit`."""

@@ -102,12 +102,15 @@ class Workspace:
     db_path: Path
 
     @classmethod
-    def at(cls, root: Path, overrides: Mapping[str, Mapping[str, Any]] | None = None) -> Workspace:
+    def at(cls, root: Path, overrides: Mapping[str, Any] | None = None) -> Workspace:
         """The workspace rooted at `root`: defaults, `<root>/.codesift.toml`, then
         `overrides` ({"search": {"top_k": 20}, ...}); ConfigError for a bad value."""
         settings = load_settings(root)
         if overrides:
-            settings = merge_settings(settings, {k: dict(v) for k, v in overrides.items()})
+            settings = merge_settings(
+                settings,
+                {k: dict(v) if isinstance(v, Mapping) else v for k, v in overrides.items()},
+            )
         return cls(root, settings, db_path_for(root, settings))
 
     @classmethod

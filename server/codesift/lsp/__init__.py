@@ -3,7 +3,8 @@
 Modules, one per LSP area:
   server.py     the server object, its protocol, folders, progress to the client
   lifecycle.py  initialize, workspace folders, configuration, saves and file events
-  search.py     codesift/search
+  search.py     codesift/search (an unscoped one over several folders routes first)
+  route.py      codesift/route
   graph.py      codesift/graph and the call hierarchy
   status.py     codesift/status and codesift/reindex
   symbols.py    workspace/symbol and textDocument/documentSymbol
@@ -26,7 +27,7 @@ from typing import Any
 from lsprotocol import types
 
 from codesift.engine.exit_deadline import EXIT_GRACE_SECONDS, end_without_stuck_threads
-from codesift.lsp import graph, hover, lifecycle, search, status, symbols
+from codesift.lsp import graph, hover, lifecycle, route, search, status, symbols
 from codesift.lsp.server import INDEX_STATUS, CodesiftServer, bind
 
 __all__ = ["INDEX_STATUS", "CodesiftServer", "create_server", "serve"]
@@ -58,6 +59,7 @@ def create_server() -> CodesiftServer:
         server.feature(method)(_sync(server, handler))
     requests: list[tuple[str, Callable[[CodesiftServer, Any], Any], Any]] = [
         (search.SEARCH, search.search, None),
+        (route.ROUTE, route.route, None),
         (graph.GRAPH, graph.graph, None),
         (status.STATUS, status.status, None),
         (status.REINDEX, status.reindex, None),

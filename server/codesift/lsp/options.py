@@ -9,8 +9,11 @@ or `{"codesift": {...}}`):
       "quietMs": 200,              # a burst of file events is indexed after this much quiet
       "maxWaitMs": 2000,           # ... or after this long while events keep coming
       "index": {...}, "search": {...},          # .codesift.toml sections, as are
-      "embedding": {...}, "rerank": {...}       # these two
+      "embedding": {...}, "rerank": {...},      # these two
+      "collections": [{"name": ..., "path": ..., "description": ..., "labels": [...]}]
     }
+
+A collection's relative `path` is relative to each workspace folder.
 
 The editor's own switches are `ServerOptions`, declared as the settings tree is
 (config.py: defaults and limits on the fields, the same cattrs converter, with the
@@ -42,8 +45,10 @@ if TYPE_CHECKING:
 
 __all__ = ["CLIENT_NAMES", "ServerOptions", "client_options", "folder_settings", "parse_options"]
 
-# The settings tree's sections, which the client may send as they are.
+# The settings tree's sections, which the client may send as they are; the list
+# sections (`collections`: a list of tables) are lists.
 _SECTIONS = frozenset(f.name for f in fields(Settings))
+_LIST_SECTIONS = frozenset({"collections"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +59,7 @@ class ServerOptions:
     max_wait_ms: int = field(default=2000, metadata=limits(50, 60_000))
     # Validated setting overrides, {"index": {...}, ...}, applied on top of each
     # folder's .codesift.toml (not an option of its own: the client's sections).
-    overrides: dict[str, dict[str, Any]] = field(default_factory=dict, metadata={"internal": True})
+    overrides: dict[str, Any] = field(default_factory=dict, metadata={"internal": True})
 
 
 # Field name -> the key the client sends.
@@ -102,7 +107,7 @@ def parse_options(raw: Any) -> tuple[ServerOptions, list[str]]:
     for key, value in raw.items():
         if key not in _SECTIONS:
             switches[key] = value
-        elif isinstance(value, dict):
+        elif isinstance(value, dict) or (key in _LIST_SECTIONS and isinstance(value, list)):
             sections[key] = value
         else:
             messages.append(

@@ -1,5 +1,12 @@
 """codesift/search: the retrieval request over every (or some) workspace folders.
 
+An unscoped search (no `folders`) over several workspace folders routes first
+(engine/live_collections.py, `ROUTE_THRESHOLD`): only the folders the router
+chooses are searched, named in `routed`; when none passes, every folder is
+(`routed: []`); `route: false` searches every folder without routing. When the
+searched folders list document collections, their best resources come in
+`resources` and each code result lists the resources that mention it (`related`).
+
 `tests: "exclude"` leaves out results in test files, as the engine's ranking
 recognises them by each language's conventions (retrieval/ranking.py,
 `is_test_like_path`): the folders are asked for TEST_OVERFETCH times as many
@@ -16,7 +23,15 @@ from typing import TYPE_CHECKING, Any
 
 from codesift.config import SearchSettings
 from codesift.engine import FolderPage, merge_pages
+from codesift.engine.collections import related_resources
 from codesift.engine.live import Cancellation, FolderIndex
+from codesift.engine.live_collections import (
+    Mounted,
+    live_resources,
+    live_route,
+    routed_folders,
+)
+from codesift.engine.route import MAX_ROUTE_LIMIT
 from codesift.errors import QueryError
 from codesift.lsp.params import (
     invalid,
@@ -116,21 +131,60 @@ def _without_tests(response: SearchResponse, top_k: int) -> SearchResponse:
     return replace(response, results=kept, tokens=tokens)
 
 
+def _resource_json(mounted: list[Mounted], result: SearchResult) -> dict[str, Any]:
+    from codesift.lsp.server import path_to_uri
+
+    roots = {c.name: c.root for c, _ in mounted}
+    data = asdict(result)
+    data["provenance"] = [dict(h) for h in data["provenance"]]
+    data["chunk_id"] = str(result.chunk_id)
+    data["node_id"] = None if result.node_id is None else str(result.node_id)
+    data["title"] = result.qualified_name or result.path
+    root = roots.get(result.collection)
+    data["uri"] = path_to_uri(root / result.path) if root is not None else None
+    return data
+
+
+def _route_first(
+    server: CodesiftServer, folders: list[FolderIndex], query: str, cancel: Cancellation
+) -> tuple[list[FolderIndex], list[str]]:
+    """The folders an unscoped search over several folders searches: those the
+    router gives ROUTE_THRESHOLD or more (their names are `routed`), else every one
+    (`routed` empty)."""
+    try:
+        result = live_route(server.live, folders, (), query, MAX_ROUTE_LIMIT, cancel)
+    except QueryError:  # nothing to route on (a query of one-letter words): every folder
+        return folders, []
+    chosen = set(routed_folders(result))
+    if not chosen:
+        return folders, []
+    picked = [f for f in folders if f.name in chosen]
+    return picked, [f.name for f in picked]
+
+
 async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
     data = require_object(params, SEARCH)
-    folders = server.select_folders(opt_str_list(data, "folders"))
+    named = opt_str_list(data, "folders")
+    folders = server.select_folders(named)
     defaults = folders[0].settings.search if folders else None
     request, _ = parse_search_request(params, defaults)
     tests = parse_tests(data)
+    routing = opt_bool(data, "route", True) and not named and len(folders) > 1
     # Without tests: ask for more, drop the tests, then merge_pages cuts to `request`.
     wide = request if tests else replace(request, top_k=min(200, request.top_k * TEST_OVERFETCH))
     requests = {folder.name: for_folder(wide, folder) for folder in folders}
     by_name = {folder.name: folder for folder in folders}
+    resource_top_k = defaults.resource_top_k if defaults is not None else 0
 
     def run(cancel: Cancellation) -> dict[str, Any]:
         started = time.perf_counter()
+        searched = folders
+        routed: list[str] | None = None
+        if routing:
+            searched, routed = _route_first(server, folders, request.query, cancel)
+        mounted = server.mounted(searched)
         pages: list[FolderPage] = []
-        for folder in folders:
+        for folder in searched:
             if cancel.cancelled:
                 break
             response = server.live.search(folder, requests[folder.name], cancel)
@@ -138,15 +192,23 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
                 response = _without_tests(response, request.top_k)
             pages.append(FolderPage(folder.name, response))
         page = merge_pages(request, pages)
+        results = list(page.results)
+        resources: list[SearchResult] = []
+        if mounted:
+            resources = live_resources(server.live, mounted, request, resource_top_k, cancel)
+            related = related_resources([r for _, r in results], [c for c, _ in mounted])
+            results = [(name, r) for (name, _), r in zip(results, related, strict=True)]
         return {
             "query": request.query,
-            "results": [_result_json(by_name[name], result) for name, result in page.results],
+            "results": [_result_json(by_name[name], result) for name, result in results],
+            "resources": [_resource_json(mounted, r) for r in resources],
+            "routed": routed,
             "streams": [{**asdict(s), "folder": name} for name, s in page.streams],
             "took_ms": round((time.perf_counter() - started) * 1000, 2),
             "tokens": page.tokens,
             "truncated_by_budget": page.truncated_by_budget,
-            "index": [folder.completeness() for folder in folders],
-            "complete": all(folder.completeness()["complete"] for folder in folders),
+            "index": [folder.completeness() for folder in searched],
+            "complete": all(folder.completeness()["complete"] for folder in searched),
         }
 
     return await server.read(run)

@@ -46,6 +46,8 @@ from pygls.uris import from_fs_path
 from codesift import __version__
 from codesift.config import EmbeddingSettings
 from codesift.embedding import Embedder
+from codesift.engine.collections import Collection
+from codesift.engine.listener import EngineListener
 from codesift.engine.live import (
     Cancellation,
     Embedders,
@@ -54,6 +56,7 @@ from codesift.engine.live import (
     LiveReader,
     ReaderPool,
 )
+from codesift.engine.live_collections import LiveCollections, Mounted
 from codesift.errors import CodesiftError
 from codesift.local_socket_server import LocalSocketServer
 from codesift.lsp.errors import rpc_error
@@ -282,6 +285,20 @@ class _Listener(FolderListener):
         self.server.readers.forget(folder.db_path)
 
 
+class _CollectionListener(FolderListener):
+    """A collection's live index reports problems only: its progress is not a
+    workspace folder's (no $/progress, no codesift/indexStatus)."""
+
+    def __init__(self, server: CodesiftServer) -> None:
+        self.server = server
+
+    def problem(self, folder: FolderIndex, message: str) -> None:
+        self.server.show_message(f"collection {folder.name}: {message}")
+
+    def index_replaced(self, folder: FolderIndex) -> None:
+        self.server.readers.forget(folder.db_path)
+
+
 class CodesiftServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(
@@ -300,6 +317,10 @@ class CodesiftServer(LanguageServer):
         self.live = LiveReader(self.readers, self.embedders)
         self.loop: asyncio.AbstractEventLoop | None = None
         self.listener = _Listener(self)
+        # The document collections the folders list: a live index per collection
+        # folder (engine/live_collections.py), shared by the folders that list it.
+        self.collections = LiveCollections(self._collection_index)
+        self._collection_listener = _CollectionListener(self)
         self._folders_lock = threading.Lock()
         self._progress_tokens: dict[str, tuple[str, bool]] = {}
         self._token_count = 0
@@ -337,6 +358,39 @@ class CodesiftServer(LanguageServer):
         settings share one (it is the largest thing in memory)."""
         return self.embedders.get(settings)
 
+    def _collection_index(self, collection: Collection) -> FolderIndex:
+        settings = collection.workspace.settings
+        if not self.options.embeddings:
+            settings = replace(settings, embedding=replace(settings.embedding, enabled=False))
+        return FolderIndex(
+            collection.name,
+            path_to_uri(collection.root),
+            collection.root,
+            settings,
+            self._collection_listener,
+            lambda: self.embedder(settings.embedding),
+            watch=self.options.watch,
+            quiet=self.options.quiet_ms / 1000,
+            max_wait=self.options.max_wait_ms / 1000,
+        )
+
+    def _mount_collections(self, folder: FolderIndex) -> None:
+        """Start (or share) the live indexes of the collections `folder` lists."""
+        stopped_before = self.collections.indexes()
+        self.collections.mount(folder.uri, folder.workspace, _Warnings(self))
+        still = set(map(id, self.collections.indexes()))
+        for index in stopped_before:
+            if id(index) not in still:
+                self.readers.forget(index.db_path)
+
+    def _unmount_collections(self, uri: str) -> None:
+        for index in self.collections.unmount(uri):
+            self.readers.forget(index.db_path)
+
+    def mounted(self, folders: list[FolderIndex]) -> list[Mounted]:
+        """The collections `folders` list, each collection folder once."""
+        return self.collections.distinct([f.uri for f in folders])
+
     def folder_list(self) -> list[FolderIndex]:
         with self._folders_lock:
             return list(self.folders.values())
@@ -366,6 +420,7 @@ class CodesiftServer(LanguageServer):
         with self._folders_lock:
             self.folders[uri] = folder
         folder.start()
+        self._mount_collections(folder)
         self._serve_cli(uri, folder)
         log.info("indexing %s into %s", root, folder.db_path)
         return folder
@@ -391,6 +446,7 @@ class CodesiftServer(LanguageServer):
         with self._folders_lock:
             folder = self.folders.pop(uri, None)
         self._stop_cli(uri)
+        self._unmount_collections(uri)
         if folder is not None:
             folder.stop()
             self.readers.forget(folder.db_path)
@@ -464,6 +520,7 @@ class CodesiftServer(LanguageServer):
             sockets, self.sockets = list(self.sockets.values()), {}
         for socket in sockets:
             socket.stop(timeout=0)
+        folders.extend(self.collections.stop_all())
         for folder in folders:
             folder.request_stop()
         deadline = time.monotonic() + timeout
@@ -558,6 +615,16 @@ class CodesiftServer(LanguageServer):
                 self.work_done_progress.end(current[0], types.WorkDoneProgressEnd(message=message))
 
         self.call_soon(end)
+
+
+class _Warnings(EngineListener):
+    """Engine warnings (a collection folder that is missing) as messages to the user."""
+
+    def __init__(self, server: CodesiftServer) -> None:
+        self.server = server
+
+    def warning(self, message: str) -> None:
+        self.server.show_message(f"codesift: {message}")
 
 
 def uri_to_path(uri: str) -> Path | None:

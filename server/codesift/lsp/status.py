@@ -1,5 +1,6 @@
-"""codesift/status (per folder: counts, vectors, pending work, warnings) and
-codesift/reindex (the whole workspace, some folders, or some paths)."""
+"""codesift/status (per folder: counts, vectors, pending work, warnings; the live
+indexes of the document collections the folders list) and codesift/reindex (the
+whole workspace, some folders, or some paths)."""
 
 from __future__ import annotations
 
@@ -83,7 +84,20 @@ async def status(server: CodesiftServer, params: Any) -> dict[str, Any]:
                         f"queries are embedded by the batch model: {embedder.query_encoder_error}"
                     )
             out.append(entry)
-        return {"folders": out, "time": _iso(time.time())}
+        collections = [
+            {
+                "name": collection.name,
+                "root": str(collection.root),
+                "database": str(index.db_path),
+                "listed_by": [
+                    f.name for f in folders if index in (i for _, i in server.collections.of(f.uri))
+                ],
+                **{k: v for k, v in index.completeness().items() if k not in ("folder", "uri")},
+                "warnings": list(index.progress.warnings),
+            }
+            for collection, index in server.mounted(folders)
+        ]
+        return {"folders": out, "collections": collections, "time": _iso(time.time())}
 
     return await server.read(run)
 

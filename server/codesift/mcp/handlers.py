@@ -12,7 +12,10 @@ from typing import Any
 from mcp_types import CallToolResult, Tool
 
 from codesift.engine import GraphQuery, GraphResult, IndexStatus, check_graph_query
+from codesift.engine.collections import related_resources
 from codesift.engine.live import Cancellation
+from codesift.engine.live_collections import live_resources, live_route
+from codesift.engine.route import check_route
 from codesift.engine.symbols import MAX_SYMBOLS
 from codesift.errors import QueryError
 from codesift.front_defaults import GRAPH_MAX_NODES, NEIGHBOURS_MAX_NODES, SYMBOLS_LIMIT
@@ -20,6 +23,7 @@ from codesift.history.timespec import TimeFilter
 from codesift.mcp import render, tools
 from codesift.mcp.arguments import Arguments
 from codesift.mcp.live import LiveWorkspace
+from codesift.retrieval import SearchResponse
 
 __all__ = ["HANDLERS", "REINDEX_WAIT_SECONDS"]
 
@@ -55,10 +59,30 @@ async def search(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallTool
     )
     # Checked (and its times resolved) before any reading: a bad one is a tool error.
     checked = await live.run(lambda: request.validated(root=live.workspace.root))
-    response = await live.read(
-        lambda cancel: live.reader.search(live.folder, checked, cancel, open_timeout=None)
-    )
+    mounted = live.mounted()
+    limit = live.workspace.settings.search.resource_top_k
+
+    def run(cancel: Cancellation) -> SearchResponse:
+        response = live.reader.search(live.folder, checked, cancel, open_timeout=None)
+        if mounted:
+            response.resources = live_resources(live.reader, mounted, checked, limit, cancel)
+            response.results = related_resources(response.results, [c for c, _ in mounted])
+        return response
+
+    response = await live.read(run)
     return render.search_result(checked, response, live.index_state())
+
+
+async def route(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolResult:
+    args = Arguments(tools.ROUTE, raw)
+    query = args.text("query")
+    limit = args.count("limit", 3)
+    check_route(query, limit)
+    mounted = live.mounted()
+    found = await live.read(
+        lambda cancel: live_route(live.reader, [live.folder], mounted, query, limit, cancel)
+    )
+    return render.route_result(found, live.folder, mounted, live.index_state())
 
 
 async def symbols(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolResult:
@@ -134,6 +158,7 @@ async def reindex(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToo
 
 HANDLERS: dict[str, Handler] = {
     "search": search,
+    "route": route,
     "symbols": symbols,
     "callers": _neighbours("callers", tools.CALLERS),
     "callees": _neighbours("callees", tools.CALLEES),

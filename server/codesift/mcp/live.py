@@ -25,6 +25,7 @@ import anyio.to_thread
 
 from codesift.embedding import Embedder
 from codesift.engine import Engine, Workspace
+from codesift.engine.collections import Collection
 from codesift.engine.live import (
     Cancellation,
     FolderIndex,
@@ -32,6 +33,7 @@ from codesift.engine.live import (
     LiveReader,
     ReaderPool,
 )
+from codesift.engine.live_collections import LiveCollections, Mounted
 from codesift.local_socket_server import LocalSocketServer
 
 __all__ = ["FIRST_INDEX_WAIT_SECONDS", "FRESH_WAIT_SECONDS", "LiveWorkspace"]
@@ -67,7 +69,26 @@ class LiveWorkspace(FolderListener):
             self.embedder,
             watch=watch,
         )
+        self._watch = watch
         self.socket: LocalSocketServer | None = None
+        # The document collections the workspace lists, each with a live index too.
+        self.collections = LiveCollections(self._collection_index)
+
+    def _collection_index(self, collection: Collection) -> FolderIndex:
+        ws = collection.workspace
+        return FolderIndex(
+            collection.name,
+            ws.root.as_uri(),
+            ws.root,
+            ws.settings,
+            self,
+            lambda: self.reader.embedders.get(ws.settings.embedding),
+            watch=self._watch,
+        )
+
+    def mounted(self) -> list[Mounted]:
+        """The workspace's collections and their live indexes."""
+        return self.collections.of(self.folder.uri)
 
     @property
     def db_path(self) -> Path:
@@ -77,6 +98,7 @@ class LiveWorkspace(FolderListener):
         from codesift.cli_commands import serve_cli_socket  # the CLI's rendering
 
         self.folder.start()
+        self.collections.mount(self.folder.uri, self.workspace)
         # `codesift search` & co. ask this server on the index's local socket.
         self.socket = serve_cli_socket(self.folder, self.reader, "codesift mcp")
         log.info("codesift mcp: indexing %s into %s", self.workspace.root, self.folder.db_path)
@@ -86,7 +108,10 @@ class LiveWorkspace(FolderListener):
         if self.socket is not None:
             self.socket.stop(timeout=0)
         self.folder.request_stop()
+        collections = self.collections.stop_all()
         ended = self.folder.join(timeout)
+        for index in collections:
+            index.join(timeout)
         self.reader.close(wait=False)
         if not ended:
             log.warning("the index writer did not stop within %.0f s", timeout)

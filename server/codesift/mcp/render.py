@@ -6,18 +6,24 @@ docs/mcp.md describes each tool's structured content.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
 from mcp_types import CallToolResult, TextContent
 
 from codesift.engine import GraphLink, GraphResult, IndexStatus, Symbol, SymbolMatches
+from codesift.engine.live import FolderIndex
+from codesift.engine.live_collections import Mounted
+from codesift.engine.route import RouteResult, route_json
 from codesift.retrieval import SearchRequest, SearchResponse
 from codesift.retrieval.request import SearchResult
+from codesift.retrieval.routing import RouteMatch
 
 __all__ = [
     "graph_result",
     "neighbours_result",
+    "route_result",
     "search_result",
     "status_result",
     "symbols_result",
@@ -74,6 +80,39 @@ def _search_text(rank: int, result: SearchResult) -> list[str]:
             f"   {edge.relation} ({edge.kind}, line {edge.line}): {node.qualified_name}"
             f"  {_span(node.path, node.start_line, node.end_line)}"
         )
+    for link in result.related:
+        lines.append(
+            f"   mentioned in {link.collection}:"
+            f" {_span(link.path, link.start_line, link.end_line)} {link.title} ({link.term})"
+        )
+    return lines
+
+
+def _resource_json(rank: int, result: SearchResult) -> dict[str, Any]:
+    return {
+        "rank": rank,
+        "collection": result.collection,
+        "cite": _span(result.path, result.start_line, result.end_line),
+        "path": result.path,
+        "start_line": result.start_line,
+        "end_line": result.end_line,
+        "title": result.qualified_name or result.path,
+        "kind": result.kind,
+        "layer": result.layer,
+        "score": result.score,
+        "snippet": result.snippet,
+        "snippet_start_line": result.snippet_start_line,
+        "truncated": result.truncated,
+    }
+
+
+def _resource_text(rank: int, result: SearchResult) -> list[str]:
+    lines = [
+        f"{rank}. [{result.collection}] {_span(result.path, result.start_line, result.end_line)}"
+        f"  {result.qualified_name or result.path}"
+    ]
+    for offset, line in enumerate(result.snippet.split("\n")):
+        lines.append(f"   {result.snippet_start_line + offset:>5} | {line}")
     return lines
 
 
@@ -90,9 +129,10 @@ def search_result(
         "took_ms": round(response.took_ms, 2),
         "streams": [asdict(s) for s in response.streams],
         "rerank": response.rerank,
+        "resources": [_resource_json(i, r) for i, r in enumerate(response.resources, start=1)],
         "index": index,
     }
-    if not response.results:
+    if not response.results and not response.resources:
         text = f"no results for {response.query!r}"
     else:
         lines: list[str] = []
@@ -102,8 +142,42 @@ def search_result(
             f"; cut to fit max_tokens {request.max_tokens}" if response.truncated_by_budget else ""
         )
         lines.append(f"({len(results)} results, ~{response.tokens} tokens{budget})")
+        if response.resources:
+            lines.append("From the document collections:")
+            for i, resource in enumerate(response.resources, start=1):
+                lines.extend(_resource_text(i, resource))
         text = "\n".join(lines)
     return _result(text + _index_note(index), data)
+
+
+# -- routing ------------------------------------------------------------------------------
+
+
+def route_result(
+    found: RouteResult,
+    folder: FolderIndex,
+    mounted: Sequence[Mounted],
+    index: dict[str, Any],
+) -> CallToolResult:
+    paths = {folder.name: str(folder.root)}
+    collections = {c.name: str(c.root) for c, _ in mounted}
+
+    def where(match: RouteMatch) -> dict[str, Any]:
+        pool = paths if match.kind == "repository" else collections
+        return {"path": pool.get(match.name)}
+
+    data = {**route_json(found, where), "index": index}
+    lines: list[str] = []
+    for pool in ("repositories", "collections"):
+        lines.append(f"{pool}:")
+        if not data[pool]:
+            lines.append("  (none)")
+        for match in data[pool]:
+            lines.append(
+                f"  {match['confidence']:.2f} {match['name']} ({match['path']}): "
+                f"{match['rationale']}"
+            )
+    return _result("\n".join(lines) + _index_note(index), data)
 
 
 # -- definitions ------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from typing import Any
 from mcp_types import Tool, ToolAnnotations
 
 from codesift.engine import EDGE_KINDS
+from codesift.engine.route import MAX_ROUTE_LIMIT
 from codesift.engine.symbols import MAX_SYMBOLS
 from codesift.front_defaults import (
     GRAPH_MAX_NODES,
@@ -84,7 +85,11 @@ SEARCH = Tool(
         " (when vectors exist) semantic rankings. Each result cites path:start-end and"
         " carries a snippet (snippet_start_line: its first line; truncated: the snippet is"
         " cut); the page reports its estimated tokens and whether max_tokens cut it"
-        " (truncated_by_budget). Changed files are indexed before the search runs."
+        " (truncated_by_budget). Changed files are indexed before the search runs. When the"
+        " workspace lists document collections, up to search.resource_top_k of their best"
+        " resources (requirements, schema tables, endpoints, notes) are listed apart, under"
+        " `resources`, even when no code mentions them; a code result a resource mentions"
+        " lists it under `related`."
     ),
     input_schema=_schema(
         {
@@ -139,6 +144,40 @@ SEARCH = Tool(
                 "description": "Add each code result's parent, callees and callers.",
             },
             **TIME_OPTIONS,
+        },
+        ("query",),
+    ),
+    annotations=_READ_ONLY,
+)
+
+ROUTE = Tool(
+    name="route",
+    title="Which sources a question is about",
+    description=(
+        "Before searching with a question that names no repository: which of the served"
+        " workspace folders (pool `repositories`) and which of the document collections they"
+        " list (pool `collections`: requirements, designs, schemas, runbooks) the question is"
+        " about. Each pool lists its best sources, best first, each with a confidence in"
+        " [0, 1] (the share of the query's IDF weight its fields match, boosted by matching"
+        " labels) and a one-line rationale naming which query terms matched which fields."
+        " Repositories nothing matched are left out; collections are always listed, a"
+        " zero-confidence one marked weak. Reads the indexes only."
+    ),
+    input_schema=_schema(
+        {
+            "query": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": MAX_QUERY_CHARS,
+                "description": "The question, in words or identifiers.",
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_ROUTE_LIMIT,
+                "default": 3,
+                "description": "At most this many sources per pool.",
+            },
         },
         ("query",),
     ),
@@ -267,5 +306,5 @@ REINDEX = Tool(
     ),
 )
 
-TOOLS: tuple[Tool, ...] = (SEARCH, SYMBOLS, CALLERS, CALLEES, GRAPH, STATUS, REINDEX)
+TOOLS: tuple[Tool, ...] = (SEARCH, ROUTE, SYMBOLS, CALLERS, CALLEES, GRAPH, STATUS, REINDEX)
 TOOL_NAMES: tuple[str, ...] = tuple(tool.name for tool in TOOLS)

@@ -11,7 +11,10 @@ definition   for a symbol-shaped query, the chunk that defines the symbol (an
 tests        for a prose query that is not about tests, test, example, vendored
              and generated code is demoted (test files by each language's naming
              convention), and so are line windows of files without a grammar
-path         query words that name the file or its folders lift the result
+path         query words that name the file (its stem's identifier parts: `Filtering`
+             and `Sink` in `FilteringSink.cs`) lift the result by the share of the
+             query's words they cover, so a 3-word query naming a module counts more
+             than a 15-word one that mentions it in passing
 """
 
 from __future__ import annotations
@@ -31,8 +34,10 @@ __all__ = [
     "RankingPriors",
     "apply_priors",
     "diversify_files",
+    "diversity_keys",
     "file_evidence",
     "is_test_like_path",
+    "stem_hits",
 ]
 
 # Above any RRF score (at most a few times 1/61), so definitions lead.
@@ -41,11 +46,11 @@ TEST_FACTOR = 0.3
 # Files without a grammar (manuals, changelogs, data and config files, indexed as line
 # windows) are prose themselves: for a prose query they outscore the code it is about.
 TEXT_FACTOR = 0.5
-# Small next to the gap between adjacent top RRF ranks: it breaks near-ties, it does
-# not reorder (a larger bonus let generic words like `root` or `errors` pull file
-# names up: bench/RESULTS.md, quality ablation).
-PATH_BONUS_PER_WORD = 0.001
-PATH_BONUS_CAP = 0.002
+# A file whose stem names every query word scores (1 + STEM_FACTOR) times its fused
+# score. Multiplicative, so it reorders close candidates and never lifts a chunk the
+# streams barely found; folder names are left out (a bonus for them let generic
+# words like `root` or `errors` pull whole trees up: bench/RESULTS.md).
+STEM_FACTOR = 0.6
 
 # Folders of tests, examples, benchmarks, vendored and generated code, in any language.
 _TEST_DIR = (
@@ -88,6 +93,14 @@ class ChunkFeatures:
     path: str
     symbol_score: float  # the symbol stream's raw score, 0 when it did not find it
     language: str = ""  # the file's language; "text" for files without a grammar
+    # A line window: code-layer text with no definition, from a file without a
+    # grammar, the leftovers of a SQL file around its tables, a file that failed to
+    # parse. None: decided by the language ("text" is windows).
+    window: bool | None = None
+
+    @property
+    def is_window(self) -> bool:
+        return self.language == "text" if self.window is None else self.window
 
 
 @functools.lru_cache(maxsize=16_384)
@@ -96,19 +109,18 @@ def is_test_like_path(path: str) -> bool:
 
 
 @functools.lru_cache(maxsize=16_384)
-def _path_words(path: str) -> frozenset[str]:
-    words: set[str] = set()
-    for component in re.split(r"[/.\-]", path.lower()):
-        if component:
-            words.add(component)
-            words.update(split_identifier(component))
-    return frozenset(words)
+def _stem_words(path: str) -> frozenset[str]:
+    """The file name without its extensions, whole and split into identifier parts."""
+    name = path.rsplit("/", 1)[-1]
+    stem = name if name.startswith(".") else name.split(".", 1)[0]
+    return frozenset(w for w in (stem.lower(), *split_identifier(stem)) if w)
 
 
-def _path_hits(query_words: set[str], path: str) -> int:
-    """Query words found in the path's names: whole parts, or inside a component
-    of at least 4 letters (`robot` in `robotparser`); a plural `s` is ignored."""
-    words = _path_words(path)
+def stem_hits(query_words: set[str], path: str) -> int:
+    """Query words found in the file's stem: a whole part, or inside a part when the
+    word has at least 4 letters (`filter` in `FilteringSink`); a plural `s` is
+    ignored."""
+    words = _stem_words(path)
     hits = 0
     for word in query_words:
         stem = word[:-1] if word.endswith("s") and len(word) > 4 else word
@@ -140,13 +152,13 @@ def apply_priors(
                 score += lift
             if priors.tests and prose and not about_tests and is_test_like_path(feat.path):
                 score *= TEST_FACTOR
-            if priors.tests and prose and feat.language == "text":
+            if priors.tests and prose and feat.is_window:
                 score *= TEXT_FACTOR
             if priors.path and prose and query_words:
                 hits = path_hits.get(feat.path)
                 if hits is None:
-                    hits = path_hits[feat.path] = _path_hits(query_words, feat.path)
-                score += min(PATH_BONUS_CAP, PATH_BONUS_PER_WORD * hits)
+                    hits = path_hits[feat.path] = stem_hits(query_words, feat.path)
+                score *= 1.0 + STEM_FACTOR * hits / len(query_words)
         out.append(FusedCandidate(cand.chunk_id, score, cand.hits))
     out.sort(key=lambda c: (-c.score, c.chunk_id))
     return out
@@ -180,6 +192,17 @@ def file_evidence(
     ]
     out.sort(key=lambda c: (-c.score, c.chunk_id))
     return out
+
+
+def diversity_keys(path_of: dict[int, str], language_of: dict[int, str]) -> dict[int, str]:
+    """What counts as one file for `diversify_files`: its path; for a file without a
+    grammar, its name. Versioned copies of a manual or changelog
+    (`docs/v1.7/manual.yml`, `docs/dev/manual.yml`) would otherwise fill a page with
+    the same text."""
+    return {
+        cid: "\0" + path.rsplit("/", 1)[-1] if language_of.get(cid) == "text" else path
+        for cid, path in path_of.items()
+    }
 
 
 def diversify_files(

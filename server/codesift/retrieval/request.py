@@ -9,7 +9,7 @@ from codesift.config import SearchSettings
 from codesift.errors import QueryError
 from codesift.history.records import ChangeInfo
 from codesift.history.timespec import TimeFilter, TimeValue, time_filter
-from codesift.parsing.languages import LANGUAGES
+from codesift.parsing.languages import DOCUMENT_LANGUAGES, LANGUAGES
 from codesift.parsing.model import CHUNK_LAYERS
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "MAX_QUERY_CHARS",
     "GraphEdge",
     "GraphNode",
+    "RelatedResource",
     "SearchRequest",
     "SearchResponse",
     "SearchResult",
@@ -35,7 +36,7 @@ _SEARCH_DEFAULTS = SearchSettings()
 
 # What a file's language can be (parsing.languages.detect_language) and the
 # short names people type for them.
-KNOWN_LANGUAGES: tuple[str, ...] = (*sorted(LANGUAGES), "markdown", "text")
+KNOWN_LANGUAGES: tuple[str, ...] = (*sorted(LANGUAGES), *DOCUMENT_LANGUAGES, "text")
 LANGUAGE_ALIASES: dict[str, str] = {
     "py": "python",
     "js": "javascript",
@@ -154,6 +155,19 @@ class GraphNode:
 
 
 @dataclass(frozen=True, slots=True)
+class RelatedResource:
+    """A document collection's resource that mentions a code result (its qualified
+    name, name, file or table: `term`)."""
+
+    collection: str
+    path: str
+    start_line: int
+    end_line: int
+    title: str
+    term: str
+
+
+@dataclass(frozen=True, slots=True)
 class GraphEdge:
     """An edge between a result's node and `node`.
 
@@ -194,6 +208,10 @@ class SearchResult:
     history: ChangeInfo | None = None
     # With include_graph: the node's parent container, callees and callers (code results).
     graph: tuple[GraphEdge, ...] = ()
+    # The document collection a resource comes from ("" for a workspace result).
+    collection: str = ""
+    # Collection resources that mention this code result (engine/collections.py).
+    related: tuple[RelatedResource, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,3 +235,6 @@ class SearchResponse:
     stages: dict[str, float] = field(default_factory=dict)
     # What the rerank stage did: "off", "applied", or "skipped: <reason>".
     rerank: str = "off"
+    # The best resources of the workspace's document collections (engine/collections.py),
+    # at most search.resource_top_k, each with its `collection` set.
+    resources: list[SearchResult] = field(default_factory=list)

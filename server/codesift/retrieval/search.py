@@ -31,6 +31,7 @@ from codesift.retrieval.ranking import (
     RankingPriors,
     apply_priors,
     diversify_files,
+    diversity_keys,
     file_evidence,
 )
 from codesift.retrieval.request import (
@@ -533,7 +534,12 @@ class Searcher:
         for cid, raw in rankings.get("symbol", ()):
             symbol_score.setdefault(cid, raw)
         features = {
-            cid: ChunkFeatures(path_of[cid], symbol_score.get(cid, 0.0), language_of[cid])
+            cid: ChunkFeatures(
+                path_of[cid],
+                symbol_score.get(cid, 0.0),
+                language_of[cid],
+                window=meta[cid][1] == "code" and meta[cid][0] is None,
+            )
             for cid in (cand.chunk_id for cand in wide)
             if cid in path_of
         }
@@ -553,7 +559,12 @@ class Searcher:
         # The page in diversified order; with a reranker, the whole pool (the rerank
         # stage may reorder its head).
         shown = len(collapsed) if self.reranker is not None else request.top_k
-        collapsed = diversify_files(collapsed, path_of, self.settings.file_diversity, shown)
+        collapsed = diversify_files(
+            collapsed,
+            diversity_keys(path_of, language_of),
+            self.settings.file_diversity,
+            shown,
+        )
         response.stages["rank"] = (time.perf_counter() - t0) * 1000
         _check(flight, "ranking")
 

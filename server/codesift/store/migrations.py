@@ -248,4 +248,17 @@ MIGRATIONS: tuple[Migration, ...] = (
         ALTER TABLE embedded ADD COLUMN model TEXT NOT NULL DEFAULT '';
         """,
     ),
+    Migration(
+        8,
+        "mentions",
+        """
+        -- Code names that a document collection's resources mention (store/mentions.py):
+        -- a code result lists the resources that mention its name, file or table.
+        CREATE TABLE mentions (
+            term TEXT NOT NULL,
+            chunk_id INTEGER NOT NULL,
+            PRIMARY KEY (term, chunk_id)
+        ) WITHOUT ROWID;
+        """,
+    ),
 )

@@ -12,10 +12,12 @@ import { PEEK_COMMAND, whoCallsThis } from "../../src/callers";
 import {
   INDEX_STATUS,
   REINDEX,
+  ROUTE,
   SEARCH,
   STATUS,
   type IndexStatus,
   type ReindexResponse,
+  type RouteResponse,
   type SearchParams,
   type SearchResponse,
   type StatusResponse,
@@ -282,6 +284,24 @@ describe("codesift serve, as the extension talks to it", { skip, timeout: 240000
       info: () => undefined,
     });
     assert.equal(nothing, "nothing-here");
+  });
+
+  test("codesift/route answers the two pools the client types; an empty query is InvalidParams", async () => {
+    const route = await server.connection.sendRequest<RouteResponse>(ROUTE, { query: "retry failed charge" });
+    assert.equal(route.repositories[0].name, "billing");
+    assert.equal(route.repositories[0].uri, fileUri(root));
+    // One folder: every matched term is in every source, so its IDF (and the confidence) is 0.
+    assert.equal(route.repositories[0].confidence, 0);
+    assert.match(route.repositories[0].rationale, /retry/);
+    assert.deepEqual(route.collections, []);
+    await assert.rejects(
+      server.connection.sendRequest(ROUTE, { query: "" }),
+      (error: unknown) => error instanceof ResponseError && error.code === -32602,
+    );
+    const page = await search({ query: "retry_failed_charge" });
+    assert.deepEqual(page.resources, []);
+    assert.equal(page.routed, null);
+    assert.ok(page.results.every((r) => Array.isArray(r.related)));
   });
 
   test("workspace symbols (Ctrl+T) are fuzzy", async () => {

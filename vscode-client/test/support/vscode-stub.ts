@@ -73,6 +73,11 @@ export enum LogLevel {
   Error = 5,
 }
 
+export enum QuickPickItemKind {
+  Separator = -1,
+  Default = 0,
+}
+
 export enum StatusBarAlignment {
   Left = 1,
   Right = 2,

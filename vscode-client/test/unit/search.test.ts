@@ -228,3 +228,61 @@ test("helpers: icons, snippet lines, ranges and since presets", () => {
     undefined,
   ]);
 });
+
+test("collection resources come in their own section; a related resource is named", async () => {
+  const { pick, session, requests, opened } = harness();
+  pick.type("gift card");
+  await sleep(40);
+  requests[0].resolve({
+    ...response([
+      result({
+        related: [
+          { collection: "billing-prd", path: "refunds.md", start_line: 3, end_line: 6, title: "Refunds > Partial refunds", term: "refund_order" },
+        ],
+      }),
+    ]),
+    resources: [
+      {
+        ...result(),
+        collection: "billing-prd",
+        title: "Gift cards > Paying with a gift card",
+        uri: "file:///docs/billing/gift-cards.md",
+        path: "gift-cards.md",
+        start_line: 3,
+        kind: "section",
+        layer: "doc",
+        snippet: "## Paying with a gift card",
+      },
+    ],
+    routed: null,
+  });
+  await session.idle;
+  const labels = pick.items.map((i) => i.label);
+  assert.deepEqual(labels, [
+    "$(symbol-function) billing.retry_failed_charge",
+    "Document collections",
+    "$(book) Gift cards > Paying with a gift card",
+  ]);
+  assert.equal(pick.items[1].kind, vscode.QuickPickItemKind.Separator);
+  assert.equal(pick.items[2].description, "billing-prd · gift-cards.md:3");
+  assert.match(pick.items[0].detail ?? "", /mentioned in billing-prd: Refunds > Partial refunds/);
+  pick.accept(pick.items[2]);
+  await sleep(1);
+  assert.equal(opened[0].uri, "file:///docs/billing/gift-cards.md");
+  assert.equal(opened[0].start_line, 3);
+});
+
+test("in a multi-root window the folders the router chose head the list", async () => {
+  const { pick, session, requests } = harness({}, { multiFolder: true });
+  pick.type("porter stem");
+  await sleep(40);
+  requests[0].resolve({ ...response([result({ folder: "search" })]), routed: ["search"] });
+  await session.idle;
+  assert.equal(pick.items[0].label, "Routed to search");
+  assert.equal(pick.items[0].kind, vscode.QuickPickItemKind.Separator);
+  pick.type("zzqx");
+  await sleep(40);
+  requests[1].resolve({ ...response([result()]), routed: [] });
+  await session.idle;
+  assert.equal(pick.items[0].label, "Searched every folder");
+});

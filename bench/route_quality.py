@@ -1,0 +1,284 @@
+"""Routing accuracy: does `codesift route` pick the repository a question is about?
+
+Every corpus of both development sets (../shared/devset, ../shared/devset2) is one
+workspace folder; every dev-set query (set 1, set 2 long and short) is routed among
+all of them without saying its corpus. Reports top-1 and top-3 accuracy (the target:
+top-3 >= 0.95), per suite and per corpus, and the routing time per query.
+
+Then the unscoped search across every folder, on a sample of the queries
+(`--latency-queries`, spread over the corpora): as the language server does it
+(route among the folders, then search the folders at ROUTE_THRESHOLD or more,
+every folder when none is; routing on profiles kept in memory, as the server
+caches them) against searching every folder; each folder's Searcher is opened
+once, lexical and symbol streams (no vectors), pages merged as the server merges
+them. Reports p50 / p95 of both, the folders searched per query and how often
+the right corpus was among them.
+
+It reads the indexes bench/quality.py builds (bench/.data/db/quality-<corpus>.db):
+run that first.
+
+    python bench/route_quality.py [--corpus NAME]... [--limit 3] [--latency-queries 60] [--write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import statistics
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR.parent / "server"))
+sys.path.insert(0, str(BENCH_DIR))
+
+from codesift.engine.live_collections import ROUTE_THRESHOLD, routed_folders  # noqa: E402
+from codesift.engine.route import MAX_ROUTE_LIMIT, repository_profile, route_sources  # noqa: E402
+from codesift.engine.search import FolderPage, merge_pages  # noqa: E402
+from codesift.engine.workspace import Workspace  # noqa: E402
+from codesift.retrieval import BROAD_LAYERS, Searcher, SearchRequest  # noqa: E402
+from codesift.retrieval.routing import SourceProfile  # noqa: E402
+from codesift.store.database import open_database  # noqa: E402
+from corpora import DEVSET2_NAMES, CorpusUnavailable, prepare_corpus  # noqa: E402
+from quality import SUITES, corpus_settings, load_queries  # noqa: E402
+from runinfo import head_commit  # noqa: E402
+
+DB_DIR = BENCH_DIR / ".data" / "db"
+DEVSET1_NAMES = ("python-stdlib", "go-stdlib", "rust-std", "js-npm", "ts-rxjs")
+SECTION = "routing"
+
+
+@dataclass(frozen=True, slots=True)
+class Routed:
+    corpus: str
+    suite: str
+    rank: int | None  # 1-based rank of the right corpus among the routed ones
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def write_section(out: Path, section: str) -> None:
+    text = out.read_text(encoding="utf-8")
+    pattern = re.compile(rf"<!-- {SECTION}:begin -->.*?<!-- {SECTION}:end -->\n?", re.DOTALL)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: section, text, count=1)
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    out.write_text(text, encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", action="append", help="corpus to include (repeatable)")
+    parser.add_argument("--limit", type=int, default=3, help="repositories returned per query")
+    parser.add_argument(
+        "--latency-queries",
+        type=int,
+        default=60,
+        help="queries timed for the unscoped search (0: skip)",
+    )
+    parser.add_argument("--write", action="store_true", help="update bench/RESULTS.md")
+    args = parser.parse_args(argv)
+    names = args.corpus or [*DEVSET1_NAMES, *DEVSET2_NAMES]
+
+    profiles: list[SourceProfile] = []
+    workspaces: dict[str, Workspace] = {}
+    queries = []
+    started = time.perf_counter()
+    for name in names:
+        db_path = DB_DIR / f"quality-{name}.db"
+        if not db_path.exists():
+            log(f"{name}: no index at {db_path}; run bench/quality.py first")
+            continue
+        try:
+            corpus = prepare_corpus(name, log)
+        except CorpusUnavailable as exc:
+            log(f"{name}: {exc}")
+            continue
+        ws = Workspace(corpus.root, corpus_settings(corpus, db_path), db_path)
+        workspaces[name] = ws
+        conn = open_database(db_path, readonly=True)
+        try:
+            profiles.append(repository_profile(ws, conn, name=name))
+        finally:
+            conn.close()
+        queries.extend(load_queries(corpus))
+    profile_s = time.perf_counter() - started
+    log(f"{len(profiles)} profiles in {profile_s:.1f} s; {len(queries)} queries")
+
+    routed: list[Routed] = []
+    times: list[float] = []
+    for q in queries:
+        t0 = time.perf_counter()
+        result = route_sources(q.text, profiles, limit=args.limit)
+        times.append((time.perf_counter() - t0) * 1000)
+        names_routed = [m.name for m in result.repositories]
+        rank = names_routed.index(q.corpus) + 1 if q.corpus in names_routed else None
+        routed.append(Routed(q.corpus, q.suite, rank))
+
+    def accuracy(rows: list[Routed], k: int) -> float:
+        return sum(1 for r in rows if r.rank is not None and r.rank <= k) / len(rows)
+
+    lines = [
+        f"<!-- {SECTION}:begin -->",
+        "## Source routing (`bench/route_quality.py`)",
+        "",
+        f"Run {time.strftime('%Y-%m-%d')} at commit `{head_commit()}`; machine: nproc"
+        f" {os.cpu_count()}, {platform.machine()}, {platform.python_version()}.",
+        "",
+        f"{len(profiles)} repositories (every dev-set corpus), {len(queries)} queries routed"
+        f" among all of them; {args.limit} returned per query; profiles built in"
+        f" {profile_s:.1f} s; routing p50 {statistics.median(times):.2f} ms,"
+        f" max {max(times):.2f} ms.",
+        "",
+        "| suite | queries | top-1 | top-3 |",
+        "|---|---|---|---|",
+    ]
+    by_suite: dict[str, list[Routed]] = defaultdict(list)
+    by_corpus: dict[str, list[Routed]] = defaultdict(list)
+    for r in routed:
+        by_suite[r.suite].append(r)
+        by_corpus[r.corpus].append(r)
+    for suite in SUITES:
+        rows = by_suite.get(suite)
+        if rows:
+            lines.append(
+                f"| {suite} | {len(rows)} | {accuracy(rows, 1):.3f} | {accuracy(rows, 3):.3f} |"
+            )
+    lines.append(
+        f"| **all** | {len(routed)} | **{accuracy(routed, 1):.3f}** |"
+        f" **{accuracy(routed, 3):.3f}** |"
+    )
+    lines += ["", "| corpus | queries | top-1 | top-3 |", "|---|---|---|---|"]
+    for name in sorted(by_corpus, key=lambda n: accuracy(by_corpus[n], 3)):
+        rows = by_corpus[name]
+        lines.append(
+            f"| {name} | {len(rows)} | {accuracy(rows, 1):.3f} | {accuracy(rows, 3):.3f} |"
+        )
+    lines += ["", *threshold_sweep(profiles, queries)]
+    if args.latency_queries > 0:
+        lines += ["", *unscoped_latency(workspaces, profiles, queries, args.latency_queries)]
+    lines.append(f"<!-- {SECTION}:end -->")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.write:
+        write_section(BENCH_DIR / "RESULTS.md", text)
+    return 0
+
+
+def _sample(queries: list[Any], count: int) -> list[Any]:
+    """`count` queries spread evenly over the list (every corpus and suite in turn)."""
+    if count >= len(queries):
+        return list(queries)
+    step = len(queries) / count
+    return [queries[int(i * step)] for i in range(count)]
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def threshold_sweep(profiles: list[SourceProfile], queries: list[Any]) -> list[str]:
+    """For each confidence threshold: how many folders an unscoped search would
+    search (none passing: every folder) and how often the right corpus is among
+    them, over every query (routing only)."""
+    results = [(q.corpus, route_sources(q.text, profiles, limit=MAX_ROUTE_LIMIT)) for q in queries]
+    lines = [
+        "### Which folders an unscoped search searches, by threshold",
+        "",
+        f"Over all {len(queries)} queries; a query no folder passes searches all"
+        f" {len(profiles)}. codesift/search uses {ROUTE_THRESHOLD}.",
+        "",
+        "| threshold | folders searched (mean) | none passed | right corpus searched |",
+        "|---|---|---|---|",
+    ]
+    for threshold in (0.1, 0.2, 0.3, 0.4, 0.5):
+        searched: list[int] = []
+        none = right = 0
+        for corpus, result in results:
+            chosen = routed_folders(result, threshold)
+            if not chosen:
+                none += 1
+                chosen = [p.name for p in profiles]
+            searched.append(len(chosen))
+            right += corpus in chosen
+        lines.append(
+            f"| {threshold} | {statistics.mean(searched):.1f} | {none / len(results):.3f} |"
+            f" {right / len(results):.3f} |"
+        )
+    return lines
+
+
+def unscoped_latency(
+    workspaces: dict[str, Workspace],
+    profiles: list[SourceProfile],
+    queries: list[Any],
+    count: int,
+) -> list[str]:
+    """The unscoped search: route then search the routed folders, against
+    searching every folder (see the module docstring); the RESULTS.md lines."""
+    conns = {name: open_database(ws.db_path, readonly=True) for name, ws in workspaces.items()}
+    searchers = {name: Searcher(conns[name], ws.settings.search) for name, ws in workspaces.items()}
+    sample = _sample(queries, count)
+    routed_ms: list[float] = []
+    every_ms: list[float] = []
+    searched: list[int] = []
+    right = 0
+    try:
+        for q in sample:  # warm every folder's statements and page cache once
+            for name in searchers:
+                searchers[name].search(SearchRequest(q.text, top_k=10, layers=BROAD_LAYERS))
+            break
+        for i, q in enumerate(sample, start=1):
+            request = SearchRequest(q.text, top_k=10, layers=BROAD_LAYERS)
+            t0 = time.perf_counter()
+            result = route_sources(q.text, profiles, limit=MAX_ROUTE_LIMIT)
+            chosen = routed_folders(result) or list(searchers)
+            pages = [FolderPage(n, searchers[n].search(request)) for n in chosen]
+            merge_pages(request, pages)
+            routed_ms.append((time.perf_counter() - t0) * 1000)
+            searched.append(len(chosen))
+            right += q.corpus in chosen
+
+            t0 = time.perf_counter()
+            pages = [FolderPage(n, s.search(request)) for n, s in searchers.items()]
+            merge_pages(request, pages)
+            every_ms.append((time.perf_counter() - t0) * 1000)
+            if i % 10 == 0:
+                log(f"unscoped latency: {i}/{len(sample)} queries")
+    finally:
+        for searcher in searchers.values():
+            searcher.close()
+        for conn in conns.values():
+            conn.close()
+    n = len(sample)
+    return [
+        "### Unscoped search: route first vs every folder",
+        "",
+        f"{n} queries (spread over the suites and corpora) searched across all"
+        f" {len(workspaces)} folders, top 10, lexical and symbol streams, each folder's"
+        f" Searcher opened once. Routed: route (profiles in memory) then search the"
+        f" folders at confidence >= {ROUTE_THRESHOLD} (every folder when none is), as"
+        " codesift/search does without `folders`.",
+        "",
+        "| strategy | p50 ms | p95 ms | folders searched (mean) | right corpus searched |",
+        "|---|---|---|---|---|",
+        f"| route, then the routed folders | {statistics.median(routed_ms):.1f} |"
+        f" {_percentile(routed_ms, 0.95):.1f} | {statistics.mean(searched):.1f} |"
+        f" {right / n:.3f} |",
+        f"| every folder | {statistics.median(every_ms):.1f} |"
+        f" {_percentile(every_ms, 0.95):.1f} | {len(workspaces)} | 1.000 |",
+    ]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
