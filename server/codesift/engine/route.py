@@ -229,8 +229,8 @@ def cached_collection_profile(collection: Collection, conn: apsw.Connection) -> 
 
 
 def check_route(query: str, limit: int) -> None:
-    """QueryError for a route request no front end should run: an empty query, a
-    query with no word to route on, a limit outside 1..MAX_ROUTE_LIMIT."""
+    """QueryError for a route request no front end should run: an empty (or blank)
+    query, one longer than MAX_QUERY_CHARS, a limit outside 1..MAX_ROUTE_LIMIT."""
     if not query.strip():
         raise QueryError("the query is empty")
     if len(query) > MAX_QUERY_CHARS:

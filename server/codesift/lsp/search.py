@@ -17,6 +17,7 @@ copy of it.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
@@ -32,7 +33,7 @@ from codesift.engine.live_collections import (
     routed_folders,
 )
 from codesift.engine.route import MAX_ROUTE_LIMIT
-from codesift.errors import QueryError
+from codesift.errors import CodesiftError, QueryError, SearchCancelled
 from codesift.lsp.params import (
     invalid,
     opt_bool,
@@ -52,6 +53,8 @@ if TYPE_CHECKING:
     from codesift.lsp.server import CodesiftServer
 
 __all__ = ["SEARCH", "TEST_OVERFETCH", "for_folder", "parse_search_request", "search"]
+
+log = logging.getLogger(__name__)
 
 SEARCH = "codesift/search"
 # With `tests: "exclude"`, each folder is asked for this many times `top_k` results
@@ -153,7 +156,10 @@ def _route_first(
     (`routed` empty)."""
     try:
         result = live_route(server.live, folders, (), query, MAX_ROUTE_LIMIT, cancel)
-    except QueryError:  # nothing to route on (a query of one-letter words): every folder
+    except SearchCancelled:
+        raise
+    except CodesiftError as exc:  # a folder's index cannot be read: the search says why
+        log.info("routing %r failed (%s): searching every folder", query, exc)
         return folders, []
     chosen = set(routed_folders(result))
     if not chosen:
