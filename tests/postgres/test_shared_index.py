@@ -29,6 +29,8 @@ from codesift.store.postgres import (
     Reader,
     add_member,
     add_principal,
+    disable_row_security,
+    enable_row_security,
     grant,
     migrate,
 )
@@ -436,3 +438,45 @@ def test_vectors_are_copied_and_searched(
             == hits
         )
     assert any(h.stream == "vector" for r in got.results for h in r.provenance)
+
+
+def test_row_level_security_binds_roles_whatever_sql_they_send(
+    pg_dsn: str, two_repos: Path
+) -> None:
+    suffix = uuid.uuid4().hex[:8]
+    ana, eve = f"ana_{suffix}", f"eve_{suffix}"
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        for role in (ana, eve):
+            conn.execute(f"CREATE ROLE {role} LOGIN")
+            conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}")
+        add_member(conn, "devs", ana)  # devs may read acme/app@main
+        enable_row_security(conn)
+        enable_row_security(conn)  # again: no error
+    try:
+        as_ana = pg_dsn.replace("postgres:@", f"{ana}:@", 1)
+        as_eve = pg_dsn.replace("postgres:@", f"{eve}:@", 1)
+        with psycopg.connect(as_ana) as conn:
+            keys = [r[0] for r in conn.execute("SELECT key FROM repos ORDER BY key")]
+            assert keys == ["acme/app@main"]
+            (other,) = conn.execute(
+                "SELECT count(*) FROM chunks WHERE text LIKE '%master%'"
+            ).fetchone() or (0,)
+            assert other == 0
+        with open_shared_search(as_ana) as search:  # no principal: the role's own view
+            assert search.repos() == ["acme/app@main"]
+            assert search.search(SearchRequest("master encryption key", top_k=5)).results == []
+            assert search.search(SearchRequest("retry a failed charge", top_k=5)).results
+        with psycopg.connect(as_eve) as conn:
+            assert conn.execute("SELECT count(*) FROM nodes").fetchone() == (0,)
+        with open_shared_search(as_eve) as search:
+            assert search.repos() == []
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            disable_row_security(conn)
+        with psycopg.connect(as_eve) as conn:
+            (nodes,) = conn.execute("SELECT count(*) FROM nodes").fetchone() or (0,)
+            assert nodes > 0
+    finally:
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            for role in (ana, eve):
+                conn.execute(f"DROP OWNED BY {role}")
+                conn.execute(f"DROP ROLE {role}")

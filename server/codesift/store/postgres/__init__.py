@@ -12,7 +12,15 @@ Needs the `postgres` extra (`pip install 'codesift[postgres]'`): psycopg 3.
 
 from __future__ import annotations
 
-from codesift.store.postgres.access import add_member, add_principal, grant, remove_repo, revoke
+from codesift.store.postgres.access import (
+    add_member,
+    add_principal,
+    disable_row_security,
+    enable_row_security,
+    grant,
+    remove_repo,
+    revoke,
+)
 from codesift.store.postgres.mirror import MirrorSummary, mirror_index
 from codesift.store.postgres.schema import migrate, schema_version
 from codesift.store.postgres.search import PostgresSearchStore, Reader
@@ -23,6 +31,8 @@ __all__ = [
     "Reader",
     "add_member",
     "add_principal",
+    "disable_row_security",
+    "enable_row_security",
     "grant",
     "migrate",
     "mirror_index",

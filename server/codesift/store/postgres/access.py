@@ -11,7 +11,15 @@ from typing import Any, Literal
 
 import psycopg
 
-__all__ = ["add_member", "add_principal", "grant", "remove_repo", "revoke"]
+__all__ = [
+    "add_member",
+    "add_principal",
+    "disable_row_security",
+    "enable_row_security",
+    "grant",
+    "remove_repo",
+    "revoke",
+]
 
 
 def add_principal(
@@ -72,3 +80,58 @@ def remove_repo(pg: psycopg.Connection[Any], repo: str) -> None:
     commits, grants)."""
     with pg.transaction():
         pg.execute("DELETE FROM repos WHERE key = %s", (repo,))
+
+
+# The tables whose rows belong to a repository, and the column naming it.
+_REPO_TABLES = (
+    ("repos", "id"),
+    ("files", "repo_id"),
+    ("nodes", "repo_id"),
+    ("edges", "repo_id"),
+    ("chunks", "repo_id"),
+    ("chunk_vectors", "repo_id"),
+    ("commits", "repo_id"),
+    ("term_stats", "repo_id"),
+    ("layer_stats", "repo_id"),
+    ("grants", "repo_id"),
+)
+
+
+def enable_row_security(pg: psycopg.Connection[Any]) -> None:
+    """Row-level security as a second line of defence: a database role that is not
+    the tables' owner (nor a superuser, nor BYPASSRLS) then reads only the rows of
+    repositories granted to the principal named as the role it logged in as (or to
+    that principal's groups), whatever SQL it sends. The indexing role, which owns
+    the tables, is not affected; neither are searches, which join the same grants
+    themselves.
+
+    Run by the tables' owner; it can be run again."""
+    with pg.transaction():
+        # SECURITY DEFINER: it reads grants and memberships as their owner, so the
+        # policies on those tables do not apply inside it (no recursion).
+        # Inside the function current_user is its owner: the reader is the role
+        # that authenticated (session_user), so no one can ask for another's rows.
+        pg.execute("DROP FUNCTION IF EXISTS codesift_readable_repos(name)")
+        pg.execute(
+            "CREATE OR REPLACE FUNCTION codesift_readable_repos() RETURNS SETOF integer"
+            " LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$"
+            " SELECT g.repo_id FROM grants g JOIN principals p ON p.id = g.principal_id"
+            " WHERE p.name = session_user OR p.id IN (SELECT m.group_id FROM memberships m"
+            " JOIN principals u ON u.id = m.member_id WHERE u.name = session_user) $$"
+        )
+        for table, column in _REPO_TABLES:
+            # Table and column names are the fixed ones above, never user text.
+            pg.execute(f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY")
+            pg.execute(f"DROP POLICY IF EXISTS codesift_read ON {table}")
+            pg.execute(
+                f"CREATE POLICY codesift_read ON {table} FOR SELECT"
+                f" USING ({column} IN (SELECT codesift_readable_repos()))"
+            )
+
+
+def disable_row_security(pg: psycopg.Connection[Any]) -> None:
+    """Undo `enable_row_security`: roles read every row their privileges allow."""
+    with pg.transaction():
+        for table, _ in _REPO_TABLES:
+            pg.execute(f"DROP POLICY IF EXISTS codesift_read ON {table}")
+            pg.execute(f"ALTER TABLE {table} DISABLE ROW LEVEL SECURITY")
