@@ -137,12 +137,15 @@ def test_a_requirement_no_code_mentions_and_a_related_resource(lsp: LspSession) 
 
 
 def test_an_unscoped_search_is_routed_to_the_folder_it_is_about(lsp: LspSession) -> None:
-    page = lsp.request("codesift/search", {"query": "porter stemmer stem words"})
+    # two folders are all searched unless the request asks to route
+    auto = lsp.request("codesift/search", {"query": "porter stemmer stem words"})
+    assert auto["routed"] is None and len(auto["index"]) == 2
+    page = lsp.request("codesift/search", {"query": "porter stemmer stem words", "route": True})
     assert page["routed"] == ["search"]
     assert {r["folder"] for r in page["results"]} == {"search"}
     assert [x["folder"] for x in page["index"]] == ["search"]
     # no folder passes: every folder is searched
-    every = lsp.request("codesift/search", {"query": "zzqx unknownword"})
+    every = lsp.request("codesift/search", {"query": "zzqx unknownword", "route": True})
     assert every["routed"] == []
     assert len(every["index"]) == 2
     unrouted = lsp.request("codesift/search", {"query": "porter stem", "route": False})

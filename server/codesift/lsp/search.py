@@ -27,6 +27,7 @@ from codesift.engine import FolderPage, merge_pages
 from codesift.engine.collections import related_resources
 from codesift.engine.live import Cancellation, FolderIndex
 from codesift.engine.live_collections import (
+    ROUTE_MIN_FOLDERS,
     Mounted,
     live_resources,
     live_route,
@@ -175,7 +176,10 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
     defaults = folders[0].settings.search if folders else None
     request, _ = parse_search_request(params, defaults)
     tests = parse_tests(data)
-    routing = opt_bool(data, "route", True) and not named and len(folders) > 1
+    # Auto (no `route`): route over many folders only; `route: true` over two or more.
+    asked = opt_bool(data, "route", False) if "route" in data else None
+    enough = len(folders) >= (2 if asked else ROUTE_MIN_FOLDERS)
+    routing = asked is not False and not named and enough
     # Without tests: ask for more, drop the tests, then merge_pages cuts to `request`.
     wide = request if tests else replace(request, top_k=min(200, request.top_k * TEST_OVERFETCH))
     requests = {folder.name: for_folder(wide, folder) for folder in folders}
