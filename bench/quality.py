@@ -387,7 +387,7 @@ EXTRA_CONFIGS: list[SearchConfig] = [
             f"the vector stream weighted {w} against 1.0 for the lexical one (shipped: 0.7)",
             overrides={"weight_vector": w},
         )
-        for w in (0.5, 1.0)
+        for w in (0.3, 0.5, 1.0)
     ),
     SearchConfig(
         "lexical max_df 0.5",
@@ -408,12 +408,6 @@ EXTRA_CONFIGS: list[SearchConfig] = [
         factory=lambda conn, tuned, embedder: _with_vectors(
             Searcher(conn, tuned, _batch_model_queries(embedder), vector_index=VectorIndex())
         ),
-    ),
-    SearchConfig(
-        "vector weight 0.5", "the vector stream weighted half", overrides={"weight_vector": 0.5}
-    ),
-    SearchConfig(
-        "vector weight 0.3", "the vector stream weighted 0.3", overrides={"weight_vector": 0.3}
     ),
     SearchConfig(
         "other-model queries",
