@@ -16,9 +16,16 @@ import numpy as np
 import psycopg
 import pytest
 
+import codesift.store.postgres.mirror as mirror
 import codesift.store.postgres.search as pg_search
 from codesift.embedding import Embedder
-from codesift.engine.postgres import SharedIndexReport, index_into, open_shared_search
+from codesift.engine import Workspace, reindex
+from codesift.engine.postgres import (
+    SharedIndexReport,
+    index_into,
+    mirror_local,
+    open_shared_search,
+)
 from codesift.errors import ConfigError
 from codesift.retrieval.request import SearchRequest
 from codesift.retrieval.search import Searcher
@@ -480,3 +487,34 @@ def test_row_level_security_binds_roles_whatever_sql_they_send(
             for role in (ana, eve):
                 conn.execute(f"DROP OWNED BY {role}")
                 conn.execute(f"DROP ROLE {role}")
+
+
+def test_ids_the_local_index_reused_move_between_files(
+    pg_dsn: str, make_repo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The local index gives new definitions the ids above its largest one, so ids
+    freed at the top come back in another file; written file by file (one per
+    transaction here), the file that still holds them must go first."""
+    functions = "".join(f"def z_{i}():\n    return {i}\n\n\n" for i in range(5))
+    root: Path = make_repo({"a.py": "def a():\n    return 0\n", "z.py": functions})
+    ws = Workspace.at(root, NO_VECTORS)
+
+    def local_run() -> None:
+        _, _, conn = reindex(ws, vectors=False, quiet=True)
+        conn.close()
+
+    local_run()
+    mirror_local(pg_dsn, ws.db_path, "acme/ids")
+    (root / "z.py").write_text("def z_0():\n    return 0\n")
+    local_run()
+    (root / "a.py").write_text(
+        "def a():\n    return 0\n\n\n" + "".join(f"def b_{i}():\n    pass\n\n\n" for i in range(4))
+    )
+    local_run()
+    monkeypatch.setattr(mirror, "FILES_PER_TRANSACTION", 1)
+    summary = mirror_local(pg_dsn, ws.db_path, "acme/ids")
+    assert summary.files_replaced == 2
+    with open_shared_search(pg_dsn) as search:
+        names = sorted(s.node.name for s in search.symbols("b_1").exact)
+        assert names == ["b_1"]
+        assert [s.node.name for s in search.symbols("z_3").exact] == []

@@ -220,6 +220,16 @@ def _write_files(
         pg.execute("DELETE FROM files WHERE id = ANY(%s)", (list(replace_ids),))
     if not files:
         return dims_seen
+    # The local index may have given an id that a file of a later batch still holds
+    # here (ids above the largest are reused after the largest were removed): that
+    # file changed too, and goes now (its own batch writes it again).
+    node_ids = [global_id(repo_id, int(n[0])) for f in files for n in f.nodes]
+    chunk_ids_new = [global_id(repo_id, int(c[0])) for f in files for c in f.chunks]
+    pg.execute(
+        "DELETE FROM files WHERE id IN (SELECT file_id FROM nodes WHERE id = ANY(%s)"
+        " UNION SELECT file_id FROM chunks WHERE id = ANY(%s))",
+        (node_ids, chunk_ids_new),
+    )
     file_ids: dict[int, int] = {}
     with pg.cursor() as cur:
         for f in files:
