@@ -25,12 +25,12 @@ if TYPE_CHECKING:  # not imported at run time (see _through_server)
 
 __all__ = ["main"]
 
-# The commands a server may answer (cli_commands.SOCKET_COMMANDS, repeated here so
+# The commands a server may answer (cli_commands uses these too; defined here so
 # that the fast path does not import the command module; a test compares them).
 SOCKET_COMMANDS = ("search", "symbols", "callers", "callees", "graph")
 CONFIG_FILE_NAME = ".codesift.toml"  # config.CONFIG_FILE_NAME (a test compares them)
 DEFAULT_DB_PATH = ".codesift/index.db"  # config.IndexSettings().db_path (likewise)
-# What rich reads from the environment (cli_commands.RICH_ENVIRONMENT; likewise).
+# What rich reads from the environment (cli_commands uses it too).
 RICH_ENVIRONMENT = (
     "TERM",
     "COLORTERM",

@@ -36,6 +36,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from codesift import __version__
+from codesift.cli import SOCKET_COMMANDS
 from codesift.console_progress import DEFAULT_INTERVAL_SECONDS, ProgressLines
 from codesift.engine import (
     EDGE_KINDS,
@@ -89,8 +90,8 @@ __all__ = [
     "Invocation",
     "answer_socket_request",
     "build_parser",
-    "execute",
     "run",
+    "run_command",
     "serve_cli_socket",
 ]
 
@@ -1095,7 +1096,7 @@ def failure(exc: Exception, db_path: Path | None) -> tuple[str, int]:
     return (str(exc) or error_message(exc)), EXIT_ERROR
 
 
-def execute(args: argparse.Namespace, inv: Invocation) -> int:
+def run_command(args: argparse.Namespace, inv: Invocation) -> int:
     """Run the parsed command; an error becomes one `error:` line on stderr and its
     exit code (never a traceback)."""
     try:
@@ -1122,7 +1123,7 @@ def run(argv: Sequence[str]) -> int:
     setup_logging(args.verbose)
     inv = Invocation()
     try:
-        return execute(args, inv)
+        return run_command(args, inv)
     except KeyboardInterrupt:
         inv.err_console().print("interrupted; the index keeps every file completed so far")
         return EXIT_INTERRUPTED
@@ -1130,26 +1131,14 @@ def run(argv: Sequence[str]) -> int:
 
 # -- answering the CLI for a server ---------------------------------------------------------
 
-# The commands a server answers over its local socket.
-SOCKET_COMMANDS = ("search", "symbols", "callers", "callees", "graph")
+# The commands a server answers over its local socket, and the environment variables
+# rich reads to decide colours, width and terminal-ness: the fast path's (cli.py,
+# standard library only), so the two cannot differ.
 # Before answering, the server waits this long for changes it has seen to be indexed
 # (the first index: FIRST_INDEX_WAIT_SECONDS); when that is not enough, the CLI
 # answers in-process (and waits for the index's write lock as it always does).
 FRESH_WAIT_SECONDS = 10.0
 FIRST_INDEX_WAIT_SECONDS = 60.0
-# Environment variables rich reads to decide colours, width and terminal-ness.
-RICH_ENVIRONMENT = (
-    "TERM",
-    "COLORTERM",
-    "NO_COLOR",
-    "FORCE_COLOR",
-    "TTY_COMPATIBLE",
-    "TTY_INTERACTIVE",
-    "COLUMNS",
-    "LINES",
-    "JUPYTER_COLUMNS",
-    "JUPYTER_LINES",
-)
 
 
 class _Decline(Exception):
@@ -1338,7 +1327,7 @@ def _answer(
     inv = Invocation(stdout, stderr, environ, lambda args: ws, open_engine)
 
     def run_here(cancel: Cancellation) -> int:
-        return execute(args, inv)
+        return run_command(args, inv)
 
     code = reader.readers.submit(run_here, cancel).result()
     return {"exit": code, "stdout": stdout.getvalue(), "stderr": stderr.getvalue()}

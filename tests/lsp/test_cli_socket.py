@@ -30,7 +30,6 @@ import pytest
 from harness import WORKSPACE, LspSession, make_workspace, poll, server_env
 
 import codesift.cli as fast
-from codesift import cli_commands
 from codesift.config import CONFIG_FILE_NAME, IndexSettings
 from codesift.local_socket import ask, lock_path_for, socket_address, socket_path_for
 
@@ -159,10 +158,8 @@ def wait_answered_by_server(root: Path, *args: str) -> subprocess.CompletedProce
 
 
 def test_the_fast_path_repeats_the_engine_constants_exactly() -> None:
-    assert fast.SOCKET_COMMANDS == cli_commands.SOCKET_COMMANDS
     assert fast.CONFIG_FILE_NAME == CONFIG_FILE_NAME
     assert IndexSettings().db_path == fast.DEFAULT_DB_PATH
-    assert fast.RICH_ENVIRONMENT == cli_commands.RICH_ENVIRONMENT
 
 
 def test_the_fast_path_imports_only_the_standard_library() -> None:
