@@ -77,6 +77,8 @@ def _scan(argv: list[str]) -> tuple[str, str | None, int] | None:
     if i >= len(argv) or argv[i] not in SOCKET_COMMANDS:
         return None
     rest = argv[i + 1 :]
+    if any(arg == "--db" or arg.startswith("--db=") for arg in rest):
+        return None  # the shared index: no local server keeps it
     root: str | None = None
     for j, arg in enumerate(rest):
         if arg in ("-h", "--help", "--"):

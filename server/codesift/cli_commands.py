@@ -353,9 +353,72 @@ def cmd_index(args: argparse.Namespace, inv: Invocation) -> int:
             inv.print(json.dumps(data))
         elif not args.quiet:
             inv.print(summary_line(report.summary, conn))
+        if args.db:
+            _write_shared(args, inv, ws, conn)
     finally:
         conn.close()
     return EXIT_OK
+
+
+def _write_shared(
+    args: argparse.Namespace, inv: Invocation, ws: Workspace, conn: apsw.Connection
+) -> None:
+    """`index --db`: the index just updated, written into the shared index."""
+    from codesift.engine.postgres import repo_key, write_shared
+
+    key = repo_key(ws.root, args.repo)
+    shared = write_shared(conn, args.db, key, str(ws.root))
+    if args.json:
+        inv.print(
+            json.dumps(
+                {
+                    "repo": key,
+                    "files_added": shared.files_added,
+                    "files_replaced": shared.files_replaced,
+                    "files_deleted": shared.files_deleted,
+                    "files_unchanged": shared.files_unchanged,
+                    "rows": dict(shared.rows),
+                    "seconds": round(shared.seconds, 3),
+                }
+            )
+        )
+    elif not args.quiet:
+        inv.print(
+            f"shared index {key}: {shared.files_added} files added,"
+            f" {shared.files_replaced} replaced, {shared.files_deleted} deleted,"
+            f" {shared.files_unchanged} unchanged ({shared.rows_written} rows)"
+            f" in {shared.seconds:.1f} s"
+        )
+
+
+def _search_shared(args: argparse.Namespace, inv: Invocation) -> SearchResponse:
+    """`search --db`: the same search over the shared PostgreSQL index."""
+    from codesift.config import EmbeddingSettings, SearchSettings
+    from codesift.engine.models import make_embedder
+    from codesift.engine.postgres import open_shared_search
+    from codesift.retrieval.request import BROAD_LAYERS, SearchRequest
+
+    defaults = SearchSettings()
+    request = SearchRequest(
+        query=args.query,
+        top_k=args.top_k if args.top_k is not None else defaults.top_k,
+        layers=tuple(args.layer or ()) or BROAD_LAYERS,
+        languages=tuple(args.lang or ()),
+        paths=tuple(args.path or ()),
+        snippet_chars=(
+            args.snippet_chars if args.snippet_chars is not None else defaults.snippet_chars
+        ),
+        max_tokens=args.max_tokens,
+        include_graph=args.graph,
+        as_of=args.as_of,
+        since=args.since,
+        until=args.until,
+    )
+    embedder = None if args.no_embed else make_embedder(EmbeddingSettings())
+    with open_shared_search(
+        args.db, principal=args.principal, repos=tuple(args.repo or ()), embedder=embedder
+    ) as shared:
+        return shared.search(request)
 
 
 def cmd_embed(args: argparse.Namespace, inv: Invocation) -> int:
@@ -413,6 +476,13 @@ GRAPH_LABELS = {
 
 
 def cmd_search(args: argparse.Namespace, inv: Invocation) -> int:
+    if args.db:
+        response = _search_shared(args, inv)
+        if args.json:
+            inv.print(json.dumps(_response_json(response), ensure_ascii=False))
+        else:
+            _print_search(inv, args.query, response)
+        return EXIT_OK
     engine = inv.engine(args, quiet=bool(args.json))
     try:
         times = engine.times(args.as_of, args.since, args.until)  # before any indexing
@@ -885,6 +955,12 @@ def build_parser(
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     p.add_argument("--json", action="store_true", help="print the run summary as JSON")
     p.add_argument("--no-embed", action="store_true", help="do not compute vectors")
+    p.add_argument(
+        "--db",
+        metavar="DSN",
+        help="then write the index into the shared PostgreSQL index at DSN (docs/postgres.md)",
+    )
+    p.add_argument("--repo", help="its repository key there (default: the remote's slug@branch)")
     progress_option(p)
     p.set_defaults(func=cmd_index)
 
@@ -931,6 +1007,16 @@ def build_parser(
     )
     config_option(p)
     common(p)
+    p.add_argument(
+        "--db", metavar="DSN", help="search the shared PostgreSQL index at DSN (docs/postgres.md)"
+    )
+    p.add_argument(
+        "--repo", action="append", help="with --db: only this repository key (repeatable)"
+    )
+    p.add_argument(
+        "--principal",
+        help="with --db: read as this user or group (default: the database role's own view)",
+    )
     p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("route", help="which folders and document collections a question is about")
