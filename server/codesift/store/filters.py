@@ -64,22 +64,28 @@ def file_conditions(filters: SearchFilters, alias: str = "f") -> tuple[str, list
 
 
 def time_conditions(
-    window: TimeFilter, changed: str, created: str, now: float | None = None
+    window: TimeFilter,
+    changed: str,
+    created: str,
+    now: float | None = None,
+    *,
+    mark: str = "?",
 ) -> tuple[str, list[object]]:
     """Conditions (each prefixed with AND) on the given changed/created columns.
 
     A row without times (history not computed yet) passes no bound; bounds at or
-    after `now` are left out (`TimeFilter.active_bounds`)."""
+    after `now` are left out (`TimeFilter.active_bounds`). `mark` is the driver's
+    parameter placeholder (`?` for SQLite, `%s` for psycopg)."""
     since, until, as_of = window.active_bounds(now)
     sql = ""
     params: list[object] = []
     if since is not None:
-        sql += f" AND coalesce({changed}, {created}) >= ?"
+        sql += f" AND coalesce({changed}, {created}) >= {mark}"
         params.append(since)
     if until is not None:
-        sql += f" AND coalesce({changed}, {created}) <= ?"
+        sql += f" AND coalesce({changed}, {created}) <= {mark}"
         params.append(until)
     if as_of is not None:
-        sql += f" AND {created} <= ?"
+        sql += f" AND {created} <= {mark}"
         params.append(as_of)
     return sql, params

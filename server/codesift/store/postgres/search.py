@@ -40,7 +40,7 @@ import numpy.typing as npt
 import psycopg
 
 from codesift.history.timespec import TimeFilter
-from codesift.store.filters import SearchFilters
+from codesift.store.filters import SearchFilters, time_conditions
 from codesift.store.history import TimeRow
 from codesift.store.postgres.tsvector import or_query
 from codesift.store.reader import ChunkRow, EdgeRow, NodeRow
@@ -150,19 +150,7 @@ def _file_conditions(filters: SearchFilters, alias: str = "f") -> tuple[str, lis
 
 
 def _time_conditions(window: TimeFilter, changed: str, created: str) -> tuple[str, list[Any]]:
-    since, until, as_of = window.active_bounds()
-    sql = ""
-    params: list[Any] = []
-    if since is not None:
-        sql += f" AND coalesce({changed}, {created}) >= %s"
-        params.append(since)
-    if until is not None:
-        sql += f" AND coalesce({changed}, {created}) <= %s"
-        params.append(until)
-    if as_of is not None:
-        sql += f" AND {created} <= %s"
-        params.append(as_of)
-    return sql, params
+    return time_conditions(window, changed, created, mark="%s")
 
 
 def _files_join(filters: SearchFilters, file_id: str) -> str:
