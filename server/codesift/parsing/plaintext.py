@@ -25,6 +25,7 @@ __all__ = [
     "line_windows",
     "parse_text",
     "split_lines",
+    "window_chunks",
 ]
 
 DEFAULT_WINDOW_LINES = 40
@@ -149,16 +150,24 @@ def parse_text(text: str, path: str, window_lines: int = DEFAULT_WINDOW_LINES) -
     result can be labelled without the text having to repeat it.
     """
     parsed = ParsedFile(language="text")
-    for span in line_windows(split_lines(text), 1, window_lines, MAX_CHUNK_CHARS):
-        parsed.chunks.append(
-            ParsedChunk(
-                layer="code",
-                node=None,
-                start_line=span.start_line,
-                end_line=span.end_line,
-                text=span.text,
-                part=span.part,
-                title=path,
-            )
-        )
+    parsed.chunks.extend(window_chunks(split_lines(text), 1, path, window_lines))
     return parsed
+
+
+def window_chunks(
+    lines: Sequence[str], first_line: int, path: str, window_lines: int = DEFAULT_WINDOW_LINES
+) -> list[ParsedChunk]:
+    """`code` chunks of the line windows of `lines` (the first is line `first_line`),
+    each titled by `path`: the chunks of a file, or part of one, without a grammar."""
+    return [
+        ParsedChunk(
+            layer="code",
+            node=None,
+            start_line=span.start_line,
+            end_line=span.end_line,
+            text=span.text,
+            part=span.part,
+            title=path,
+        )
+        for span in line_windows(lines, first_line, window_lines, MAX_CHUNK_CHARS)
+    ]

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from codesift.parsing.chunks import summary_text
 from codesift.parsing.model import ParsedChunk, ParsedFile, ParsedNode
-from codesift.parsing.plaintext import MAX_CHUNK_CHARS, line_windows
+from codesift.parsing.plaintext import MAX_CHUNK_CHARS, line_windows, window_chunks
 
 __all__ = ["MAX_RESOURCE_LINES", "add_resource", "add_resource_text", "leftover_windows"]
 
@@ -141,16 +141,5 @@ def leftover_windows(
         run_end = line
         while run_end + 1 <= len(lines) and not taken[run_end + 1]:
             run_end += 1
-        for span in line_windows(lines[line - 1 : run_end], line, window_lines, MAX_CHUNK_CHARS):
-            parsed.chunks.append(
-                ParsedChunk(
-                    layer="code",
-                    node=None,
-                    start_line=span.start_line,
-                    end_line=span.end_line,
-                    text=span.text,
-                    part=span.part,
-                    title=path,
-                )
-            )
+        parsed.chunks.extend(window_chunks(lines[line - 1 : run_end], line, path, window_lines))
         line = run_end + 1
