@@ -220,9 +220,13 @@ def related_resources(
     results: Sequence[SearchResult],
     collections: Sequence[Collection],
     listener: EngineListener | None = None,
+    *,
+    refresh: bool = True,
 ) -> list[SearchResult]:
     """`results` with `related` set on each code result that a collection resource
-    mentions (by qualified name, name, file or table; at most MAX_RELATED each)."""
+    mentions (by qualified name, name, file or table; at most MAX_RELATED each).
+    `refresh`: bring each collection's mentions up to date first; a caller whose
+    resource search has just done so passes False."""
     code = [r for r in results if r.layer in ("code", "summary", "ast") and r.collection == ""]
     if not code or not collections:
         return list(results)
@@ -238,7 +242,8 @@ def related_resources(
         db_path = collection.workspace.db_path
         if not db_path.exists():
             continue  # never searched yet: nothing is known of what it mentions
-        refresh_mentions(collection)
+        if refresh:
+            refresh_mentions(collection)
         try:
             conn = open_database(db_path, readonly=True)
         except CodesiftError as exc:

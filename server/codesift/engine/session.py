@@ -162,7 +162,9 @@ class Engine:
             collections = collections_of(self.workspace, self.listener)
             limit = self.workspace.settings.search.resource_top_k
             response.resources = search_collections(request, collections, limit, self.listener)
-            response.results = related_resources(response.results, collections, self.listener)
+            response.results = related_resources(
+                response.results, collections, self.listener, refresh=limit <= 0
+            )
         return response
 
     def symbols(self, name: str, limit: int = 20, times: TimeFilter | None = None) -> SymbolMatches:

@@ -206,7 +206,9 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
         resources: list[SearchResult] = []
         if mounted:
             resources = live_resources(server.live, mounted, request, resource_top_k, cancel)
-            related = related_resources([r for _, r in results], [c for c, _ in mounted])
+            related = related_resources(
+                [r for _, r in results], [c for c, _ in mounted], refresh=resource_top_k <= 0
+            )
             results = [(name, r) for (name, _), r in zip(results, related, strict=True)]
         return {
             "query": request.query,

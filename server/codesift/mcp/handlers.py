@@ -66,7 +66,9 @@ async def search(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallTool
         response = live.reader.search(live.folder, checked, cancel, open_timeout=None)
         if mounted:
             response.resources = live_resources(live.reader, mounted, checked, limit, cancel)
-            response.results = related_resources(response.results, [c for c, _ in mounted])
+            response.results = related_resources(
+                response.results, [c for c, _ in mounted], refresh=limit <= 0
+            )
         return response
 
     response = await live.read(run)
