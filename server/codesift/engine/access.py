@@ -22,17 +22,21 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import apsw
 
-from codesift.embedding import Embedder, fill_vectors, vector_coverage
+from codesift.engine.freshness import index_is_current
 from codesift.engine.listener import EngineListener
 from codesift.engine.workspace import Workspace
 from codesift.errors import CorruptIndexError, NotIndexedError, ReadOnlyIndexError
-from codesift.indexer import Indexer, IndexProgress, IndexSummary
 from codesift.store.database import index_writable, integrity_problem, move_aside, open_database
 from codesift.store.locks import IndexLock, writer_lock
 from codesift.store.reader import has_files, index_counts
+
+if TYPE_CHECKING:  # imported where used: reading an up-to-date index needs neither
+    from codesift.embedding import Embedder
+    from codesift.indexer import IndexProgress, IndexSummary
 
 __all__ = [
     "IndexReport",
@@ -89,6 +93,8 @@ def run_index(
     ws: Workspace, conn: apsw.Connection, listener: EngineListener, *, quiet: bool = False
 ) -> IndexSummary:
     """One index run on `conn` (the caller holds the index's write lock)."""
+    from codesift.indexer import Indexer  # its parsers, pygit2 and worker pool: ~100 ms
+
     indexer = Indexer(ws.root, ws.settings, conn)
     started = time.perf_counter()
     plan = indexer.plan()
@@ -156,6 +162,8 @@ def open_for_reading(
         )
     try:
         conn = open_database(db_path)
+        if has_files(conn) and index_is_current(ws.root.resolve(), ws.settings.index, conn):
+            return conn, None  # nothing changed: the indexer is not even loaded
         fresh = not has_files(conn)
         summary = run_index(ws, conn, listener, quiet=quiet)
     finally:
@@ -210,6 +218,8 @@ def fill_missing_vectors(
 ) -> int:
     """Compute the missing vectors (the caller holds the embed lock); each batch is
     written under the write lock. Raises EmbeddingError when the model cannot run."""
+    from codesift.embedding import fill_vectors, vector_coverage
+
     layers = ws.settings.embedding.layers
     pending = vector_coverage(conn, layers, embedder.model_id)
     missing = pending.embeddable - pending.embedded
@@ -240,6 +250,8 @@ def fill_first_tier(ws: Workspace, conn: apsw.Connection, embedder: Embedder) ->
     """Give every chunk without a vector the first tier's vector (the static model:
     seconds for a whole index), which a later fill by `embedder` replaces; the
     caller holds the embed lock. 0 when `embedder` has no first tier."""
+    from codesift.embedding import fill_vectors
+
     first = embedder.first_tier
     if first is None:
         return 0

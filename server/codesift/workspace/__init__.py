@@ -2,8 +2,10 @@
 
 `discover_files` lists the candidate files of one workspace folder (git or a
 walk, ignore files, limits, cheap name/size checks); `discover_paths` gives the
-same verdict for a few given paths without listing the whole folder; `read_source`
-reads one of them and decides, from its content, whether it is indexable text.
+same verdict for a few given paths without listing the whole folder;
+`discover_stamps` gives the listed files' (size, mtime) alone, for a freshness
+check; `read_source` reads one of them and decides, from its content, whether it
+is indexable text.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ from codesift.workspace.discovery import (
     LOCK_FILE_NAMES,
     MINIFIED_SUFFIXES,
     Discovery,
+    FileStamps,
     SkippedFile,
     SourceFile,
     discover_files,
     discover_paths,
+    discover_stamps,
 )
 
 __all__ = [
@@ -28,10 +32,12 @@ __all__ = [
     "MINIFIED_SUFFIXES",
     "ContentSkip",
     "Discovery",
+    "FileStamps",
     "SkippedFile",
     "SourceFile",
     "SourceText",
     "discover_files",
     "discover_paths",
+    "discover_stamps",
     "read_source",
 ]

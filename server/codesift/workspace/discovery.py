@@ -47,12 +47,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pathspec
-
-from codesift.config import IndexSettings
 from codesift.errors import WorkspaceError
-from codesift.parsing.languages import detect_language
+
+if TYPE_CHECKING:  # loaded when used: a freshness check of an unchanged index needs neither
+    import pathspec
+
+    from codesift.config import IndexSettings
 
 __all__ = [
     "BINARY_EXTENSIONS",
@@ -60,10 +62,12 @@ __all__ = [
     "LOCK_FILE_NAMES",
     "MINIFIED_SUFFIXES",
     "Discovery",
+    "FileStamps",
     "SkippedFile",
     "SourceFile",
     "discover_files",
     "discover_paths",
+    "discover_stamps",
 ]
 
 logger = logging.getLogger(__name__)
@@ -184,6 +188,14 @@ class Discovery:
     skipped: list[SkippedFile]  # sorted by path
 
 
+# (size, mtime_ns) of each file `discover_files` lists, by relative path.
+FileStamps = dict[str, tuple[int, int]]
+
+# A file a listing keeps: its relative path, its path on disk (the link itself for a
+# symlinked file) and the stat of its content (a symlink's target).
+_Found = tuple[str, str, os.stat_result]
+
+
 class _DirVerdict(Enum):
     KEEP = "keep"
     IGNORED = "ignored"  # hidden by an ignore file or pattern: not reported
@@ -213,7 +225,11 @@ class _IgnoreTree:
             return
         self.add(reldir, text.splitlines())
 
-    def add(self, reldir: str, lines: Iterable[str]) -> None:
+    def add(self, reldir: str, lines: Sequence[str]) -> None:
+        if not lines:
+            return
+        import pathspec  # ~15 ms: only for a tree with ignore patterns
+
         spec = pathspec.GitIgnoreSpec.from_lines(lines)
         if len(spec):
             self._specs[reldir] = spec
@@ -314,8 +330,9 @@ class _Filters:
             )
         return known
 
-    def inspect(self, relpath: str, abs_path: Path, st: os.stat_result) -> SourceFile | SkippedFile:
-        """Cheap checks on a non-directory entry, given its lstat result."""
+    def inspect(self, relpath: str, abs_path: str, st: os.stat_result) -> _Found | SkippedFile:
+        """Cheap checks on a non-directory entry, given its lstat result (no
+        SourceFile yet: a freshness check needs only the stat)."""
         name = relpath.rsplit("/", 1)[-1]
         reason = _name_skip_reason(name)
         if reason is not None:
@@ -332,15 +349,9 @@ class _Filters:
             return SkippedFile(relpath, "not a regular file")
         if st.st_size > self.max_bytes:
             return SkippedFile(relpath, f"larger than {self.max_bytes} bytes")
-        return SourceFile(
-            path=relpath,
-            abs_path=abs_path,
-            size=st.st_size,
-            mtime_ns=st.st_mtime_ns,
-            language=detect_language(relpath),
-        )
+        return relpath, abs_path, st
 
-    def _follow_link(self, relpath: str, abs_path: Path) -> os.stat_result | SkippedFile:
+    def _follow_link(self, relpath: str, abs_path: str) -> os.stat_result | SkippedFile:
         try:
             target = Path(os.path.realpath(abs_path, strict=True))
         except FileNotFoundError:
@@ -362,21 +373,54 @@ def discover_files(root: Path, settings: IndexSettings) -> Discovery:
 
     Raises WorkspaceError when `root` is missing, not a folder, or unreadable.
     """
+    found, skipped = _listing(root, settings)
+    files = _source_files(found)
+    files.sort(key=lambda f: f.path)
+    skipped.sort(key=lambda s: s.path)
+    return Discovery(files=files, skipped=skipped)
+
+
+def discover_stamps(root: Path, settings: IndexSettings) -> FileStamps:
+    """(size, mtime_ns) of every file `discover_files(root, settings)` lists, by
+    path: what a freshness check compares with the index's files table. The same
+    listing and filters, without a SourceFile (nor a language) per file.
+
+    Raises WorkspaceError when `root` is missing, not a folder, or unreadable.
+    """
+    found, _ = _listing(root, settings)
+    return {relpath: (st.st_size, st.st_mtime_ns) for relpath, _, st in found}
+
+
+def _listing(root: Path, settings: IndexSettings) -> tuple[list[_Found], list[SkippedFile]]:
     root = _checked_root(root)
     listing = _git_listing(root)
     filters = _Filters(root, settings, use_gitignore=listing is None)
     if listing is None:
-        files, skipped = _walk(filters)
+        found, skipped = _walk(filters)
         mode = "walk"
     else:
-        files, skipped = _from_git(filters, listing)
+        found, skipped = _from_git(filters, listing)
         mode = "git"
-    files.sort(key=lambda f: f.path)
-    skipped.sort(key=lambda s: s.path)
     logger.debug(
-        "discovered %d files in %s (%s mode), skipped %d", len(files), root, mode, len(skipped)
+        "discovered %d files in %s (%s mode), skipped %d", len(found), root, mode, len(skipped)
     )
-    return Discovery(files=files, skipped=skipped)
+    return found, skipped
+
+
+def _source_files(found: Iterable[_Found]) -> list[SourceFile]:
+    # The language table is the parsers' (imported here: a freshness check needs none).
+    from codesift.parsing.languages import detect_language
+
+    return [
+        SourceFile(
+            path=relpath,
+            abs_path=Path(abs_path),
+            size=st.st_size,
+            mtime_ns=st.st_mtime_ns,
+            language=detect_language(relpath),
+        )
+        for relpath, abs_path, st in found
+    ]
 
 
 def discover_paths(root: Path, settings: IndexSettings, paths: Iterable[str]) -> Discovery:
@@ -409,12 +453,12 @@ def discover_paths(root: Path, settings: IndexSettings, paths: Iterable[str]) ->
         listing = _ls_files(root, query.pathspecs(""))
     filters = _Filters(root, settings, use_gitignore=listing is None)
     if listing is None or query is None:
-        files, skipped = _walk_paths(filters, wanted)
+        found, skipped = _walk_paths(filters, wanted)
     else:
-        files, skipped = _from_git(filters, listing, query.list_nested)
+        found, skipped = _from_git(filters, listing, query.list_nested)
     # Git may list more than was asked (ancestor .codesiftignore files, whole
     # nested repositories when a call had to be widened): keep what was asked.
-    files = sorted((f for f in files if f.path in wanted), key=lambda f: f.path)
+    files = sorted(_source_files(f for f in found if f[0] in wanted), key=lambda f: f.path)
     skipped = sorted((s for s in skipped if s.path in wanted), key=lambda s: s.path)
     return Discovery(files=files, skipped=skipped)
 
@@ -459,8 +503,8 @@ def _is_real_dir(path: Path) -> bool:
 # --- walk mode -------------------------------------------------------------------------
 
 
-def _walk(filters: _Filters) -> tuple[list[SourceFile], list[SkippedFile]]:
-    files: list[SourceFile] = []
+def _walk(filters: _Filters) -> tuple[list[_Found], list[SkippedFile]]:
+    files: list[_Found] = []
     skipped: list[SkippedFile] = []
     root = filters.root
     pending = [""]
@@ -504,15 +548,13 @@ def _walk(filters: _Filters) -> tuple[list[SourceFile], list[SkippedFile]]:
             except OSError as exc:
                 skipped.append(SkippedFile(relpath, f"unreadable: {exc.strerror or exc}"))
                 continue
-            _add(filters.inspect(relpath, Path(entry.path), st), files, skipped)
+            _add(filters.inspect(relpath, entry.path, st), files, skipped)
     return files, skipped
 
 
-def _walk_paths(
-    filters: _Filters, wanted: Iterable[str]
-) -> tuple[list[SourceFile], list[SkippedFile]]:
+def _walk_paths(filters: _Filters, wanted: Iterable[str]) -> tuple[list[_Found], list[SkippedFile]]:
     """What `_walk` would find for these paths, visiting only their ancestors."""
-    files: list[SourceFile] = []
+    files: list[_Found] = []
     skipped: list[SkippedFile] = []
     root = filters.root
     try:
@@ -564,7 +606,7 @@ def _walk_paths(
         if error is not None:
             skipped.append(SkippedFile(relpath, f"unreadable: {error.strerror or error}"))
             continue
-        _add(filters.inspect(relpath, abs_path, st), files, skipped)
+        _add(filters.inspect(relpath, str(abs_path), st), files, skipped)
     return files, skipped
 
 
@@ -576,13 +618,11 @@ def _can_list(abs_dir: Path) -> bool:
         return False
 
 
-def _add(
-    result: SourceFile | SkippedFile, files: list[SourceFile], skipped: list[SkippedFile]
-) -> None:
-    if isinstance(result, SourceFile):
-        files.append(result)
-    else:
+def _add(result: _Found | SkippedFile, files: list[_Found], skipped: list[SkippedFile]) -> None:
+    if isinstance(result, SkippedFile):
         skipped.append(result)
+    else:
+        files.append(result)
 
 
 # --- git mode --------------------------------------------------------------------------
@@ -736,8 +776,8 @@ def _from_git(
     filters: _Filters,
     listing: list[str],
     list_nested: Callable[[str, Path], list[str] | None] = _list_nested_repo,
-) -> tuple[list[SourceFile], list[SkippedFile]]:
-    files: list[SourceFile] = []
+) -> tuple[list[_Found], list[SkippedFile]]:
+    files: list[_Found] = []
     skipped: list[SkippedFile] = []
     root = filters.root
     # Memo of each folder's verdict including its parents': True = skip its contents.
@@ -810,7 +850,7 @@ def _from_git(
             continue
         if filters.ignored(relpath, is_dir=False):
             continue
-        _add(filters.inspect(relpath, abs_path, st), files, skipped)
+        _add(filters.inspect(relpath, str(abs_path), st), files, skipped)
     return files, skipped
 
 
