@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codesift.history.records import ChangeInfo
 from codesift.history.timespec import TimeFilter
-from codesift.history.update import HistoryStatus
 from codesift.store.reader import NodeRow
+
+if TYPE_CHECKING:  # history/update.py loads pygit2 and numpy: not for an annotation
+    from codesift.history.update import HistoryStatus
 
 __all__ = [
     "EDGE_KINDS",
