@@ -38,25 +38,19 @@ from rich.markup import escape
 from codesift import __version__
 from codesift.cli import SOCKET_COMMANDS
 from codesift.console_progress import DEFAULT_INTERVAL_SECONDS, ProgressLines
-from codesift.engine import (
+from codesift.engine.access import summary_line
+from codesift.engine.listener import EngineListener
+from codesift.engine.results import (
     EDGE_KINDS,
-    Engine,
-    EngineListener,
     GraphLink,
     GraphQuery,
     GraphResult,
     IndexStatus,
     Symbol,
-    Workspace,
-    embed,
-    index_status,
-    indexed_root,
-    reindex,
-    summary_line,
 )
-from codesift.engine.collections import collections_of
-from codesift.engine.route import MAX_ROUTE_LIMIT, check_route, route, route_json
+from codesift.engine.session import Engine, embed, reindex
 from codesift.engine.symbols import MAX_SYMBOLS
+from codesift.engine.workspace import Workspace, indexed_root
 from codesift.errors import (
     CodesiftError,
     ConfigError,
@@ -72,18 +66,19 @@ from codesift.front_defaults import (
     SYMBOLS_LIMIT,
     search_setting,
 )
-from codesift.history.records import ChangeInfo
-from codesift.retrieval import SearchResponse
-from codesift.retrieval.routing import RouteMatch
 from codesift.store.database import integrity_problem
 
+# Imported where used (a search of an up-to-date index loads none of them): the
+# status command's (git, the models), the router's, the collections', and types.
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
     from codesift.embedding import Embedder
     from codesift.engine.live import Cancellation, FolderIndex, LiveReader
+    from codesift.history.records import ChangeInfo
     from codesift.local_socket_server import Hangup, LocalSocketServer
-    from codesift.retrieval import Searcher
+    from codesift.retrieval import Searcher, SearchResponse
+    from codesift.retrieval.routing import RouteMatch
 
 __all__ = [
     "SOCKET_COMMANDS",
@@ -101,6 +96,10 @@ EXIT_OK = 0
 EXIT_INTERNAL = 1  # an unexpected failure (a bug): one line, details with -vv
 EXIT_ERROR = 2  # a codesift error: bad input, an unusable index or workspace, a full disk
 EXIT_INTERRUPTED = 130
+
+# engine/route.py's MAX_ROUTE_LIMIT, for `route --help` without loading the router
+# on every command (a test compares them).
+ROUTE_LIMIT_MAX = 20
 
 
 class _Stream(io.StringIO):
@@ -579,6 +578,9 @@ def _route_workspaces(args: argparse.Namespace) -> list[Workspace]:
 
 def cmd_route(args: argparse.Namespace, inv: Invocation) -> int:
     """Which folders and collections a question is about, pool by pool."""
+    from codesift.engine.collections import collections_of
+    from codesift.engine.route import check_route, route, route_json
+
     check_route(args.query, args.limit)  # before any index is touched
     workspaces = _route_workspaces(args)
     args.db_path = workspaces[0].db_path
@@ -794,6 +796,8 @@ _QUERY_PATHS = {
 
 
 def cmd_status(args: argparse.Namespace, inv: Invocation) -> int:
+    from codesift.engine.status import index_status  # git and the models' state
+
     ws = inv.workspace(args)
     status = index_status(ws)
     if not status.exists:
@@ -1031,7 +1035,7 @@ def build_parser(
         "--limit",
         type=int,
         default=3,
-        help=f"sources listed per pool, 1..{MAX_ROUTE_LIMIT} (default 3)",
+        help=f"sources listed per pool, 1..{ROUTE_LIMIT_MAX} (default 3)",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_route)

@@ -21,31 +21,39 @@ threads with their own connections) and reads through its `LiveReader`
 (search, symbols, graph, status, waiting for freshness up to a deadline); that
 module is imported on its own, so that one-shot commands do not load the
 watcher.
+
+The names below are loaded on first use (PEP 562): `from codesift.engine import
+Engine, Workspace` loads the session and the workspace, not the indexer, the
+embedding models or git, which a search of an up-to-date index never needs.
 """
 
 from __future__ import annotations
 
-from codesift.engine.access import IndexReport, open_for_reading, summary_line, update_index
-from codesift.engine.graph import check_graph_query, walk_graph
-from codesift.engine.listener import EngineListener
-from codesift.engine.models import embedder_key, load_rerank, make_embedder, query_path
-from codesift.engine.results import (
-    EDGE_KINDS,
-    EmbedReport,
-    GraphLink,
-    GraphQuery,
-    GraphResult,
-    IndexStatus,
-    RerankStatus,
-    Symbol,
-    SymbolMatches,
-    VectorStatus,
-)
-from codesift.engine.search import FolderPage, MergedPage, merge_pages
-from codesift.engine.session import Engine, embed, reindex
-from codesift.engine.status import database_bytes, index_status, read_status
-from codesift.engine.symbols import find_symbols
-from codesift.engine.workspace import Workspace, db_path_for, find_root, indexed_root
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from codesift.engine.access import IndexReport, open_for_reading, summary_line, update_index
+    from codesift.engine.graph import check_graph_query, walk_graph
+    from codesift.engine.listener import EngineListener
+    from codesift.engine.models import embedder_key, load_rerank, make_embedder, query_path
+    from codesift.engine.results import (
+        EDGE_KINDS,
+        EmbedReport,
+        GraphLink,
+        GraphQuery,
+        GraphResult,
+        IndexStatus,
+        RerankStatus,
+        Symbol,
+        SymbolMatches,
+        VectorStatus,
+    )
+    from codesift.engine.search import FolderPage, MergedPage, merge_pages
+    from codesift.engine.session import Engine, embed, reindex
+    from codesift.engine.status import database_bytes, index_status, read_status
+    from codesift.engine.symbols import find_symbols
+    from codesift.engine.workspace import Workspace, db_path_for, find_root, indexed_root
 
 __all__ = [
     "EDGE_KINDS",
@@ -84,3 +92,55 @@ __all__ = [
     "update_index",
     "walk_graph",
 ]
+
+# Where each name lives (a test checks this table against __all__).
+_HOME = {
+    "IndexReport": "codesift.engine.access",
+    "open_for_reading": "codesift.engine.access",
+    "summary_line": "codesift.engine.access",
+    "update_index": "codesift.engine.access",
+    "check_graph_query": "codesift.engine.graph",
+    "walk_graph": "codesift.engine.graph",
+    "EngineListener": "codesift.engine.listener",
+    "embedder_key": "codesift.engine.models",
+    "load_rerank": "codesift.engine.models",
+    "make_embedder": "codesift.engine.models",
+    "query_path": "codesift.engine.models",
+    "EDGE_KINDS": "codesift.engine.results",
+    "EmbedReport": "codesift.engine.results",
+    "GraphLink": "codesift.engine.results",
+    "GraphQuery": "codesift.engine.results",
+    "GraphResult": "codesift.engine.results",
+    "IndexStatus": "codesift.engine.results",
+    "RerankStatus": "codesift.engine.results",
+    "Symbol": "codesift.engine.results",
+    "SymbolMatches": "codesift.engine.results",
+    "VectorStatus": "codesift.engine.results",
+    "FolderPage": "codesift.engine.search",
+    "MergedPage": "codesift.engine.search",
+    "merge_pages": "codesift.engine.search",
+    "Engine": "codesift.engine.session",
+    "embed": "codesift.engine.session",
+    "reindex": "codesift.engine.session",
+    "database_bytes": "codesift.engine.status",
+    "index_status": "codesift.engine.status",
+    "read_status": "codesift.engine.status",
+    "find_symbols": "codesift.engine.symbols",
+    "Workspace": "codesift.engine.workspace",
+    "db_path_for": "codesift.engine.workspace",
+    "find_root": "codesift.engine.workspace",
+    "indexed_root": "codesift.engine.workspace",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

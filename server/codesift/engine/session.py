@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import apsw
 
-from codesift.embedding import Embedder, vector_coverage
 from codesift.engine.access import (
     IndexReport,
     embed_lock,
@@ -30,27 +29,24 @@ from codesift.engine.access import (
     start_background_embedding,
     update_index,
 )
-from codesift.engine.collections import collections_of, related_resources, search_collections
 from codesift.engine.graph import check_graph_query, walk_graph
 from codesift.engine.listener import EngineListener
-from codesift.engine.models import load_rerank, make_embedder
-from codesift.engine.results import (
-    EmbedReport,
-    GraphQuery,
-    GraphResult,
-    IndexStatus,
-    SymbolMatches,
-)
-from codesift.engine.status import index_status
+from codesift.engine.results import EmbedReport
 from codesift.engine.symbols import MAX_SYMBOLS, find_symbols
 from codesift.engine.workspace import Workspace
 from codesift.errors import EmbeddingError, QueryError
 from codesift.history.timespec import TimeFilter, TimeValue, time_filter
-from codesift.indexer import IndexSummary
 from codesift.retrieval import BROAD_LAYERS, Searcher, SearchRequest, SearchResponse
 from codesift.store.database import index_writable, open_database
 from codesift.store.locks import IndexLock
 from codesift.store.reader import NodeRow, node_rows, nodes_named
+
+# Imported where used, so that a search of an up-to-date index without vectors
+# loads neither the indexer nor the embedding models, git nor the collections.
+if TYPE_CHECKING:
+    from codesift.embedding import Embedder
+    from codesift.engine.results import GraphQuery, GraphResult, IndexStatus, SymbolMatches
+    from codesift.indexer import IndexSummary
 
 __all__ = ["FOREGROUND_EMBED_LIMIT", "Engine", "embed", "reindex"]
 
@@ -159,6 +155,12 @@ class Engine:
             self._searcher = self._make_searcher(conn)
         response = self._searcher.search(request, cancel=cancel)
         if self.workspace.settings.collections:
+            from codesift.engine.collections import (
+                collections_of,
+                related_resources,
+                search_collections,
+            )
+
             collections = collections_of(self.workspace, self.listener)
             limit = self.workspace.settings.search.resource_top_k
             response.resources = search_collections(request, collections, limit, self.listener)
@@ -188,6 +190,8 @@ class Engine:
 
     def status(self) -> IndexStatus:
         """The index's status (see `index_status`); needs no open connection."""
+        from codesift.engine.status import index_status
+
         return index_status(self.workspace)
 
     def reindex(self, *, rebuild: bool = False, vectors: bool = True) -> IndexReport:
@@ -216,6 +220,8 @@ class Engine:
         """A searcher with the vector stream when embeddings are on and vectors exist
         (missing vectors are computed now (a few) or in the background (many)), and
         the rerank stage when it is on and its model loads."""
+        from codesift.engine.models import load_rerank, make_embedder
+
         settings = self.workspace.settings
         rerank = load_rerank(settings)
         if rerank.warning:
@@ -238,6 +244,8 @@ class Engine:
     def _vectors_for_search(self, conn: apsw.Connection, embedder: Embedder) -> bool:
         """Compute a few missing vectors now, or start the background embedding of
         many; whether the index has vectors to compare a query with."""
+        from codesift.embedding import vector_coverage
+
         ws = self.workspace
         layers = ws.settings.embedding.layers
         coverage = vector_coverage(conn, layers, embedder.model_id)
@@ -299,6 +307,9 @@ def embed(
     """Compute the missing vectors; one embedder per index at a time (the embed
     lock): when another process is embedding, returns at once saying who.
     Raises EmbeddingError when the model cannot run."""
+    from codesift.embedding import vector_coverage
+    from codesift.engine.models import make_embedder
+
     listener = listener or EngineListener()
     own = conn is None
     if conn is None:
@@ -353,6 +364,9 @@ def _first_tier_then_background(
 ) -> EmbedReport:
     """`codesift index` with the static first tier: static vectors for the chunks
     without one now, then MiniLM's in a background `codesift embed`."""
+    from codesift.embedding import vector_coverage
+    from codesift.engine.models import make_embedder
+
     embedder = make_embedder(ws.settings.embedding)
     layers = ws.settings.embedding.layers
     lock = embed_lock(ws, "codesift index: computing static vectors")

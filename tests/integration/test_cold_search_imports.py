@@ -1,0 +1,127 @@
+"""What a one-shot `codesift search` loads (no server, an up-to-date index, no vectors).
+
+Its latency is mostly imports (bench/cli_latency.py): the indexer with its
+parsers' worker pool, git (pygit2) and the embedding runtime are loaded only
+when a command needs them. These tests guard that without timing anything: a
+fresh interpreter runs a cold search and reports its sys.modules.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import codesift.engine
+from codesift import cli_commands
+from codesift.engine import EngineListener, Workspace, reindex
+from codesift.engine.route import MAX_ROUTE_LIMIT
+from conftest import SERVER_DIR, MakeRepo, write_files
+
+FILES = {
+    ".codesift.toml": "[embedding]\nenabled = false\n",
+    "shop/orders.py": "def place_order(order):\n    return charge_card(order.total)\n",
+    "shop/payments.py": (
+        "def charge_card(amount):\n"
+        '    """Charge the card through the payment provider."""\n'
+        "    return amount > 0\n"
+    ),
+}
+
+# What an up-to-date search without vectors must not load: the indexer, its
+# parsers' worker pool, git, the status command's module, the embedding runtime.
+NOT_LOADED = (
+    "codesift.indexer",
+    "codesift.preparation",
+    "codesift.history.update",
+    "codesift.engine.status",
+    "codesift.engine.route",
+    "concurrent.futures.process",
+    "multiprocessing",
+    "pygit2",
+    "onnxruntime",
+    "fastembed",
+    "tokenizers",
+)
+
+PROBE = """
+import contextlib, io, json, sys
+from codesift.cli import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    code = main(sys.argv[1:])
+print(json.dumps({"code": code, "out": out.getvalue(), "modules": sorted(sys.modules)}))
+"""
+
+
+def cold_search(root: Path, *argv: str) -> tuple[str, set[str]]:
+    """The output of `codesift search ...` run in-process in a fresh interpreter in
+    `root`, and the modules it loaded."""
+    env = {
+        **os.environ,
+        "CODESIFT_NO_SERVER": "1",
+        "PYTHONPATH": os.pathsep.join([str(SERVER_DIR), os.environ.get("PYTHONPATH", "")]),
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, "search", *argv],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    probe = json.loads(result.stdout.splitlines()[-1])
+    assert probe["code"] == 0, result.stderr
+    return str(probe["out"]), set(probe["modules"])
+
+
+def index(root: Path) -> None:
+    _, _, conn = reindex(Workspace.at(root.resolve()), EngineListener(), quiet=True)
+    conn.close()
+
+
+def test_a_cold_search_outside_git_loads_no_indexer_git_or_models(tmp_path: Path) -> None:
+    root = tmp_path / "plain"
+    write_files(root, FILES)
+    index(root)
+    out, loaded = cold_search(root, "charge the card")
+    assert "shop/payments.py" in out
+    assert "codesift.retrieval.search" in loaded  # it did search
+    assert sorted(loaded & set(NOT_LOADED)) == []
+
+
+@pytest.mark.usefixtures("git_isolation")
+def test_a_cold_search_in_git_loads_no_indexer_git_or_models(make_repo: MakeRepo) -> None:
+    root = make_repo(FILES)
+    index(root)
+    out, loaded = cold_search(root, "charge the card")
+    assert "shop/payments.py" in out
+    assert sorted(loaded & set(NOT_LOADED)) == []
+
+
+def test_a_changed_file_still_loads_the_indexer_and_is_found(tmp_path: Path) -> None:
+    root = tmp_path / "plain"
+    write_files(root, FILES)
+    index(root)
+    write_files(root, {"shop/refunds.py": "def refund_payment(order):\n    return order\n"})
+    out, loaded = cold_search(root, "refund_payment")
+    assert "shop/refunds.py" in out
+    assert "codesift.indexer" in loaded
+
+
+def test_the_engine_exports_every_name_from_where_it_lives() -> None:
+    home: dict[str, str] = codesift.engine._HOME
+    assert sorted(home) == sorted(codesift.engine.__all__)
+    for name, module in home.items():
+        value = getattr(codesift.engine, name)
+        assert getattr(sys.modules[module], name) is value
+    with pytest.raises(AttributeError):
+        _ = codesift.engine.no_such_name  # type: ignore[attr-defined]
+
+
+def test_the_route_limit_in_the_cli_help_is_the_routers() -> None:
+    assert cli_commands.ROUTE_LIMIT_MAX == MAX_ROUTE_LIMIT
