@@ -48,7 +48,12 @@ def existing_folder(raw: str | Path, option: str) -> Path:
 def _index_of(folder: Path) -> Path:
     """Where the index of a workspace rooted at `folder` would be, read from its
     `.codesift.toml` when it has one (a broken file counts as the default)."""
-    if (folder / CONFIG_FILE_NAME).is_file():
+    config = folder / CONFIG_FILE_NAME
+    try:
+        text = config.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):  # none, or unreadable: reported when opened
+        return folder / _DEFAULT_DB_PATH
+    if "db_path" in text:  # else the default: the settings are read once, when opened
         try:
             return db_path_for(folder, load_settings(folder))
         except Exception:  # a broken config is reported when the workspace is opened
