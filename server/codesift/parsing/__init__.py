@@ -13,9 +13,7 @@ from collections.abc import Callable
 
 from codesift.config import IndexSettings
 from codesift.parsing.chunks import build_chunks
-from codesift.parsing.extractor import extract
 from codesift.parsing.languages import detect_language, spec_for
-from codesift.parsing.markdown import parse_markdown
 from codesift.parsing.model import ParsedChunk, ParsedEdge, ParsedFile, ParsedNode
 from codesift.parsing.plaintext import parse_text
 
@@ -40,6 +38,11 @@ def parse_source(
 ) -> ParsedFile:
     """Parse one file. Never raises for bad content: a grammar failure falls back
     to line windows so the file stays searchable."""
+    # Imported on first parse: a search that parses nothing (it reads this package's
+    # languages and model) need not load the tree-sitter grammars.
+    from codesift.parsing.extractor import extract
+    from codesift.parsing.markdown import parse_markdown
+
     spec = spec_for(language)
     if language == "markdown":
         return parse_markdown(text, rel_path)
