@@ -13,11 +13,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import codesift.engine
-from codesift import cli_commands
+from codesift import cli, cli_commands
 from codesift.engine import EngineListener, Workspace, reindex
 from codesift.engine.route import MAX_ROUTE_LIMIT
 from conftest import SERVER_DIR, MakeRepo, write_files
@@ -49,22 +50,33 @@ NOT_LOADED = (
 )
 
 PROBE = """
-import contextlib, io, json, sys
+import contextlib, io, json, os, sys
 from codesift.cli import main
 out = io.StringIO()
 with contextlib.redirect_stdout(out):
     code = main(sys.argv[1:])
-print(json.dumps({"code": code, "out": out.getvalue(), "modules": sorted(sys.modules)}))
+print(json.dumps({
+    "code": code,
+    "out": out.getvalue(),
+    "modules": sorted(sys.modules),
+    "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
+}))
 """
 
 
-def cold_search(root: Path, *argv: str) -> tuple[str, set[str]]:
+def cold_search(root: Path, *argv: str, **environ: str) -> tuple[str, set[str]]:
     """The output of `codesift search ...` run in-process in a fresh interpreter in
     `root`, and the modules it loaded."""
+    probe = cold_search_probe(root, *argv, **environ)
+    return str(probe["out"]), set(probe["modules"])
+
+
+def cold_search_probe(root: Path, *argv: str, **environ: str) -> dict[str, Any]:
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"},
         "CODESIFT_NO_SERVER": "1",
         "PYTHONPATH": os.pathsep.join([str(SERVER_DIR), os.environ.get("PYTHONPATH", "")]),
+        **environ,
     }
     result = subprocess.run(
         [sys.executable, "-c", PROBE, "search", *argv],
@@ -74,9 +86,9 @@ def cold_search(root: Path, *argv: str) -> tuple[str, set[str]]:
         text=True,
         check=True,
     )
-    probe = json.loads(result.stdout.splitlines()[-1])
+    probe: dict[str, Any] = json.loads(result.stdout.splitlines()[-1])
     assert probe["code"] == 0, result.stderr
-    return str(probe["out"]), set(probe["modules"])
+    return probe
 
 
 def index(root: Path) -> None:
@@ -111,6 +123,24 @@ def test_a_changed_file_still_loads_the_indexer_and_is_found(tmp_path: Path) -> 
     out, loaded = cold_search(root, "refund_payment")
     assert "shop/refunds.py" in out
     assert "codesift.indexer" in loaded
+
+
+def test_a_one_shot_read_asks_numpy_for_one_blas_thread_unless_told_otherwise(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "plain"
+    write_files(root, FILES)
+    index(root)
+    assert cold_search_probe(root, "charge the card")["blas_threads"] == "1"
+    chosen = cold_search_probe(root, "charge the card", OPENBLAS_NUM_THREADS="2")
+    assert chosen["blas_threads"] == "2"
+
+
+def test_the_command_word_follows_the_verbosity_flags() -> None:
+    assert cli._command_of(["-vv", "--verbose", "search", "x"]) == "search"
+    assert cli._command_of(["index", "--root", "."]) == "index"
+    assert cli._command_of(["--version"]) is None
+    assert cli._command_of([]) is None
 
 
 def test_the_engine_exports_every_name_from_where_it_lives() -> None:
