@@ -136,7 +136,8 @@ def test_a_dangling_symlink_left_by_an_earlier_codesift_is_replaced_by_a_copy(
 
 def test_a_truncated_or_damaged_model_file_is_copied_again(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
-    first = Embedder(cache, max_tokens=64, quantized_queries=False)
+    # Batches on the export: the model file itself is what they load.
+    first = Embedder(cache, max_tokens=64, quantized_queries=False, fused_batches=False)
     folder = first.model_dir()
     model = folder / "model.onnx"
     whole = file_digest(model)
@@ -146,7 +147,7 @@ def test_a_truncated_or_damaged_model_file_is_copied_again(tmp_path: Path) -> No
     # takes the new time (no copy), so later processes do not hash it again.
     info = model.stat()
     os.utime(model, ns=(info.st_atime_ns, info.st_mtime_ns + 10**9))
-    Embedder(cache, max_tokens=64, quantized_queries=False).model_dir()
+    Embedder(cache, max_tokens=64, quantized_queries=False, fused_batches=False).model_dir()
     recorded = manifest(folder)
     assert recorded["assemblies"] == 1
     assert recorded["files"]["model.onnx"]["mtime_ns"] == model.stat().st_mtime_ns
@@ -154,7 +155,7 @@ def test_a_truncated_or_damaged_model_file_is_copied_again(tmp_path: Path) -> No
     # Truncated (a copy cut short): its size differs from the manifest's.
     with model.open("r+b") as handle:
         handle.truncate(whole[0] // 2)
-    second = Embedder(cache, max_tokens=64, quantized_queries=False)
+    second = Embedder(cache, max_tokens=64, quantized_queries=False, fused_batches=False)
     assert (second.embed(["retry a declined card payment"]) == expected).all()
     assert file_digest(model) == whole
     assert manifest(folder)["assemblies"] == 2
@@ -165,7 +166,7 @@ def test_a_truncated_or_damaged_model_file_is_copied_again(tmp_path: Path) -> No
     with model.open("r+b") as handle:
         handle.write(b"\xff" * 64)
     os.utime(model, ns=(info.st_atime_ns, info.st_mtime_ns))
-    third = Embedder(cache, max_tokens=64, quantized_queries=False)
+    third = Embedder(cache, max_tokens=64, quantized_queries=False, fused_batches=False)
     assert (third.embed(["retry a declined card payment"]) == expected).all()
     assert file_digest(model) == whole
     assert manifest(folder)["assemblies"] == 3

