@@ -41,7 +41,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -202,6 +201,8 @@ _RUNTIME_DISTRIBUTIONS = ("onnxruntime", "onnxruntime-gpu", "onnxruntime-openvin
 def _runtime_versions() -> dict[str, str]:
     """The installed onnxruntime and onnx versions, read from their metadata
     (importing onnxruntime would cost a status call ~0.1 s)."""
+    from importlib import metadata  # ~30 ms of imports (email, zipfile, csv): not per search
+
     versions = {"onnxruntime": "", "onnx": ""}
     for name in _RUNTIME_DISTRIBUTIONS:
         with contextlib.suppress(metadata.PackageNotFoundError):
