@@ -34,7 +34,8 @@ FILES = {
 }
 
 # What an up-to-date search without vectors must not load: the indexer, its
-# parsers' worker pool, git, the status command's module, the embedding runtime.
+# parsers' worker pool and grammars, git, the status command's module, package
+# metadata, the embedding runtime.
 NOT_LOADED = (
     "codesift.indexer",
     "codesift.preparation",
@@ -44,6 +45,9 @@ NOT_LOADED = (
     "concurrent.futures.process",
     "multiprocessing",
     "pygit2",
+    "tree_sitter",
+    "tree_sitter_language_pack",
+    "importlib.metadata",
     "onnxruntime",
     "fastembed",
     "tokenizers",
