@@ -43,8 +43,9 @@ from codesift.engine.route import MAX_ROUTE_LIMIT, repository_profile, route_sou
 from codesift.engine.search import FolderPage, merge_pages  # noqa: E402
 from codesift.engine.workspace import Workspace  # noqa: E402
 from codesift.retrieval import BROAD_LAYERS, Searcher, SearchRequest  # noqa: E402
-from codesift.retrieval.routing import SourceProfile  # noqa: E402
+from codesift.retrieval.routing import RouteEvidence, SourceProfile  # noqa: E402
 from codesift.store.database import open_database  # noqa: E402
+from codesift.store.route_profile import IndexEvidence  # noqa: E402
 from corpora import DEVSET2_NAMES, CorpusUnavailable, prepare_corpus  # noqa: E402
 from quality import SUITES, corpus_settings, load_queries  # noqa: E402
 from runinfo import head_commit  # noqa: E402
@@ -90,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     names = args.corpus or [*DEVSET1_NAMES, *DEVSET2_NAMES]
 
     profiles: list[SourceProfile] = []
+    evidence: dict[str, RouteEvidence] = {}
     workspaces: dict[str, Workspace] = {}
     queries = []
     started = time.perf_counter()
@@ -105,11 +107,11 @@ def main(argv: list[str] | None = None) -> int:
             continue
         ws = Workspace(corpus.root, corpus_settings(corpus, db_path), db_path)
         workspaces[name] = ws
+        # Kept open: routing reads each index's vocabulary and probes it per query,
+        # as the server does through its reader connections.
         conn = open_database(db_path, readonly=True)
-        try:
-            profiles.append(repository_profile(ws, conn, name=name))
-        finally:
-            conn.close()
+        profiles.append(repository_profile(ws, conn, name=name))
+        evidence[name] = IndexEvidence(conn)
         queries.extend(load_queries(corpus))
     profile_s = time.perf_counter() - started
     log(f"{len(profiles)} profiles in {profile_s:.1f} s; {len(queries)} queries")
@@ -118,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     times: list[float] = []
     for q in queries:
         t0 = time.perf_counter()
-        result = route_sources(q.text, profiles, limit=args.limit)
+        result = route_sources(q.text, profiles, limit=args.limit, evidence=evidence)
         times.append((time.perf_counter() - t0) * 1000)
         names_routed = [m.name for m in result.repositories]
         rank = names_routed.index(q.corpus) + 1 if q.corpus in names_routed else None
@@ -163,9 +165,12 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(
             f"| {name} | {len(rows)} | {accuracy(rows, 1):.3f} | {accuracy(rows, 3):.3f} |"
         )
-    lines += ["", *threshold_sweep(profiles, queries)]
+    lines += ["", *threshold_sweep(profiles, evidence, queries)]
     if args.latency_queries > 0:
-        lines += ["", *unscoped_latency(workspaces, profiles, queries, args.latency_queries)]
+        lines += [
+            "",
+            *unscoped_latency(workspaces, profiles, evidence, queries, args.latency_queries),
+        ]
     lines.append(f"<!-- {SECTION}:end -->")
     text = "\n".join(lines) + "\n"
     print(text)
@@ -187,11 +192,16 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def threshold_sweep(profiles: list[SourceProfile], queries: list[Any]) -> list[str]:
+def threshold_sweep(
+    profiles: list[SourceProfile], evidence: dict[str, RouteEvidence], queries: list[Any]
+) -> list[str]:
     """For each confidence threshold: how many folders an unscoped search would
     search (none passing: every folder) and how often the right corpus is among
     them, over every query (routing only)."""
-    results = [(q.corpus, route_sources(q.text, profiles, limit=MAX_ROUTE_LIMIT)) for q in queries]
+    results = [
+        (q.corpus, route_sources(q.text, profiles, limit=MAX_ROUTE_LIMIT, evidence=evidence))
+        for q in queries
+    ]
     lines = [
         "### Which folders an unscoped search searches, by threshold",
         "",
@@ -201,7 +211,7 @@ def threshold_sweep(profiles: list[SourceProfile], queries: list[Any]) -> list[s
         "| threshold | folders searched (mean) | none passed | right corpus searched |",
         "|---|---|---|---|",
     ]
-    for threshold in (0.1, 0.2, 0.3, 0.4, 0.5):
+    for threshold in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6):
         searched: list[int] = []
         none = right = 0
         for corpus, result in results:
@@ -221,6 +231,7 @@ def threshold_sweep(profiles: list[SourceProfile], queries: list[Any]) -> list[s
 def unscoped_latency(
     workspaces: dict[str, Workspace],
     profiles: list[SourceProfile],
+    evidence: dict[str, RouteEvidence],
     queries: list[Any],
     count: int,
 ) -> list[str]:
@@ -241,7 +252,7 @@ def unscoped_latency(
         for i, q in enumerate(sample, start=1):
             request = SearchRequest(q.text, top_k=10, layers=BROAD_LAYERS)
             t0 = time.perf_counter()
-            result = route_sources(q.text, profiles, limit=MAX_ROUTE_LIMIT)
+            result = route_sources(q.text, profiles, limit=MAX_ROUTE_LIMIT, evidence=evidence)
             chosen = routed_folders(result) or list(searchers)
             pages = [FolderPage(n, searchers[n].search(request)) for n in chosen]
             merge_pages(request, pages)
@@ -266,7 +277,8 @@ def unscoped_latency(
         "",
         f"{n} queries (spread over the suites and corpora) searched across all"
         f" {len(workspaces)} folders, top 10, lexical and symbol streams, each folder's"
-        f" Searcher opened once. Routed: route (profiles in memory) then search the"
+        f" Searcher opened once. Routed: route (profiles in memory, each index read for"
+        " its vocabulary and probed) then search the"
         f" folders at confidence >= {ROUTE_THRESHOLD} (every folder when none is), as"
         " codesift/search does without `folders`.",
         "",

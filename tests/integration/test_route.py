@@ -141,3 +141,65 @@ def test_route_asks_every_folder_and_the_collections_they_list(
     # alone in its pool, every term it has is a term every collection has: idf 0
     assert result.collections[0].confidence == 0.0
     assert "failed (headings, text)" in result.collections[0].rationale
+
+
+WORKER = {
+    "README.md": "# Worker\n\nRuns background jobs.\n",
+    "docs/notes.md": "# Notes\n\nWorkers renew their leases.\n",
+    "worker/run.py": (
+        "def run(job):\n"
+        "    # take a lease on the job and renew it with a heartbeat until it finishes\n"
+        "    return job\n"
+    ),
+}
+WEB = {
+    "README.md": "# Web\n\nServes pages.\n",
+    "web/app.py": (
+        "def page(request):\n    # the heartbeat page for the load balancer\n    return request\n"
+    ),
+}
+
+
+def test_an_index_tells_how_many_chunks_use_a_term_and_which_terms_its_best_chunks_hold(
+    make_repo: MakeRepo, git_isolation: None
+) -> None:
+    from codesift.store.database import open_reader
+    from codesift.store.route_profile import chunk_total, probe_terms, term_chunks
+
+    ws = indexed(make_repo(WORKER, name="worker"))
+    conn = open_reader(ws.db_path)  # a query-only reader, as searches use
+    try:
+        forms = {"leases": ("leases", "lease"), "heartbeat": ("heartbeat",), "zebra": ("zebra",)}
+        counts = term_chunks(conn, forms)
+        # `lease` in the code chunk, `leases` (stem `leas`) in a doc section
+        assert counts == {"leases": 2, "heartbeat": 1}
+        assert chunk_total(conn) >= 2
+        best = probe_terms(conn, forms)
+        assert frozenset({"leases", "heartbeat"}) in best
+        assert all(chunk <= set(forms) for chunk in best)
+        # A common term makes no chunk a candidate alone, but counts in those found.
+        rarer = probe_terms(conn, forms, frozenset({"heartbeat"}))
+        assert frozenset({"leases", "heartbeat"}) in rarer
+        assert all("leases" in chunk for chunk in rarer)
+    finally:
+        conn.close()
+
+
+def test_words_only_the_code_uses_route_a_prose_question(
+    make_repo: MakeRepo, git_isolation: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from codesift.engine.route import route
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    worker = Workspace.at(make_repo(WORKER, name="worker"))
+    web = Workspace.at(make_repo(WEB, name="web"))
+    question = "renew the lease with a heartbeat"
+    # Nothing of it is in a name, a path or the start of a README...
+    for ws in (worker, web):
+        assert route_sources(question, [profile_of(indexed(ws.root))]).repositories == ()
+    # ...but the indexes use it: worker all of it (together), web `heartbeat` only.
+    result = route(question, [web, worker])
+    assert [m.name for m in result.repositories] == ["worker", "web"]
+    best, other = result.repositories
+    assert "lease (vocabulary)" in best.rationale
+    assert best.confidence > other.confidence

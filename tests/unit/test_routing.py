@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 
 import pytest
 
@@ -89,3 +90,76 @@ def test_limit_and_empty_pools() -> None:
     assert score_pool(["retry"], REPOS, 1, keep_unmatched=False)[0].name in ("billing", "search")
     assert score_pool(["retry"], (), 3, keep_unmatched=True) == []
     assert score_pool(["retry"], REPOS, 0, keep_unmatched=True) == []
+
+
+class Chunks:
+    """Routing evidence from plain data: each chunk is the set of words it uses."""
+
+    def __init__(self, *chunks: str) -> None:
+        self.chunks = [frozenset(c.split()) for c in chunks]
+
+    def term_chunks(self, forms: Mapping[str, Sequence[str]]) -> Mapping[str, int]:
+        counts = {t: sum(1 for c in self.chunks if c & set(fs)) for t, fs in forms.items()}
+        return {t: n for t, n in counts.items() if n}
+
+    def probe(
+        self, forms: Mapping[str, Sequence[str]], common: frozenset[str] = frozenset()
+    ) -> Sequence[frozenset[str]]:
+        held = [frozenset(t for t, fs in forms.items() if c & set(fs)) for c in self.chunks]
+        return sorted((h for h in held if h - common), key=len, reverse=True)[:20]
+
+
+def sized(name: str, chunks: Chunks, outline: str = "") -> SourceProfile:
+    return SourceProfile(
+        name, "repository", (("name", name), ("outline", outline)), chunks=len(chunks.chunks)
+    )
+
+
+def test_a_term_its_chunks_use_more_than_the_pool_does_matches_the_vocabulary() -> None:
+    evidence = {
+        "queue": Chunks("worker lease job", "lease expire job", "heartbeat worker"),
+        "web": Chunks("route handler", "handler job", "template render", "static file"),
+    }
+    profiles = [sized(name, chunks) for name, chunks in evidence.items()]
+    found = score_pool(["lease", "job"], profiles, 3, keep_unmatched=False, evidence=evidence)
+    scores = {m.name: m for m in found}
+    # lease: used by queue only (df 1); job: 2 of queue's 3 chunks, 1 of web's 4,
+    # the pool's share 3 / 7: only queue's share (2 / 3) is at least that (df 1).
+    assert scores["queue"].confidence == pytest.approx(1.0)
+    assert "lease (vocabulary)" in scores["queue"].rationale
+    assert "web" not in scores  # `job` is incidental there: no match, dropped
+    assert [m.name for m in found] == ["queue"]
+
+
+def test_a_term_no_index_uses_weighs_nothing_with_evidence_too() -> None:
+    evidence = {
+        "queue": Chunks("worker lease job", "heartbeat worker"),
+        "web": Chunks("route handler job", "worker pool"),
+    }
+    profiles = [sized(name, chunks) for name, chunks in evidence.items()]
+    plain = score_pool(["lease", "worker"], profiles, 3, keep_unmatched=False, evidence=evidence)
+    typo = score_pool(
+        ["lease", "laese", "worker"], profiles, 3, keep_unmatched=False, evidence=evidence
+    )
+    assert [(m.name, m.confidence) for m in plain] == [(m.name, m.confidence) for m in typo]
+
+
+def test_terms_used_together_order_the_pool_and_the_formula_stays_the_confidence() -> None:
+    # Both use `retry` and `charge` in the same share of their chunks, so the formula
+    # (and the term counts) score them alike; only one has chunks using both together.
+    together = Chunks("retry charge", "retry charge", "ledger", "refund")
+    apart = Chunks("retry", "charge", "retry", "charge")
+    evidence = {"a-apart": apart, "b-together": together}
+    profiles = [sized(name, chunks, "pay.retry\npay.charge") for name, chunks in evidence.items()]
+    found = score_pool(["retry", "charge"], profiles, 3, keep_unmatched=False, evidence=evidence)
+    assert [m.name for m in found] == ["b-together", "a-apart"]
+    assert found[0].confidence == found[1].confidence
+    without = score_pool(["retry", "charge"], profiles, 3, keep_unmatched=False)
+    assert [m.name for m in without] == ["a-apart", "b-together"]  # ties on name
+
+
+def test_without_evidence_for_every_repository_the_pool_is_in_formula_order() -> None:
+    evidence = {"billing": Chunks("charge retry")}  # search and web have none
+    found = score_pool(["charge", "retry"], REPOS, 3, keep_unmatched=False, evidence=evidence)
+    plain = score_pool(["charge", "retry"], REPOS, 3, keep_unmatched=False)
+    assert found == plain

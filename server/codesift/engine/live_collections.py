@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -42,7 +42,8 @@ from codesift.engine.route import route_sources as _route_sources
 from codesift.engine.workspace import Workspace
 from codesift.errors import CodesiftError, SearchCancelled
 from codesift.retrieval.request import SearchRequest, SearchResult
-from codesift.retrieval.routing import SourceProfile
+from codesift.retrieval.routing import RouteEvidence, SourceProfile
+from codesift.store.route_profile import probe_terms, term_chunks
 
 __all__ = [
     "ROUTE_MIN_FOLDERS",
@@ -58,10 +59,10 @@ log = logging.getLogger(__name__)
 
 # An unscoped search over ROUTE_MIN_FOLDERS or more folders searches those the
 # router gives at least this confidence; none: every folder. Over the 25 dev-set
-# corpora (bench/route_quality.py) the right folder is among them for 0.93 of the
-# queries at 0.1 (about 15 folders searched), 0.76 at 0.3: the router is a filter
-# that must rarely drop the answer, not a pick.
-ROUTE_THRESHOLD = 0.1
+# corpora (bench/route_quality.py) the right folder is among them for 0.97 of the
+# queries at 0.3 (about 12 folders searched), 0.93 at 0.4 (about 9): the router is
+# a filter that must rarely drop the answer, not a pick.
+ROUTE_THRESHOLD = 0.3
 # Fewer folders are all searched unless the request asks to route (`route: true`):
 # searching them costs little, and a wrong route loses the answer.
 ROUTE_MIN_FOLDERS = 5
@@ -209,10 +210,12 @@ def live_route(
     for a bad request."""
     check_route(query, limit)
     repositories: list[SourceProfile] = []
+    evidence: dict[str, RouteEvidence] = {}
     for folder in folders:
         with reader.connection(folder, cancel, FOLDER_OPEN_SECONDS) as conn:
             profile = cached_profile(folder.workspace, conn)
         repositories.append(replace(profile, name=folder.name))
+        evidence[folder.name] = _LiveEvidence(reader, folder, cancel)
     collections: list[SourceProfile] = []
     for collection, index in mounted:
         try:
@@ -222,7 +225,27 @@ def live_route(
             raise
         except CodesiftError as exc:  # not indexed yet, unreadable: routed without it
             log.warning("collection %r left out of the route: %s", collection.name, exc)
-    return _route_sources(query, repositories, collections, limit)
+    return _route_sources(query, repositories, collections, limit, evidence)
+
+
+class _LiveEvidence:
+    """A live folder's index as routing evidence: each read takes the reader's
+    connection for the folder (attached to the request's cancellation)."""
+
+    def __init__(self, reader: LiveReader, folder: FolderIndex, cancel: Cancellation) -> None:
+        self.reader = reader
+        self.folder = folder
+        self.cancel = cancel
+
+    def term_chunks(self, forms: Mapping[str, Sequence[str]]) -> Mapping[str, int]:
+        with self.reader.connection(self.folder, self.cancel, FOLDER_OPEN_SECONDS) as conn:
+            return term_chunks(conn, forms)
+
+    def probe(
+        self, forms: Mapping[str, Sequence[str]], common: frozenset[str] = frozenset()
+    ) -> Sequence[frozenset[str]]:
+        with self.reader.connection(self.folder, self.cancel, FOLDER_OPEN_SECONDS) as conn:
+            return probe_terms(conn, forms, common)
 
 
 def routed_folders(result: RouteResult, threshold: float = ROUTE_THRESHOLD) -> list[str]:

@@ -5,15 +5,19 @@ repository).
 A repository's profile has four fields: `name` (folder name and remote slug),
 `branch`, `readme` (the first README_CHARS characters of its README) and `outline`
 (file paths and module-level qualified names, at most OUTLINE_ENTRIES, shallow files
-first, test files left out). Profiles are cached per index file and rebuilt when the
-index changes.
+first, test files left out), and the number of chunks its index holds. Profiles are
+cached per index file and rebuilt when the index changes. Routing also reads each
+repository's full-text index (codesift.store.route_profile: the chunks using each
+query term, and a probe of its best chunks for the query) to grade the order of the
+pool; the confidence stays the issue's formula over the fields and the vocabulary.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,9 +32,17 @@ if TYPE_CHECKING:
     from codesift.engine.collections import Collection
 from codesift.engine.workspace import Workspace
 from codesift.retrieval.ranking import is_test_like_path
-from codesift.retrieval.routing import RouteMatch, SourceProfile, route_terms, score_pool
+from codesift.retrieval.routing import (
+    RouteEvidence,
+    RouteMatch,
+    SourceProfile,
+    route_terms,
+    score_pool,
+)
+from codesift.store.database import open_reader
 from codesift.store.mentions import resource_texts, resource_titles
 from codesift.store.outline import OutlineFile, source_outline
+from codesift.store.route_profile import IndexEvidence, chunk_total
 
 __all__ = [
     "MAX_ROUTE_LIMIT",
@@ -147,6 +159,7 @@ def repository_profile(
             ("readme", _readme(ws.root).lower()),
             ("outline", "\n".join(outline).lower()),
         ),
+        chunks=chunk_total(conn),
     )
 
 
@@ -274,14 +287,19 @@ def route_sources(
     repositories: Sequence[SourceProfile],
     collections: Sequence[SourceProfile] = (),
     limit: int = 3,
+    evidence: Mapping[str, RouteEvidence] | None = None,
 ) -> RouteResult:
     """Score the two pools separately: repositories no term matched are dropped,
-    collections are always listed (a zero-score one marked weak)."""
+    collections are always listed (a zero-score one marked weak). With `evidence`
+    (each repository's index, by name) the repositories are in the graded order
+    (codesift.retrieval.routing)."""
     terms = route_terms(query)
     return RouteResult(
         query=query,
         terms=terms,
-        repositories=tuple(score_pool(terms, repositories, limit, keep_unmatched=False)),
+        repositories=tuple(
+            score_pool(terms, repositories, limit, keep_unmatched=False, evidence=evidence)
+        ),
         collections=tuple(score_pool(terms, collections, limit, keep_unmatched=True)),
     )
 
@@ -301,14 +319,20 @@ def route(
 
     repositories: list[SourceProfile] = []
     collections: dict[Path, SourceProfile] = {}
-    for ws in workspaces:
-        with Engine(ws, listener, quiet=True) as engine:
-            repositories.append(cached_profile(ws, engine.connection()))
-        for collection in collections_of(ws, listener):
-            if collection.workspace.db_path in collections:
-                continue
-            with Engine(collection.workspace, listener, quiet=True) as engine:
-                collections[collection.workspace.db_path] = cached_collection_profile(
-                    collection, engine.connection()
-                )
-    return route_sources(query, repositories, list(collections.values()), limit)
+    with ExitStack() as readers:
+        evidence: dict[str, RouteEvidence] = {}
+        for ws in workspaces:
+            with Engine(ws, listener, quiet=True) as engine:
+                profile = cached_profile(ws, engine.connection())
+            repositories.append(profile)
+            reader = open_reader(ws.db_path)
+            readers.callback(reader.close)
+            evidence[profile.name] = IndexEvidence(reader)
+            for collection in collections_of(ws, listener):
+                if collection.workspace.db_path in collections:
+                    continue
+                with Engine(collection.workspace, listener, quiet=True) as engine:
+                    collections[collection.workspace.db_path] = cached_collection_profile(
+                        collection, engine.connection()
+                    )
+        return route_sources(query, repositories, list(collections.values()), limit, evidence)

@@ -16,32 +16,87 @@ on its own:
 where N is the number of sources in the pool and df(term) the number of them the term
 matches. A term that matches no source contributes nothing (a typo must not sink every
 source); one that matches every source weighs nothing either.
+
+A repository whose index is at hand brings more evidence (RouteEvidence, read from
+its full-text index): how many of its chunks use each query term. A term also
+matches a repository's `vocabulary` when the share of its chunks using the term is
+at least the pool's share (chunks using it over all chunks): the term is
+characteristic of it, not merely present somewhere. The formula above, over these
+fields, stays the confidence.
+
+The order of such a pool is graded (the formula counts a term once, however much a
+repository uses it):
+
+  1. a query-likelihood score per repository, with Dirichlet smoothing
+     (MU_CHUNKS) toward the pool's term shares and a size prior (SIZE_PRIOR x log
+     of the chunk count), averaged over the query terms:
+         lm = (SIZE_PRIOR log n
+               + sum_t [log((c_t + MU_CHUNKS p_t) / (n + MU_CHUNKS)) - log p_t]) / |terms|
+     with c_t its chunks using term t, n its chunks, p_t the pool's share;
+  2. the PROBED best repositories by z(lm) + CONFIDENCE_WEIGHT z(confidence) (z:
+     standardised over the pool) are probed: their index's best chunks for the
+     query (bm25; chunks holding only terms more than COMMON_CHUNKS of that
+     index's chunks use are no candidates), each scored by the global idf of the
+     query terms it holds together, log((C + 1) / (c_t + 1)) over all the pool's
+     C chunks, as a share of the query's; the probe score is the mean of the best
+     PROBE_TOP;
+  3. the probed ones are ordered by z(lm) + PROBE_WEIGHT z(probe) (standardised
+     among them), then the rest by step 2's key.
+
+Terms used together in one chunk are what tells a repository about the question
+from one that merely has the words somewhere; bench/route_quality.py measures it.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from codesift.retrieval.query import analyze_query, singulars
 
 __all__ = [
+    "COMMON_CHUNKS",
+    "CONFIDENCE_WEIGHT",
+    "MU_CHUNKS",
+    "PROBED",
+    "PROBE_TOP",
+    "PROBE_WEIGHT",
+    "SIZE_PRIOR",
+    "RouteEvidence",
     "RouteMatch",
     "SourceProfile",
     "route_terms",
     "score_pool",
+    "term_forms",
 ]
+
+# The graded order of a pool with index evidence (see the module docstring); set
+# on half of the dev-set queries, checked on the other half (bench/route_quality.py).
+MU_CHUNKS = 100.0
+SIZE_PRIOR = 0.5
+CONFIDENCE_WEIGHT = 0.5
+PROBED = 10
+PROBE_TOP = 3
+PROBE_WEIGHT = 4.0
+# A term more chunks than this use in one index does not make a chunk of it a
+# probe candidate on its own (it still counts in the chunks found): scoring every
+# chunk of a large index that holds it is what makes a probe slow.
+COMMON_CHUNKS = 2000
 
 
 @dataclass(frozen=True, slots=True)
 class SourceProfile:
-    """What routing knows of one source. `fields` are (name, lower-case text) pairs."""
+    """What routing knows of one source. `fields` are (name, lower-case text) pairs;
+    `chunks` is the number of chunks its index holds (0: unknown)."""
 
     name: str
     kind: str  # "repository" or "collection"
     fields: tuple[tuple[str, str], ...]
     labels: tuple[str, ...] = ()  # lower-case
+    chunks: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +108,22 @@ class RouteMatch:
     matched: tuple[str, ...]  # the query terms that matched, in query order
 
 
+class RouteEvidence(Protocol):
+    """A source's full-text index, as routing reads it (codesift.store.route_profile).
+    Both take each query term with the forms to look it up under."""
+
+    def term_chunks(self, forms: Mapping[str, Sequence[str]]) -> Mapping[str, int]:
+        """Chunks using each term (terms none uses may be left out)."""
+        ...
+
+    def probe(
+        self, forms: Mapping[str, Sequence[str]], common: frozenset[str] = frozenset()
+    ) -> Sequence[frozenset[str]]:
+        """The index's best chunks for the terms, each as the set of terms it holds;
+        a chunk holding `common` terms only need not be a candidate."""
+        ...
+
+
 def route_terms(query: str) -> tuple[str, ...]:
     """The query's words worth routing on: its search terms (stopwords removed,
     identifiers split into their parts too), at least two characters long."""
@@ -62,6 +133,11 @@ def route_terms(query: str) -> tuple[str, ...]:
 def _forms(term: str) -> tuple[str, ...]:
     # A plural query word matches its singular too (`retries` in `retry_policy`).
     return (term, *singulars(term))
+
+
+def term_forms(terms: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """Each term with the forms an index is searched under (itself, its singulars)."""
+    return {t: _forms(t) for t in terms}
 
 
 def _fields_hit(term: str, profile: SourceProfile) -> list[str]:
@@ -86,20 +162,133 @@ def _rationale(hits: dict[str, list[str]], label_terms: Sequence[str], score: fl
     return text
 
 
+def _standard(values: Mapping[str, float]) -> dict[str, float]:
+    """z-scores (0 for all when they do not vary)."""
+    if not values:
+        return {}
+    mean = statistics.fmean(values.values())
+    spread = statistics.pstdev(values.values()) or 1.0
+    return {k: (v - mean) / spread for k, v in values.items()}
+
+
+class _Counts:
+    """The pool's chunk counts: per source (term -> chunks using it), per source in
+    all, and summed over the pool."""
+
+    def __init__(
+        self, terms: Sequence[str], per_source: dict[str, Mapping[str, int]], chunks: dict[str, int]
+    ) -> None:
+        self.per_source = per_source
+        self.chunks = chunks
+        self.total = sum(chunks.values())
+        self.used = {t: sum(c.get(t, 0) for c in per_source.values()) for t in terms}
+
+    def share(self, term: str) -> float:
+        """The pool's share of chunks using `term`."""
+        return self.used[term] / self.total if self.total else 0.0
+
+
+def _vocabulary_hits(
+    terms: Sequence[str], counts: _Counts, hits: list[dict[str, list[str]]], names: list[str]
+) -> None:
+    """Add `vocabulary` to the fields a term hits in a source whose chunks use it at
+    least as often as the pool's do."""
+    for name, found in zip(names, hits, strict=True):
+        size = counts.chunks.get(name, 0)
+        source = counts.per_source.get(name, {})
+        for t in terms:
+            used = source.get(t, 0)
+            if size and used and used / size >= counts.share(t):
+                found[t].append("vocabulary")
+
+
+def _likelihood(terms: Sequence[str], counts: _Counts, name: str) -> float:
+    n = counts.chunks[name]
+    source = counts.per_source[name]
+    score = SIZE_PRIOR * math.log(max(n, 1))
+    for t in terms:
+        pool = (counts.used[t] + 0.5) / counts.total
+        score += math.log((source.get(t, 0) + MU_CHUNKS * pool) / (n + MU_CHUNKS)) - math.log(pool)
+    return score / max(1, len(terms))
+
+
+def _probe_score(
+    terms: Sequence[str],
+    counts: _Counts,
+    name: str,
+    evidence: RouteEvidence,
+    forms: Mapping[str, Sequence[str]],
+) -> float:
+    weight = {
+        t: math.log((counts.total + 1) / (counts.used[t] + 1)) if counts.used[t] else 0.0
+        for t in terms
+    }
+    whole = sum(weight.values())
+    if whole <= 0:
+        return 0.0
+    source = counts.per_source[name]
+    found = evidence.probe(forms, frozenset(t for t in terms if source.get(t, 0) > COMMON_CHUNKS))
+    scores = sorted(
+        (sum(weight.get(t, 0.0) for t in chunk) / whole for chunk in found), reverse=True
+    )
+    return sum(scores[:PROBE_TOP]) / PROBE_TOP
+
+
+def _graded_order(
+    terms: Sequence[str],
+    matches: list[RouteMatch],
+    counts: _Counts,
+    evidence: Mapping[str, RouteEvidence],
+) -> list[RouteMatch]:
+    """`matches` in the graded order of the module docstring."""
+    if len(matches) <= 1 or not terms:
+        return matches
+    forms = term_forms(terms)
+    by_name = {m.name: m for m in matches}
+    lm = {m.name: _likelihood(terms, counts, m.name) for m in matches}
+    lm_z = _standard(lm)
+    conf_z = _standard({m.name: m.confidence for m in matches})
+    first = {n: lm_z[n] + CONFIDENCE_WEIGHT * conf_z[n] for n in by_name}
+    order = sorted(by_name, key=lambda n: (-first[n], n))
+    probed, rest = order[:PROBED], order[PROBED:]
+    probe = {n: _probe_score(terms, counts, n, evidence[n], forms) for n in probed}
+    probe_z = _standard(probe)
+    lm_probed = _standard({n: lm[n] for n in probed})
+    final = {n: lm_probed[n] + PROBE_WEIGHT * probe_z[n] for n in probed}
+    probed.sort(key=lambda n: (-final[n], n))
+    return [by_name[n] for n in [*probed, *rest]]
+
+
 def score_pool(
     terms: Sequence[str],
     profiles: Sequence[SourceProfile],
     limit: int,
     *,
     keep_unmatched: bool,
+    evidence: Mapping[str, RouteEvidence] | None = None,
 ) -> list[RouteMatch]:
     """Score one pool of sources for `terms` (see the module docstring) and return
-    its best `limit`, best first (ties on name). Sources no term matched are
-    dropped unless `keep_unmatched` (collections: always listed, marked weak)."""
+    its best `limit`, best first. Sources no term matched are dropped unless
+    `keep_unmatched` (collections: always listed, marked weak). With `evidence`
+    for every source (by name), the vocabulary field counts and the pool is in
+    the graded order; otherwise by confidence (ties on name)."""
     if limit <= 0 or not profiles:
         return []
     unique = list(dict.fromkeys(terms))
     hits = [{t: _fields_hit(t, p) for t in unique} for p in profiles]
+    graded = evidence is not None and all(p.name in evidence for p in profiles)
+    counts: _Counts | None = None
+    if graded and evidence is not None and unique:
+        forms = term_forms(unique)
+        counts = _Counts(
+            unique,
+            per_source={p.name: evidence[p.name].term_chunks(forms) for p in profiles},
+            chunks={p.name: p.chunks for p in profiles},
+        )
+        if counts.total > 0:
+            _vocabulary_hits(unique, counts, hits, [p.name for p in profiles])
+        else:
+            counts = None
     df = {t: sum(1 for h in hits if h[t]) for t in unique}
     n = len(profiles)
     idf = {t: math.log((n + 1) / (df[t] + 1)) if df[t] >= 1 else 0.0 for t in unique}
@@ -116,4 +305,6 @@ def score_pool(
         rationale = _rationale({t: found[t] for t in matched}, label_terms, score)
         out.append(RouteMatch(profile.name, profile.kind, score, rationale, tuple(matched)))
     out.sort(key=lambda m: (-m.confidence, m.name))
+    if counts is not None and evidence is not None:
+        out = _graded_order(unique, out, counts, evidence)
     return out[:limit]
