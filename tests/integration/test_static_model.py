@@ -28,6 +28,8 @@ from codesift.embedding.static_model import (
     static_model_id,
     table_checksum,
 )
+from codesift.engine import Workspace
+from codesift.engine.status import read_status
 from codesift.indexer import IndexSummary
 from codesift.retrieval import Searcher, SearchRequest
 from codesift.store.database import scalar
@@ -224,3 +226,24 @@ def test_a_one_shot_search_on_a_fresh_workspace_uses_vectors(
     )
     listen = next(r for r in response.results if r.path == "net/server.go")
     assert any(h.stream == "vector" for h in listen.provenance)
+
+
+def test_status_shows_the_first_tiers_coverage_beside_minilms(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace, embedder: Embedder
+) -> None:
+    """An index with the static tier's vectors only: MiniLM's coverage is 0, and
+    status says every chunk has a vector the vector stream can use, and whose."""
+    root = make_repo(FILES)
+    conn, _ = index_workspace(root)
+    ws = Workspace.at(root, {"embedding": {"cache_dir": str(embedder.cache_dir)}})
+    layers = ws.settings.embedding.layers
+    total = fill_vectors(conn, Embedder(model="static"), layers=layers)
+    vectors = read_status(ws, conn, rerank=False).vectors
+    assert vectors is not None
+    assert (vectors.embedded, vectors.usable, vectors.embeddable) == (0, total, total)
+    assert vectors.models == {static_model_id(): total}
+    fill_vectors(conn, embedder, layers=layers)
+    vectors = read_status(ws, conn, rerank=False).vectors
+    assert vectors is not None
+    assert (vectors.embedded, vectors.usable) == (total, total)
+    assert vectors.models == {FUSED_MODEL_ID: total}

@@ -34,6 +34,7 @@ def test_saved_file_gets_vectors(tmp_path: Path) -> None:
 
         before = settle(lambda v: v["embedded"] >= v["embeddable"], 60)
         assert before["embedded"] == before["embeddable"] > 0
+        assert before["usable"] == before["embeddable"] and before["usable_coverage"] == 1.0
         # The int8 query encoder is built and loaded in the background.
         assert settle(lambda v: v["queries"] == "int8", 60)["queries"] == "int8"
         # Loaded into memory after the fill, before any search asks for them.

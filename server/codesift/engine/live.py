@@ -49,7 +49,8 @@ from typing import Any, TypeVar
 import apsw
 
 from codesift.config import EmbeddingSettings, SearchSettings, Settings
-from codesift.embedding import Embedder, fill_vectors, vector_coverage
+from codesift.embedding import Embedder, VectorCoverage, fill_vectors, vector_coverage
+from codesift.embedding.model import cache_dir_from, model_id_of
 from codesift.engine.graph import walk_graph
 from codesift.engine.models import embedder_key, load_rerank, make_embedder
 from codesift.engine.results import GraphQuery, GraphResult, IndexStatus, SymbolMatches
@@ -228,8 +229,11 @@ class FolderProgress:
     chunks_done: int = 0
     chunks_total: int = 0
     first_index_done: bool = False
+    # Chunks with a vector of the configured model (`embedded`), with one of any
+    # model (`usable`: the first tier's count too, what the vector stream searches).
     vectors_embedded: int = 0
     vectors_embeddable: int = 0
+    vectors_usable: int = 0
     last_update: float | None = None
     warnings: list[str] = field(default_factory=list)
     error: str | None = None  # why the last work item failed (state `error`)
@@ -860,8 +864,7 @@ class FolderIndex:
         layers = self.settings.embedding.layers
         coverage = vector_coverage(conn, layers, embedder.model_id)
         missing = coverage.embeddable - coverage.embedded
-        self.progress.vectors_embedded = coverage.embedded
-        self.progress.vectors_embeddable = coverage.embeddable
+        self._set_coverage(coverage)
         if missing <= 0:
             self.progress.embedding_elsewhere = None
             return
@@ -891,6 +894,10 @@ class FolderIndex:
             self.progress.vectors_embedded = embedded + done
             self.listener.progress(self, "embedding", done, total)
 
+        def first_tier_done() -> None:
+            self._refresh_coverage(conn, embedder)
+            self.listener.progress(self, "embedding", 0, missing)
+
         try:
             fill_vectors(
                 conn,
@@ -900,6 +907,7 @@ class FolderIndex:
                 progress=report,
                 cancel=self._embed_cancel,
                 batch_guard=self._vector_batch_lock,
+                first_tier_done=first_tier_done,
             )
         except EmbeddingError as exc:  # the model cannot run: nothing to retry
             self._warn(f"vectors are not computed: {exc}")
@@ -909,22 +917,35 @@ class FolderIndex:
         if self._embed_cancel.is_set():
             with self._cond:  # interrupted by new changes: finish after them
                 self._needs_vectors = True
-        self._refresh_coverage(conn)
+        self._refresh_coverage(conn, embedder)
         self.listener.progress(self, "embedded", self.progress.chunks_done, missing)
 
     def _load_vectors(self) -> None:
         """Bring the in-memory vectors up to date (load them the first time)."""
-        if self._vectors is None or not self.progress.vectors_embedded:
+        if self._vectors is None or not self.progress.vectors_usable:
             return
         try:
             self._vectors.sync_file(self.db_path)
         except (apsw.Error, OSError) as exc:  # searches fall back to sqlite-vec
             log.warning("cannot load the vectors of %s into memory: %s", self.root, exc)
 
-    def _refresh_coverage(self, conn: apsw.Connection) -> None:
-        coverage = vector_coverage(conn, self.settings.embedding.layers)
+    def _refresh_coverage(self, conn: apsw.Connection, embedder: Embedder | None = None) -> None:
+        """Read the coverage of the configured model (`embedder`'s, when given; no
+        model is loaded for it) and of any model."""
+        embedding = self.settings.embedding
+        model = (
+            embedder.model_id
+            if embedder is not None
+            else model_id_of(
+                embedding.model, cache_dir_from(embedding.cache_dir), embedding.max_tokens
+            )
+        )
+        self._set_coverage(vector_coverage(conn, embedding.layers, model))
+
+    def _set_coverage(self, coverage: VectorCoverage) -> None:
         self.progress.vectors_embedded = coverage.embedded
         self.progress.vectors_embeddable = coverage.embeddable
+        self.progress.vectors_usable = coverage.usable
 
     def _set_state(self, state: str) -> None:
         if self.progress.state != state:
@@ -949,6 +970,7 @@ class FolderIndex:
             pending = len(self._pending) + (1 if self._rescan else 0)
             busy = self._busy
         coverage = 1.0 if p.vectors_embeddable == 0 else p.vectors_embedded / p.vectors_embeddable
+        usable = 1.0 if p.vectors_embeddable == 0 else p.vectors_usable / p.vectors_embeddable
         vectors = self._vectors
         held = (len(vectors), vectors.nbytes) if vectors is not None and vectors.loaded else (0, 0)
         files_ratio = 1.0 if p.files_total == 0 else p.files_done / p.files_total
@@ -967,6 +989,9 @@ class FolderIndex:
                 "embedded": p.vectors_embedded,
                 "embeddable": p.vectors_embeddable,
                 "coverage": round(coverage, 4),
+                # Chunks with a vector of any model: the first tier's (static) too.
+                "usable": p.vectors_usable,
+                "usable_coverage": round(usable, 4),
                 "in_memory": held[0],
                 "memory_mib": round(held[1] / 2**20, 2),
                 "elsewhere": p.embedding_elsewhere,

@@ -96,10 +96,14 @@ class GraphResult:
 
 @dataclass(frozen=True, slots=True)
 class VectorStatus:
-    embedded: int
+    embedded: int  # chunks with a vector of the configured model
     embeddable: int
     queries: str  # int8, pending, batch, off
     queries_error: str | None
+    # Chunks with a vector of any model (the first tier's static ones too): what
+    # the vector stream searches; and how many vectors each model made.
+    usable: int = 0
+    models: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

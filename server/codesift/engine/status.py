@@ -64,13 +64,22 @@ def read_status(
     )
     if not details:
         return basic
-    coverage = vector_coverage(
-        conn, ws.settings.embedding.layers, model_id_of(ws.settings.embedding.model)
-    )
-    queries, query_error = query_path(ws.settings.embedding)
+    from codesift.store.vectors import vector_models  # here: status's imports stay light
+
+    embedding = ws.settings.embedding
+    model = model_id_of(embedding.model, embedding.cache_dir, embedding.max_tokens)
+    coverage = vector_coverage(conn, embedding.layers, model)
+    queries, query_error = query_path(embedding)
     return replace(
         basic,
-        vectors=VectorStatus(coverage.embedded, coverage.embeddable, queries, query_error),
+        vectors=VectorStatus(
+            coverage.embedded,
+            coverage.embeddable,
+            queries,
+            query_error,
+            usable=coverage.usable,
+            models=vector_models(conn),
+        ),
         history=history_status(conn),
         rerank=rerank_status(ws) if rerank else None,
     )
