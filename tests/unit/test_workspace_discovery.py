@@ -1076,3 +1076,43 @@ def test_the_index_folder_is_neither_indexed_nor_reported(
     result = discover_files(root, settings)
     assert paths(result) == ["main.py"]
     assert reasons(result) == {}
+
+
+# --- stamps and the git probe ------------------------------------------------------------
+
+
+def test_stamps_are_the_listed_files_size_and_time(tmp_path: Path, settings: IndexSettings) -> None:
+    root = build_walk_tree(tmp_path)
+    write(root, "big.py", "x" * (settings.max_file_bytes + 1))
+    listed = discover_files(root, settings)
+    stamps = discovery_module.discover_stamps(root, settings)
+    assert stamps == {f.path: (f.size, f.mtime_ns) for f in listed.files}
+    assert "big.py" not in stamps
+
+
+def test_outside_git_no_git_process_is_started(
+    tmp_path: Path, settings: IndexSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "plain"
+    write(root, "a.py")
+    write(root, "pkg/b.py")
+    calls = spy_on_git(monkeypatch)
+    assert paths(discover_files(root, settings)) == ["a.py", "pkg/b.py"]
+    assert discovery_module.discover_stamps(root, settings).keys() == {"a.py", "pkg/b.py"}
+    assert calls == []
+
+
+@needs_git
+def test_a_folder_inside_a_repository_still_asks_git(
+    tmp_path: Path, settings: IndexSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = init_repo(tmp_path / "repo")
+    write(repo, "sub/a.py")
+    write(repo, "sub/.gitignore", "hidden.py\n")
+    write(repo, "sub/hidden.py")
+    commit_all(repo)
+    link = tmp_path / "link"
+    link.symlink_to(repo / "sub")  # a path whose own parents hold no .git
+    calls = spy_on_git(monkeypatch)
+    assert paths(discover_files(link, settings)) == [".gitignore", "a.py"]
+    assert any("ls-files" in c for c in calls)

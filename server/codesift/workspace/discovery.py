@@ -653,6 +653,12 @@ def _git_listing(root: Path) -> list[str] | None:
 
 def _in_git_work_tree(root: Path) -> bool:
     """Whether git mode applies to the root (else it is walked)."""
+    if not _dot_git_above(root):
+        # Git finds a work tree by a `.git` (folder or file) in the folder or one
+        # above it (GIT_DIR and friends are not passed on): none, no repository,
+        # and no git process to start (a few ms, more on a busy machine).
+        logger.debug("%s is not in a git work tree (no .git above it)", root)
+        return False
     probe = _run_git(root, "rev-parse", "--is-inside-work-tree", "--show-prefix")
     if probe is None:
         return False
@@ -677,6 +683,21 @@ def _in_git_work_tree(root: Path) -> bool:
             logger.info("%s is ignored by its enclosing git repository; walking it", root)
             return False
     return True
+
+
+def _dot_git_above(root: Path) -> bool:
+    """Whether `root` or a folder above it holds a `.git` entry (above its path as
+    given or as resolved: git looks above the latter)."""
+    for start in {os.path.abspath(root), os.path.realpath(root)}:
+        folder = start
+        while True:
+            if os.path.lexists(os.path.join(folder, ".git")):
+                return True
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+    return False
 
 
 def _ls_files(directory: Path, pathspecs: Sequence[str] | None = None) -> list[str] | None:
