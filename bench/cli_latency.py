@@ -16,6 +16,19 @@ falls on all of them alike):
   index, checks it is up to date, searches, as without a server.
 - `python`: `python -c pass` with the same interpreter, the floor of any one-shot
   command.
+- `vectors` (not a target; --no-vectors leaves it out): the in-process search on
+  a second copy with the default configuration (no .codesift.toml), whose index
+  has the static first tier's vectors for every chunk, as `codesift index` leaves
+  it while MiniLM's replace them in a background `codesift embed`. The bench holds
+  the index's embed lock meanwhile, as that background process would, so that no
+  search starts one (hours of CPU on this corpus): each search embeds its query
+  and runs the vector streams over sqlite-vec, with what loading the models takes.
+
+Before measuring, the codesift package the console script imports is compiled to
+bytecode (compileall), as an installed package is: with PYTHONDONTWRITEBYTECODE
+set (as in some development shells) every module edited since its last
+compilation would otherwise be compiled again on every run (~70-80 ms of CPU per
+search here), which no user's installed codesift does.
 
 Times are wall clock around the subprocess, from start to exit. With --write, the
 section between `<!-- cli_latency:begin -->` and `<!-- cli_latency:end -->` of
@@ -91,19 +104,53 @@ def env(**extra: str) -> dict[str, str]:
     return out
 
 
-def prepare_copy(work_dir: Path) -> Path:
-    """The stdlib copy this bench indexes (made once; the shared corpus is never written)."""
+def prepare_copy(work_dir: Path, name: str = "python-stdlib", *, embeddings: bool = False) -> Path:
+    """A stdlib copy this bench indexes (made once; the shared corpus is never
+    written): embeddings off, or (`embeddings`) the default configuration."""
     corpus = prepare_corpus("python-stdlib", log)
-    dest = work_dir / "python-stdlib"
-    marker = work_dir / "python-stdlib.copied"
+    dest = work_dir / name
+    marker = work_dir / f"{name}.copied"
     if not (dest.is_dir() and marker.is_file()):
         if dest.exists():
             shutil.rmtree(dest)
         log(f"copying {corpus.root} to {dest}")
         shutil.copytree(corpus.root, dest, symlinks=True)
         marker.write_text(str(corpus.root))
-    (dest / ".codesift.toml").write_text("[embedding]\nenabled = false\n", encoding="utf-8")
+    config = dest / ".codesift.toml"
+    if embeddings:
+        config.unlink(missing_ok=True)
+    else:
+        config.write_text("[embedding]\nenabled = false\n", encoding="utf-8")
     return dest
+
+
+def prepare_static_vectors(root: Path) -> Any:
+    """Index `root` (default configuration) with the static first tier's vectors
+    for every chunk and no MiniLM vector computed; returns the index's embed lock,
+    held (the caller releases it) so that no search starts MiniLM's background
+    embedding."""
+    from codesift.engine import Workspace
+    from codesift.engine.access import fill_first_tier
+    from codesift.engine.models import make_embedder
+    from codesift.store.database import open_database
+    from codesift.store.locks import IndexLock
+
+    log(f"indexing {root} (default configuration, static vectors)")
+    subprocess.run(
+        [str(CODESIFT), "index", "--no-embed", "--quiet"], cwd=root, env=env(), check=True
+    )
+    ws = Workspace.at(root)
+    lock = IndexLock(ws.db_path, "embed", purpose="bench/cli_latency.py: static vectors only")
+    if not lock.try_acquire():
+        raise RuntimeError(f"another process is embedding {ws.db_path}; stop it first")
+    conn = open_database(ws.db_path)
+    try:
+        started = time.perf_counter()
+        filled = fill_first_tier(ws, conn, make_embedder(ws.settings.embedding))
+        log(f"static vectors: {filled} computed in {time.perf_counter() - started:.1f}s")
+    finally:
+        conn.close()
+    return lock
 
 
 def run(argv: list[str], cwd: Path, environ: dict[str, str]) -> tuple[float, str]:
@@ -115,7 +162,37 @@ def run(argv: list[str], cwd: Path, environ: dict[str, str]) -> tuple[float, str
     return took, result.stderr
 
 
-def measure(root: Path, rounds: int) -> Json:
+def check_vector_streams(root: Path, query: str) -> None:
+    """The search of `query` in `root` ran a vector stream that found candidates."""
+    result = subprocess.run(
+        [str(CODESIFT), "search", "--json", query],
+        cwd=root,
+        env=env(CODESIFT_NO_SERVER="1"),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    streams = json.loads(result.stdout)["streams"]
+    found = [s for s in streams if s["stream"].startswith("vector") and s["candidates"] > 0]
+    if not found:
+        raise RuntimeError(f"no vector stream answered {query!r}: {streams} {result.stderr[-500:]}")
+
+
+def compile_package() -> str:
+    """Compile the codesift package the console script imports; its folder."""
+    found = subprocess.run(
+        [sys.executable, "-c", "import codesift, os; print(os.path.dirname(codesift.__file__))"],
+        env=env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    package = found.stdout.strip()
+    subprocess.run([sys.executable, "-m", "compileall", "-q", package], env=env(), check=True)
+    return package
+
+
+def measure(root: Path, rounds: int, vectors_root: Path | None) -> Json:
     log(f"indexing {root} (embeddings off)")
     started = time.perf_counter()
     subprocess.run(
@@ -130,7 +207,11 @@ def measure(root: Path, rounds: int) -> Json:
         stderr=subprocess.DEVNULL,
         env=env(),
     )
+    log(f"compiled {compile_package()}")
     times: dict[str, list[float]] = {"server": [], "in-process": [], "python": []}
+    if vectors_root is not None:
+        times["vectors"] = []
+    embed_lock = prepare_static_vectors(vectors_root) if vectors_root is not None else None
     load_start = os.getloadavg()
     try:
         deadline = time.monotonic() + 600
@@ -144,6 +225,8 @@ def measure(root: Path, rounds: int) -> Json:
         for query in QUERIES:  # one unmeasured pass of each mode
             run([str(CODESIFT), "search", query], root, env())
             run([str(CODESIFT), "search", query], root, env(CODESIFT_NO_SERVER="1"))
+            if vectors_root is not None:
+                check_vector_streams(vectors_root, query)
         for number in range(rounds):
             log(f"round {number + 1}/{rounds}")
             for query in QUERIES:
@@ -155,10 +238,17 @@ def measure(root: Path, rounds: int) -> Json:
                 times["in-process"].append(took)
                 took, _ = run([sys.executable, "-c", "pass"], root, env())
                 times["python"].append(took)
+                if vectors_root is not None:
+                    took, _ = run(
+                        [str(CODESIFT), "search", query], vectors_root, env(CODESIFT_NO_SERVER="1")
+                    )
+                    times["vectors"].append(took)
     finally:
         assert server.stdin is not None
         server.stdin.close()
         server.wait(60)
+        if embed_lock is not None:
+            embed_lock.release()
     load_end = os.getloadavg()
     served = server_log.read_text(encoding="utf-8")
     server_ms = [float(m) for m in re.findall(r"over the local socket in ([0-9.]+) ms", served)]
@@ -197,16 +287,34 @@ def section(result: Json, machine: Json) -> str:
         " (other jobs shared the machine).",
         "",
         "`codesift search QUERY` (the console script) on a copy of the stdlib, embeddings"
-        f" off, {result['queries']} queries x {result['rounds']} rounds, the three modes"
-        " interleaved; wall clock from process start to exit, ms.",
+        f" off, {result['queries']} queries x {result['rounds']} rounds, the modes"
+        " interleaved, codesift's bytecode compiled first; wall clock from process start"
+        " to exit, ms.",
         "",
         "| mode | p50 | p95 | mean | min | n | target |",
         "|---|---|---|---|---|---|---|",
         row("server", "a `codesift mcp` serves the workspace (local socket)", "p50 <= 60"),
         row("in-process", "no server (`CODESIFT_NO_SERVER=1`)", "p50 <= 350"),
         row("python", "`python -c pass` (the floor)", ""),
-        "",
     ]
+    if "vectors" in modes:
+        lines.append(
+            row(
+                "vectors",
+                "no server, default configuration, static vectors (see below)",
+                "not a target",
+            )
+        )
+    lines.append("")
+    if "vectors" in modes:
+        lines.append(
+            "The vectors row (not a target): the same queries on a second copy with the"
+            " default configuration, its index holding the static first tier's vector for"
+            " every chunk and MiniLM's pending (the bench holds the embed lock, as the"
+            " background `codesift embed` would, so that no search starts one): each search"
+            " embeds its query and runs the vector streams over sqlite-vec."
+        )
+        lines.append("")
     if side is not None:
         lines.append(
             f"Inside the server (its log): p50 {side['p50']:.1f} ms, p95 {side['p95']:.1f} ms"
@@ -233,11 +341,21 @@ def main() -> int:
     parser.add_argument("--work-dir", type=Path, default=DATA_DIR / "cli-latency")
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument(
+        "--no-vectors",
+        action="store_true",
+        help="leave out the in-process search of an index with static vectors",
+    )
     args = parser.parse_args()
     args.work_dir.mkdir(parents=True, exist_ok=True)
     root = prepare_copy(args.work_dir)
+    vectors_root = (
+        None
+        if args.no_vectors
+        else prepare_copy(args.work_dir, "python-stdlib-vectors", embeddings=True)
+    )
     machine = machine_info()
-    result = measure(root, args.rounds)
+    result = measure(root, args.rounds, vectors_root)
     print(json.dumps({"machine": machine, **result}, indent=2))
     text = section(result, machine)
     print(text)
