@@ -632,8 +632,8 @@ class Embedder:
         if encoder is not None:
             # One text a run (embedding/batch_model.py: a text's vector then does
             # not depend on the texts beside it; no less CPU in batches).
-            for row, ids in enumerate(encoder.token_ids(texts)):
-                out[row] = encoder.encode([ids])[0]
+            for index, ids in enumerate(encoder.token_ids(texts)):
+                out[index] = encoder.encode([ids])[0]
             return out
         model = self._load()
         for start, stop in token_batches(self.token_counts(texts), self.batch_size):
