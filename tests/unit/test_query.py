@@ -16,7 +16,8 @@ from codesift.retrieval.query import (
     fts_quote,
     singulars,
     trigrams,
-    with_singulars,
+    verb_bases,
+    with_variants,
 )
 from codesift.retrieval.request import (
     BROAD_LAYERS,
@@ -313,15 +314,50 @@ def test_singulars_of_a_plural_word(word: str, expected: tuple[str, ...]) -> Non
     assert singulars(word) == expected
 
 
-def test_with_singulars_appends_the_missing_singulars_once() -> None:
-    assert with_singulars(("warnings", "warning", "lines", "unused")) == (
+def test_with_variants_appends_the_missing_singulars_and_bases_once() -> None:
+    assert with_variants(("warnings", "warning", "lines", "unused")) == (
         "warnings",
         "warning",
         "lines",
         "unused",
         "line",
+        "warn",
+        "warne",
+        "unus",  # readings that are no word match nothing
+        "unuse",
     )
-    assert with_singulars(("parse", "config")) == ("parse", "config")
+    assert with_variants(("parse", "config")) == ("parse", "config")
+    # the base of a plural's singular: `settings` -> `setting` -> `sett`, `set`
+    assert with_variants(("streaming", "settings")) == (
+        "streaming",
+        "settings",
+        "setting",
+        "stream",
+        "streame",
+        "sett",
+        "sette",
+        "set",
+    )
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("streaming", ("stream", "streame")),
+        ("loading", ("load", "loade")),
+        ("created", ("creat", "create")),
+        ("creation", ("creat", "create")),
+        ("connection", ("connect", "connecte")),
+        ("running", ("runn", "runne", "run")),
+        ("region", ()),
+        ("version", ()),
+        ("string", ()),
+        ("thing", ()),
+        ("load", ()),
+    ],
+)
+def test_verb_bases_of_a_word(word: str, expected: tuple[str, ...]) -> None:
+    assert verb_bases(word) == expected
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,8 @@ __all__ = [
     "fts_quote",
     "singulars",
     "trigrams",
-    "with_singulars",
+    "verb_bases",
+    "with_variants",
 ]
 
 # Words that carry no meaning in a prose question about code.
@@ -125,10 +126,40 @@ def singulars(word: str) -> tuple[str, ...]:
     return (word[:-1],)
 
 
-def with_singulars(terms: tuple[str, ...]) -> tuple[str, ...]:
-    """`terms` followed by the singular of each plural term not already among them:
-    identifiers name one thing (`warning`, `handler`) where questions speak of many."""
+_DOUBLED = re.compile(r"([bdgklmnprt])\1$")
+# Stems before `-ion` that are verbs: `creat(e)`, `connect`, `except`, `compress`, `insert`.
+_ION_STEMS = ("at", "ct", "pt", "ss", "rt", "ut")
+
+
+def verb_bases(word: str) -> tuple[str, ...]:
+    """Light English verb/noun normalisation of a lower-case word, for words that
+    identifiers spell as a base form: `streaming` -> `stream`, `loading` -> `load`,
+    `creating`/`created`/`creation` -> `create`, `cleared` -> `clear`, `running` ->
+    `run`, `connection` -> `connect`. Every plausible reading is given (`creat`,
+    `create`): a reading that is no word matches nothing."""
+    bases: list[str] = []
+    for suffix in ("ing", "ed", "ion"):
+        if not word.endswith(suffix) or len(word) - len(suffix) < 4:
+            continue
+        stem = word[: -len(suffix)]
+        if suffix == "ion" and not stem.endswith(_ION_STEMS):
+            break  # `region`, `opinion`, `version`: no verb inside
+        bases += [stem, stem + "e"]
+        if suffix != "ion" and _DOUBLED.search(stem) is not None:
+            bases.append(stem[:-1])
+        break
+    return tuple(dict.fromkeys(b for b in bases if b != word and len(b) >= 3))
+
+
+def with_variants(terms: tuple[str, ...]) -> tuple[str, ...]:
+    """`terms` followed by the variants of each term not already among them: the
+    singular of a plural (identifiers name one thing, `warning`, `handler`, where
+    questions speak of many) and the base form of an `-ing`/`-ed`/`-ion` word
+    (`streaming` -> `stream`, `creation` -> `create`), once each."""
     extra = {s: None for t in terms for s in singulars(t)}
+    for t in (*terms, *extra):
+        for base in verb_bases(t):
+            extra[base] = None
     return terms + tuple(t for t in extra if t not in terms)
 
 

@@ -27,7 +27,7 @@ import re
 import numpy as np
 import numpy.typing as npt
 
-from codesift.retrieval.query import QueryAnalysis, with_singulars
+from codesift.retrieval.query import QueryAnalysis, with_variants
 from codesift.store.filters import SearchFilters
 from codesift.store.search_store import ResidentVectors, SearchStore
 
@@ -48,8 +48,10 @@ Ranked = list[tuple[int, float]]
 StreamFilters = SearchFilters
 
 
-# Plural query words are searched in their singular form too (`with_singulars`).
-PLURAL_VARIANTS = True
+# Query words are searched in their singular and base forms too (`with_variants`):
+# identifiers say `stream`, `load`, `warning` where questions say "streaming",
+# "loading", "warnings".
+WORD_VARIANTS = True
 
 
 def _bm25_stream(
@@ -64,8 +66,8 @@ def _bm25_stream(
     if not analysis.terms:
         return []
     terms = analysis.terms
-    if PLURAL_VARIANTS and layer != "doc":  # the doc index stems (porter) itself
-        terms = with_singulars(terms)
+    if WORD_VARIANTS and layer != "doc":  # the doc index stems (porter) itself
+        terms = with_variants(terms)
     return store.lexical_hits(layer, terms, filters, cap, max_df)
 
 
