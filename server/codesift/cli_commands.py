@@ -831,6 +831,10 @@ def _print_status(inv: Invocation, status: IndexStatus) -> None:
     inv.print(f"edges       {status.edges}")
     inv.print(f"chunks      {status.chunks}")
     inv.print(f"vectors     {vectors.embedded} of {vectors.embeddable} chunks ({ratio:.0%})")
+    if vectors.usable > vectors.embedded:
+        usable = vectors.usable / vectors.embeddable if vectors.embeddable else 1.0
+        models = ", ".join(f"{name} {count}" for name, count in sorted(vectors.models.items()))
+        inv.print(f"searchable  {vectors.usable} chunks ({usable:.0%}) with a vector: {models}")
     if vectors.queries_error:
         inv.print(
             "queries     embedded by the batch model: the query model failed:"

@@ -415,6 +415,22 @@ def test_status_json_counts_by_language(repo: Path) -> None:
     assert isinstance(status["last_update"], float)
 
 
+def test_status_text_shows_the_first_tiers_vectors(repo: Path, tmp_path: Path) -> None:
+    """Vectors of the static tier only, MiniLM configured: the text status says
+    how many chunks the vector stream can already use, and whose vectors they are."""
+    cache = tmp_path / "model-cache"
+    config = repo / ".codesift.toml"
+    config.write_text(f'[embedding]\nmodel = "static"\ncache_dir = "{cache}"\n')
+    ok(run_cli(repo, "index", "--quiet"))
+    total = run_json(repo, "status")["vectors"]["embedded"]
+    assert total > 0
+    assert "searchable" not in ok(run_cli(repo, "status")).stdout
+    config.write_text(f'[embedding]\nmodel = "minilm"\ncache_dir = "{cache}"\n')
+    assert run_json(repo, "status")["vectors"]["usable"] == total
+    out = ok(run_cli(repo, "status")).stdout
+    assert f"searchable  {total} chunks (100%) with a vector: static" in out
+
+
 def test_status_says_how_queries_are_embedded(repo: Path, tmp_path: Path) -> None:
     cache = tmp_path / "model-cache"
     config = repo / ".codesift.toml"
