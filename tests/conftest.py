@@ -57,6 +57,34 @@ def write_files(root: Path, files: FileContents) -> None:
             path.write_text(content, encoding="utf-8")
 
 
+def run_released_together(script: str, args: Sequence[str], count: int) -> list[tuple[str, str]]:
+    """Run `count` Python processes of `script` with `args`, offline, released at the
+    same moment (each reads one pipe from its stdin: closing its writing end here
+    releases them all), and return each one's (stdout, stderr) once every one has
+    exited with status 0."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SERVER_DIR), env.get("PYTHONPATH")]))
+    env["HF_HUB_OFFLINE"] = "1"
+    release, start = os.pipe()
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, *args],
+            stdin=release,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            text=True,
+        )
+        for _ in range(count)
+    ]
+    os.close(release)
+    os.close(start)
+    outputs = [process.communicate(timeout=600) for process in processes]
+    for process, (_, err) in zip(processes, outputs, strict=True):
+        assert process.returncode == 0, err
+    return outputs
+
+
 def run_git(root: Path, *args: str) -> str:
     result = subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True)
     return result.stdout

@@ -6,9 +6,6 @@ process by the build's record."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +14,7 @@ from codesift.embedding import Embedder, fill_vectors, vector_coverage
 from codesift.embedding.model import FUSED_MODEL_ID, MODEL_ID, model_dir_path, model_id_of
 from codesift.embedding.query_model import QUERY_MODEL_FILE
 from codesift.store.vectors import vector_models
-from conftest import SERVER_DIR, IndexWorkspace, MakeRepo
+from conftest import IndexWorkspace, MakeRepo, run_released_together
 
 TEXTS = [
     "def retry_payment(card, attempts): Retry a declined card payment with backoff.",
@@ -99,29 +96,10 @@ print(json.dumps({"predicted": predicted, "model": embedder.model_id,
 
 
 def _run_at_once(cache: Path, count: int) -> list[tuple[dict[str, object], str]]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SERVER_DIR), env.get("PYTHONPATH")]))
-    env["HF_HUB_OFFLINE"] = "1"
-    release, start = os.pipe()  # closing it releases every process at once
-    processes = [
-        subprocess.Popen(
-            [sys.executable, "-c", BATCH_SCRIPT, str(cache)],
-            stdin=release,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            text=True,
-        )
-        for _ in range(count)
+    return [
+        (json.loads(out.strip().splitlines()[-1]), err)
+        for out, err in run_released_together(BATCH_SCRIPT, [str(cache)], count)
     ]
-    os.close(release)
-    os.close(start)
-    results = []
-    for process in processes:
-        out, err = process.communicate(timeout=600)
-        assert process.returncode == 0, err
-        results.append((json.loads(out.strip().splitlines()[-1]), err))
-    return results
 
 
 def test_a_graph_that_cannot_be_built_is_tried_once_by_two_processes(tmp_path: Path) -> None:

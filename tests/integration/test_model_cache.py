@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from importlib import resources
@@ -31,13 +29,13 @@ from codesift.embedding.query_model import (
 )
 from codesift.indexer import IndexSummary
 from codesift.retrieval import Searcher, SearchRequest
+from conftest import run_released_together
 
 pytestmark = pytest.mark.usefixtures("git_isolation")
 
 MakeRepo = Callable[..., Path]
 IndexWorkspace = Callable[..., tuple[apsw.Connection, IndexSummary]]
 
-SERVER_DIR = Path(__file__).resolve().parents[2] / "server"
 TOKENIZER_FILES = ("tokenizer.json", "special_tokens_map.json", "config.json")
 
 
@@ -244,27 +242,8 @@ print(embedder.query_path, float(query @ batch))
 
 def test_two_processes_building_at_once_build_once(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SERVER_DIR), env.get("PYTHONPATH")]))
-    env["HF_HUB_OFFLINE"] = "1"
-    # Both read one pipe: closing its end here releases them at the same moment.
-    release, start = os.pipe()
-    processes = [
-        subprocess.Popen(
-            [sys.executable, "-c", BUILD_SCRIPT, str(cache)],
-            stdin=release,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            text=True,
-        )
-        for _ in range(2)
-    ]
-    os.close(release)
-    os.close(start)
-    outputs = [process.communicate(timeout=600) for process in processes]
-    for process, (out, err) in zip(processes, outputs, strict=True):
-        assert process.returncode == 0, err
+    outputs = run_released_together(BUILD_SCRIPT, [str(cache)], 2)
+    for out, err in outputs:
         path, agreement = out.split()
         assert path == "int8" and float(agreement) > 0.97, err
     logs = "".join(err for _, err in outputs)
