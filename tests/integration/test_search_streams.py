@@ -466,6 +466,13 @@ def test_terms_in_half_the_rows_are_not_scored_and_rankings_keep() -> None:
     assert sqlite_search.scored_terms(conn, "code_fts", ["self", "rare", "def"]) == ["rare"]
     assert sqlite_search.scored_terms(conn, "code_fts", ["self", "def"]) == ["self", "def"]
     assert sqlite_search.scored_terms(conn, "code_fts", ["self"]) == ["self"]
+    # A term no row holds (a query word's variant) does not make the common ones go:
+    # it matches nothing, so leaving them out would leave nothing to match.
+    assert sqlite_search.scored_terms(conn, "code_fts", ["self", "def", "nowordhere"]) == [
+        "self",
+        "def",
+        "nowordhere",
+    ]
 
     def bm25(terms: list[str]) -> list[tuple[int, float]]:
         match = " OR ".join(f'"{t}"' for t in terms)

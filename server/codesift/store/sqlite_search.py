@@ -106,7 +106,7 @@ def scored_terms(
     an IDF of at most ~2.2 against ~7 for a rare term), which changes the order of
     the tail but costs bm25 far fewer rows; only a term in at least
     `COMMON_TERM_MIN_ROWS` rows is common enough for that (in a small index every
-    term is cheap). When every term is that common, all are kept."""
+    term is cheap). When every term found is that common, all are kept."""
     if len(terms) < 2:
         return list(terms)
     rows = _cached_count(conn, table, None)
@@ -116,7 +116,11 @@ def scored_terms(
         return 2 * count >= rows or (count >= max_df * rows and count >= COMMON_TERM_MIN_ROWS)
 
     kept = [t for t in terms if not common(t)]
-    return kept or list(terms)
+    # Terms no row holds (a variant that is no word here) score nothing: when they
+    # are all that is left, every term is kept rather than none that matches.
+    if any(_cached_count(conn, table, t) for t in kept):
+        return kept
+    return list(terms)
 
 
 def telling_trigrams(conn: apsw.Connection, tris: list[str]) -> list[str]:

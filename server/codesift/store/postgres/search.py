@@ -327,7 +327,9 @@ class PostgresSearchStore:
                     2 * counts[q] >= total or (counts[q] >= max_df * total and counts[q] >= 2000)
                 )
             ]
-            kept = rare or queries
+            # Terms no chunk holds score nothing: when they are all that is
+            # left, every term is kept.
+            kept = rare if any(counts[q] > 0 for q in rare) else queries
         kept = [q for q in kept if counts[q] > 0]
         if not kept:
             return []
