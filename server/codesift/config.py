@@ -149,6 +149,7 @@ def limits(
     return {"limits": Limits(minimum, maximum, choices, empty, shown)}
 
 
+INDEX_BACKENDS = ("sqlite", "postgres")
 _POSITIVE = limits(1)
 _NOT_NEGATIVE = limits(0)
 _FRACTION = limits(0, 1)
@@ -179,6 +180,14 @@ class IndexSettings:
         default_factory=lambda: max(1, min(4, os.cpu_count() or 1)),
         metadata=limits(1, shown="CPU count, at most 4"),
     )
+    # "postgres": besides the local index, use the shared index at `dsn`
+    # (docs/postgres.md): `codesift index` writes into it, the other commands
+    # and the servers read from it.
+    backend: str = field(default="sqlite", metadata=limits(choices=INDEX_BACKENDS))
+    # libpq connection string or URI of the shared index (passwords in ~/.pgpass).
+    dsn: str = ""
+    # This workspace's repository key in the shared index; empty: remote slug@branch.
+    repo: str = ""
 
 
 @dataclass(frozen=True, slots=True)
