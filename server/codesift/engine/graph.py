@@ -6,6 +6,11 @@ kinds (their true kinds are reported), into a node (`callers`), out of it
 Unresolved edges (a call to a name with no definition in the index) are
 reported with no target and not followed. Neighbours outside the query's
 git-time window are left out with their edges.
+
+The walk reads through a `GraphStore` (store/graph_store.py): the local SQLite
+index (an apsw connection is wrapped in `SqliteGraphStore`) or the shared index
+on PostgreSQL as one reader (store/postgres/graph.py), where a node the reader
+may not read is not found, so neither it nor the edge to it is shown.
 """
 
 from __future__ import annotations
@@ -16,8 +21,9 @@ import apsw
 
 from codesift.engine.results import EDGE_KINDS, GraphLink, GraphQuery, GraphResult, Symbol
 from codesift.errors import QueryError
-from codesift.history.records import node_history, nodes_in_time
-from codesift.store.reader import EdgeRow, NodeRow, edges_from, edges_to, node_rows
+from codesift.history.records import change_info
+from codesift.store.graph_store import GraphStore, SqliteGraphStore
+from codesift.store.reader import EdgeRow, NodeRow
 
 __all__ = ["check_graph_query", "walk_graph"]
 
@@ -41,23 +47,29 @@ def check_graph_query(query: GraphQuery) -> GraphQuery:
 
 
 def _step(
-    conn: apsw.Connection, node_id: int, query: GraphQuery
+    store: GraphStore, node_id: int, query: GraphQuery
 ) -> list[tuple[int, int | None, int | None, EdgeRow]]:
     """(source, target, the other end, edge) of a node's edges in the walk's direction."""
     kinds = query.kinds or None
     found: list[tuple[int, int | None, int | None, EdgeRow]] = []
     if query.direction in ("callers", "both"):
-        found += [(e.src_id, node_id, e.src_id, e) for e in edges_to(conn, node_id, kinds)]
+        found += [(e.src_id, node_id, e.src_id, e) for e in store.edges_to(node_id, kinds)]
     if query.direction in ("callees", "both"):
-        found += [(node_id, e.dst_id, e.dst_id, e) for e in edges_from(conn, node_id, kinds)]
+        found += [(node_id, e.dst_id, e.dst_id, e) for e in store.edges_from(node_id, kinds)]
     return found
 
 
 def walk_graph(
-    conn: apsw.Connection, start: list[NodeRow], query: GraphQuery, *, history: bool = True
+    index: apsw.Connection | GraphStore,
+    start: list[NodeRow],
+    query: GraphQuery,
+    *,
+    history: bool = True,
 ) -> GraphResult:
-    """Breadth-first from `start` (see the module docstring)."""
+    """Breadth-first from `start` over `index`, a local index's connection or any
+    `GraphStore` (see the module docstring)."""
     check_graph_query(query)
+    store = SqliteGraphStore(index) if isinstance(index, apsw.Connection) else index
     nodes: dict[int, NodeRow] = {}
     links: list[GraphLink] = []
     roots: list[int] = []
@@ -76,17 +88,17 @@ def walk_graph(
         node_id, level = queue.popleft()
         if level >= query.depth:
             continue
-        found = _step(conn, node_id, query)
+        found = _step(store, node_id, query)
         other_ids = [other for _, _, other, _ in found if other is not None]
-        others = node_rows(conn, other_ids)
-        in_time = nodes_in_time(conn, other_ids, query.times) if query.times else None
+        others = store.node_rows(other_ids)
+        in_time = store.nodes_in_time(other_ids, query.times) if query.times else None
         for source, target, other_id, edge in found:
             if other_id is not None:
                 if in_time is not None and other_id not in in_time:
                     continue
                 if other_id not in nodes:
                     other = others.get(other_id)
-                    if other is None:  # removed by a concurrent update
+                    if other is None:  # removed by a concurrent update, or not readable
                         continue
                     if len(nodes) >= query.max_nodes:
                         truncated = True
@@ -100,7 +112,9 @@ def walk_graph(
             links.append(
                 GraphLink(source, target, edge.dst_name, edge.kind, edge.line, edge.resolution)
             )
-    times_of = node_history(conn, list(nodes)) if history else {}
+    times_of = (
+        {i: change_info(row) for i, row in store.node_times(list(nodes)).items()} if history else {}
+    )
     return GraphResult(
         roots=tuple(roots),
         nodes=tuple(Symbol(n, times_of.get(n.id)) for n in nodes.values()),
