@@ -384,10 +384,10 @@ EXTRA_CONFIGS: list[SearchConfig] = [
     *(
         SearchConfig(
             f"vector weight {w}",
-            f"the vector stream weighted {w} against 1.0 for the lexical one (shipped: 0.7)",
+            f"the vector stream weighted {w} against 1.0 for the lexical one (shipped: 0.8)",
             overrides={"weight_vector": w},
         )
-        for w in (0.3, 0.5, 1.0)
+        for w in (0.5, 0.7, 1.0)
     ),
     SearchConfig(
         "lexical max_df 0.5",
