@@ -469,6 +469,28 @@ def _with_vectors(searcher: Searcher) -> Searcher:
     return searcher
 
 
+def setting_config(item: str) -> SearchConfig:
+    """The row `--setting KEY=VALUE` asks for: the shipped Searcher with one
+    SearchSettings field changed (the value parsed as the field's type)."""
+    key, sep, raw = item.partition("=")
+    types = {f.name: f.type for f in fields(SearchSettings)}
+    if not sep or key not in types:
+        raise SystemExit(f"--setting {item!r}: expected KEY=VALUE with KEY one of {sorted(types)}")
+    kind = str(types[key])
+    value: Any
+    if "bool" in kind:
+        value = raw.strip().lower() in ("1", "true", "yes", "on")
+    elif "int" in kind:
+        value = int(raw)
+    elif "float" in kind:
+        value = float(raw)
+    else:
+        value = raw
+    return SearchConfig(
+        item, f"the shipped Searcher with search.{key} = {raw}", overrides={key: value}
+    )
+
+
 def search_configs(streams: Sequence[str]) -> list[SearchConfig]:
     """The shipped Searcher, each of its streams alone, each left out, then EXTRA_CONFIGS."""
     configs = [SearchConfig(SHIPPED, "the Searcher as shipped: all streams fused (RRF)")]
@@ -1595,6 +1617,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="compute missing vectors (settings.embedding.layers) and run the vector "
         "stream; slow the first time on a large corpus",
     )
+    parser.add_argument(
+        "--setting",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="also run the shipped Searcher with this search setting changed, as a row "
+        "named KEY=VALUE (repeatable; e.g. weight_vector=0.9)",
+    )
     parser.add_argument("--no-bm25", action="store_true", help="skip the BM25 baselines")
     parser.add_argument(
         "--keep-stale-index",
@@ -1644,7 +1674,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             *(DEVSET2_NAMES if args.devset in ("2", "all") else ()),
         ]
     styles = ("long", "short") if args.queries == "both" else (args.queries,)
+    for item in args.setting:
+        EXTRA_CONFIGS.append(setting_config(item))
     only = set(args.config or ())
+    if only:
+        only |= set(args.setting)
     machine = machine_info()
     log(
         f"codesift quality at {machine['commit']} (sources {machine['sources']}); "
