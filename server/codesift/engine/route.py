@@ -316,6 +316,12 @@ def route(
     check_route(query, limit)
     from codesift.engine.collections import collections_of
     from codesift.engine.session import Engine
+    from codesift.engine.shared_overlay import (
+        SharedIndex,
+        add_shared_pool,
+        folder_repo_key,
+        shared_dsn,
+    )
 
     repositories: list[SourceProfile] = []
     collections: dict[Path, SourceProfile] = {}
@@ -335,4 +341,15 @@ def route(
                     collections[collection.workspace.db_path] = cached_collection_profile(
                         collection, engine.connection()
                     )
+        # A workspace whose settings name the shared index (index.backend =
+        # "postgres") adds its repositories to the pool, those of these folders
+        # left out: their local indexes describe them.
+        dsn = next((d for d in (shared_dsn(ws.settings) for ws in workspaces) if d), None)
+        if dsn is not None:
+            shared = SharedIndex(dsn, settings=workspaces[0].settings.search)
+            readers.callback(shared.close)
+            open_keys = {folder_repo_key(ws.root, ws.settings) for ws in workspaces}
+            status = add_shared_pool(repositories, evidence, shared, open_keys)
+            if status.state != "ok" and listener is not None:
+                listener.warning(status.message)
         return route_sources(query, repositories, list(collections.values()), limit, evidence)

@@ -1,0 +1,499 @@
+"""The shared PostgreSQL index under a long-running server's local indexes.
+
+    shared = SharedIndex(dsn)                      # settings: index.backend = "postgres"
+    page = shared.search(request, exclude={"github.com/acme/web@main"})
+    pages = [*local_pages, *page.pages]            # merged by engine/search.merge_pages
+    profiles, evidence = shared.route_pool(exclude=...)
+
+The language server and the MCP server search their open folders' local indexes
+(fresh within a second of a save) and, besides them, the shared index
+(engine/postgres.py, `open_shared_search`) for every other repository. The
+local index overlays the shared one: the repositories of the open folders (each
+folder's `index.repo`, else its default key, `repo_key`) are left out of the
+shared search, so an uncommitted edit is found locally and the shared index's
+stale copy of that file is never returned.
+
+The shared page is split into one page per repository (its paths within the
+repository, `SharedPage.keys` naming each page's repository) and merged with
+the folders' pages by engine/search.merge_pages, as a multi-folder search
+merges its folders: one merge, one ranking, no second fusion.
+
+Who reads: the servers run as one user and read as the database role of the
+DSN (no principal: the role's own view). No client setting names a principal:
+a deployment that must keep people to their grants gives each person a role of
+their own and turns on row-level security (store/postgres/access.py,
+`enable_row_security`), so the grants come from the authenticated connection.
+
+When the shared index cannot be reached (or fails), a search answers from the
+local indexes and the status says so in one line; the next attempt waits
+RETRY_SECONDS, so a server that is down does not slow every search.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from codesift.config import SearchSettings, Settings
+from codesift.engine.search import FolderPage
+from codesift.errors import CodesiftError, QueryError
+from codesift.retrieval.request import SearchRequest, SearchResponse, SearchResult
+from codesift.retrieval.routing import RouteEvidence, SourceProfile
+from codesift.retrieval.search import RESULT_OVERHEAD_TOKENS
+from codesift.retrieval.snippets import estimate_tokens
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from codesift.engine.live import Cancellation, FolderIndex, LiveReader
+    from codesift.engine.live_collections import Mounted
+    from codesift.engine.postgres import SharedSearch
+    from codesift.engine.route import RouteResult
+    from codesift.store.postgres.route import SharedRouteStore
+
+__all__ = [
+    "RETRY_SECONDS",
+    "SHARED_PREFIX",
+    "SharedIndex",
+    "SharedPage",
+    "SharedStatus",
+    "add_shared_pool",
+    "folder_repo_key",
+    "live_route_with_shared",
+    "shared_dsn",
+]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# After a failure, the shared index is tried again this long later.
+RETRY_SECONDS = 30.0
+# A shared repository's page is named this plus its key (never a folder's name).
+SHARED_PREFIX = "shared:"
+
+
+def shared_dsn(settings: Settings | Mapping[str, Any] | None) -> str | None:
+    """The DSN of the shared index the settings name (`index.backend = "postgres"`
+    and `index.dsn`), else None. Takes a settings tree or the client's validated
+    `index` section as a mapping."""
+    if settings is None:
+        return None
+    if isinstance(settings, Settings):
+        backend, dsn = settings.index.backend, settings.index.dsn
+    else:
+        backend, dsn = str(settings.get("backend", "sqlite")), str(settings.get("dsn", ""))
+    return dsn.strip() if backend == "postgres" and dsn.strip() else None
+
+
+def folder_repo_key(root: Path, settings: Settings) -> str:
+    """An open folder's repository key in the shared index: `index.repo`, else
+    the remote slug and branch (engine/postgres.py, `repo_key`)."""
+    from codesift.engine.postgres import repo_key
+
+    return repo_key(root, settings.index.repo or None)
+
+
+@dataclass(frozen=True, slots=True)
+class SharedStatus:
+    """What a response says of the shared index: `state` "ok" or "unavailable",
+    one line (`message`), and the repositories searched or routed over."""
+
+    state: str
+    message: str = ""
+    repositories: tuple[str, ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "state": self.state,
+            "message": self.message,
+            "repositories": list(self.repositories),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SharedPage:
+    """The shared index's answer, one page per repository (named SHARED_PREFIX +
+    its key; `keys[page.folder]` is the key; paths are within the repository)."""
+
+    pages: tuple[FolderPage, ...]
+    keys: Mapping[str, str]
+    status: SharedStatus
+
+
+@dataclass(slots=True)
+class _Evidence:
+    """Routing evidence of one shared repository; the pool's term counts are
+    read once for every repository (one statement) and shared."""
+
+    pool: _EvidencePool
+    key: str
+
+    def term_chunks(self, forms: Mapping[str, Sequence[str]]) -> Mapping[str, int]:
+        return self.pool.term_chunks(forms).get(self.key, {})
+
+    def probe(
+        self, forms: Mapping[str, Sequence[str]], common: frozenset[str] = frozenset()
+    ) -> Sequence[frozenset[str]]:
+        return self.pool.probe(self.key, forms, common)
+
+
+@dataclass(slots=True)
+class _EvidencePool:
+    shared: SharedIndex
+    exclude: tuple[str, ...]
+    counts: dict[tuple[tuple[str, tuple[str, ...]], ...], dict[str, dict[str, int]]] = field(
+        default_factory=dict
+    )
+
+    def term_chunks(self, forms: Mapping[str, Sequence[str]]) -> dict[str, dict[str, int]]:
+        wanted = tuple((t, tuple(f)) for t, f in forms.items())
+        if wanted not in self.counts:
+            self.counts[wanted] = self.shared._with_route_store(
+                self.exclude, lambda store: store.term_chunks(forms), {}
+            )
+        return self.counts[wanted]
+
+    def probe(
+        self, key: str, forms: Mapping[str, Sequence[str]], common: frozenset[str]
+    ) -> list[frozenset[str]]:
+        return self.shared._with_route_store(
+            self.exclude, lambda store: store.probe(key, forms, common), []
+        )
+
+
+class SharedIndex:
+    """The shared index at `dsn` as a server reads it (see the module docstring).
+    Safe to use from several threads: one reads at a time."""
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        principal: str | None = None,
+        settings: SearchSettings | None = None,
+        retry_seconds: float = RETRY_SECONDS,
+    ) -> None:
+        from codesift.store.postgres.route import with_connect_timeout
+
+        self.dsn = dsn
+        self._connect_dsn = with_connect_timeout(dsn)
+        self.principal = principal
+        self.settings = settings
+        self.retry_seconds = retry_seconds
+        self._lock = threading.RLock()
+        self._catalog: psycopg.Connection[Any] | None = None
+        self._search: tuple[tuple[str, ...], SharedSearch] | None = None
+        self._down: str | None = None
+        self._retry_at = 0.0
+        self._profiles: dict[tuple[str, str], SourceProfile] = {}
+
+    # -- connections -------------------------------------------------------------------
+
+    def _failed(self, exc: BaseException) -> SharedStatus:
+        first = " ".join(str(exc).split()) or type(exc).__name__
+        message = first if first.startswith("shared index") else f"shared index: {first}"
+        message = message.replace("cannot connect to the shared index: ", "unreachable: ")
+        self._down = f"shared index unavailable ({message.removeprefix('shared index: ')})"
+        self._retry_at = time.monotonic() + self.retry_seconds
+        log.warning("%s", self._down)
+        self._close_locked()
+        return SharedStatus("unavailable", self._down)
+
+    def _waiting(self) -> SharedStatus | None:
+        """The unavailable status while the retry delay runs, else None."""
+        if self._down is not None and time.monotonic() < self._retry_at:
+            return SharedStatus("unavailable", self._down)
+        return None
+
+    def _catalog_conn(self) -> psycopg.Connection[Any]:
+        from codesift.engine.postgres import connect
+
+        if self._catalog is None or self._catalog.closed:
+            self._catalog = connect(self._connect_dsn, autocommit=True, upgrade=False)
+        return self._catalog
+
+    def _route_store(self, exclude: Iterable[str]) -> SharedRouteStore:
+        from codesift.store.postgres import Reader
+        from codesift.store.postgres.route import SharedRouteStore
+
+        return SharedRouteStore(self._catalog_conn(), Reader(self.principal), exclude)
+
+    def _with_route_store(
+        self, exclude: Iterable[str], read: Callable[[SharedRouteStore], T], fallback: T
+    ) -> T:
+        """`read(store)` under the lock; `fallback` when the index fails (which
+        marks it unavailable)."""
+        with self._lock:
+            if self._waiting() is not None:
+                return fallback
+            try:
+                return read(self._route_store(exclude))
+            except Exception as exc:  # psycopg errors, ConfigError: the index is down
+                if not _is_database_error(exc):
+                    raise
+                self._failed(exc)
+                return fallback
+
+    def _searcher(self, visible: tuple[str, ...]) -> SharedSearch:
+        from codesift.engine.postgres import open_shared_search
+
+        if self._search is not None and self._search[0] == visible:
+            return self._search[1]
+        if self._search is not None:
+            self._search[1].close()
+            self._search = None
+        search = open_shared_search(
+            self._connect_dsn,
+            principal=self.principal,
+            repos=visible,
+            settings=self.settings,
+            parallel=False,
+        )
+        self._search = (visible, search)
+        return search
+
+    def _close_locked(self) -> None:
+        search, self._search = self._search, None
+        if search is not None:
+            try:
+                search[1].close()
+            except Exception as exc:  # already broken: nothing to keep
+                log.info("closing the shared search: %s", exc)
+        catalog, self._catalog = self._catalog, None
+        if catalog is not None:
+            try:
+                catalog.close()
+            except Exception as exc:
+                log.info("closing the shared index connection: %s", exc)
+
+    def close(self) -> None:
+        with self._lock:
+            self._close_locked()
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def status(self, exclude: Collection[str] = ()) -> SharedStatus:
+        """Whether the shared index answers, and the repositories in view
+        (`exclude` left out)."""
+        with self._lock:
+            waiting = self._waiting()
+            if waiting is not None:
+                return waiting
+            try:
+                keys = tuple(s.key for s in self._route_store(exclude).stamps())
+            except Exception as exc:
+                if not _is_database_error(exc):
+                    raise
+                return self._failed(exc)
+            self._down = None
+            return SharedStatus("ok", "", keys)
+
+    def search(
+        self,
+        request: SearchRequest,
+        exclude: Collection[str] = (),
+        only: Collection[str] | None = None,
+    ) -> SharedPage:
+        """The shared index's page for `request` over the repositories in view,
+        `exclude` left out (and only those in `only`, when given)."""
+        with self._lock:
+            waiting = self._waiting()
+            if waiting is not None:
+                return SharedPage((), {}, waiting)
+            try:
+                checked = request.validated()
+            except QueryError as exc:  # a git revision means nothing to the shared index
+                return SharedPage((), {}, SharedStatus("ok", f"shared index not searched: {exc}"))
+            try:
+                visible = tuple(s.key for s in self._route_store(exclude).stamps())
+                if only is not None:
+                    visible = tuple(k for k in visible if k in only)
+                if not visible:
+                    self._down = None
+                    return SharedPage((), {}, SharedStatus("ok"))
+                response = self._searcher(visible).search(checked)
+            except Exception as exc:
+                if not _is_database_error(exc):
+                    raise
+                return SharedPage((), {}, self._failed(exc))
+            self._down = None
+            pages, keys = _split_by_repository(response, visible)
+            return SharedPage(pages, keys, SharedStatus("ok", "", visible))
+
+    def route_pool(
+        self, exclude: Collection[str] = ()
+    ) -> tuple[list[SourceProfile], dict[str, RouteEvidence], SharedStatus]:
+        """Routing profiles and evidence of the repositories in view (`exclude` left
+        out), as engine/route.py describes a local repository; none when the index
+        is unavailable (the status says why)."""
+        from codesift.engine.route import README_CHARS, outline_entries
+
+        with self._lock:
+            waiting = self._waiting()
+            if waiting is not None:
+                return [], {}, waiting
+            try:
+                store = self._route_store(exclude)
+                stamps = store.stamps()
+                stale = [s.key for s in stamps if (s.key, s.indexed_at) not in self._profiles]
+                outlines = store.outlines(stale, README_CHARS)
+            except Exception as exc:
+                if not _is_database_error(exc):
+                    raise
+                return [], {}, self._failed(exc)
+            self._down = None
+            for stamp in stamps:
+                if stamp.key in outlines:
+                    outline = outlines[stamp.key]
+                    slug, _, branch = stamp.key.rpartition("@")
+                    if not slug:
+                        slug, branch = stamp.key, ""
+                    self._profiles[(stamp.key, stamp.indexed_at)] = SourceProfile(
+                        name=stamp.key,
+                        kind="repository",
+                        fields=(
+                            ("name", f"{slug.rsplit('/', 1)[-1]}\n{slug}".lower()),
+                            ("branch", branch.lower()),
+                            ("readme", outline.readme.lower()),
+                            ("outline", "\n".join(outline_entries(outline.files)).lower()),
+                        ),
+                        chunks=stamp.chunks,
+                    )
+            profiles = [
+                replace(self._profiles[(s.key, s.indexed_at)], chunks=s.chunks) for s in stamps
+            ]
+            pool = _EvidencePool(self, tuple(sorted(exclude)))
+            evidence: dict[str, RouteEvidence] = {p.name: _Evidence(pool, p.name) for p in profiles}
+            return profiles, evidence, SharedStatus("ok", "", tuple(s.key for s in stamps))
+
+
+def _is_database_error(exc: BaseException) -> bool:
+    """Errors that mean the shared index cannot answer now: the connection (a
+    ConfigError from engine/postgres.connect) or any psycopg error."""
+    if isinstance(exc, CodesiftError):
+        return True
+    try:
+        import psycopg
+    except ImportError:
+        return False
+    return isinstance(exc, psycopg.Error | OSError)
+
+
+def _split_by_repository(
+    response: SearchResponse, visible: Sequence[str]
+) -> tuple[tuple[FolderPage, ...], dict[str, str]]:
+    """One page per repository, in the shared page's order, paths within the
+    repository (the shared search prefixes them with the key when several are in
+    view)."""
+    by_key: dict[str, list[SearchResult]] = {}
+    longest_first = sorted(visible, key=len, reverse=True)
+    for result in response.results:
+        if len(visible) == 1:
+            key, path = visible[0], result.path
+        else:
+            key = next((k for k in longest_first if result.path.startswith(k + "/")), "")
+            if not key:
+                log.info("shared result %s names no repository in view: left out", result.path)
+                continue
+            path = result.path[len(key) + 1 :]
+        by_key.setdefault(key, []).append(replace(result, path=path))
+    pages = tuple(
+        FolderPage(
+            SHARED_PREFIX + key,
+            SearchResponse(
+                query=response.query,
+                results=results,
+                streams=list(response.streams) if i == 0 else [],
+                tokens=sum(RESULT_OVERHEAD_TOKENS + estimate_tokens(r.snippet) for r in results),
+                truncated_by_budget=response.truncated_by_budget,
+            ),
+        )
+        for i, (key, results) in enumerate(by_key.items())
+    )
+    return pages, {SHARED_PREFIX + key: key for key in by_key}
+
+
+def add_shared_pool(
+    repositories: list[SourceProfile],
+    evidence: dict[str, RouteEvidence],
+    shared: SharedIndex,
+    exclude: Collection[str],
+) -> SharedStatus:
+    """Add the shared repositories in view (`exclude` left out) to a routing pool
+    of local repositories (a shared key that is a local name already is left
+    out); the status says whether the shared index answered."""
+    profiles, found, status = shared.route_pool(exclude)
+    names = {p.name for p in repositories}
+    for profile in profiles:
+        if profile.name not in names:
+            repositories.append(profile)
+            evidence[profile.name] = found[profile.name]
+    return status
+
+
+def live_route_with_shared(
+    reader: LiveReader,
+    folders: Sequence[FolderIndex],
+    mounted: Sequence[Mounted],
+    query: str,
+    limit: int,
+    cancel: Cancellation,
+    shared: SharedIndex,
+    exclude: Collection[str],
+) -> tuple[RouteResult, SharedStatus]:
+    """engine/live_collections.live_route with the shared repositories in the
+    repository pool, scored together by the same code (engine/route.py,
+    route_sources)."""
+    from codesift.engine.live_collections import (
+        COLLECTION_OPEN_SECONDS,
+        FOLDER_OPEN_SECONDS,
+    )
+    from codesift.engine.route import (
+        cached_collection_profile,
+        cached_profile,
+        check_route,
+        route_sources,
+    )
+    from codesift.errors import SearchCancelled
+    from codesift.store.route_profile import probe_terms, term_chunks
+
+    check_route(query, limit)
+
+    class FolderEvidence:
+        def __init__(self, folder: FolderIndex) -> None:
+            self.folder = folder
+
+        def term_chunks(self, forms: Mapping[str, Sequence[str]]) -> Mapping[str, int]:
+            with reader.connection(self.folder, cancel, FOLDER_OPEN_SECONDS) as conn:
+                return term_chunks(conn, forms)
+
+        def probe(
+            self, forms: Mapping[str, Sequence[str]], common: frozenset[str] = frozenset()
+        ) -> Sequence[frozenset[str]]:
+            with reader.connection(self.folder, cancel, FOLDER_OPEN_SECONDS) as conn:
+                return probe_terms(conn, forms, common)
+
+    repositories: list[SourceProfile] = []
+    evidence: dict[str, RouteEvidence] = {}
+    for folder in folders:
+        with reader.connection(folder, cancel, FOLDER_OPEN_SECONDS) as conn:
+            profile = cached_profile(folder.workspace, conn)
+        repositories.append(replace(profile, name=folder.name))
+        evidence[folder.name] = FolderEvidence(folder)
+    collections: list[SourceProfile] = []
+    for collection, index in mounted:
+        try:
+            with reader.connection(index, cancel, COLLECTION_OPEN_SECONDS) as conn:
+                collections.append(cached_collection_profile(collection, conn))
+        except SearchCancelled:
+            raise
+        except CodesiftError as exc:  # not indexed yet, unreadable: routed without it
+            log.warning("collection %r left out of the route: %s", collection.name, exc)
+    status = add_shared_pool(repositories, evidence, shared, exclude)
+    return route_sources(query, repositories, collections, limit, evidence), status
