@@ -75,10 +75,12 @@ if TYPE_CHECKING:
 
     from codesift.embedding import Embedder
     from codesift.engine.live import Cancellation, FolderIndex, LiveReader
+    from codesift.engine.postgres import SharedSearch
     from codesift.history.records import ChangeInfo
     from codesift.local_socket_server import Hangup, LocalSocketServer
     from codesift.retrieval import Searcher, SearchResponse
     from codesift.retrieval.routing import RouteMatch
+    from codesift.store.postgres.status import RepoStatus
 
 __all__ = [
     "SOCKET_COMMANDS",
@@ -170,8 +172,12 @@ class Invocation:
         args.db_path = ws.db_path
         return ws
 
-    def engine(self, args: argparse.Namespace, *, quiet: bool = False) -> Engine:
-        ws = self.workspace(args)
+    def engine(
+        self, args: argparse.Namespace, *, quiet: bool = False, workspace: Workspace | None = None
+    ) -> Engine:
+        """The engine of the workspace (`workspace`, else the one `workspace(args)`
+        resolves)."""
+        ws = workspace if workspace is not None else self.workspace(args)
         listener = ConsoleListener(self, quiet=quiet)
         if self.open_engine is not None:
             return self.open_engine(ws, listener, args, quiet)
@@ -271,9 +277,9 @@ class ConsoleListener(EngineListener):
             self._task = None
 
 
-def _report_built(inv: Invocation, engine: Engine, args: argparse.Namespace) -> None:
+def _report_built(inv: Invocation, engine: Engine | SharedSearch, args: argparse.Namespace) -> None:
     """The first run's summary (a new index), on stderr."""
-    if engine.built is not None and not args.json:
+    if isinstance(engine, Engine) and engine.built is not None and not args.json:
         inv.say(summary_line(engine.built, engine.connection()))
 
 
@@ -302,6 +308,54 @@ def config_overrides(raw: str) -> dict[str, Any]:
     return data
 
 
+# -- the shared index ------------------------------------------------------------------
+
+
+def _shared_dsn(args: argparse.Namespace, inv: Invocation) -> tuple[str | None, Workspace | None]:
+    """(the DSN of the shared index a reading command reads, or None for the local
+    index; the workspace, when resolved to find out): `--db DSN`, else `index.dsn`
+    when the workspace's settings say `index.backend = "postgres"`. ConfigError for
+    an empty DSN; QueryError for --repo or --principal without a shared index."""
+    db: str | None = getattr(args, "db", None)
+    if db is not None:
+        if not db.strip():
+            raise ConfigError("--db needs a DSN (postgresql://user@host/db)")
+        return db, None
+    ws = inv.workspace(args)
+    settings = ws.settings.index
+    if settings.backend == "postgres":
+        if not settings.dsn.strip():
+            raise ConfigError(
+                'index.backend is "postgres" but index.dsn is empty: set index.dsn'
+                " (.codesift.toml or --config) or give --db DSN"
+            )
+        return settings.dsn, ws
+    if getattr(args, "repo", None) or getattr(args, "principal", None):
+        raise QueryError(
+            "--repo and --principal read the shared index: give --db DSN"
+            ' or set index.backend = "postgres"'
+        )
+    return None, ws
+
+
+def _open_shared(args: argparse.Namespace, dsn: str) -> SharedSearch:
+    """The shared index at `dsn`, read as --principal, over the --repo keys."""
+    from codesift.engine.postgres import open_shared_search
+
+    return open_shared_search(
+        dsn, principal=args.principal, repos=tuple(args.repo or ()), parallel=False
+    )
+
+
+def _open_reader(args: argparse.Namespace, inv: Invocation) -> Engine | SharedSearch:
+    """What `symbols`, `callers`, `callees` and `graph` read: the shared index
+    (see `_shared_dsn`) or the workspace's engine."""
+    dsn, ws = _shared_dsn(args, inv)
+    if dsn is not None:
+        return _open_shared(args, dsn)
+    return inv.engine(args, quiet=bool(args.json), workspace=ws)
+
+
 # -- commands ------------------------------------------------------------------------
 
 
@@ -311,18 +365,46 @@ def _index_workspace(args: argparse.Namespace, inv: Invocation) -> Workspace:
     if args.path and args.root:
         raise WorkspaceError("give the folder once: as PATH or as --root")
     raw = args.path or args.root
+    overrides = config_overrides(args.config) if args.config else None
     if raw:
         ws = Workspace.resolve(raw, option="index" if args.path else "--root")
+        if overrides:
+            ws = Workspace.at(ws.root, overrides)
     else:
         here = Path.cwd().resolve()
-        ws = Workspace.at(indexed_root(here) or here)
+        ws = Workspace.at(indexed_root(here) or here, overrides)
     args.db_path = ws.db_path
     return ws
+
+
+def _index_target(args: argparse.Namespace, ws: Workspace) -> str | None:
+    """The DSN `codesift index` also writes into: --db, else `index.dsn` with
+    `index.backend = "postgres"`; None for the local index only. Checked before
+    the local index is touched."""
+    if args.db is not None:
+        if not args.db.strip():
+            raise ConfigError("--db needs a DSN (postgresql://user@host/db)")
+        return str(args.db)
+    settings = ws.settings.index
+    if settings.backend != "postgres":
+        if args.repo:
+            raise QueryError(
+                "--repo names the key in the shared index: give --db DSN"
+                ' or set index.backend = "postgres"'
+            )
+        return None
+    if not settings.dsn.strip():
+        raise ConfigError(
+            'index.backend is "postgres" but index.dsn is empty: set index.dsn'
+            " (.codesift.toml or --config) or give --db DSN"
+        )
+    return settings.dsn
 
 
 def cmd_index(args: argparse.Namespace, inv: Invocation) -> int:
     """Build or update the index; writers queue on the index's write lock."""
     ws = _index_workspace(args, inv)
+    dsn = _index_target(args, ws)
     listener = ConsoleListener(inv, quiet=args.quiet, progress_every=args.progress_every)
     report, vectors, conn = reindex(
         ws, listener, rebuild=args.rebuild, vectors=not args.no_embed, quiet=args.quiet
@@ -352,21 +434,23 @@ def cmd_index(args: argparse.Namespace, inv: Invocation) -> int:
             inv.print(json.dumps(data))
         elif not args.quiet:
             inv.print(summary_line(report.summary, conn))
-        if args.db:
-            _write_shared(args, inv, ws, conn)
+        if dsn is not None:
+            _write_shared(args, inv, ws, conn, dsn)
     finally:
         conn.close()
     return EXIT_OK
 
 
 def _write_shared(
-    args: argparse.Namespace, inv: Invocation, ws: Workspace, conn: apsw.Connection
+    args: argparse.Namespace, inv: Invocation, ws: Workspace, conn: apsw.Connection, dsn: str
 ) -> None:
-    """`index --db`: the index just updated, written into the shared index."""
+    """`index --db` (or `index.backend = "postgres"`): the index just updated,
+    written into the shared index under --repo, else `index.repo`, else the
+    default key."""
     from codesift.engine.postgres import repo_key, write_shared
 
-    key = repo_key(ws.root, args.repo)
-    shared = write_shared(conn, args.db, key, str(ws.root))
+    key = repo_key(ws.root, args.repo or ws.settings.index.repo or None)
+    shared = write_shared(conn, dsn, key, str(ws.root))
     if args.json:
         inv.print(
             json.dumps(
@@ -390,14 +474,18 @@ def _write_shared(
         )
 
 
-def _search_shared(args: argparse.Namespace, inv: Invocation) -> SearchResponse:
-    """`search --db`: the same search over the shared PostgreSQL index."""
+def _search_shared(
+    args: argparse.Namespace, inv: Invocation, dsn: str, ws: Workspace | None
+) -> SearchResponse:
+    """`search --db` (or `index.backend = "postgres"`): the same search over the
+    shared PostgreSQL index, with the workspace's search and embedding settings
+    when it was resolved (else the defaults)."""
     from codesift.config import EmbeddingSettings, SearchSettings
     from codesift.engine.models import make_embedder
     from codesift.engine.postgres import open_shared_search
     from codesift.retrieval.request import BROAD_LAYERS, SearchRequest
 
-    defaults = SearchSettings()
+    defaults = ws.settings.search if ws is not None else SearchSettings()
     request = SearchRequest(
         query=args.query,
         top_k=args.top_k if args.top_k is not None else defaults.top_k,
@@ -413,9 +501,14 @@ def _search_shared(args: argparse.Namespace, inv: Invocation) -> SearchResponse:
         since=args.since,
         until=args.until,
     )
-    embedder = None if args.no_embed else make_embedder(EmbeddingSettings())
+    embedding = ws.settings.embedding if ws is not None else EmbeddingSettings()
+    embedder = None if args.no_embed or not embedding.enabled else make_embedder(embedding)
     with open_shared_search(
-        args.db, principal=args.principal, repos=tuple(args.repo or ()), embedder=embedder
+        dsn,
+        principal=args.principal,
+        repos=tuple(args.repo or ()),
+        settings=defaults,
+        embedder=embedder,
     ) as shared:
         return shared.search(request)
 
@@ -475,14 +568,15 @@ GRAPH_LABELS = {
 
 
 def cmd_search(args: argparse.Namespace, inv: Invocation) -> int:
-    if args.db:
-        response = _search_shared(args, inv)
+    dsn, ws = _shared_dsn(args, inv)
+    if dsn is not None:
+        response = _search_shared(args, inv, dsn, ws)
         if args.json:
             inv.print(json.dumps(_response_json(response), ensure_ascii=False))
         else:
             _print_search(inv, args.query, response)
         return EXIT_OK
-    engine = inv.engine(args, quiet=bool(args.json))
+    engine = inv.engine(args, quiet=bool(args.json), workspace=ws)
     try:
         times = engine.times(args.as_of, args.since, args.until)  # before any indexing
         request = engine.request(
@@ -638,7 +732,7 @@ def _print_symbol(console: Console, symbol: Symbol, prefix: str = "") -> None:
 def cmd_symbols(args: argparse.Namespace, inv: Invocation) -> int:
     if args.limit < 1 or args.limit > MAX_SYMBOLS:
         raise QueryError(f"--limit must be between 1 and {MAX_SYMBOLS}, got {args.limit}")
-    engine = inv.engine(args, quiet=bool(args.json))
+    engine = _open_reader(args, inv)
     try:
         times = engine.times(args.as_of, args.since, args.until)
         found = engine.symbols(args.name, args.limit, times)
@@ -662,7 +756,7 @@ def cmd_symbols(args: argparse.Namespace, inv: Invocation) -> int:
 
 
 def _graph_command(args: argparse.Namespace, inv: Invocation, direction: str) -> int:
-    engine = inv.engine(args, quiet=bool(args.json))
+    engine = _open_reader(args, inv)
     try:
         times = engine.times(args.as_of, args.since, args.until)
         query = GraphQuery(
@@ -736,7 +830,7 @@ def _neighbours(
 def cmd_graph(args: argparse.Namespace, inv: Invocation) -> int:
     """The code graph around the definitions named NAME: callers, callees or both,
     DEPTH edges away, along the edge kinds asked for."""
-    engine = inv.engine(args, quiet=bool(args.json))
+    engine = _open_reader(args, inv)
     try:
         times = engine.times(args.as_of, args.since, args.until)
         kinds = tuple(args.kind or ("calls",))
@@ -798,7 +892,10 @@ _QUERY_PATHS = {
 def cmd_status(args: argparse.Namespace, inv: Invocation) -> int:
     from codesift.engine.status import index_status  # git and the models' state
 
-    ws = inv.workspace(args)
+    dsn, resolved = _shared_dsn(args, inv)
+    if dsn is not None:
+        return _shared_status(args, inv, dsn)
+    ws = resolved if resolved is not None else inv.workspace(args)
     status = index_status(ws)
     if not status.exists:
         if args.json:
@@ -813,6 +910,49 @@ def cmd_status(args: argparse.Namespace, inv: Invocation) -> int:
         return EXIT_OK
     _print_status(inv, status)
     return EXIT_OK
+
+
+def _shared_status(args: argparse.Namespace, inv: Invocation, dsn: str) -> int:
+    """`status --db`: each repository of the shared index this principal may read."""
+    with _open_shared(args, dsn) as shared:
+        repos = shared.status()
+    if args.json:
+        inv.print(json.dumps({"repositories": [asdict(r) for r in repos]}))
+        return EXIT_OK
+    if not repos:
+        inv.print("no repository of the shared index to show")
+        return EXIT_OK
+    for i, repo in enumerate(repos):
+        if i:
+            inv.print("")
+        _print_repo_status(inv, repo)
+    return EXIT_OK
+
+
+def _local_time(seconds: float | None) -> str:
+    if seconds is None:
+        return "never"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))
+
+
+def _print_repo_status(inv: Invocation, repo: RepoStatus) -> None:
+    embeddable = max(repo.chunks, 1)
+    models = f" ({repo.models})" if repo.models else ""
+    inv.print(f"repository  {repo.repo}")
+    if repo.root:
+        inv.print(f"root        {repo.root}")
+    inv.print(f"files       {repo.files}")
+    inv.print(f"nodes       {repo.nodes}")
+    inv.print(f"edges       {repo.edges}")
+    inv.print(f"chunks      {repo.chunks}")
+    inv.print(f"vectors     {repo.vectors} ({repo.vectors / embeddable:.0%} of chunks){models}")
+    inv.print(f"indexed     {_local_time(repo.indexed_at)}")
+    if repo.commit:
+        day = time.strftime("%Y-%m-%d", time.gmtime(repo.commit_time or 0))
+        inv.print(f"commit      {repo.commit[:10]} {day} {(repo.subject or '')[:60]}")
+    else:
+        inv.print("commit      none (not a git repository)")
+    inv.print("languages   " + ", ".join(f"{k} {v}" for k, v in repo.languages.items()))
 
 
 def _print_status(inv: Invocation, status: IndexStatus) -> None:
@@ -944,6 +1084,24 @@ def build_parser(
             f" (default {DEFAULT_INTERVAL_SECONDS:g})",
         )
 
+    def shared_options(p: argparse.ArgumentParser, what: str) -> None:
+        p.add_argument(
+            "--db",
+            metavar="DSN",
+            help=f"{what} the shared PostgreSQL index at DSN (default: index.dsn when"
+            ' index.backend is "postgres"; docs/postgres.md)',
+        )
+        p.add_argument(
+            "--repo",
+            action="append",
+            help="with the shared index: only this repository key (repeatable)",
+        )
+        p.add_argument(
+            "--principal",
+            help="with the shared index: read as this user or group"
+            " (default: the database role's own view)",
+        )
+
     def config_option(p: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--config",
@@ -966,9 +1124,14 @@ def build_parser(
     p.add_argument(
         "--db",
         metavar="DSN",
-        help="then write the index into the shared PostgreSQL index at DSN (docs/postgres.md)",
+        help="then write the index into the shared PostgreSQL index at DSN (default: index.dsn"
+        ' when index.backend is "postgres"; docs/postgres.md)',
     )
-    p.add_argument("--repo", help="its repository key there (default: the remote's slug@branch)")
+    p.add_argument(
+        "--repo",
+        help="its repository key there (default: index.repo, else the remote's slug@branch)",
+    )
+    config_option(p)
     progress_option(p)
     p.set_defaults(func=cmd_index)
 
@@ -1015,16 +1178,7 @@ def build_parser(
     )
     config_option(p)
     common(p)
-    p.add_argument(
-        "--db", metavar="DSN", help="search the shared PostgreSQL index at DSN (docs/postgres.md)"
-    )
-    p.add_argument(
-        "--repo", action="append", help="with --db: only this repository key (repeatable)"
-    )
-    p.add_argument(
-        "--principal",
-        help="with --db: read as this user or group (default: the database role's own view)",
-    )
+    shared_options(p, "search")
     p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("route", help="which folders and document collections a question is about")
@@ -1053,6 +1207,8 @@ def build_parser(
         help=f"at most this many definitions, 1..{MAX_SYMBOLS} (default {SYMBOLS_LIMIT})",
     )
     common(p)
+    config_option(p)
+    shared_options(p, "read")
     p.set_defaults(func=cmd_symbols)
 
     for name, func, text in (
@@ -1069,6 +1225,8 @@ def build_parser(
             f" (default {NEIGHBOURS_MAX_NODES})",
         )
         common(p)
+        config_option(p)
+        shared_options(p, "read")
         p.set_defaults(func=func)
 
     p = sub.add_parser("graph", help="the code graph around a definition: edges of any kind")
@@ -1093,10 +1251,14 @@ def build_parser(
         help=f"stop at this many definitions, 1..{MAX_NODES_LIMIT} (default {GRAPH_MAX_NODES})",
     )
     common(p)
+    config_option(p)
+    shared_options(p, "walk")
     p.set_defaults(func=cmd_graph)
 
     p = sub.add_parser("status", help="what is indexed: counts by language, size, last update")
     common(p, update=False, times=False)
+    config_option(p)
+    shared_options(p, "report on")
     p.set_defaults(func=cmd_status)
 
     p = sub.add_parser("serve", help="run the language server (LSP over stdio)")
@@ -1176,6 +1338,10 @@ def failure(exc: Exception, db_path: Path | None) -> tuple[str, int]:
     kind (codesift/errors.py) decides; `internal` (a bug) is exit 1, every other
     kind exit 2. An OSError that is not an index error (a full disk, a missing
     file) counts as a codesift error, not a bug."""
+    if "psycopg" in sys.modules:  # a shared-index command ran: its errors in one line
+        from codesift.engine.postgres import database_error
+
+        exc = database_error(exc) or exc
     kind = error_kind(exc)
     if kind == "internal":
         if isinstance(exc, OSError):
@@ -1387,6 +1553,8 @@ def _answer(
     if getattr(args, "config", None):
         raise _Decline("--config names settings this server was not started with")
     ws = _requested_workspace(request, args, folder)
+    if ws.settings.index.backend == "postgres" or getattr(args, "db", None) is not None:
+        raise _Decline("the workspace reads the shared index (index.backend = postgres)")
     if not getattr(args, "no_update", False):
         if not folder.watching:  # changes on disk may be unknown to it: the CLI looks itself
             raise _Decline("the server does not watch this folder's files")

@@ -5,6 +5,9 @@
     report = index_into("postgresql://...", Path("~/src/web"))  # local index, then mirror
     with open_shared_search("postgresql://...", principal="ana") as shared:
         page = shared.search(SearchRequest("where are retries scheduled"))
+        found = shared.symbols("RetryPolicy")
+        walk = shared.graph("retry_failed_charge", GraphQuery("callers", depth=2))
+        repos = shared.status()
 
 `index_into` runs codesift's own indexer for the folder (its local SQLite index,
 updated incrementally as `codesift index` does), then mirrors that index into
@@ -12,7 +15,9 @@ the database under the repository's key (`repo_key`: remote slug and branch, or
 a name given): only files whose rows changed are written. `open_shared_search`
 answers searches with the same streams, fusion, priors and snippets as a local
 search, reading through the PostgreSQL store as one principal, whose grants are
-part of every statement (no principal: the database role's own view).
+part of every statement (no principal: the database role's own view); symbols,
+the graph walk (engine/graph.walk_graph over store/postgres/graph.py) and the
+status of each readable repository read the same way.
 
 Needs the `postgres` extra (`pip install 'codesift[postgres]'`).
 """
@@ -20,6 +25,7 @@ Needs the `postgres` extra (`pip install 'codesift[postgres]'`).
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,31 +35,42 @@ from typing import TYPE_CHECKING, Any, cast
 from codesift.config import SearchSettings
 from codesift.embedding.model import Embedder
 from codesift.engine.access import IndexReport
+from codesift.engine.graph import check_graph_query, walk_graph
 from codesift.engine.listener import EngineListener
-from codesift.engine.results import EmbedReport, Symbol, SymbolMatches
+from codesift.engine.results import (
+    EmbedReport,
+    GraphQuery,
+    GraphResult,
+    Symbol,
+    SymbolMatches,
+)
 from codesift.engine.session import reindex
-from codesift.engine.symbols import score_name
+from codesift.engine.symbols import MAX_SYMBOLS, score_name
 from codesift.engine.workspace import Workspace
-from codesift.errors import ConfigError
+from codesift.errors import ConfigError, QueryError
 from codesift.history.records import change_info
+from codesift.history.timespec import TimeFilter, TimeValue, time_filter
 from codesift.retrieval.request import BROAD_LAYERS, SearchRequest, SearchResponse
 from codesift.retrieval.search import Searcher
 from codesift.store.database import open_reader
-from codesift.store.reader import NodeRow
+from codesift.store.filters import SearchFilters
+from codesift.store.reader import NodeRow, name_tail
 from codesift.store.search_store import SearchStore
 
 if TYPE_CHECKING:
     import psycopg
 
     from codesift.store.postgres import MirrorSummary, PostgresSearchStore
+    from codesift.store.postgres.status import RepoStatus
 
-# Separators of qualified names as typed (engine/symbols.py reads the same).
-_QUALIFIER = re.compile(r"::|\.|#|->|\\|/")
+# How many definitions of similar names `SharedSearch.symbols` scores at most.
+_SIMILAR_CANDIDATES = 400
 
 __all__ = [
     "SharedIndexReport",
     "SharedSearch",
     "connect",
+    "database_error",
     "index_into",
     "mirror_local",
     "open_shared_search",
@@ -62,11 +79,30 @@ __all__ = [
 ]
 
 
+def one_line(exc: BaseException) -> str:
+    """A database error's message on one line (libpq's span several: the error,
+    then DETAIL, HINT or a tab-indented question)."""
+    parts = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return "; ".join(parts) or type(exc).__name__
+
+
+def database_error(exc: BaseException) -> ConfigError | None:
+    """The ConfigError to report for a psycopg error that reached a front end
+    (a lost connection, a role without the privilege to read); None for any other
+    exception. Never imports psycopg: no psycopg error exists before it is loaded."""
+    psycopg = sys.modules.get("psycopg")
+    if psycopg is None or not isinstance(exc, psycopg.Error):
+        return None
+    return ConfigError(f"the shared index: {one_line(exc)}")
+
+
 def connect(dsn: str, *, autocommit: bool = False, upgrade: bool = True) -> psycopg.Connection[Any]:
     """A connection to the shared index at `dsn`, its schema migrated (`upgrade`,
     for writers) or checked to be current (readers, whose role may not create
-    tables); ConfigError when psycopg is not installed, the server cannot be
-    reached, or a reader finds an older schema."""
+    tables); ConfigError, in one line, when psycopg is not installed, `dsn` is not
+    a PostgreSQL connection string or URI, the server cannot be reached or refuses
+    the login, a writer cannot create the extensions, or a reader finds an older
+    schema."""
     try:
         import psycopg
     except ImportError as exc:
@@ -76,21 +112,44 @@ def connect(dsn: str, *, autocommit: bool = False, upgrade: bool = True) -> psyc
     from codesift.store.postgres import migrate, schema_version
     from codesift.store.postgres.schema import MIGRATIONS
 
+    if not dsn.strip():
+        raise ConfigError("the shared index's DSN is empty: give a PostgreSQL URI or DSN")
     try:
         conn = psycopg.connect(dsn)
-    except psycopg.OperationalError as exc:
-        raise ConfigError(f"cannot connect to the shared index: {exc}") from exc
-    if upgrade:
-        migrate(conn)
-    else:
-        version = schema_version(conn)
-        conn.rollback()
-        if version < MIGRATIONS[-1].version:
-            conn.close()
-            raise ConfigError(
-                f"the shared index has schema version {version}, this codesift reads"
-                f" {MIGRATIONS[-1].version}: run an indexing job (index_into) to upgrade it"
-            )
+    except psycopg.ProgrammingError as exc:  # libpq could not parse it
+        raise ConfigError(
+            "not a PostgreSQL connection string or URI (postgresql://user@host/db):"
+            f" {one_line(exc)}"
+        ) from None
+    except psycopg.Error as exc:
+        raise ConfigError(f"cannot connect to the shared index: {one_line(exc)}") from None
+    try:
+        if upgrade:
+            try:
+                migrate(conn)
+            except (psycopg.errors.FeatureNotSupported, psycopg.errors.UndefinedFile) as exc:
+                raise ConfigError(
+                    "the shared index needs the PostgreSQL extensions vector (pgvector),"
+                    f" pg_trgm and btree_gin: {one_line(exc)}"
+                ) from None
+            except psycopg.errors.InsufficientPrivilege as exc:
+                raise ConfigError(
+                    "this role cannot create the shared index's schema or extensions"
+                    f" (an indexing role must own them): {one_line(exc)}"
+                ) from None
+        else:
+            version = schema_version(conn)
+            conn.rollback()
+            if version < MIGRATIONS[-1].version:
+                raise ConfigError(
+                    f"the shared index has schema version {version}, this codesift reads"
+                    f" {MIGRATIONS[-1].version}: run an indexing job (index_into) to upgrade it"
+                )
+    except BaseException as exc:
+        conn.close()
+        if isinstance(exc, psycopg.Error):
+            raise ConfigError(f"the shared index: {one_line(exc)}") from None
+        raise
     conn.autocommit = autocommit
     return conn
 
@@ -195,8 +254,11 @@ class SharedSearch:
         embedder: Embedder | None,
         worker_stores: Callable[[], tuple[SearchStore, Callable[[], None]]] | None = None,
     ) -> None:
+        from codesift.store.postgres.graph import PostgresGraphStore
+
         self._conn = conn
         self.store = store
+        self.graph_store = PostgresGraphStore(store)
         # The Searcher reads only through the stores; its connection argument is unused.
         self.searcher = Searcher(
             cast(Any, conn), settings, embedder, store=store, worker_stores=worker_stores
@@ -205,63 +267,89 @@ class SharedSearch:
     def search(self, request: SearchRequest) -> SearchResponse:
         return self.searcher.search(request)
 
-    def symbols(self, name: str, limit: int = 50) -> SymbolMatches:
+    def times(
+        self,
+        as_of: TimeValue | None = None,
+        since: TimeValue | None = None,
+        until: TimeValue | None = None,
+    ) -> TimeFilter:
+        """A git-time window in Unix seconds; revisions are resolved in the folder
+        the one repository in view was indexed from, when it is on this machine.
+        QueryError for a malformed one."""
+        root = self.store.meta("root")
+        folder = Path(root) if root and Path(root).is_dir() else None
+        return time_filter(as_of, since, until, root=folder)
+
+    def start_nodes(self, target: str | int, times: TimeFilter | None = None) -> list[NodeRow]:
+        """The definitions named `target` (at most 20), or the node with id `target`,
+        among the repositories this principal may read."""
+        if isinstance(target, int):
+            return list(self.graph_store.node_rows([target]).values())
+        return self.graph_store.nodes_named(target, limit=20, times=times if times else None)
+
+    def symbols(self, name: str, limit: int = 20, times: TimeFilter | None = None) -> SymbolMatches:
         """Definitions named `name` (a qualified name matches its ending after a
         separator; exact case first), then similar names scored as locally
-        (engine/symbols.score_name), among the repositories this principal may
-        read."""
-        from codesift.store.filters import SearchFilters
-
-        typed = name.strip()
-        tail = _QUALIFIER.split(typed)[-1]
-        if not tail:
-            return SymbolMatches(name)
-        candidates = self.store.symbol_candidates(tail, SearchFilters(BROAD_LAYERS), 400)
-        rows = self.store.node_rows([c.node_id for c in candidates])
-        times = self.store.node_times(rows)
-        wanted = typed.lower()
+        (engine/symbols.score_name), at most `limit` in all, among the
+        repositories this principal may read."""
+        if not name.strip():
+            raise QueryError("the name is empty")
+        if not 1 <= limit <= MAX_SYMBOLS:
+            raise QueryError(f"limit must be between 1 and {MAX_SYMBOLS}, got {limit}")
+        window = times if times else None
+        exact = self.graph_store.nodes_named(name, limit=limit, include_modules=True, times=window)
+        shown = {n.id for n in exact}
+        similar: list[tuple[float, NodeRow]] = []
+        tail = name_tail(name)
+        if len(exact) < limit and tail:
+            filters = SearchFilters(BROAD_LAYERS, times=window or TimeFilter())
+            candidates = self.store.symbol_candidates(tail, filters, _SIMILAR_CANDIDATES)
+            rows = self.store.node_rows(c.node_id for c in candidates if c.node_id not in shown)
+            for node in rows.values():
+                score = score_name(tail, node.name)
+                if score > 0:
+                    similar.append((score - (5.0 if node.kind == "module" else 0.0), node))
+            similar.sort(key=lambda sn: (-sn[0], len(sn[1].qualified_name), sn[1].path))
+            similar = similar[: limit - len(exact)]
+        times_of = self.store.node_times([*shown, *(n.id for _, n in similar)])
 
         def symbol(node: NodeRow, score: float = 0.0) -> Symbol:
-            row = times.get(node.id)
+            row = times_of.get(node.id)
             return Symbol(node, change_info(row) if row is not None else None, score)
 
-        def named(node: NodeRow) -> bool:
-            if node.name.lower() != tail.lower():
-                return False
-            if tail == typed:
-                return True
-            qname = _QUALIFIER.sub(".", node.qualified_name).lower()
-            return qname.endswith(_QUALIFIER.sub(".", wanted))
-
-        exact = sorted(
-            (n for n in rows.values() if named(n)),
-            key=lambda n: (n.name != tail, n.path, n.start_line),
-        )
-        shown = {n.id for n in exact}
-        fuzzy = sorted(
-            (
-                (score, n)
-                for n in rows.values()
-                if n.id not in shown and (score := score_name(tail, n.name)) > 0
-            ),
-            key=lambda sn: (-sn[0], sn[1].path, sn[1].start_line),
-        )
         return SymbolMatches(
             name,
-            tuple(symbol(n) for n in exact[:limit]),
-            tuple(symbol(n, s) for s, n in fuzzy[: max(0, limit - len(exact))]),
+            tuple(symbol(n) for n in exact),
+            tuple(symbol(n, s) for s, n in similar),
         )
+
+    def graph(self, target: str | int, query: GraphQuery) -> GraphResult:
+        """The local `Engine.graph` over the shared index: the walk from the
+        definitions named `target` (or the node with id `target`), which shows
+        no node of a repository this principal may not read."""
+        check_graph_query(query)
+        if isinstance(target, str) and not target.strip():
+            raise QueryError("the name is empty")
+        return walk_graph(self.graph_store, self.start_nodes(target, query.times), query)
 
     def callers(self, name: str) -> list[tuple[NodeRow, NodeRow, int]]:
         """(callee, caller, line of the call) for each call resolved to a
         definition named `name`, among the repositories this principal may read."""
-        callees = [s.node for s in self.symbols(name).exact]
+        walk = self.graph(name, GraphQuery("callers", 1, ("calls",), 2000))
         out: list[tuple[NodeRow, NodeRow, int]] = []
-        for callee in callees:
-            edges = [e for e in self.store.edges_to(callee.id) if e.kind == "calls"]
-            rows = self.store.node_rows([e.src_id for e in edges])
-            out.extend((callee, rows[e.src_id], e.line) for e in edges if e.src_id in rows)
+        for link in walk.edges:
+            callee = walk.node(link.target) if link.target is not None else None
+            caller = walk.node(link.source)
+            if callee is not None and caller is not None and callee.node.id in walk.roots:
+                out.append((callee.node, caller.node, link.line))
         return out
+
+    def status(self) -> list[RepoStatus]:
+        """Each repository this principal may read: counts, languages, vectors,
+        when it was last written and its newest commit."""
+        from codesift.store.postgres.status import repo_status
+
+        return repo_status(self.store)
 
     def repos(self) -> list[str]:
         """The repositories this principal may read."""

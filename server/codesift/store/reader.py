@@ -33,6 +33,8 @@ __all__ = [
     "has_vectors",
     "index_counts",
     "indexed_paths_under",
+    "name_tail",
+    "named_matches",
     "node_ids_in_file",
     "node_rows",
     "nodes_at_line",
@@ -139,7 +141,7 @@ def nodes_named(
     Looks up the last component through the name index, so it never scans.
     `times` keeps only nodes in a git time window (in the query, before the limit).
     """
-    tail = _QUALIFIER_SEPARATORS.split(name.strip())[-1]
+    tail = name_tail(name)
     if not tail:
         return []
     kinds = "" if include_modules else " AND n.kind != 'module'"
@@ -152,6 +154,20 @@ def nodes_named(
             (tail, *time_params),
         )
     ]
+    return named_matches(found, name, limit=limit, include_modules=include_modules)
+
+
+def name_tail(name: str) -> str:
+    """The last component of a name as typed (`Pool.imap` -> `imap`)."""
+    return _QUALIFIER_SEPARATORS.split(name.strip())[-1]
+
+
+def named_matches(
+    found: Sequence[NodeRow], name: str, *, limit: int = 50, include_modules: bool = False
+) -> list[NodeRow]:
+    """Of the definitions `found` whose name is `name_tail(name)` in any case, those
+    `nodes_named` returns, in its order (every backend looks them up its own way)."""
+    tail = name_tail(name)
     wanted = name.strip().lower()
     qualified = tail != name.strip()
 
