@@ -1,16 +1,27 @@
 """codesift/route: which workspace folders and which document collections a
 question is about, pool by pool (engine/route.py scores, engine/live_collections.py
-reads the live indexes)."""
+reads the live indexes). With a shared index (index.backend = "postgres"), an
+unscoped route's repository pool also holds the shared index's repositories
+(engine/shared_overlay.py), the open folders' own left out."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from codesift.engine.live import Cancellation
 from codesift.engine.live_collections import live_route
 from codesift.engine.route import MAX_ROUTE_LIMIT, RouteResult, check_route, route_json
+from codesift.engine.shared_overlay import live_route_with_shared
 from codesift.errors import QueryError
-from codesift.lsp.params import invalid, opt_int, opt_str_list, require_object, require_str
+from codesift.lsp.params import (
+    invalid,
+    opt_bool,
+    opt_int,
+    opt_str_list,
+    require_object,
+    require_str,
+)
 from codesift.retrieval.request import MAX_QUERY_CHARS
 from codesift.retrieval.routing import RouteMatch
 
@@ -25,9 +36,15 @@ ROUTE = "codesift/route"
 
 
 def route_result_json(
-    result: RouteResult, folders: list[FolderIndex], mounted: list[Mounted]
+    result: RouteResult,
+    folders: list[FolderIndex],
+    mounted: list[Mounted],
+    repos: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The route as JSON, each source with its URI."""
+    """The route as JSON, each source with its URI; with `repos` (the open
+    folders' repository keys, when a shared index is in use) each repository
+    also says whether it is a folder (`source: "local"`, its key in `repo`) or a
+    repository of the shared index (`source: "shared"`, no URI, `repo` its key)."""
     from codesift.lsp.server import path_to_uri
 
     uris = {f.name: f.uri for f in folders}
@@ -35,7 +52,12 @@ def route_result_json(
 
     def where(match: RouteMatch) -> dict[str, Any]:
         pool = uris if match.kind == "repository" else collections
-        return {"uri": pool.get(match.name)}
+        found: dict[str, Any] = {"uri": pool.get(match.name)}
+        if repos is not None and match.kind == "repository":
+            local = match.name in uris
+            found["source"] = "local" if local else "shared"
+            found["repo"] = repos.get(match.name) if local else match.name
+        return found
 
     return route_json(result, where)
 
@@ -48,11 +70,20 @@ async def route(server: CodesiftServer, params: Any) -> dict[str, Any]:
         check_route(query, limit)
     except QueryError as exc:
         raise invalid(str(exc)) from exc
-    folders = server.select_folders(opt_str_list(data, "folders"))
+    named = opt_str_list(data, "folders")
+    folders = server.select_folders(named)
     mounted = server.mounted(folders)
+    # Unscoped, the shared index's repositories (the open ones left out) join the pool.
+    shared = server.shared_index() if opt_bool(data, "shared", True) and not named else None
 
     def run(cancel: Cancellation) -> dict[str, Any]:
-        result = live_route(server.live, folders, mounted, query, limit, cancel)
-        return route_result_json(result, folders, mounted)
+        if shared is None:
+            result = live_route(server.live, folders, mounted, query, limit, cancel)
+            return route_result_json(result, folders, mounted)
+        repos = server.open_repo_keys()
+        result, status = live_route_with_shared(
+            server.live, folders, mounted, query, limit, cancel, shared, set(repos.values())
+        )
+        return {**route_result_json(result, folders, mounted, repos), "shared": status.as_json()}
 
     return await server.read(run)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Collection
 from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,7 @@ from codesift.engine.live_collections import (
     routed_folders,
 )
 from codesift.engine.route import MAX_ROUTE_LIMIT
+from codesift.engine.shared_overlay import SharedIndex, SharedStatus, live_route_with_shared
 from codesift.errors import CodesiftError, QueryError, SearchCancelled
 from codesift.lsp.params import (
     invalid,
@@ -113,7 +115,11 @@ def for_folder(request: SearchRequest, folder: FolderIndex) -> SearchRequest:
         raise invalid(f"{exc} (folder {folder.name})") from exc
 
 
-def _result_json(folder: FolderIndex, result: SearchResult) -> dict[str, Any]:
+def _result_json(
+    folder: FolderIndex, result: SearchResult, repo: str | None = None
+) -> dict[str, Any]:
+    """A local result: its folder and file URI (`repo`: the folder's repository key
+    when a shared index is in use)."""
     from codesift.lsp.server import path_to_uri
 
     data = asdict(result)
@@ -123,6 +129,24 @@ def _result_json(folder: FolderIndex, result: SearchResult) -> dict[str, Any]:
     data["folder"] = folder.name
     data["uri"] = path_to_uri(folder.root / result.path)
     data["is_test"] = is_test_like_path(result.path)
+    data["source"] = "local"
+    data["repo"] = repo
+    return data
+
+
+def _shared_result_json(repo: str, result: SearchResult) -> dict[str, Any]:
+    """A result of the shared index: its repository key and its path within the
+    repository; no folder and no file URI (the repository is not open here: the
+    open ones are searched locally). Its ids are the shared index's."""
+    data = asdict(result)
+    data["provenance"] = [dict(h) for h in data["provenance"]]
+    data["chunk_id"] = str(result.chunk_id)
+    data["node_id"] = None if result.node_id is None else str(result.node_id)
+    data["folder"] = None
+    data["uri"] = None
+    data["is_test"] = is_test_like_path(result.path)
+    data["source"] = "shared"
+    data["repo"] = repo
     return data
 
 
@@ -150,23 +174,37 @@ def _resource_json(mounted: list[Mounted], result: SearchResult) -> dict[str, An
 
 
 def _route_first(
-    server: CodesiftServer, folders: list[FolderIndex], query: str, cancel: Cancellation
-) -> tuple[list[FolderIndex], list[str]]:
+    server: CodesiftServer,
+    folders: list[FolderIndex],
+    query: str,
+    cancel: Cancellation,
+    shared: SharedIndex | None = None,
+    exclude: Collection[str] = (),
+) -> tuple[list[FolderIndex], list[str], list[str] | None]:
     """The folders an unscoped search over several folders searches: those the
     router gives ROUTE_THRESHOLD or more (their names are `routed`), else every one
-    (`routed` empty)."""
+    (`routed` empty). With the shared index, its repositories (`exclude` left out)
+    are in the pool too: the third value is the shared keys routed to (None:
+    every one)."""
     try:
-        result = live_route(server.live, folders, (), query, MAX_ROUTE_LIMIT, cancel)
+        if shared is None:
+            result = live_route(server.live, folders, (), query, MAX_ROUTE_LIMIT, cancel)
+        else:
+            result, _ = live_route_with_shared(
+                server.live, folders, (), query, MAX_ROUTE_LIMIT, cancel, shared, exclude
+            )
     except SearchCancelled:
         raise
     except CodesiftError as exc:  # a folder's index cannot be read: the search says why
         log.info("routing %r failed (%s): searching every folder", query, exc)
-        return folders, []
-    chosen = set(routed_folders(result))
+        return folders, [], None
+    chosen = routed_folders(result)
     if not chosen:
-        return folders, []
+        return folders, [], None
+    names = {f.name for f in folders}
     picked = [f for f in folders if f.name in chosen]
-    return picked, [f.name for f in picked]
+    keys = [name for name in chosen if name not in names]
+    return picked, [f.name for f in picked] + keys, keys
 
 
 async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
@@ -178,8 +216,12 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
     tests = parse_tests(data)
     # Auto (no `route`): route over many folders only; `route: true` over two or more.
     asked = opt_bool(data, "route", False) if "route" in data else None
-    enough = len(folders) >= (2 if asked else ROUTE_MIN_FOLDERS)
-    routing = asked is not False and not named and enough
+    needed = 2 if asked else ROUTE_MIN_FOLDERS
+    # The shared index (index.backend = "postgres") is searched by an unscoped
+    # search besides the folders, their own repositories left out of it.
+    shared = server.shared_index() if opt_bool(data, "shared", True) and not named else None
+    open_keys = server.open_repo_keys() if shared is not None else {}
+    exclude = set(open_keys.values())
     # Without tests: ask for more, drop the tests, then merge_pages cuts to `request`.
     wide = request if tests else replace(request, top_k=min(200, request.top_k * TEST_OVERFETCH))
     requests = {folder.name: for_folder(wide, folder) for folder in folders}
@@ -190,8 +232,14 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
         started = time.perf_counter()
         searched = folders
         routed: list[str] | None = None
-        if routing:
-            searched, routed = _route_first(server, folders, request.query, cancel)
+        only: list[str] | None = None
+        pool = len(folders)
+        if shared is not None and asked is not False and not named and pool < needed:
+            pool += len(shared.status(exclude).repositories)
+        if asked is not False and not named and pool >= needed:
+            searched, routed, only = _route_first(
+                server, folders, request.query, cancel, shared, exclude
+            )
         mounted = server.mounted(searched)
         pages: list[FolderPage] = []
         for folder in searched:
@@ -201,6 +249,17 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
             if not tests:
                 response = _without_tests(response, request.top_k)
             pages.append(FolderPage(folder.name, response))
+        shared_keys: dict[str, str] = {}
+        shared_status: SharedStatus | None = None
+        if shared is not None and not cancel.cancelled:
+            found = shared.search(wide, exclude, only)
+            shared_status = found.status
+            shared_keys = dict(found.keys)
+            for shared_page in found.pages:
+                response = shared_page.response
+                if not tests:
+                    response = _without_tests(response, request.top_k)
+                pages.append(FolderPage(shared_page.folder, response))
         page = merge_pages(request, pages)
         results = list(page.results)
         resources: list[SearchResult] = []
@@ -212,15 +271,26 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
             results = [(name, r) for (name, _), r in zip(results, related, strict=True)]
         return {
             "query": request.query,
-            "results": [_result_json(by_name[name], result) for name, result in results],
+            "results": [
+                _shared_result_json(shared_keys[name], result)
+                if name in shared_keys
+                else _result_json(by_name[name], result, open_keys.get(name))
+                for name, result in results
+            ],
             "resources": [_resource_json(mounted, r) for r in resources],
             "routed": routed,
-            "streams": [{**asdict(s), "folder": name} for name, s in page.streams],
+            "streams": [
+                {**asdict(s), "folder": None, "source": "shared"}
+                if name in shared_keys
+                else {**asdict(s), "folder": name, "source": "local"}
+                for name, s in page.streams
+            ],
             "took_ms": round((time.perf_counter() - started) * 1000, 2),
             "tokens": page.tokens,
             "truncated_by_budget": page.truncated_by_budget,
             "index": [folder.completeness() for folder in searched],
             "complete": all(folder.completeness()["complete"] for folder in searched),
+            "shared": shared_status.as_json() if shared_status is not None else None,
         }
 
     return await server.read(run)

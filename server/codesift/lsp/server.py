@@ -2,7 +2,8 @@
 
 `CodesiftServer` holds the workspace folders (the engine's live `FolderIndex`,
 codesift/engine/live.py, one writer each), the reader threads and the engine's
-`LiveReader` over them, the options and the shared embedding models. Folder
+`LiveReader` over them, the options, the shared embedding models and, when the
+settings name one, the shared PostgreSQL index (engine/shared_overlay.py). Folder
 events reach the client through `_Listener`: $/progress, codesift/indexStatus
 and window/showMessage. The handlers
 live in one module per LSP area and are plain functions `(server, params) ->
@@ -57,6 +58,7 @@ from codesift.engine.live import (
     ReaderPool,
 )
 from codesift.engine.live_collections import LiveCollections, Mounted
+from codesift.engine.shared_overlay import SharedIndex, folder_repo_key, shared_dsn
 from codesift.errors import CodesiftError
 from codesift.local_socket_server import LocalSocketServer
 from codesift.lsp.errors import rpc_error
@@ -327,6 +329,44 @@ class CodesiftServer(LanguageServer):
         self._tasks: set[asyncio.Future[None]] = set()
         self.client_progress = False
         self.stopped = False
+        # The shared PostgreSQL index the settings name (index.backend =
+        # "postgres"), read besides the folders' local indexes.
+        self._shared: SharedIndex | None = None
+
+    # -- the shared index ------------------------------------------------------------
+
+    def shared_index(self) -> SharedIndex | None:
+        """The shared index named by the client's `index` section, else by the first
+        folder whose settings name one (None: the folders' local indexes only)."""
+        dsn = shared_dsn(self.options.overrides.get("index"))
+        if dsn is None:
+            dsn = next((d for d in (shared_dsn(f.settings) for f in self.folder_list()) if d), None)
+        with self._folders_lock:
+            current = self._shared
+            if current is not None and (dsn is None or current.dsn != dsn):
+                self._shared = None
+            elif current is not None:
+                return current
+            if dsn is not None:
+                folders = list(self.folders.values())
+                search = folders[0].settings.search if folders else None
+                self._shared = SharedIndex(dsn, settings=search)
+            fresh = self._shared
+        if current is not None and current is not fresh:
+            current.close()
+        return fresh
+
+    def open_repo_keys(self) -> dict[str, str]:
+        """Each open folder's repository key in the shared index, by folder name
+        (its local index overlays the shared one)."""
+        keys: dict[str, str] = {}
+        for folder in self.folder_list():
+            try:
+                keys[folder.name] = folder_repo_key(folder.root, folder.settings)
+            except Exception as exc:  # an unreadable repository: its folder name
+                log.info("no repository key for %s: %s", folder.root, exc)
+                keys[folder.name] = folder.root.name
+        return keys
 
     # -- reading ---------------------------------------------------------------------
 
@@ -526,6 +566,10 @@ class CodesiftServer(LanguageServer):
         deadline = time.monotonic() + timeout
         ended = all([folder.join(deadline - time.monotonic()) for folder in folders])
         self.readers.close(wait=False)
+        with self._folders_lock:
+            shared, self._shared = self._shared, None
+        if shared is not None:
+            shared.close()
         if not ended:
             stuck = ", ".join(f.name for f in folders if not f.join(0))
             log.warning("the writers of %s did not stop within %.0f s", stuck, timeout)

@@ -1,5 +1,6 @@
 """codesift/status (per folder: counts, vectors, pending work, warnings; the live
-indexes of the document collections the folders list) and codesift/reindex (the
+indexes of the document collections the folders list; the shared index, when
+the settings name one: reachable or not, and its repositories in view) and codesift/reindex (the
 whole workspace, some folders, or some paths)."""
 
 from __future__ import annotations
@@ -97,7 +98,16 @@ async def status(server: CodesiftServer, params: Any) -> dict[str, Any]:
             }
             for collection, index in server.mounted(folders)
         ]
-        return {"folders": out, "collections": collections, "time": _iso(time.time())}
+        shared = server.shared_index()
+        shared_status = None
+        if shared is not None:
+            shared_status = shared.status(set(server.open_repo_keys().values())).as_json()
+        return {
+            "folders": out,
+            "collections": collections,
+            "shared": shared_status,
+            "time": _iso(time.time()),
+        }
 
     return await server.read(run)
 
