@@ -16,6 +16,8 @@ from codesift.engine.collections import related_resources
 from codesift.engine.live import Cancellation
 from codesift.engine.live_collections import live_resources, live_route
 from codesift.engine.route import check_route
+from codesift.engine.search import FolderPage, merge_pages
+from codesift.engine.shared_overlay import SharedStatus, live_route_with_shared
 from codesift.engine.symbols import MAX_SYMBOLS
 from codesift.errors import QueryError
 from codesift.front_defaults import GRAPH_MAX_NODES, NEIGHBOURS_MAX_NODES, SYMBOLS_LIMIT
@@ -62,17 +64,31 @@ async def search(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallTool
     mounted = live.mounted()
     limit = live.workspace.settings.search.resource_top_k
 
-    def run(cancel: Cancellation) -> SearchResponse:
+    shared = live.shared if args.flag("shared", True) else None
+
+    def run(cancel: Cancellation) -> tuple[SearchResponse, list[str | None], SharedStatus | None]:
         response = live.reader.search(live.folder, checked, cancel, open_timeout=None)
         if mounted:
             response.resources = live_resources(live.reader, mounted, checked, limit, cancel)
             response.results = related_resources(
                 response.results, [c for c, _ in mounted], refresh=limit <= 0
             )
-        return response
+        repos: list[str | None] = [None] * len(response.results)
+        if shared is None:
+            return response, repos, None
+        # The shared index's other repositories, merged with the local page as a
+        # multi-folder search merges its folders' pages.
+        found = shared.search(checked, {live.repo_key()})
+        if found.pages:
+            merged = merge_pages(checked, [FolderPage(live.folder.name, response), *found.pages])
+            response.results = [result for _, result in merged.results]
+            repos = [found.keys.get(name) for name, _ in merged.results]
+            response.tokens = merged.tokens
+            response.truncated_by_budget = merged.truncated_by_budget
+        return response, repos, found.status
 
-    response = await live.read(run)
-    return render.search_result(checked, response, live.index_state())
+    response, repos, status = await live.read(run)
+    return render.search_result(checked, response, live.index_state(), repos, status)
 
 
 async def route(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolResult:
@@ -81,10 +97,20 @@ async def route(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolR
     limit = args.count("limit", 3)
     check_route(query, limit)
     mounted = live.mounted()
-    found = await live.read(
-        lambda cancel: live_route(live.reader, [live.folder], mounted, query, limit, cancel)
+    shared = live.shared if args.flag("shared", True) else None
+    if shared is None:
+        found = await live.read(
+            lambda cancel: live_route(live.reader, [live.folder], mounted, query, limit, cancel)
+        )
+        return render.route_result(found, live.folder, mounted, live.index_state())
+    # The shared index's repositories join the pool (this one's own left out).
+    key = await live.run(live.repo_key)
+    pooled, status = await live.read(
+        lambda cancel: live_route_with_shared(
+            live.reader, [live.folder], mounted, query, limit, cancel, shared, {key}
+        )
     )
-    return render.route_result(found, live.folder, mounted, live.index_state())
+    return render.route_result(pooled, live.folder, mounted, live.index_state(), key, status)
 
 
 async def symbols(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolResult:
@@ -146,7 +172,8 @@ def _status(live: LiveWorkspace) -> Callable[[Cancellation], IndexStatus]:
 async def status(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolResult:
     Arguments(tools.STATUS, raw)
     found = await live.read(_status(live), fresh=False)
-    return render.status_result(found, live.index_state())
+    shared = await live.run(live.shared_status)
+    return render.status_result(found, live.index_state(), shared=shared)
 
 
 async def reindex(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolResult:

@@ -8,6 +8,10 @@ index` or a language server on the same workspace takes turns with it). Reads
 run on `ReaderPool` threads through the engine's `LiveReader`, each thread with
 its own connection, and never block the writer (SQLite WAL).
 
+With `index.backend = "postgres"` in the workspace's settings, the shared
+PostgreSQL index is searched and routed over besides the local index
+(engine/shared_overlay.py), this workspace's own repository left out of it.
+
 Before a read, the server waits (at most `FRESH_WAIT_SECONDS`) until the changes
 seen so far are indexed (vectors excluded): an agent that edits a file and then
 searches finds its edit. An answer given before that says so (`index.complete`).
@@ -34,6 +38,7 @@ from codesift.engine.live import (
     ReaderPool,
 )
 from codesift.engine.live_collections import LiveCollections, Mounted
+from codesift.engine.shared_overlay import SharedIndex, SharedStatus, folder_repo_key, shared_dsn
 from codesift.local_socket_server import LocalSocketServer
 
 __all__ = ["FIRST_INDEX_WAIT_SECONDS", "FRESH_WAIT_SECONDS", "LiveWorkspace"]
@@ -71,6 +76,12 @@ class LiveWorkspace(FolderListener):
         )
         self._watch = watch
         self.socket: LocalSocketServer | None = None
+        # The shared PostgreSQL index the settings name (index.backend = "postgres"),
+        # searched besides this workspace's local index.
+        dsn = shared_dsn(workspace.settings)
+        self.shared = (
+            SharedIndex(dsn, settings=workspace.settings.search) if dsn is not None else None
+        )
         # The document collections the workspace lists, each with a live index too.
         self.collections = LiveCollections(self._collection_index)
 
@@ -113,6 +124,8 @@ class LiveWorkspace(FolderListener):
         for index in collections:
             index.join(timeout)
         self.reader.close(wait=False)
+        if self.shared is not None:
+            self.shared.close()
         if not ended:
             log.warning("the index writer did not stop within %.0f s", timeout)
         return ended
@@ -120,6 +133,21 @@ class LiveWorkspace(FolderListener):
     def embedder(self) -> Embedder:
         """The embedding model (loaded lazily; its query encoder built alongside)."""
         return self.reader.embedder(self.folder)
+
+    def repo_key(self) -> str:
+        """This workspace's repository key in the shared index (left out of it: the
+        local index answers for it)."""
+        try:
+            return folder_repo_key(self.workspace.root, self.workspace.settings)
+        except Exception as exc:  # an unreadable repository: the folder's name
+            log.info("no repository key for %s: %s", self.workspace.root, exc)
+            return self.workspace.root.name
+
+    def shared_status(self) -> SharedStatus | None:
+        """The shared index's status (None without one)."""
+        if self.shared is None:
+            return None
+        return self.shared.status({self.repo_key()})
 
     # -- FolderListener ---------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from codesift.engine import GraphLink, GraphResult, IndexStatus, Symbol, SymbolM
 from codesift.engine.live import FolderIndex
 from codesift.engine.live_collections import Mounted
 from codesift.engine.route import RouteResult, route_json
+from codesift.engine.shared_overlay import SharedStatus
 from codesift.retrieval import SearchRequest, SearchResponse
 from codesift.retrieval.request import SearchResult
 from codesift.retrieval.routing import RouteMatch
@@ -58,16 +59,30 @@ def _index_note(index: dict[str, Any]) -> str:
 # -- search ---------------------------------------------------------------------------
 
 
-def _search_json(rank: int, result: SearchResult) -> dict[str, Any]:
+def _cited_path(result: SearchResult, repo: str | None) -> str:
+    """The path a result is cited by: within the workspace, or `<key>/<path>` for
+    a repository of the shared index."""
+    return result.path if repo is None else f"{repo}/{result.path}"
+
+
+def _search_json(rank: int, result: SearchResult, repo: str | None = None) -> dict[str, Any]:
     data = asdict(result)
     data["provenance"] = [dict(h) for h in data["provenance"]]
-    return {"rank": rank, "cite": _span(result.path, result.start_line, result.end_line), **data}
+    cite = _span(_cited_path(result, repo), result.start_line, result.end_line)
+    return {
+        "rank": rank,
+        "cite": cite,
+        **data,
+        "source": "local" if repo is None else "shared",
+        "repo": repo,
+    }
 
 
-def _search_text(rank: int, result: SearchResult) -> list[str]:
+def _search_text(rank: int, result: SearchResult, repo: str | None = None) -> list[str]:
     found_by = ", ".join(f"{h.stream}#{h.rank}" for h in result.provenance)
+    where = _span(_cited_path(result, repo), result.start_line, result.end_line)
     lines = [
-        f"{rank}. {_span(result.path, result.start_line, result.end_line)}"
+        f"{rank}. {where}{'' if repo is None else ' (shared index)'}"
         f"  {result.kind} {result.qualified_name}  [{result.layer}; {found_by}]"
     ]
     for offset, line in enumerate(result.snippet.split("\n")):
@@ -116,10 +131,27 @@ def _resource_text(rank: int, result: SearchResult) -> list[str]:
     return lines
 
 
+def _shared_note(shared: SharedStatus | None) -> str:
+    """A last line when the shared index could not answer."""
+    if shared is None or shared.state == "ok":
+        return ""
+    return f"\n({shared.message}; local results only)"
+
+
 def search_result(
-    request: SearchRequest, response: SearchResponse, index: dict[str, Any]
+    request: SearchRequest,
+    response: SearchResponse,
+    index: dict[str, Any],
+    repos: Sequence[str | None] | None = None,
+    shared: SharedStatus | None = None,
 ) -> CallToolResult:
-    results = [_search_json(i, r) for i, r in enumerate(response.results, start=1)]
+    """`repos`: per result, the shared index's repository it comes from (None: the
+    workspace); `shared`: the shared index's status, when one is in use."""
+    keys = list(repos) if repos is not None else [None] * len(response.results)
+    results = [
+        _search_json(i, r, repo)
+        for i, (r, repo) in enumerate(zip(response.results, keys, strict=True), start=1)
+    ]
     data = {
         "query": response.query,
         "results": results,
@@ -131,13 +163,14 @@ def search_result(
         "rerank": response.rerank,
         "resources": [_resource_json(i, r) for i, r in enumerate(response.resources, start=1)],
         "index": index,
+        "shared": shared.as_json() if shared is not None else None,
     }
     if not response.results and not response.resources:
         text = f"no results for {response.query!r}"
     else:
         lines: list[str] = []
-        for i, result in enumerate(response.results, start=1):
-            lines.extend(_search_text(i, result))
+        for i, (result, repo) in enumerate(zip(response.results, keys, strict=True), start=1):
+            lines.extend(_search_text(i, result, repo))
         budget = (
             f"; cut to fit max_tokens {request.max_tokens}" if response.truncated_by_budget else ""
         )
@@ -147,7 +180,7 @@ def search_result(
             for i, resource in enumerate(response.resources, start=1):
                 lines.extend(_resource_text(i, resource))
         text = "\n".join(lines)
-    return _result(text + _index_note(index), data)
+    return _result(text + _index_note(index) + _shared_note(shared), data)
 
 
 # -- routing ------------------------------------------------------------------------------
@@ -158,26 +191,38 @@ def route_result(
     folder: FolderIndex,
     mounted: Sequence[Mounted],
     index: dict[str, Any],
+    repo: str | None = None,
+    shared: SharedStatus | None = None,
 ) -> CallToolResult:
+    """With `shared` (a shared index in use), each repository says its `source`
+    (`local`: this workspace, whose key is `repo`; `shared`: a repository of the
+    shared index, no path) and `repo`."""
     paths = {folder.name: str(folder.root)}
     collections = {c.name: str(c.root) for c, _ in mounted}
 
     def where(match: RouteMatch) -> dict[str, Any]:
         pool = paths if match.kind == "repository" else collections
-        return {"path": pool.get(match.name)}
+        found: dict[str, Any] = {"path": pool.get(match.name)}
+        if shared is not None and match.kind == "repository":
+            local = match.name in paths
+            found["source"] = "local" if local else "shared"
+            found["repo"] = repo if local else match.name
+        return found
 
     data = {**route_json(found, where), "index": index}
+    if shared is not None:
+        data["shared"] = shared.as_json()
     lines: list[str] = []
     for pool in ("repositories", "collections"):
         lines.append(f"{pool}:")
         if not data[pool]:
             lines.append("  (none)")
         for match in data[pool]:
+            place = match["path"] if match["path"] is not None else "shared index"
             lines.append(
-                f"  {match['confidence']:.2f} {match['name']} ({match['path']}): "
-                f"{match['rationale']}"
+                f"  {match['confidence']:.2f} {match['name']} ({place}): {match['rationale']}"
             )
-    return _result("\n".join(lines) + _index_note(index), data)
+    return _result("\n".join(lines) + _index_note(index) + _shared_note(shared), data)
 
 
 # -- definitions ------------------------------------------------------------------------
@@ -307,8 +352,15 @@ def graph_result(name: str, walk: GraphResult, index: dict[str, Any]) -> CallToo
 # -- status ---------------------------------------------------------------------------------
 
 
-def status_result(status: IndexStatus, index: dict[str, Any], **extra: Any) -> CallToolResult:
+def status_result(
+    status: IndexStatus,
+    index: dict[str, Any],
+    shared: SharedStatus | None = None,
+    **extra: Any,
+) -> CallToolResult:
     data = {**asdict(status), "index": index, **extra}
+    if shared is not None:
+        data["shared"] = shared.as_json()
     lines = [f"root      {status.root}", f"database  {status.database}"]
     if status.exists:
         lines.append(
@@ -329,4 +381,7 @@ def status_result(status: IndexStatus, index: dict[str, Any], **extra: Any) -> C
     lines.extend(f"warning   {w}" for w in index.get("warnings", []))
     for key, value in extra.items():
         lines.append(f"{key:<9} {value}")
+    if shared is not None:
+        text = shared.message or f"{len(shared.repositories)} repositories in view"
+        lines.append(f"shared    {text}")
     return _result("\n".join(lines), data)

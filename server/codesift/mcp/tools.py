@@ -76,6 +76,14 @@ def _schema(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[
 
 _READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
+_SHARED = {
+    "type": "boolean",
+    "default": True,
+    "description": "With a shared team index in the workspace's settings (index.backend ="
+    " 'postgres'): include its other repositories (their results cite <repository"
+    " key>/<path> and have no local file). False: this workspace only.",
+}
+
 SEARCH = Tool(
     name="search",
     title="Search the code",
@@ -89,7 +97,9 @@ SEARCH = Tool(
         " workspace lists document collections, up to search.resource_top_k of their best"
         " resources (requirements, schema tables, endpoints, notes) are listed apart, under"
         " `resources`, even when no code mentions them; a code result a resource mentions"
-        " lists it under `related`."
+        " lists it under `related`. With a shared team index (index.backend = 'postgres')"
+        " its other repositories are searched too (source 'shared', repo: their key);"
+        " `shared` says whether it answered."
     ),
     input_schema=_schema(
         {
@@ -143,6 +153,7 @@ SEARCH = Tool(
                 "default": False,
                 "description": "Add each code result's parent, callees and callers.",
             },
+            "shared": _SHARED,
             **TIME_OPTIONS,
         },
         ("query",),
@@ -178,6 +189,7 @@ ROUTE = Tool(
                 "default": 3,
                 "description": "At most this many sources per pool.",
             },
+            "shared": _SHARED,
         },
         ("query",),
     ),
