@@ -117,9 +117,10 @@ def connect(dsn: str, *, autocommit: bool = False, upgrade: bool = True) -> psyc
     try:
         conn = psycopg.connect(dsn)
     except psycopg.ProgrammingError as exc:  # libpq could not parse it
+        # libpq quotes the string it could not parse: it may hold a password.
+        said = one_line(exc).replace(dsn.strip(), "…")
         raise ConfigError(
-            "not a PostgreSQL connection string or URI (postgresql://user@host/db):"
-            f" {one_line(exc)}"
+            f"not a PostgreSQL connection string or URI (postgresql://user@host/db): {said}"
         ) from None
     except psycopg.Error as exc:
         raise ConfigError(f"cannot connect to the shared index: {one_line(exc)}") from None
