@@ -11,7 +11,8 @@ import json
 import os
 import subprocess
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 
@@ -347,3 +348,24 @@ def test_repo_or_principal_without_a_shared_index_is_a_usage_error(
         assert "--db" in err
     assert not (app / ".codesift" / "index.db").exists()
     assert os.path.isdir(app)
+
+
+def test_a_server_keeping_the_local_index_leaves_shared_reads_to_the_cli(app: Path) -> None:
+    """A server answers the CLI from the local index it keeps: with the settings
+    naming the shared index, it declines and the CLI reads the shared one."""
+    from codesift.cli_commands import answer_socket_request
+    from codesift.engine.workspace import Workspace
+
+    (app / ".codesift.toml").write_text(
+        f'{NO_VECTORS}[index]\nbackend = "postgres"\ndsn = "postgresql://u@127.0.0.1:1/x"\n'
+    )
+    ws = Workspace.at(app)
+    folder = SimpleNamespace(db_path=ws.db_path, settings=ws.settings)
+    request = {
+        "argv": ["symbols", "RetryPolicy", "--no-update"],
+        "root": str(ws.root),
+        "db_path": str(ws.db_path),
+        "cwd": str(ws.root),
+    }
+    answer = answer_socket_request(request, folder, cast(Any, None))  # type: ignore[arg-type]
+    assert answer == {"fallback": "the workspace reads the shared index (index.backend = postgres)"}
