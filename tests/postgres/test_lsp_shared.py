@@ -24,7 +24,7 @@ from codesift.retrieval.request import SearchRequest
 from codesift.store.postgres import add_member, enable_row_security, grant
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lsp"))
-from harness import LspSession, make_workspace
+from harness import LspSession, make_workspace, poll
 
 pytestmark = pytest.mark.usefixtures("git_isolation")
 
@@ -165,6 +165,34 @@ def test_the_open_folder_overlays_the_shared_index(
     status = lsp.request("codesift/status", {})
     assert status["shared"]["state"] == "ok"
     assert sorted(status["shared"]["repositories"]) == [VAULT_KEY, WEB_KEY]
+
+    # Routing first (one folder and two shared repositories: a pool of three):
+    # only the shared repository the route chose is searched.
+    first = search(lsp, "where is the master encryption key rotated", route=True)
+    assert first["routed"] == [VAULT_KEY]
+    assert first["shared"]["repositories"] == [VAULT_KEY]
+    assert first["results"] and {r["repo"] for r in first["results"]} == {VAULT_KEY}
+
+
+def test_the_shared_index_follows_the_configuration(
+    pg_dsn: str, repos: dict[str, Path], session: list[LspSession], tmp_path: Path
+) -> None:
+    plain = {"embeddings": False, "watch": False}
+    lsp = start(session, repos[BILLING_KEY], plain, tmp_path / "server.log")
+    before = search(lsp, "master encryption key")
+    assert before["shared"] is None and all(r["source"] == "local" for r in before["results"])
+    assert lsp.request("codesift/status", {})["shared"] is None
+    lsp.notify("workspace/didChangeConfiguration", {"settings": {"codesift": options(pg_dsn)}})
+
+    def shared_hits() -> dict[str, Any]:
+        return search(lsp, "master encryption key")
+
+    after = poll(
+        shared_hits,
+        lambda r: any(x["repo"] == VAULT_KEY for x in r["results"]),
+        "shared results after didChangeConfiguration",
+    )
+    assert after["shared"]["state"] == "ok"
 
 
 @pytest.fixture

@@ -220,8 +220,6 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
     # The shared index (index.backend = "postgres") is searched by an unscoped
     # search besides the folders, their own repositories left out of it.
     shared = server.shared_index() if opt_bool(data, "shared", True) and not named else None
-    open_keys = server.open_repo_keys() if shared is not None else {}
-    exclude = set(open_keys.values())
     # Without tests: ask for more, drop the tests, then merge_pages cuts to `request`.
     wide = request if tests else replace(request, top_k=min(200, request.top_k * TEST_OVERFETCH))
     requests = {folder.name: for_folder(wide, folder) for folder in folders}
@@ -233,6 +231,9 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
         searched = folders
         routed: list[str] | None = None
         only: list[str] | None = None
+        # Every open folder's repository is left out of the shared index (git reads).
+        open_keys = server.open_repo_keys() if shared is not None else {}
+        exclude = set(open_keys.values())
         pool = len(folders)
         if shared is not None and asked is not False and not named and pool < needed:
             pool += len(shared.status(exclude).repositories)
