@@ -369,3 +369,23 @@ def test_a_server_keeping_the_local_index_leaves_shared_reads_to_the_cli(app: Pa
     }
     answer = answer_socket_request(request, folder, cast(Any, None))  # type: ignore[arg-type]
     assert answer == {"fallback": "the workspace reads the shared index (index.backend = postgres)"}
+
+
+def test_time_windows_over_the_shared_index(
+    pg_dsn: str, indexed: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = ("--db", pg_dsn, "--repo", "acme/app@main")
+    found = run_json(capsys, "symbols", "RetryPolicy", *db, "--since", "2000-01-01")
+    assert [s["name"] for s in found["exact"]] == ["RetryPolicy"]
+    assert run_json(capsys, "symbols", "RetryPolicy", *db, "--until", "2000-01-01")["exact"] == []
+    walk = run_json(capsys, "graph", "serve_forever", "--direction", "callees", "--depth", "3", *db)
+    assert len(walk["nodes"]) == 4
+    old = ["graph", "serve_forever", "--direction", "callees", "--depth", "3", *db]
+    assert run_json(capsys, *old, "--as-of", "2000-01-01")["nodes"] == []
+    # A revision is resolved in the folder the one repository in view was indexed from.
+    at_head = run_json(capsys, "symbols", "RetryPolicy", *db, "--as-of", "HEAD")
+    assert [s["name"] for s in at_head["exact"]] == ["RetryPolicy"]
+    # With several repositories in view there is no one folder to resolve it in.
+    code, _, err = run(capsys, "symbols", "RetryPolicy", "--db", pg_dsn, "--as-of", "HEAD")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "git revisions need a workspace" in err
