@@ -37,11 +37,11 @@ import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from codesift.config import SearchSettings, Settings
 from codesift.engine.search import FolderPage
-from codesift.errors import CodesiftError, QueryError
+from codesift.errors import CodesiftError, QueryError, SearchCancelled
 from codesift.retrieval.request import SearchRequest, SearchResponse, SearchResult
 from codesift.retrieval.routing import RouteEvidence, SourceProfile
 from codesift.retrieval.search import RESULT_OVERHEAD_TOKENS
@@ -299,9 +299,11 @@ class SharedIndex:
         request: SearchRequest,
         exclude: Collection[str] = (),
         only: Collection[str] | None = None,
+        cancel: Cancellation | None = None,
     ) -> SharedPage:
         """The shared index's page for `request` over the repositories in view,
-        `exclude` left out (and only those in `only`, when given)."""
+        `exclude` left out (and only those in `only`, when given). A `cancel`
+        that fires cancels the running statement (SearchCancelled)."""
         with self._lock:
             waiting = self._waiting()
             if waiting is not None:
@@ -317,7 +319,8 @@ class SharedIndex:
                 if not visible:
                     self._down = None
                     return SharedPage((), {}, SharedStatus("ok"))
-                response = self._searcher(visible).search(checked)
+                searcher = self._searcher(visible)
+                response = _cancellable(searcher, checked, cancel)
             except Exception as exc:
                 if not _is_database_error(exc):
                     raise
@@ -373,9 +376,42 @@ class SharedIndex:
             return profiles, evidence, SharedStatus("ok", "", tuple(s.key for s in stamps))
 
 
+class _Interrupt:
+    """A shared search as a request's cancellation sees a connection."""
+
+    def __init__(self, search: SharedSearch) -> None:
+        self.search = search
+
+    def interrupt(self) -> None:
+        self.search.store.interrupt()
+
+
+def _cancellable(
+    search: SharedSearch, request: SearchRequest, cancel: Cancellation | None
+) -> SearchResponse:
+    """`search.search(request)`, its statement cancelled when `cancel` fires
+    (SearchCancelled: the request's, not the database's failure)."""
+    if cancel is None:
+        return search.search(request)
+    if cancel.cancelled:
+        raise SearchCancelled("the request was cancelled")
+    stop = cast(Any, _Interrupt(search))  # Cancellation calls interrupt() only
+    cancel.attach(stop)
+    try:
+        return search.search(request)
+    except Exception as exc:
+        if cancel.cancelled:
+            raise SearchCancelled("the request was cancelled") from exc
+        raise
+    finally:
+        cancel.detach(stop)
+
+
 def _is_database_error(exc: BaseException) -> bool:
     """Errors that mean the shared index cannot answer now: the connection (a
     ConfigError from engine/postgres.connect) or any psycopg error."""
+    if isinstance(exc, SearchCancelled):
+        return False
     if isinstance(exc, CodesiftError):
         return True
     try:

@@ -253,7 +253,7 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
         shared_keys: dict[str, str] = {}
         shared_status: SharedStatus | None = None
         if shared is not None and not cancel.cancelled:
-            found = shared.search(wide, exclude, only)
+            found = shared.search(wide, exclude, only, cancel)
             shared_status = found.status
             shared_keys = dict(found.keys)
             for shared_page in found.pages:

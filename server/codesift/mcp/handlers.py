@@ -78,7 +78,7 @@ async def search(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallTool
             return response, repos, None
         # The shared index's other repositories, merged with the local page as a
         # multi-folder search merges its folders' pages.
-        found = shared.search(checked, {live.repo_key()})
+        found = shared.search(checked, {live.repo_key()}, cancel=cancel)
         if found.pages:
             merged = merge_pages(checked, [FolderPage(live.folder.name, response), *found.pages])
             response.results = [result for _, result in merged.results]
