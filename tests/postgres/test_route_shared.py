@@ -1,5 +1,6 @@
 """Routing over the shared index on a real PostgreSQL: its repositories join the
-repository pool, profiled and scored by the same code as local ones
+repository pool, profiled and scored by the same code as local ones, with the same term counts
+as the local index's
 (store/postgres/route.py, engine/shared_overlay.py), grants inside the SQL (an
 ungranted repository never reaches a profile, a count or a rationale), the
 workspaces' own repositories left out, and a shared index that is down leaves
@@ -19,8 +20,10 @@ from codesift.engine.postgres import index_into
 from codesift.engine.route import route, route_sources
 from codesift.engine.shared_overlay import SharedIndex
 from codesift.retrieval.routing import route_terms, term_forms
+from codesift.store.database import open_reader
 from codesift.store.postgres import Reader, add_member, add_principal, grant
 from codesift.store.postgres.route import SharedRouteStore
+from codesift.store.route_profile import IndexEvidence, chunk_total
 
 pytestmark = pytest.mark.usefixtures("git_isolation")
 
@@ -165,3 +168,20 @@ def test_route_with_the_shared_index_down_routes_locally(make_repo: Any) -> None
     assert [m.name for m in result.repositories] == ["vault"]
     assert len(listener.seen) == 1 and listener.seen[0].startswith("shared index unavailable")
     assert "\n" not in listener.seen[0]
+
+
+def test_shared_evidence_counts_as_the_local_index_does(
+    pg_dsn: str, shared_repos: dict[str, Path]
+) -> None:
+    forms = term_forms(route_terms("rotate the master encryption key of the vault, retry charges"))
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        store = SharedRouteStore(conn, Reader())
+        shared_counts = store.term_chunks(forms)
+        stamps = {s.key: s for s in store.stamps()}
+        for key, root in shared_repos.items():
+            local = open_reader(root / ".codesift" / "index.db")
+            try:
+                assert dict(IndexEvidence(local).term_chunks(forms)) == shared_counts.get(key, {})
+                assert stamps[key].chunks == chunk_total(local)
+            finally:
+                local.close()
