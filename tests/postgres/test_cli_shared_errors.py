@@ -16,6 +16,7 @@ from typing import Any
 import psycopg
 import pytest
 
+import codesift.engine.postgres as engine_postgres
 import codesift.store.postgres.schema as pg_schema
 from codesift.cli import main
 
@@ -113,6 +114,47 @@ def test_a_server_that_is_not_postgresql_is_one_line(
     dsn = f"postgresql://codesift@127.0.0.1:{not_postgres}/codesift?sslmode=disable&gssencmode=disable"
     for argv in READS:
         assert "cannot connect to the shared index" in one_error(capsys, [*argv, "--db", dsn])
+
+
+@pytest.fixture
+def silent_server() -> Iterator[int]:
+    """A TCP port that accepts connections and never answers (as a host behind a
+    firewall that drops packets keeps a client waiting)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    port = int(server.getsockname()[1])
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def hold() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            held.append(conn)
+
+    thread = threading.Thread(target=hold, daemon=True)
+    thread.start()
+    try:
+        yield port
+    finally:
+        stop.set()
+        server.close()
+        for conn in held:
+            conn.close()
+        thread.join(timeout=10)
+
+
+def test_a_server_that_never_answers_is_given_up(
+    silent_server: int, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The DSN names no connect_timeout: codesift's own limit applies (libpq's
+    # smallest, 2 s, here), not psycopg's 130 s.
+    monkeypatch.delenv("PGCONNECT_TIMEOUT", raising=False)
+    monkeypatch.setattr(engine_postgres, "CONNECT_TIMEOUT_SECONDS", 2)
+    dsn = f"postgresql://codesift@127.0.0.1:{silent_server}/x?sslmode=disable&gssencmode=disable"
+    line = one_error(capsys, ["status", "--db", dsn])
+    assert "cannot connect to the shared index" in line and "timeout" in line
 
 
 def test_a_wrong_password_is_one_line_without_the_password(

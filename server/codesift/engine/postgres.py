@@ -24,6 +24,7 @@ Needs the `postgres` extra (`pip install 'codesift[postgres]'`).
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -63,6 +64,8 @@ if TYPE_CHECKING:
     from codesift.store.postgres import MirrorSummary, PostgresSearchStore
     from codesift.store.postgres.status import RepoStatus
 
+# Seconds to wait for the server when the DSN does not say (connect_timeout).
+CONNECT_TIMEOUT_SECONDS = 10
 # How many definitions of similar names `SharedSearch.symbols` scores at most.
 _SIMILAR_CANDIDATES = 400
 
@@ -96,6 +99,10 @@ def database_error(exc: BaseException) -> ConfigError | None:
     return ConfigError(f"the shared index: {one_line(exc)}")
 
 
+def _names_connect_timeout(dsn: str) -> bool:
+    return "connect_timeout" in dsn or bool(os.environ.get("PGCONNECT_TIMEOUT", "").strip())
+
+
 def connect(dsn: str, *, autocommit: bool = False, upgrade: bool = True) -> psycopg.Connection[Any]:
     """A connection to the shared index at `dsn`, its schema migrated (`upgrade`,
     for writers) or checked to be current (readers, whose role may not create
@@ -114,8 +121,13 @@ def connect(dsn: str, *, autocommit: bool = False, upgrade: bool = True) -> psyc
 
     if not dsn.strip():
         raise ConfigError("the shared index's DSN is empty: give a PostgreSQL URI or DSN")
+    # A host that drops packets would hold a command for minutes (psycopg's own
+    # limit is 130 s): give up sooner unless the DSN or PGCONNECT_TIMEOUT says.
+    limit: dict[str, Any] = (
+        {} if _names_connect_timeout(dsn) else {"connect_timeout": CONNECT_TIMEOUT_SECONDS}
+    )
     try:
-        conn = psycopg.connect(dsn)
+        conn = psycopg.connect(dsn, **limit)
     except psycopg.ProgrammingError as exc:  # libpq could not parse it
         # libpq quotes the string it could not parse: it may hold a password.
         said = one_line(exc).replace(dsn.strip(), "…")
