@@ -311,25 +311,40 @@ def config_overrides(raw: str) -> dict[str, Any]:
 # -- the shared index ------------------------------------------------------------------
 
 
+def _given_dsn(args: argparse.Namespace) -> str | None:
+    """--db, when given (ConfigError when empty)."""
+    db: str | None = getattr(args, "db", None)
+    if db is not None and not db.strip():
+        raise ConfigError("--db needs a DSN (postgresql://user@host/db)")
+    return db
+
+
+def _settings_dsn(ws: Workspace) -> str | None:
+    """`index.dsn` when the settings say `index.backend = "postgres"` (ConfigError
+    when it is empty), else None."""
+    settings = ws.settings.index
+    if settings.backend != "postgres":
+        return None
+    if not settings.dsn.strip():
+        raise ConfigError(
+            'index.backend is "postgres" but index.dsn is empty: set index.dsn'
+            " (.codesift.toml or --config) or give --db DSN"
+        )
+    return settings.dsn
+
+
 def _shared_dsn(args: argparse.Namespace, inv: Invocation) -> tuple[str | None, Workspace | None]:
     """(the DSN of the shared index a reading command reads, or None for the local
     index; the workspace, when resolved to find out): `--db DSN`, else `index.dsn`
     when the workspace's settings say `index.backend = "postgres"`. ConfigError for
     an empty DSN; QueryError for --repo or --principal without a shared index."""
-    db: str | None = getattr(args, "db", None)
+    db = _given_dsn(args)
     if db is not None:
-        if not db.strip():
-            raise ConfigError("--db needs a DSN (postgresql://user@host/db)")
         return db, None
     ws = inv.workspace(args)
-    settings = ws.settings.index
-    if settings.backend == "postgres":
-        if not settings.dsn.strip():
-            raise ConfigError(
-                'index.backend is "postgres" but index.dsn is empty: set index.dsn'
-                " (.codesift.toml or --config) or give --db DSN"
-            )
-        return settings.dsn, ws
+    dsn = _settings_dsn(ws)
+    if dsn is not None:
+        return dsn, ws
     if getattr(args, "repo", None) or getattr(args, "principal", None):
         raise QueryError(
             "--repo and --principal read the shared index: give --db DSN"
@@ -381,24 +396,13 @@ def _index_target(args: argparse.Namespace, ws: Workspace) -> str | None:
     """The DSN `codesift index` also writes into: --db, else `index.dsn` with
     `index.backend = "postgres"`; None for the local index only. Checked before
     the local index is touched."""
-    if args.db is not None:
-        if not args.db.strip():
-            raise ConfigError("--db needs a DSN (postgresql://user@host/db)")
-        return str(args.db)
-    settings = ws.settings.index
-    if settings.backend != "postgres":
-        if args.repo:
-            raise QueryError(
-                "--repo names the key in the shared index: give --db DSN"
-                ' or set index.backend = "postgres"'
-            )
-        return None
-    if not settings.dsn.strip():
-        raise ConfigError(
-            'index.backend is "postgres" but index.dsn is empty: set index.dsn'
-            " (.codesift.toml or --config) or give --db DSN"
+    dsn = _given_dsn(args) or _settings_dsn(ws)
+    if dsn is None and args.repo:
+        raise QueryError(
+            "--repo names the key in the shared index: give --db DSN"
+            ' or set index.backend = "postgres"'
         )
-    return settings.dsn
+    return dsn
 
 
 def cmd_index(args: argparse.Namespace, inv: Invocation) -> int:
