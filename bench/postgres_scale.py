@@ -16,12 +16,16 @@ run re-writes nothing).
     python bench/postgres_scale.py --devset 2            # dev set 2 (20 small corpora)
     python bench/postgres_scale.py --devset 1 --corpora jq-less...  # names to run
     python bench/postgres_scale.py --devset both --write # figures into RESULTS.md
+    python bench/postgres_scale.py --devset both --replicas 1 --corpora python-stdlib ...
+                                   # more copies under NAME#2.. keys (a larger database)
+    python bench/postgres_scale.py --devset both --latency 1 8 --write
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import re
 import statistics
 import sys
@@ -169,6 +173,37 @@ def run_corpus(
     return run
 
 
+@dataclass
+class Replicas:
+    """Copies written under other keys: chunks and seconds (index throughput)."""
+
+    keys: list[str] = field(default_factory=list)
+    chunks: int = 0
+    seconds: float = 0.0
+
+
+def replicate(dsn: str, names: Sequence[str], copies: int) -> Replicas:
+    """Each corpus's local index written `copies` more times, as NAME#2, NAME#3...
+    (a larger database for --latency; nothing is searched)."""
+    out = Replicas()
+    for name in names:
+        db = DB_DIR / f"{DB_PREFIX}-{name}.db"
+        if not db.exists():
+            log(f"{name}: no local index at {db}: run bench/quality.py first")
+            continue
+        for copy in range(2, copies + 2):
+            key = f"{name}#{copy}"
+            t0 = time.perf_counter()
+            summary = mirror_local(dsn, db, key)
+            seconds = time.perf_counter() - t0
+            chunks = summary.rows.get("chunks", 0)
+            out.keys.append(key)
+            out.chunks += chunks
+            out.seconds += seconds
+            log(f"{key}: {chunks} chunks written in {seconds:.1f} s")
+    return out
+
+
 def report(runs: Sequence[CorpusRun], k: int, vectors: bool, command: str) -> str:
     """One run's part of the section (without or with vectors)."""
     suites: dict[str, list[tuple[float, float]]] = {}
@@ -260,12 +295,16 @@ def latency(
         work += [(name, q.text) for q in load_queries(corpus, ("long",))[:per]]
     with connect(dsn, autocommit=True) as pg:
         total = PostgresSearchStore(pg, Reader()).repo_counts()
+        size = pg.execute("SELECT pg_database_size(current_database())").fetchone()
     chunks = sum(c["chunks"] for c in total.values())
+    gib = (int(size[0]) if size else 0) / 2**30
+    load = " / ".join(f"{v:.1f}" for v in os.getloadavg())
     rows = [
         "### Latency over the whole database",
         "",
         f"`{command}`"
-        f" ({time.strftime('%Y-%m-%d')}): {len(total)} repositories, {chunks} chunks;"
+        f" ({time.strftime('%Y-%m-%d %H:%M')} UTC, load average {load} at the start):"
+        f" {len(total)} repositories, {chunks} chunks, database {gib:.1f} GiB;"
         f" {len(work)} dev-set queries ({per} per corpus), lexical and symbol streams"
         " (no query vectors), each client a thread with its own connections.",
         "",
@@ -351,6 +390,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="only measure latency over the database with these numbers of clients",
     )
     parser.add_argument("--per", type=int, default=4, help="--latency: queries per corpus")
+    parser.add_argument(
+        "--replicas",
+        type=int,
+        metavar="N",
+        help="only write each corpus N more times under the keys NAME#2.. (no queries)",
+    )
     args = parser.parse_args(argv)
     names: list[str] = []
     if args.devset in ("1", "both"):
@@ -365,6 +410,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         dsn, server = start_embedded()
     shown = ["DSN" if a == args.dsn else a for a in (argv or sys.argv[1:])]
     command = "python bench/postgres_scale.py " + " ".join(shown)
+    if args.replicas:
+        copies = replicate(dsn, names, args.replicas)
+        rate = copies.chunks / copies.seconds if copies.seconds else 0.0
+        print(
+            f"{len(copies.keys)} copies, {copies.chunks} chunks written in"
+            f" {copies.seconds:.1f} s ({rate:.0f} chunks/s)"
+        )
+        return 0
     if args.latency:
         part = latency(dsn, names, args.k, args.latency, args.per, command.strip())
         print(part)

@@ -379,36 +379,49 @@ ANALYZE_AFTER_ROWS = 10_000
 FTS_LAYERS = ("code", "ast", "doc")
 
 
+# Each term's postings in one repository (schema migration 7): local chunk ids
+# ascending, occurrences and chunk token counts (-1: not counted), big-endian.
+_POSTINGS_SQL = (
+    "SELECT c.layer, u.lexeme, count(*),"
+    " string_agg(int4send((c.id - %s)::integer), ''::bytea ORDER BY c.id),"
+    " string_agg(int2send(coalesce(array_length(u.positions, 1), 1)::smallint), ''::bytea"
+    " ORDER BY c.id),"
+    " string_agg(int4send(coalesce(c.tokens, -1)), ''::bytea ORDER BY c.id)"
+    " FROM chunks c CROSS JOIN LATERAL unnest(c.tsv) AS u"
+    " WHERE c.repo_id = %s AND c.layer = ANY(%s) AND c.tsv IS NOT NULL"
+    " GROUP BY c.layer, u.lexeme"
+)
+
+
 def refresh_statistics(pg: psycopg.Connection[Any], repo_id: int) -> int:
-    """Recompute the repository's full-text statistics (layer_stats, term_stats)
-    and write the rows that differ; returns how many were written."""
+    """Recompute the repository's full-text statistics (layer_stats, and
+    term_stats: per lexeme its chunks and postings) and write the rows that
+    differ; returns how many were written. Run inside a transaction."""
     written = 0
     repo_id = int(repo_id)
+    # The postings are grouped and ordered in memory rather than on disk.
+    pg.execute("SET LOCAL work_mem = '256MB'")
     pg.execute(
-        "CREATE TEMP TABLE IF NOT EXISTS new_term_stats (layer text, lexeme text, chunks integer)"
+        "CREATE TEMP TABLE IF NOT EXISTS new_term_postings (layer text, lexeme text,"
+        " chunks integer, chunk_ids bytea, occurrences bytea, lengths bytea)"
         " ON COMMIT DELETE ROWS"
     )
-    for layer in FTS_LAYERS:
-        # ts_stat takes the text of a query: the id is an integer, the layer ours.
-        pg.execute(
-            "INSERT INTO new_term_stats SELECT %s, word, ndoc FROM ts_stat(%s)",
-            (
-                layer,
-                f"SELECT tsv FROM chunks WHERE repo_id = {repo_id} AND layer = '{layer}'"
-                " AND tsv IS NOT NULL",
-            ),
-        )
+    pg.execute(
+        f"INSERT INTO new_term_postings {_POSTINGS_SQL}",
+        (global_id(repo_id, 0), repo_id, list(FTS_LAYERS)),
+    )
     cur = pg.execute(
         "DELETE FROM term_stats t WHERE t.repo_id = %s AND NOT EXISTS (SELECT 1 FROM"
-        " new_term_stats n WHERE n.layer = t.layer AND n.lexeme = t.lexeme"
-        " AND n.chunks = t.chunks)",
+        " new_term_postings n WHERE n.layer = t.layer AND n.lexeme = t.lexeme"
+        " AND n.chunks = t.chunks AND n.chunk_ids = t.chunk_ids"
+        " AND n.occurrences = t.occurrences AND n.lengths = t.lengths)",
         (repo_id,),
     )
     written += cur.rowcount
     cur = pg.execute(
-        "INSERT INTO term_stats (layer, lexeme, repo_id, chunks)"
-        " SELECT n.layer, n.lexeme, %s, n.chunks FROM new_term_stats n"
-        " ON CONFLICT (layer, lexeme, repo_id) DO NOTHING",
+        "INSERT INTO term_stats (layer, lexeme, repo_id, chunks, chunk_ids, occurrences, lengths)"
+        " SELECT n.layer, n.lexeme, %s, n.chunks, n.chunk_ids, n.occurrences, n.lengths"
+        " FROM new_term_postings n ON CONFLICT (layer, lexeme, repo_id) DO NOTHING",
         (repo_id,),
     )
     written += cur.rowcount
@@ -420,7 +433,7 @@ def refresh_statistics(pg: psycopg.Connection[Any], repo_id: int) -> int:
         (repo_id, repo_id, list(FTS_LAYERS)),
     )
     written += cur.rowcount
-    pg.execute("DELETE FROM new_term_stats")
+    pg.execute("DELETE FROM new_term_postings")
     return written
 
 

@@ -1,12 +1,16 @@
 """The PostgreSQL answers to a search's reads (store/search_store.py), with the
 reader's grants inside every statement.
 
-lexical  full-text search: the `simple` tsvectors of the SQLite index's own
-         tokens for code and signatures, `english` for doc sections; ts_rank_cd
-         of each query term gives its frequency in a chunk, and the score is the
-         BM25 that FTS5 computes locally (the chunk's token count, the term's
-         document frequency among the chunks the reader may see); terms in half
-         the chunks or more are left out, as locally
+lexical  the BM25 that FTS5 computes locally (each term's frequency in a
+         chunk, the chunk's token count, the term's document frequency among
+         the chunks the reader may see), from each term's postings in
+         term_stats (chunk ids, occurrences, chunk lengths per repository),
+         scored here with numpy; with a language, path or time filter, or a
+         phrase, from the full-text search of the chunks themselves (the
+         `simple` tsvectors of the SQLite index's own tokens for code and
+         signatures, `english` for doc sections; ts_rank_cd of each query term
+         gives its frequency). Terms in half the chunks or more are left out,
+         as locally
 symbol   exact names in any case, and names or qualified names by pg_trgm
          similarity (GIN), the most similar first; the shared symbol stream
          scores them and keeps those at its threshold (0.3)
@@ -42,6 +46,7 @@ import psycopg
 from codesift.history.timespec import TimeFilter
 from codesift.store.filters import SearchFilters, time_conditions
 from codesift.store.history import TimeRow
+from codesift.store.postgres.schema import ID_SPAN
 from codesift.store.postgres.tsvector import or_query
 from codesift.store.reader import ChunkRow, EdgeRow, NodeRow
 from codesift.store.search_store import (
@@ -85,6 +90,9 @@ def candidate_threshold(probe: str, threshold: float = SYMBOL_THRESHOLD) -> floa
 EXACT_KNN_MAX = 50_000
 # pgvector HNSW candidate list: at least this, and at least k.
 EF_SEARCH_MIN = 200
+
+# A tsquery of one lexeme, as PostgreSQL prints it.
+_ONE_LEXEME = re.compile(r"'(?:[^']|'')*'")
 
 _df_lock = threading.Lock()
 _df_cache: dict[tuple[str, ...], int] = {}
@@ -253,31 +261,109 @@ class PostgresSearchStore:
             [layer, query],
         )
 
+    def _lexemes(self, layer: str, queries: Sequence[str]) -> dict[str, str | None]:
+        """Per tsquery literal of `queries`, the one lexeme it searches ('' for
+        none: a stop word), or None for a phrase. Doc terms are stemmed by
+        PostgreSQL's `english` configuration, as the doc tsvectors are."""
+        if layer != "doc":
+            return {
+                q: None if " <-> " in q else q[1:-1].replace("''", "'").replace("\\\\", "\\")
+                for q in queries
+            }
+        out: dict[str, str | None] = {}
+        for q, parsed in self._conn.execute(
+            "SELECT q, to_tsquery('english', q)::text FROM unnest(%s::text[]) AS q",
+            [list(queries)],
+        ).fetchall():
+            text = str(parsed or "")
+            if not text:
+                out[str(q)] = ""
+            elif _ONE_LEXEME.fullmatch(text):
+                out[str(q)] = text[1:-1].replace("''", "'").replace("\\\\", "\\")
+            else:
+                out[str(q)] = None
+        return out
+
     def _document_frequencies(
-        self, layer: str, queries: Sequence[str], tsquery: str
+        self, layer: str, queries: Sequence[str], tsquery: str, lexemes: dict[str, str | None]
     ) -> dict[str, int]:
         """Per tsquery literal of `queries`, the chunks of `layer` the reader may see
-        that match it: one-lexeme code and signature terms from term_stats, the
-        rest counted."""
-        single = {}
-        if layer != "doc":
-            for q in queries:
-                if " <-> " not in q:
-                    single[q] = q[1:-1].replace("''", "'").replace("\\\\", "\\")
-        counts = dict.fromkeys(single, 0)
+        that match it: one-lexeme terms from term_stats, phrases counted."""
+        single = {q: lexeme for q, lexeme in lexemes.items() if lexeme}
+        counts = {q: 0 for q, lexeme in lexemes.items() if lexeme is not None}
         if single:
-            by_lexeme = {lexeme: q for q, lexeme in single.items()}
+            found: dict[str, int] = {}
             for lexeme, chunks in self._rows(
                 "SELECT t.lexeme, sum(t.chunks) FROM term_stats t WHERE t.layer = %s"
                 " AND t.lexeme = ANY(%s) AND t.repo_id IN (SELECT id FROM readable)"
                 " GROUP BY t.lexeme",
-                [layer, list(by_lexeme)],
+                [layer, list(set(single.values()))],
             ):
-                counts[by_lexeme[str(lexeme)]] = int(chunks)
+                found[str(lexeme)] = int(chunks)
+            for q, lexeme in single.items():
+                counts[q] = found.get(lexeme, 0)
         for q in queries:
             if q not in counts:
                 counts[q] = self._count(layer, q, tsquery)
         return counts
+
+    def _postings_hits(
+        self,
+        layer: str,
+        kept: Sequence[str],
+        lexemes: dict[str, str | None],
+        idf: Sequence[float],
+        mean_tokens: float,
+        cap: int,
+    ) -> list[ScoredChunk] | None:
+        """The best `cap` chunks by BM25 over the kept terms' postings (term_stats,
+        the readable repositories' rows only), as the SQL ranking orders them
+        (score, then id); None when a repository's postings are not written yet."""
+        wanted = list({str(lexemes[q]) for q in kept})
+        postings: dict[str, list[tuple[npt.NDArray[np.int64], ...]]] = {}
+        for lexeme, repo_id, ids, occurrences, lengths in self._rows(
+            "SELECT t.lexeme, t.repo_id, t.chunk_ids, t.occurrences, t.lengths"
+            " FROM term_stats t WHERE t.layer = %s AND t.lexeme = ANY(%s)"
+            " AND t.repo_id IN (SELECT id FROM readable)",
+            [layer, wanted],
+        ):
+            if ids is None or occurrences is None or lengths is None:
+                return None
+            local = np.frombuffer(ids, dtype=">i4").astype(np.int64)
+            postings.setdefault(str(lexeme), []).append(
+                (
+                    local + int(repo_id) * ID_SPAN,
+                    np.frombuffer(occurrences, dtype=">i2").astype(np.int64),
+                    np.frombuffer(lengths, dtype=">i4").astype(np.int64),
+                )
+            )
+        id_parts: list[npt.NDArray[np.int64]] = []
+        score_parts: list[npt.NDArray[np.float64]] = []
+        for q, weight in zip(kept, idf, strict=True):
+            for ids_, tf_, tokens_ in postings.get(str(lexemes[q]), []):
+                tokens = np.where(tokens_ < 0, mean_tokens, tokens_.astype(np.float64))
+                tf = tf_.astype(np.float64)
+                # tf * (k1 + 1) / (tf + k1 * (1 - b + b * tokens / mean tokens))
+                norm = 1.2 * (0.25 + 0.75 * tokens / mean_tokens)
+                id_parts.append(ids_)
+                score_parts.append(weight * tf * 2.2 / (tf + norm))
+        if not id_parts:
+            return []
+        ids_all = np.concatenate(id_parts)
+        scores_all = np.concatenate(score_parts)
+        # Each chunk's terms summed in the order of `kept` (a stable sort by id).
+        order = np.argsort(ids_all, kind="stable")
+        ids_sorted = ids_all[order]
+        starts = np.flatnonzero(np.concatenate(([True], ids_sorted[1:] != ids_sorted[:-1])))
+        chunk_ids = ids_sorted[starts]
+        sums = np.add.reduceat(scores_all[order], starts)
+        if len(sums) > cap:
+            # Every chunk scoring at least the cap-th best, ties included.
+            floor = np.partition(sums, len(sums) - cap)[len(sums) - cap]
+            keep = np.flatnonzero(sums >= floor)
+            chunk_ids, sums = chunk_ids[keep], sums[keep]
+        best = np.lexsort((chunk_ids, -sums))[:cap]
+        return [(int(chunk_ids[i]), float(sums[i])) for i in best]
 
     def _layer_size(self, layer: str) -> tuple[int, float]:
         """Chunks of `layer` the reader may see, and their mean token count."""
@@ -315,7 +401,8 @@ class PostgresSearchStore:
         total, mean_tokens = self._layer_size(layer)
         if total == 0:
             return []
-        counts = self._document_frequencies(layer, queries, tsquery)
+        lexemes = self._lexemes(layer, queries)
+        counts = self._document_frequencies(layer, queries, tsquery, lexemes)
         kept = queries
         if len(queries) > 1:
             # As the SQLite store does (sqlite_search.scored_terms): terms in at
@@ -336,6 +423,15 @@ class PostgresSearchStore:
         idf = [max(1e-6, math.log((total - counts[q] + 0.5) / (counts[q] + 0.5))) for q in kept]
         file_sql, file_params = _file_conditions(filters)
         time_sql, time_params = _time_conditions(filters.times, "c.changed", "c.created")
+        if (
+            LEXICAL_RANK == "bm25"
+            and not file_sql
+            and not time_sql
+            and all(lexemes.get(q) for q in kept)
+        ):
+            hits = self._postings_hits(layer, kept, lexemes, idf, mean_tokens, cap)
+            if hits is not None:
+                return hits
         if LEXICAL_RANK == "cd":
             tf_sql = ", ".join(
                 f"ts_rank_cd(c.tsv, {tsquery}, {RANK_NORMALIZATION}) AS t{i}"
