@@ -15,14 +15,23 @@ them. Reports p50 / p95 of both, the folders searched per query and how often
 the right corpus was among them.
 
 It reads the indexes bench/quality.py builds (bench/.data/db/quality-<corpus>.db):
-run that first.
+run that first. Those hold no vectors: each repository's topic centroids are read
+from the same corpus's index with static vectors (`--vectors-prefix`, default
+bench/.data/db/static-<corpus>.db, built by `bench/quality.py --embed --model
+static --db-prefix static`; `--vectors-prefix ''`: routing without topics).
 
-    python bench/route_quality.py [--corpus NAME]... [--limit 3] [--latency-queries 60] [--write]
+The queries are split in two halves by a hash of their text (`half 0`, `half 1`):
+routing's constants are set on half 0 and checked on half 1.
+
+    python bench/route_quality.py [--corpus NAME]... [--limit 3] [--latency-queries 60]
+        [--vectors-prefix static] [--write]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import hashlib
 import os
 import platform
 import re
@@ -45,6 +54,7 @@ from codesift.engine.workspace import Workspace  # noqa: E402
 from codesift.retrieval import BROAD_LAYERS, Searcher, SearchRequest  # noqa: E402
 from codesift.retrieval.routing import RouteEvidence, SourceProfile  # noqa: E402
 from codesift.store.database import open_database  # noqa: E402
+from codesift.store.route_centroids import cached_centroids  # noqa: E402
 from codesift.store.route_profile import IndexEvidence  # noqa: E402
 from corpora import DEVSET2_NAMES, CorpusUnavailable, prepare_corpus  # noqa: E402
 from quality import SUITES, corpus_settings, load_queries  # noqa: E402
@@ -60,6 +70,12 @@ class Routed:
     corpus: str
     suite: str
     rank: int | None  # 1-based rank of the right corpus among the routed ones
+    half: int  # 0 or 1 (`query_half`)
+
+
+def query_half(text: str) -> int:
+    """The half of the dev set a query is in (a hash of its text: stable)."""
+    return int(hashlib.sha1(text.encode("utf-8")).hexdigest(), 16) % 2
 
 
 def log(message: str) -> None:
@@ -86,6 +102,11 @@ def main(argv: list[str] | None = None) -> int:
         default=60,
         help="queries timed for the unscoped search (0: skip)",
     )
+    parser.add_argument(
+        "--vectors-prefix",
+        default="static",
+        help="read topic centroids from bench/.data/db/PREFIX-<corpus>.db ('': none)",
+    )
     parser.add_argument("--write", action="store_true", help="update bench/RESULTS.md")
     args = parser.parse_args(argv)
     names = args.corpus or [*DEVSET1_NAMES, *DEVSET2_NAMES]
@@ -111,10 +132,14 @@ def main(argv: list[str] | None = None) -> int:
         # as the server does through its reader connections.
         conn = open_database(db_path, readonly=True)
         profiles.append(repository_profile(ws, conn, name=name))
-        evidence[name] = IndexEvidence(conn)
+        evidence[name] = IndexEvidence(conn, topics=_topics(name, args.vectors_prefix))
         queries.extend(load_queries(corpus))
     profile_s = time.perf_counter() - started
     log(f"{len(profiles)} profiles in {profile_s:.1f} s; {len(queries)} queries")
+    started = time.perf_counter()
+    with_topics = sum(1 for e in evidence.values() if e.topics() is not None)  # type: ignore[attr-defined]
+    topics_s = time.perf_counter() - started
+    log(f"topic centroids of {with_topics} repositories in {topics_s:.1f} s")
 
     routed: list[Routed] = []
     times: list[float] = []
@@ -124,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         times.append((time.perf_counter() - t0) * 1000)
         names_routed = [m.name for m in result.repositories]
         rank = names_routed.index(q.corpus) + 1 if q.corpus in names_routed else None
-        routed.append(Routed(q.corpus, q.suite, rank))
+        routed.append(Routed(q.corpus, q.suite, rank, query_half(q.text)))
 
     def accuracy(rows: list[Routed], k: int) -> float:
         return sum(1 for r in rows if r.rank is not None and r.rank <= k) / len(rows)
@@ -139,7 +164,10 @@ def main(argv: list[str] | None = None) -> int:
         f"{len(profiles)} repositories (every dev-set corpus), {len(queries)} queries routed"
         f" among all of them; {args.limit} returned per query; profiles built in"
         f" {profile_s:.1f} s; routing p50 {statistics.median(times):.2f} ms,"
-        f" max {max(times):.2f} ms.",
+        f" max {max(times):.2f} ms (load average"
+        f" {' / '.join(f'{x:.1f}' for x in os.getloadavg())} at the end); topic"
+        f" centroids of {with_topics} repositories (from `{args.vectors_prefix}-*` indexes)"
+        f" computed in {topics_s:.1f} s.",
         "",
         "| suite | queries | top-1 | top-3 |",
         "|---|---|---|---|",
@@ -155,6 +183,11 @@ def main(argv: list[str] | None = None) -> int:
             lines.append(
                 f"| {suite} | {len(rows)} | {accuracy(rows, 1):.3f} | {accuracy(rows, 3):.3f} |"
             )
+    for half in (0, 1):
+        rows = [r for r in routed if r.half == half]
+        lines.append(
+            f"| half {half} | {len(rows)} | {accuracy(rows, 1):.3f} | {accuracy(rows, 3):.3f} |"
+        )
     lines.append(
         f"| **all** | {len(routed)} | **{accuracy(routed, 1):.3f}** |"
         f" **{accuracy(routed, 3):.3f}** |"
@@ -177,6 +210,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.write:
         write_section(BENCH_DIR / "RESULTS.md", text)
     return 0
+
+
+def _topics(name: str, prefix: str) -> Any:
+    """What reads `name`'s topic centroids from its index with vectors (None: no
+    prefix, or no such index). Opened read-only and kept open, as the server keeps
+    its readers."""
+    if not prefix:
+        return None
+    path = DB_DIR / f"{prefix}-{name}.db"
+    if not path.exists():
+        log(f"{name}: no index with vectors at {path}; routed without topics")
+        return None
+    return functools.partial(cached_centroids, path, open_database(path, readonly=True))
 
 
 def _sample(queries: list[Any], count: int) -> list[Any]:

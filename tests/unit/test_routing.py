@@ -5,9 +5,17 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 
-from codesift.retrieval.routing import SourceProfile, route_terms, score_pool
+from codesift.retrieval.routing import (
+    TOPIC_TOP,
+    SourceProfile,
+    route_terms,
+    score_pool,
+    semantic_scores,
+)
 
 
 def repo(name: str, outline: str, readme: str = "") -> SourceProfile:
@@ -163,3 +171,67 @@ def test_without_evidence_for_every_repository_the_pool_is_in_formula_order() ->
     found = score_pool(["charge", "retry"], REPOS, 3, keep_unmatched=False, evidence=evidence)
     plain = score_pool(["charge", "retry"], REPOS, 3, keep_unmatched=False)
     assert found == plain
+
+
+class Topics(Chunks):
+    """Chunks with topic centroids (RouteTopics)."""
+
+    def __init__(self, topics: Sequence[Sequence[float]] | None, *chunks: str) -> None:
+        super().__init__(*chunks)
+        self._topics = None if topics is None else np.asarray(topics, np.float32)
+
+    def topics(self) -> npt.NDArray[np.float32] | None:
+        return self._topics
+
+
+def unit(*xs: float) -> list[float]:
+    norm = math.sqrt(sum(x * x for x in xs))
+    return [x / norm for x in xs]
+
+
+def test_the_semantic_score_is_the_mean_of_the_best_topic_cosines() -> None:
+    query = np.asarray(unit(1.0, 0.0, 0.0), np.float32)
+    topics = [unit(1, 0, 0), unit(1, 1, 0), unit(0, 1, 0), unit(0, 0, 1), unit(1, 0, 1)]
+    evidence = {
+        "near": Topics(topics, "a"),
+        "none": Topics(None, "a"),  # an index without vectors
+        "plain": Chunks("a"),  # evidence without topics at all
+    }
+    scores = semantic_scores(query, evidence)
+    assert set(scores) == {"near"}
+    best = sorted([1.0, math.sqrt(0.5), 0.0, 0.0, math.sqrt(0.5)])[-TOPIC_TOP:]
+    assert scores["near"] == pytest.approx(sum(best) / TOPIC_TOP, abs=1e-6)
+
+
+def test_topics_order_a_pool_the_words_do_not_and_the_formula_stays_the_confidence() -> None:
+    # Same chunks, same words: the term evidence ties; the topics do not.
+    evidence = {
+        "a-far": Topics([unit(0, 1)], "retry charge", "ledger"),
+        "b-near": Topics([unit(1, 0)], "retry charge", "ledger"),
+        "c-none": Chunks("retry charge", "ledger"),
+    }
+    profiles = [sized(name, chunks, "pay.retry") for name, chunks in evidence.items()]
+    query = np.asarray(unit(1, 0), np.float32)
+    semantic = semantic_scores(query, evidence)
+    found = score_pool(
+        ["retry", "charge"], profiles, 3, keep_unmatched=False, evidence=evidence, semantic=semantic
+    )
+    # c-none has no topics: it counts as the pool's mean, between the other two.
+    assert [m.name for m in found] == ["b-near", "c-none", "a-far"]
+    assert len({m.confidence for m in found}) == 1
+    plain = score_pool(["retry", "charge"], profiles, 3, keep_unmatched=False, evidence=evidence)
+    assert [m.name for m in plain] == ["a-far", "b-near", "c-none"]  # ties on name
+    assert [m.confidence for m in plain] == [m.confidence for m in found]
+
+
+def test_one_source_with_topics_changes_no_order() -> None:
+    evidence = {
+        "a": Chunks("retry charge", "ledger"),
+        "b": Topics([unit(1, 0)], "retry charge", "ledger"),
+    }
+    profiles = [sized(name, chunks, "pay.retry") for name, chunks in evidence.items()]
+    semantic = semantic_scores(np.asarray(unit(1, 0), np.float32), evidence)
+    found = score_pool(
+        ["retry", "charge"], profiles, 3, keep_unmatched=False, evidence=evidence, semantic=semantic
+    )
+    assert [m.name for m in found] == ["a", "b"]

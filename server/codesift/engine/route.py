@@ -14,6 +14,7 @@ pool; the confidence stays the issue's formula over the fields and the vocabular
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -38,10 +39,12 @@ from codesift.retrieval.routing import (
     SourceProfile,
     route_terms,
     score_pool,
+    semantic_scores,
 )
 from codesift.store.database import open_reader
 from codesift.store.mentions import resource_texts, resource_titles
 from codesift.store.outline import OutlineFile, source_outline
+from codesift.store.route_centroids import cached_centroids
 from codesift.store.route_profile import IndexEvidence, chunk_total
 
 __all__ = [
@@ -282,6 +285,22 @@ def route_json(
     }
 
 
+def _semantic(query: str, evidence: Mapping[str, RouteEvidence]) -> dict[str, float]:
+    """Each source's semantic score (codesift.retrieval.routing.semantic_scores);
+    none when the static model cannot be loaded (routing goes on without)."""
+    if not any(callable(getattr(e, "topics", None)) for e in evidence.values()):
+        return {}
+    from codesift.embedding.static_model import load_table
+    from codesift.errors import EmbeddingError
+
+    try:
+        vector = load_table().embed([query])[0]
+    except EmbeddingError as exc:
+        log.warning("routing without topics: %s", exc)
+        return {}
+    return semantic_scores(vector, evidence)
+
+
 def route_sources(
     query: str,
     repositories: Sequence[SourceProfile],
@@ -292,13 +311,22 @@ def route_sources(
     """Score the two pools separately: repositories no term matched are dropped,
     collections are always listed (a zero-score one marked weak). With `evidence`
     (each repository's index, by name) the repositories are in the graded order
-    (codesift.retrieval.routing)."""
+    (codesift.retrieval.routing), with the semantic score of those whose evidence
+    has topics (the query's static embedding against them)."""
     terms = route_terms(query)
+    semantic = _semantic(query, evidence) if evidence else None
     return RouteResult(
         query=query,
         terms=terms,
         repositories=tuple(
-            score_pool(terms, repositories, limit, keep_unmatched=False, evidence=evidence)
+            score_pool(
+                terms,
+                repositories,
+                limit,
+                keep_unmatched=False,
+                evidence=evidence,
+                semantic=semantic,
+            )
         ),
         collections=tuple(score_pool(terms, collections, limit, keep_unmatched=True)),
     )
@@ -333,7 +361,9 @@ def route(
             repositories.append(profile)
             reader = open_reader(ws.db_path)
             readers.callback(reader.close)
-            evidence[profile.name] = IndexEvidence(reader)
+            evidence[profile.name] = IndexEvidence(
+                reader, topics=functools.partial(cached_centroids, ws.db_path, reader)
+            )
             for collection in collections_of(ws, listener):
                 if collection.workspace.db_path in collections:
                     continue

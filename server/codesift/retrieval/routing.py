@@ -33,18 +33,24 @@ repository uses it):
          lm = (SIZE_PRIOR log n
                + sum_t [log((c_t + MU_CHUNKS p_t) / (n + MU_CHUNKS)) - log p_t]) / |terms|
      with c_t its chunks using term t, n its chunks, p_t the pool's share;
-  2. the PROBED best repositories by z(lm) + CONFIDENCE_WEIGHT z(confidence) (z:
-     standardised over the pool) are probed: their index's best chunks for the
-     query (bm25; chunks holding only terms more than COMMON_CHUNKS of that
-     index's chunks use are no candidates), each scored by the global idf of the
-     query terms it holds together, log((C + 1) / (c_t + 1)) over all the pool's
-     C chunks, as a share of the query's; the probe score is the mean of the best
-     PROBE_TOP;
-  3. the probed ones are ordered by z(lm) + PROBE_WEIGHT z(probe) (standardised
-     among them), then the rest by step 2's key.
+  2. a semantic score per repository, when its index has chunk vectors: the mean
+     of the query's best TOPIC_TOP cosines to its topic centroids (the static
+     embedding of the query against codesift.store.route_centroids; a repository
+     without vectors gets the pool's mean);
+  3. the PROBED best repositories by z(lm) + CONFIDENCE_WEIGHT z(confidence) +
+     SEMANTIC_PROBE_WEIGHT z(semantic) (z: standardised over the pool) are probed: their
+     index's best chunks for the query (bm25; chunks holding only terms more than
+     COMMON_CHUNKS of that index's chunks use are no candidates), each scored by
+     the global idf of the query terms it holds together, log((C + 1) / (c_t + 1))
+     over all the pool's C chunks, as a share of the query's; the probe score is
+     the mean of the best PROBE_TOP;
+  4. the probed ones are ordered by z(lm) + PROBE_WEIGHT z(probe) +
+     SEMANTIC_WEIGHT z(semantic) (standardised among them), then the rest by
+     step 3's key.
 
 Terms used together in one chunk are what tells a repository about the question
-from one that merely has the words somewhere; bench/route_quality.py measures it.
+from one that merely has the words somewhere; the topics catch a question put in
+other words than the code's. bench/route_quality.py measures it.
 """
 
 from __future__ import annotations
@@ -55,6 +61,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
+import numpy.typing as npt
+
 from codesift.retrieval.query import analyze_query, singulars
 
 __all__ = [
@@ -64,12 +73,17 @@ __all__ = [
     "PROBED",
     "PROBE_TOP",
     "PROBE_WEIGHT",
+    "SEMANTIC_PROBE_WEIGHT",
+    "SEMANTIC_WEIGHT",
     "SIZE_PRIOR",
+    "TOPIC_TOP",
     "RouteEvidence",
     "RouteMatch",
+    "RouteTopics",
     "SourceProfile",
     "route_terms",
     "score_pool",
+    "semantic_scores",
     "term_forms",
 ]
 
@@ -78,9 +92,12 @@ __all__ = [
 MU_CHUNKS = 100.0
 SIZE_PRIOR = 0.5
 CONFIDENCE_WEIGHT = 0.5
-PROBED = 10
-PROBE_TOP = 3
+PROBED = 15
+PROBE_TOP = 2
 PROBE_WEIGHT = 4.0
+SEMANTIC_WEIGHT = 1.0
+SEMANTIC_PROBE_WEIGHT = 2.0  # its weight in choosing the repositories probed
+TOPIC_TOP = 3
 # A term more chunks than this use in one index does not make a chunk of it a
 # probe candidate on its own (it still counts in the chunks found): scoring every
 # chunk of a large index that holds it is what makes a probe slow.
@@ -122,6 +139,31 @@ class RouteEvidence(Protocol):
         """The index's best chunks for the terms, each as the set of terms it holds;
         a chunk holding `common` terms only need not be a candidate."""
         ...
+
+
+class RouteTopics(Protocol):
+    """Optional, beside RouteEvidence: a source's topic centroids (unit vectors in
+    the static embedding model's space; codesift.store.route_centroids), None
+    when its index holds no vectors. A source whose evidence lacks the method is
+    scored as one without vectors."""
+
+    def topics(self) -> npt.NDArray[np.float32] | None: ...
+
+
+def semantic_scores(
+    query_vector: npt.NDArray[np.float32], evidence: Mapping[str, object]
+) -> dict[str, float]:
+    """Per source whose evidence has topics: the mean of the query's best
+    TOPIC_TOP cosines to them (`query_vector` unit length)."""
+    out: dict[str, float] = {}
+    for name, found in evidence.items():
+        topics_of = getattr(found, "topics", None)
+        centroids = topics_of() if callable(topics_of) else None
+        if centroids is None or len(centroids) == 0:
+            continue
+        cosines = np.sort(np.asarray(centroids, np.float32) @ query_vector)[-TOPIC_TOP:]
+        out[name] = float(cosines.mean())
+    return out
 
 
 def route_terms(query: str) -> tuple[str, ...]:
@@ -234,11 +276,22 @@ def _probe_score(
     return sum(scores[:PROBE_TOP]) / PROBE_TOP
 
 
+def _semantic_z(semantic: Mapping[str, float], names: Sequence[str]) -> dict[str, float]:
+    """z-scores of the semantic scores among `names`; one without a score counts
+    as their mean (0), as do all when fewer than two have one."""
+    known = {n: semantic[n] for n in names if n in semantic}
+    if len(known) < 2:
+        return dict.fromkeys(names, 0.0)
+    z = _standard(known)
+    return {n: z.get(n, 0.0) for n in names}
+
+
 def _graded_order(
     terms: Sequence[str],
     matches: list[RouteMatch],
     counts: _Counts,
     evidence: Mapping[str, RouteEvidence],
+    semantic: Mapping[str, float],
 ) -> list[RouteMatch]:
     """`matches` in the graded order of the module docstring."""
     if len(matches) <= 1 or not terms:
@@ -248,13 +301,21 @@ def _graded_order(
     lm = {m.name: _likelihood(terms, counts, m.name) for m in matches}
     lm_z = _standard(lm)
     conf_z = _standard({m.name: m.confidence for m in matches})
-    first = {n: lm_z[n] + CONFIDENCE_WEIGHT * conf_z[n] for n in by_name}
+    sem_z = _semantic_z(semantic, list(by_name))
+    first = {
+        n: lm_z[n] + CONFIDENCE_WEIGHT * conf_z[n] + SEMANTIC_PROBE_WEIGHT * sem_z[n]
+        for n in by_name
+    }
     order = sorted(by_name, key=lambda n: (-first[n], n))
     probed, rest = order[:PROBED], order[PROBED:]
     probe = {n: _probe_score(terms, counts, n, evidence[n], forms) for n in probed}
     probe_z = _standard(probe)
     lm_probed = _standard({n: lm[n] for n in probed})
-    final = {n: lm_probed[n] + PROBE_WEIGHT * probe_z[n] for n in probed}
+    sem_probed = _semantic_z(semantic, probed)
+    final = {
+        n: lm_probed[n] + PROBE_WEIGHT * probe_z[n] + SEMANTIC_WEIGHT * sem_probed[n]
+        for n in probed
+    }
     probed.sort(key=lambda n: (-final[n], n))
     return [by_name[n] for n in [*probed, *rest]]
 
@@ -266,12 +327,14 @@ def score_pool(
     *,
     keep_unmatched: bool,
     evidence: Mapping[str, RouteEvidence] | None = None,
+    semantic: Mapping[str, float] | None = None,
 ) -> list[RouteMatch]:
     """Score one pool of sources for `terms` (see the module docstring) and return
     its best `limit`, best first. Sources no term matched are dropped unless
     `keep_unmatched` (collections: always listed, marked weak). With `evidence`
     for every source (by name), the vocabulary field counts and the pool is in
-    the graded order; otherwise by confidence (ties on name)."""
+    the graded order (with `semantic`, each source's semantic score by name, as
+    `semantic_scores` gives them); otherwise by confidence (ties on name)."""
     if limit <= 0 or not profiles:
         return []
     unique = list(dict.fromkeys(terms))
@@ -306,5 +369,5 @@ def score_pool(
         out.append(RouteMatch(profile.name, profile.kind, score, rationale, tuple(matched)))
     out.sort(key=lambda m: (-m.confidence, m.name))
     if counts is not None and evidence is not None:
-        out = _graded_order(unique, out, counts, evidence)
+        out = _graded_order(unique, out, counts, evidence, semantic or {})
     return out[:limit]

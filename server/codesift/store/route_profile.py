@@ -11,9 +11,11 @@ alike.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import apsw
+import numpy as np
+import numpy.typing as npt
 
 from codesift.store.names import fts_quote
 
@@ -165,11 +167,21 @@ def probe_terms(
 
 
 class IndexEvidence:
-    """Routing evidence (codesift.retrieval.routing.RouteEvidence) read through an
-    open connection to an index."""
+    """Routing evidence (codesift.retrieval.routing.RouteEvidence, and RouteTopics
+    when `topics` is given: what reads the index's topic centroids, e.g.
+    codesift.store.route_centroids.cached_centroids) read through an open
+    connection to an index."""
 
-    def __init__(self, conn: apsw.Connection) -> None:
+    def __init__(
+        self,
+        conn: apsw.Connection,
+        topics: Callable[[], npt.NDArray[np.float32] | None] | None = None,
+    ) -> None:
         self.conn = conn
+        self._topics = topics
+
+    def topics(self) -> npt.NDArray[np.float32] | None:
+        return self._topics() if self._topics is not None else None
 
     def term_chunks(self, forms: Mapping[str, Sequence[str]]) -> Mapping[str, int]:
         return term_chunks(self.conn, forms)
