@@ -5,16 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from codesift.engine import Engine, Workspace
 from codesift.store.database import open_database
 from codesift.store.route_centroids import cached_centroids, vector_centroids
 from codesift.store.vectors import write_vectors
 from conftest import MakeRepo
+from routing_corpus import NO_VECTORS
 
 FILES = {
     "README.md": "# Jobs\n\nRuns background jobs.\n",
-    "jobs/run.py": "".join(f"def step_{i}(job):\n    return job + {i}\n\n\n" for i in range(8)),
+    "jobs/run.py": "".join(f"def step_{i}(job):\n    return job + {i}\n\n\n" for i in range(8))
+    + "def renew(job):\n    # renew the lease on the job with a heartbeat\n    return job\n",
 }
 
 
@@ -72,3 +75,34 @@ def test_centroids_find_the_topics_of_the_vectors_and_follow_every_vector_write(
         assert float((again @ up).min()) > 0.5 and float((first @ up).max()) < 0.3
     finally:
         conn.close()
+
+
+def test_route_orders_folders_the_words_tie_on_by_their_topics(
+    make_repo: MakeRepo, git_isolation: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from codesift.embedding.static_model import load_table
+    from codesift.engine.route import route
+    from codesift.store.vectors import chunk_text_hashes
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    question = "renew the lease on a job with a heartbeat"
+    toward = load_table().embed([question])[0]
+    folders = []
+    for name, direction in (("alpha", -toward), ("beta", toward)):
+        ws = Workspace.at(make_repo({**FILES, ".codesift.toml": NO_VECTORS}, name=name))
+        with Engine(ws, quiet=True) as engine:
+            engine.reindex(vectors=False)
+        ids = chunk_ids(ws.db_path)
+        conn = open_database(ws.db_path)
+        try:
+            hashes = chunk_text_hashes(conn, ids)
+            rng = np.random.default_rng(3)
+            rows = [(c, "summary", int8_row(direction, 0.01, rng), hashes[c]) for c in ids]
+            write_vectors(conn, rows, "test-model")
+        finally:
+            conn.close()
+        folders.append(ws)
+    # The same files: the words tie (same confidence, same term counts, same probe).
+    result = route(question, folders)
+    assert [m.name for m in result.repositories] == ["beta", "alpha"]
+    assert result.repositories[0].confidence == result.repositories[1].confidence
