@@ -320,7 +320,8 @@ class PostgresSearchStore:
         the readable repositories' rows only), as the SQL ranking orders them
         (score, then id); None when a repository's postings are not written yet."""
         wanted = list({str(lexemes[q]) for q in kept})
-        postings: dict[str, list[tuple[npt.NDArray[np.int64], ...]]] = {}
+        # Per lexeme, each readable repository's arrays, joined and converted once.
+        parts: dict[str, tuple[list[int], list[bytes], list[bytes], list[bytes]]] = {}
         for lexeme, repo_id, ids, occurrences, lengths in self._rows(
             "SELECT t.lexeme, t.repo_id, t.chunk_ids, t.occurrences, t.lengths"
             " FROM term_stats t WHERE t.layer = %s AND t.lexeme = ANY(%s)"
@@ -329,24 +330,36 @@ class PostgresSearchStore:
         ):
             if ids is None or occurrences is None or lengths is None:
                 return None
-            local = np.frombuffer(ids, dtype=">i4").astype(np.int64)
-            postings.setdefault(str(lexeme), []).append(
-                (
-                    local + int(repo_id) * ID_SPAN,
-                    np.frombuffer(occurrences, dtype=">i2").astype(np.int64),
-                    np.frombuffer(lengths, dtype=">i4").astype(np.int64),
-                )
+            repos, id_bytes, tf_bytes, length_bytes = parts.setdefault(
+                str(lexeme), ([], [], [], [])
+            )
+            repos.append(int(repo_id))
+            id_bytes.append(bytes(ids))
+            tf_bytes.append(bytes(occurrences))
+            length_bytes.append(bytes(lengths))
+        postings: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]] = {}
+        for lexeme, (repos, id_bytes, tf_bytes, length_bytes) in parts.items():
+            local: npt.NDArray[np.int64] = np.frombuffer(b"".join(id_bytes), dtype=">i4").astype(
+                np.int64
+            )
+            base: npt.NDArray[np.int64] = np.repeat(
+                np.array(repos, dtype=np.int64) * ID_SPAN, [len(b) // 4 for b in id_bytes]
+            )
+            tokens = np.frombuffer(b"".join(length_bytes), dtype=">i4").astype(np.float64)
+            tf = np.frombuffer(b"".join(tf_bytes), dtype=">i2").astype(np.float64)
+            tokens[tokens < 0] = mean_tokens
+            # tf * (k1 + 1) / (tf + k1 * (1 - b + b * tokens / mean tokens))
+            postings[lexeme] = (
+                local + base,
+                tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * tokens / mean_tokens)),
             )
         id_parts: list[npt.NDArray[np.int64]] = []
         score_parts: list[npt.NDArray[np.float64]] = []
         for q, weight in zip(kept, idf, strict=True):
-            for ids_, tf_, tokens_ in postings.get(str(lexemes[q]), []):
-                tokens = np.where(tokens_ < 0, mean_tokens, tokens_.astype(np.float64))
-                tf = tf_.astype(np.float64)
-                # tf * (k1 + 1) / (tf + k1 * (1 - b + b * tokens / mean tokens))
-                norm = 1.2 * (0.25 + 0.75 * tokens / mean_tokens)
-                id_parts.append(ids_)
-                score_parts.append(weight * tf * 2.2 / (tf + norm))
+            found = postings.get(str(lexemes[q]))
+            if found is not None:
+                id_parts.append(found[0])
+                score_parts.append(weight * found[1])
         if not id_parts:
             return []
         ids_all = np.concatenate(id_parts)
