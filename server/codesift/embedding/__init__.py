@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from codesift.embedding.model import DIMENSIONS, Embedder
+from codesift.embedding.model import DIMENSIONS, Embedder, remembered_queries
 from codesift.embedding.vectors import (
     EMBEDDED_LAYERS,
     VectorCoverage,
@@ -16,5 +16,6 @@ __all__ = [
     "Embedder",
     "VectorCoverage",
     "fill_vectors",
+    "remembered_queries",
     "vector_coverage",
 ]

@@ -16,12 +16,14 @@ points at the assembled folder.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import json
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -67,6 +69,7 @@ __all__ = [
     "default_cache_dir",
     "model_dir_path",
     "model_id_of",
+    "remembered_queries",
     "token_batches",
 ]
 
@@ -374,6 +377,28 @@ STATIC_WRITE_BATCH = 1024
 BATCH_ATTENTION = 4 * 256 * 256
 
 
+# The query vectors of the request running in this context (`remembered_queries`),
+# by embedder and text; None outside such a request.
+_remembered: contextvars.ContextVar[dict[tuple[int, str], Vectors] | None] = contextvars.ContextVar(
+    "codesift_remembered_queries", default=None
+)
+
+
+@contextlib.contextmanager
+def remembered_queries() -> Iterator[None]:
+    """Within the block (one front-end request, on its thread), an embedder embeds
+    each query text once: a request that searches several indexes (open folders,
+    the shared index) asks each for the same query, and each Searcher embeds it
+    where its streams start. Scoped to the request, not to the process, so that
+    timing a repeated query still times the model."""
+    token = _remembered.set({}) if _remembered.get() is None else None
+    try:
+        yield
+    finally:
+        if token is not None:
+            _remembered.reset(token)
+
+
 def token_batches(lengths: Sequence[int], max_texts: int) -> list[tuple[int, int]]:
     """Cut texts with these token counts, in order, into (start, stop) batches of
     at most `max_texts` texts whose padded size stays within BATCH_TOKENS and
@@ -656,7 +681,31 @@ class Embedder:
         # The tokenizer pads a call's texts to the longest: count the real tokens.
         return [sum(e.attention_mask) for e in tokenizer.encode_batch(list(texts))]
 
+    @property
+    def query_models(self) -> tuple[str, ...]:
+        """The vector models (ids as an index records them) whose vectors this
+        embedder's query vectors may be compared with: the static table's own for
+        the static model; for MiniLM, its fused int8 graph's and its export's (the
+        same transformer: a query is embedded by whichever of the two runs here,
+        whichever made the vectors)."""
+        if self.model == "static":
+            return (model_id_of(self.model),)
+        return (FUSED_MODEL_ID, MODEL_ID)
+
     def embed_query(self, text: str) -> Vectors:
+        """The query's vector; computed once per text within `remembered_queries`."""
+        remembered = _remembered.get()
+        if remembered is None:
+            return self._embed_query(text)
+        key = (id(self), text)
+        vector = remembered.get(key)
+        if vector is None:
+            vector = self._embed_query(text)
+            vector.setflags(write=False)  # handed to every search of the request
+            remembered[key] = vector
+        return vector
+
+    def _embed_query(self, text: str) -> Vectors:
         if self.model == "static":
             vectors: Vectors = self._static_table().embed([text])
             row: Vectors = vectors[0]

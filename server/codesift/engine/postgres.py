@@ -395,17 +395,20 @@ def open_shared_search(
     repos: Sequence[str] = (),
     settings: SearchSettings | None = None,
     embedder: Embedder | None = None,
-    model: str | None = None,
+    model: str | Sequence[str] | None = None,
     parallel: bool = True,
 ) -> SharedSearch:
     """Searches of the shared index at `dsn` as `principal` (None: every repository
     the database role may read), over `repos` only when given. With an `embedder`,
     the vector streams compare its query vectors with the repositories' vectors
-    (those `model` made, when given). The streams of a search run side by side,
-    each worker thread on a connection of its own (`parallel=False`: one after
-    the other on one connection)."""
+    of its own model only (`Embedder.query_models`; `model` names others): a
+    repository whose vectors another model made contributes no vector hits. The
+    streams of a search run side by side, each worker thread on a connection of
+    its own (`parallel=False`: one after the other on one connection)."""
     from codesift.store.postgres import PostgresSearchStore, Reader
 
+    if model is None and embedder is not None:
+        model = embedder.query_models
     reader = Reader(principal, tuple(repos))
     conn = connect(dsn, autocommit=True, upgrade=False)
     store = PostgresSearchStore(conn, reader, model)

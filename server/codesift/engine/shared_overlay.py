@@ -42,7 +42,12 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from codesift.config import SearchSettings, Settings
 from codesift.engine.search import FolderPage
 from codesift.errors import CodesiftError, QueryError, SearchCancelled
-from codesift.retrieval.request import SearchRequest, SearchResponse, SearchResult
+from codesift.retrieval.request import (
+    SearchRequest,
+    SearchResponse,
+    SearchResult,
+    StreamReport,
+)
 from codesift.retrieval.routing import RouteEvidence, SourceProfile
 from codesift.retrieval.search import RESULT_OVERHEAD_TOKENS
 from codesift.retrieval.snippets import estimate_tokens
@@ -50,6 +55,7 @@ from codesift.retrieval.snippets import estimate_tokens
 if TYPE_CHECKING:
     import psycopg
 
+    from codesift.embedding import Embedder
     from codesift.engine.live import Cancellation, FolderIndex, LiveReader
     from codesift.engine.live_collections import Mounted
     from codesift.engine.postgres import SharedSearch
@@ -119,11 +125,13 @@ class SharedStatus:
 @dataclass(frozen=True, slots=True)
 class SharedPage:
     """The shared index's answer, one page per repository (named SHARED_PREFIX +
-    its key; `keys[page.folder]` is the key; paths are within the repository)."""
+    its key; `keys[page.folder]` is the key; paths are within the repository),
+    and its streams' reports (also when no repository had a result)."""
 
     pages: tuple[FolderPage, ...]
     keys: Mapping[str, str]
     status: SharedStatus
+    streams: tuple[StreamReport, ...] = ()
 
 
 @dataclass(slots=True)
@@ -178,6 +186,7 @@ class SharedIndex:
         principal: str | None = None,
         settings: SearchSettings | None = None,
         retry_seconds: float = RETRY_SECONDS,
+        embedder: Callable[[], Embedder | None] | None = None,
     ) -> None:
         from codesift.store.postgres.route import with_connect_timeout
 
@@ -186,9 +195,13 @@ class SharedIndex:
         self.principal = principal
         self.settings = settings
         self.retry_seconds = retry_seconds
+        # The query embedder of the server's local searches (None: embeddings off):
+        # asked at each search, so a change of the settings' model is followed.
+        self._embedder = embedder
         self._lock = threading.RLock()
         self._catalog: psycopg.Connection[Any] | None = None
-        self._search: tuple[tuple[str, ...], SharedSearch] | None = None
+        # The open search: the repositories in view, its query embedder, the search.
+        self._search: tuple[tuple[str, ...], Embedder | None, SharedSearch] | None = None
         self._down: str | None = None
         self._retry_at = 0.0
         self._profiles: dict[tuple[str, str], SourceProfile] = {}
@@ -240,29 +253,44 @@ class SharedIndex:
                 self._failed(exc)
                 return fallback
 
+    def _query_embedder(self) -> Embedder | None:
+        """The servers' query embedder, or None (embeddings off, or it cannot be
+        made: the lexical and symbol streams still answer)."""
+        if self._embedder is None:
+            return None
+        try:
+            return self._embedder()
+        except Exception as exc:  # e.g. EmbeddingError: searched without vectors
+            log.warning("the shared index is searched without vectors: %s", exc)
+            return None
+
     def _searcher(self, visible: tuple[str, ...]) -> SharedSearch:
         from codesift.engine.postgres import open_shared_search
 
-        if self._search is not None and self._search[0] == visible:
-            return self._search[1]
+        embedder = self._query_embedder()
         if self._search is not None:
-            self._search[1].close()
+            keys, current, search = self._search
+            if keys == visible and current is embedder:
+                return search
             self._search = None
+            search.close()
+        # The vector streams compare the query only with vectors its model made.
         search = open_shared_search(
             self._connect_dsn,
             principal=self.principal,
             repos=visible,
             settings=self.settings,
+            embedder=embedder,
             parallel=False,
         )
-        self._search = (visible, search)
+        self._search = (visible, embedder, search)
         return search
 
     def _close_locked(self) -> None:
         search, self._search = self._search, None
         if search is not None:
             try:
-                search[1].close()
+                search[2].close()
             except Exception as exc:  # already broken: nothing to keep
                 log.info("closing the shared search: %s", exc)
         catalog, self._catalog = self._catalog, None
@@ -327,7 +355,8 @@ class SharedIndex:
                 return SharedPage((), {}, self._failed(exc))
             self._down = None
             pages, keys = _split_by_repository(response, visible)
-            return SharedPage(pages, keys, SharedStatus("ok", "", visible))
+            status = SharedStatus("ok", "", visible)
+            return SharedPage(pages, keys, status, tuple(response.streams))
 
     def route_pool(
         self, exclude: Collection[str] = ()

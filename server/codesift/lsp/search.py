@@ -24,6 +24,7 @@ from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
 from codesift.config import SearchSettings
+from codesift.embedding import remembered_queries
 from codesift.engine import FolderPage, merge_pages
 from codesift.engine.collections import related_resources
 from codesift.engine.live import Cancellation, FolderIndex
@@ -294,4 +295,9 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
             "shared": shared_status.as_json() if shared_status is not None else None,
         }
 
-    return await server.read(run)
+    def run_once(cancel: Cancellation) -> dict[str, Any]:
+        # The folders and the shared index share one query vector (one model).
+        with remembered_queries():
+            return run(cancel)
+
+    return await server.read(run_once)

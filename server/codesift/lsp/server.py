@@ -45,7 +45,7 @@ from pygls.protocol.language_server import lsp_method
 from pygls.uris import from_fs_path
 
 from codesift import __version__
-from codesift.config import EmbeddingSettings
+from codesift.config import EmbeddingSettings, Settings, merge_settings_leniently
 from codesift.embedding import Embedder
 from codesift.engine.collections import Collection
 from codesift.engine.listener import EngineListener
@@ -350,11 +350,25 @@ class CodesiftServer(LanguageServer):
             if dsn is not None:
                 folders = list(self.folders.values())
                 search = folders[0].settings.search if folders else None
-                self._shared = SharedIndex(dsn, settings=search)
+                self._shared = SharedIndex(dsn, settings=search, embedder=self.shared_embedder)
             fresh = self._shared
         if current is not None and current is not fresh:
             current.close()
         return fresh
+
+    def shared_embedder(self) -> Embedder | None:
+        """The query embedder of the shared search: the first folder's, which its
+        local searches use (one model in memory, the query embedded once per
+        request), else the client's settings'; None when embeddings are off."""
+        folders = self.folder_list()
+        if folders:
+            embedding = folders[0].settings.embedding
+        else:
+            settings, _ = merge_settings_leniently(Settings(), self.options.overrides)
+            embedding = settings.embedding
+        if not (embedding.enabled and self.options.embeddings):
+            return None
+        return self.embedder(embedding)
 
     def open_repo_keys(self) -> dict[str, str]:
         """Each open folder's repository key in the shared index, by folder name

@@ -11,13 +11,14 @@ from typing import Any
 
 from mcp_types import CallToolResult, Tool
 
+from codesift.embedding import remembered_queries
 from codesift.engine import GraphQuery, GraphResult, IndexStatus, check_graph_query
 from codesift.engine.collections import related_resources
 from codesift.engine.live import Cancellation
 from codesift.engine.live_collections import live_resources, live_route
 from codesift.engine.route import check_route
 from codesift.engine.search import FolderPage, merge_pages
-from codesift.engine.shared_overlay import SharedStatus, live_route_with_shared
+from codesift.engine.shared_overlay import SharedPage, live_route_with_shared
 from codesift.engine.symbols import MAX_SYMBOLS
 from codesift.errors import QueryError
 from codesift.front_defaults import GRAPH_MAX_NODES, NEIGHBOURS_MAX_NODES, SYMBOLS_LIMIT
@@ -43,6 +44,11 @@ async def _times(live: LiveWorkspace, args: Arguments) -> TimeFilter:
     return await live.run(lambda: live.engine.times(as_of, since, until))
 
 
+# A search's local page, each result's shared repository (None: local), and the
+# shared index's answer (None without one).
+_SearchAnswer = tuple[SearchResponse, list[str | None], SharedPage | None]
+
+
 async def search(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolResult:
     args = Arguments(tools.SEARCH, raw)
     as_of, since, until = args.times()
@@ -66,7 +72,7 @@ async def search(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallTool
 
     shared = live.shared if args.flag("shared", True) else None
 
-    def run(cancel: Cancellation) -> tuple[SearchResponse, list[str | None], SharedStatus | None]:
+    def run(cancel: Cancellation) -> _SearchAnswer:
         response = live.reader.search(live.folder, checked, cancel, open_timeout=None)
         if mounted:
             response.resources = live_resources(live.reader, mounted, checked, limit, cancel)
@@ -85,10 +91,22 @@ async def search(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallTool
             repos = [found.keys.get(name) for name, _ in merged.results]
             response.tokens = merged.tokens
             response.truncated_by_budget = merged.truncated_by_budget
-        return response, repos, found.status
+        return response, repos, found
 
-    response, repos, status = await live.read(run)
-    return render.search_result(checked, response, live.index_state(), repos, status)
+    def run_once(cancel: Cancellation) -> _SearchAnswer:
+        # The local and the shared search share one query vector (one model).
+        with remembered_queries():
+            return run(cancel)
+
+    response, repos, found = await live.read(run_once)
+    return render.search_result(
+        checked,
+        response,
+        live.index_state(),
+        repos,
+        found.status if found is not None else None,
+        found.streams if found is not None else (),
+    )
 
 
 async def route(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolResult:

@@ -78,9 +78,13 @@ class LiveWorkspace(FolderListener):
         self.socket: LocalSocketServer | None = None
         # The shared PostgreSQL index the settings name (index.backend = "postgres"),
         # searched besides this workspace's local index.
+        # Its query vectors are the local search's (the same embedder, the query
+        # embedded once per request), none with embeddings off.
         dsn = shared_dsn(workspace.settings)
         self.shared = (
-            SharedIndex(dsn, settings=workspace.settings.search) if dsn is not None else None
+            SharedIndex(dsn, settings=workspace.settings.search, embedder=self.query_embedder)
+            if dsn is not None
+            else None
         )
         # The document collections the workspace lists, each with a live index too.
         self.collections = LiveCollections(self._collection_index)
@@ -133,6 +137,10 @@ class LiveWorkspace(FolderListener):
     def embedder(self) -> Embedder:
         """The embedding model (loaded lazily; its query encoder built alongside)."""
         return self.reader.embedder(self.folder)
+
+    def query_embedder(self) -> Embedder | None:
+        """The embedding model for query vectors, None when embeddings are off."""
+        return self.embedder() if self.workspace.settings.embedding.enabled else None
 
     def repo_key(self) -> str:
         """This workspace's repository key in the shared index (left out of it: the

@@ -18,7 +18,7 @@ from codesift.engine.live_collections import Mounted
 from codesift.engine.route import RouteResult, route_json
 from codesift.engine.shared_overlay import SharedStatus
 from codesift.retrieval import SearchRequest, SearchResponse
-from codesift.retrieval.request import SearchResult
+from codesift.retrieval.request import SearchResult, StreamReport
 from codesift.retrieval.routing import RouteMatch
 
 __all__ = [
@@ -144,9 +144,11 @@ def search_result(
     index: dict[str, Any],
     repos: Sequence[str | None] | None = None,
     shared: SharedStatus | None = None,
+    shared_streams: Sequence[StreamReport] = (),
 ) -> CallToolResult:
     """`repos`: per result, the shared index's repository it comes from (None: the
-    workspace); `shared`: the shared index's status, when one is in use."""
+    workspace); `shared`: the shared index's status, when one is in use, and
+    `shared_streams` its streams' reports."""
     keys = list(repos) if repos is not None else [None] * len(response.results)
     results = [
         _search_json(i, r, repo)
@@ -159,7 +161,8 @@ def search_result(
         "max_tokens": request.max_tokens,
         "truncated_by_budget": response.truncated_by_budget,
         "took_ms": round(response.took_ms, 2),
-        "streams": [asdict(s) for s in response.streams],
+        "streams": [{**asdict(s), "source": "local"} for s in response.streams]
+        + [{**asdict(s), "source": "shared"} for s in shared_streams],
         "rerank": response.rerank,
         "resources": [_resource_json(i, r) for i, r in enumerate(response.resources, start=1)],
         "index": index,

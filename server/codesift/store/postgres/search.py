@@ -15,7 +15,9 @@ symbol   exact names in any case, and names by pg_trgm similarity (GIN), the
          most similar first; the shared symbol stream
          scores them and keeps those at its threshold (0.3)
 vector   pgvector cosine kNN with 1 - distance: exact over the vectors in view
-         when they are few (EXACT_KNN_MAX), else the HNSW index of their size
+         when they are few (EXACT_KNN_MAX), else the HNSW index of their size;
+         with models given, only the vectors those models made (nothing is
+         compared when no repository in view holds any)
 
 Access control: a store reads as one `Reader` (a principal, or the database
 role's own view, and optionally some repository keys). Every statement, the
@@ -167,15 +169,22 @@ def _files_join(filters: SearchFilters, file_id: str) -> str:
 
 class PostgresSearchStore:
     """A search's reads (`SearchStore`) on one psycopg connection (autocommit),
-    as one `Reader`. The caller owns and closes the connection. `model`, when
-    given, keeps the vector streams to repositories whose vectors that model made."""
+    as one `Reader`. The caller owns and closes the connection. `model` (a model
+    id, or several), when given, keeps the vector streams to the vectors those
+    models made: a query vector means nothing against another model's vectors,
+    so a repository with none of them contributes no vector hits."""
 
     def __init__(
-        self, conn: psycopg.Connection[Any], reader: Reader, model: str | None = None
+        self,
+        conn: psycopg.Connection[Any],
+        reader: Reader,
+        model: str | Sequence[str] | None = None,
     ) -> None:
         self._conn = conn
         self._reader = reader
-        self._model = model
+        self._models: tuple[str, ...] | None = (
+            None if model is None else (model,) if isinstance(model, str) else tuple(model)
+        )
         self._scope_key = f"{conn.info.dsn}|{reader.principal}|{','.join(reader.repos)}"
         self._qualify: bool | None = None
 
@@ -550,18 +559,33 @@ class PostgresSearchStore:
             if time_sql
             else ""
         )
+        # The repositories in view that hold vectors of the query's models (each
+        # lists its models: repos.embedding_model), then only those models' vectors.
+        repos_sql = "SELECT id FROM readable"
+        repo_params: list[Any] = []
         model_sql = ""
         model_params: list[Any] = []
-        if self._model is not None:
-            model_sql = " AND v.model = %s"
-            model_params = [self._model]
+        if self._models is not None:
+            if not self._models:
+                return []
+            repos_sql = (
+                "SELECT r.id FROM repos r WHERE r.id IN (SELECT id FROM readable)"
+                " AND string_to_array(r.embedding_model, ',') && %s::text[]"
+            )
+            repo_params = [list(self._models)]
+            model_sql = " AND v.model = ANY(%s)"
+            model_params = [list(self._models)]
         distance = f"v.embedding::vector({dims}) <=> %s::vector({dims})"
-        in_view = self._rows(
-            "SELECT count(*) FROM chunk_vectors v WHERE v.repo_id IN (SELECT id FROM readable)"
-            f" AND v.dims = {dims}",
-            [],
+        in_view = int(
+            self._rows(
+                f"SELECT count(*) FROM chunk_vectors v WHERE v.repo_id IN ({repos_sql})"
+                f" AND v.dims = {dims}",
+                repo_params,
+            )[0][0]
         )
-        exact = int(in_view[0][0]) <= EXACT_KNN_MAX
+        if in_view == 0:  # no vector of this size (and these models) in view
+            return []
+        exact = in_view <= EXACT_KNN_MAX
         with self._conn.transaction():
             if exact:
                 # A few repositories' vectors: comparing them all is exact and faster
@@ -575,9 +599,9 @@ class PostgresSearchStore:
             rows = self._rows(
                 f"SELECT v.chunk_id, {distance} AS d FROM chunk_vectors v"
                 f" WHERE v.dims = {dims} AND v.layer = ANY(%s)"
-                f" AND v.repo_id IN (SELECT id FROM readable){model_sql}{in_time}"
+                f" AND v.repo_id IN ({repos_sql}){model_sql}{in_time}"
                 " ORDER BY d LIMIT %s",
-                [literal, list(layers), *model_params, *time_params, k],
+                [literal, list(layers), *repo_params, *model_params, *time_params, k],
             )
         return [(int(cid), 1.0 - float(d)) for cid, d in rows]
 
