@@ -247,3 +247,15 @@ def test_an_implementation_leads_its_type_declaration_for_a_symbol_query() -> No
         1,
         3,
     ]
+
+
+def test_type_declarations_are_demoted_for_prose_but_kept_for_a_symbol_query() -> None:
+    features = {
+        1: ChunkFeatures("lib/types/request.d.ts", 0.0, "typescript"),
+        2: ChunkFeatures("lib/request.js", 0.0, "javascript"),
+        3: ChunkFeatures("stubs/http.pyi", 0.0, "python"),
+    }
+    scores = {1: 0.030, 3: 0.029, 2: 0.020}
+    assert ranked(features, scores, "order of the request lifecycle steps", ALL) == [2, 1, 3]
+    assert ranked(features, scores, "order of the request lifecycle steps", NONE) == [1, 3, 2]
+    assert ranked(features, scores, "lifecycle", ALL)[0] == 1  # a symbol-like word

@@ -75,7 +75,10 @@ _TEST_CLASS_FILE = re.compile(
     r"[a-z0-9](Tests?|Specs?|Suite)\.(java|kt|kts|scala|groovy|cs|fs|vb|swift|php|hs|dart)$"
     r"|(^|/)[a-z][A-Za-z]*Test/"
 )
-# Type-declaration files that mirror an implementation kept elsewhere.
+# Type-declaration files that mirror an implementation kept elsewhere. Their doc
+# comments describe every member in words, so for a prose query they outscore the code
+# that does the work (a JavaScript framework's typings above its lib/): they count half,
+# for prose as for a symbol's definition bonus.
 _DECLARATION_FILE = re.compile(r"\.d\.[mc]?ts$|\.pyi$")
 DECLARATION_FACTOR = 0.5
 _TEST_WORDS = frozenset({"test", "tests", "testing", "unittest", "spec", "fixture", "mock"})
@@ -154,6 +157,8 @@ def apply_priors(
                 score *= TEST_FACTOR
             if priors.tests and prose and feat.is_window:
                 score *= TEXT_FACTOR
+            if priors.tests and prose and _DECLARATION_FILE.search(feat.path):
+                score *= DECLARATION_FACTOR
             if priors.path and prose and query_words:
                 hits = path_hits.get(feat.path)
                 if hits is None:
