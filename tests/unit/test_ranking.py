@@ -15,6 +15,7 @@ from codesift.retrieval.ranking import (
     diversify_files,
     diversity_keys,
     file_evidence,
+    is_declaration_path,
     is_test_like_path,
     stem_hits,
 )
@@ -259,3 +260,23 @@ def test_type_declarations_are_demoted_for_prose_but_kept_for_a_symbol_query() -
     assert ranked(features, scores, "order of the request lifecycle steps", ALL) == [2, 1, 3]
     assert ranked(features, scores, "order of the request lifecycle steps", NONE) == [1, 3, 2]
     assert ranked(features, scores, "lifecycle", ALL)[0] == 1  # a symbol-like word
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("lib/types/request.d.ts", True),
+        ("stubs/http.pyi", True),
+        ("Slim/Interfaces/RouteInterface.php", True),
+        ("src/Serilog/Core/ILogEventSink.cs", True),
+        ("ILogger.cs", True),
+        ("src/main/java/org/acme/ConverterInterface.java", True),
+        ("Slim/Routing/Route.php", False),
+        ("src/Serilog/Core/Logger.cs", False),
+        ("src/IO/IOStream.cs", False),  # `IO`, not an interface's `I`
+        ("src/Item.cs", False),
+        ("lib/request.ts", False),
+    ],
+)
+def test_declaration_paths(path: str, expected: bool) -> None:
+    assert is_declaration_path(path) is expected

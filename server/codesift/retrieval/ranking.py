@@ -36,6 +36,7 @@ __all__ = [
     "diversify_files",
     "diversity_keys",
     "file_evidence",
+    "is_declaration_path",
     "is_test_like_path",
     "stem_hits",
 ]
@@ -81,6 +82,10 @@ _TEST_CLASS_FILE = re.compile(
 # for prose as for a symbol's definition bonus.
 _DECLARATION_FILE = re.compile(r"\.d\.[mc]?ts$|\.pyi$")
 DECLARATION_FACTOR = 0.5
+# Interfaces, by their language's naming convention (PHP's `FooInterface.php`, the
+# .NET `IFoo.cs`, Java and Kotlin `FooInterface`): contracts whose doc comments say in
+# words what their implementations do. Prose queries count them as declarations.
+_INTERFACE_FILE = re.compile(r"Interface\.(php|java|kt)$|(^|/)I[A-Z][a-z]\w*\.cs$")
 _TEST_WORDS = frozenset({"test", "tests", "testing", "unittest", "spec", "fixture", "mock"})
 
 
@@ -109,6 +114,13 @@ class ChunkFeatures:
 @functools.lru_cache(maxsize=16_384)
 def is_test_like_path(path: str) -> bool:
     return bool(_TEST_PATH.search(path) or _TEST_CLASS_FILE.search(path))
+
+
+@functools.lru_cache(maxsize=16_384)
+def is_declaration_path(path: str) -> bool:
+    """A type declaration (`.d.ts`, `.pyi`) or an interface named as its language
+    names interfaces."""
+    return bool(_DECLARATION_FILE.search(path) or _INTERFACE_FILE.search(path))
 
 
 @functools.lru_cache(maxsize=16_384)
@@ -157,7 +169,7 @@ def apply_priors(
                 score *= TEST_FACTOR
             if priors.tests and prose and feat.is_window:
                 score *= TEXT_FACTOR
-            if priors.tests and prose and _DECLARATION_FILE.search(feat.path):
+            if priors.tests and prose and is_declaration_path(feat.path):
                 score *= DECLARATION_FACTOR
             if priors.path and prose and query_words:
                 hits = path_hits.get(feat.path)
