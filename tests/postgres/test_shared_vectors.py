@@ -26,6 +26,7 @@ from codesift.engine.shared_overlay import SharedIndex
 from codesift.errors import EmbeddingError
 from codesift.retrieval.request import SearchRequest
 from codesift.store.filters import SearchFilters
+from codesift.store.postgres import search as pg_search
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lsp"))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "mcp"))
@@ -269,3 +270,36 @@ def test_the_mcp_server_answers_prose_from_shared_vectors(
     for result in shared:
         if result["repo"] == WEB_KEY:
             assert not {p["stream"] for p in result["provenance"]} & VECTOR_STREAMS
+
+
+def doc_indexes(dsn: str) -> list[str]:
+    with psycopg.connect(dsn) as conn:
+        return [
+            str(r[0])
+            for r in conn.execute(
+                "SELECT indexname FROM pg_indexes WHERE indexname LIKE 'chunk_vectors_hnsw_%'"
+                " ORDER BY indexname"
+            )
+        ]
+
+
+def test_doc_sections_have_an_hnsw_index_of_their_own(
+    pg_dsn: str, vector_repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert doc_indexes(pg_dsn) == ["chunk_vectors_hnsw_384", "chunk_vectors_hnsw_384_doc"]
+    static = Embedder(model="static")
+    query = int8(static.embed_query("what does the vault keep"))
+    docs = SearchFilters(("doc",))
+    with open_shared_search(pg_dsn, embedder=static, parallel=False) as shared:
+        exact = shared.store.nearest_chunks(query, ["doc"], 10, docs)
+        assert exact and repo_of_chunks(pg_dsn, [cid for cid, _ in exact]) == {VAULT_KEY}
+        monkeypatch.setattr(pg_search, "EXACT_KNN_MAX", 0)  # through the HNSW indexes
+        walked = shared.store.nearest_chunks(query, ["doc"], 10, docs)
+        assert [cid for cid, _ in walked] == [cid for cid, _ in exact]
+    # A database made before the doc index gets it from the next run, even one
+    # that writes nothing.
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute("DROP INDEX chunk_vectors_hnsw_384_doc")
+    again = index_into(pg_dsn, vector_repos[VAULT_KEY], repo=VAULT_KEY, overrides=STATIC)
+    assert again.shared.rows_written == 0
+    assert doc_indexes(pg_dsn) == ["chunk_vectors_hnsw_384", "chunk_vectors_hnsw_384_doc"]

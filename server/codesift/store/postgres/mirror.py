@@ -490,7 +490,12 @@ def mirror_index(
         if changed:
             summary.rows["statistics"] += refresh_statistics(pg, repo_id)
         _sync_commits(local, pg, repo_id, summary)
-        for d in sorted(dims):
+        # Every size the repository holds, not only those written now: a
+        # database made before an index was added gets it from its next run.
+        held = pg.execute(
+            "SELECT DISTINCT dims FROM chunk_vectors WHERE repo_id = %s", (repo_id,)
+        ).fetchall()
+        for d in sorted(dims | {int(r[0]) for r in held}):
             ensure_vector_index(pg, d)
         # The models of the repository's vectors (several while a better model
         # replaces a first one), and their size.
