@@ -14,6 +14,7 @@ from pathlib import Path
 
 from codesift.config import IndexSettings
 from codesift.parsing import parse_source
+from codesift.parsing.generated import is_generated
 from codesift.parsing.languages import refine_language
 from codesift.store.rows import FileMeta, FileRows, file_rows
 from codesift.workspace import ContentSkip, read_source
@@ -58,6 +59,7 @@ def prepare_file(job: FileJob) -> PreparedFile | ContentSkip:
         language=language,
         line_count=line_count,
         invalid_utf8=content.invalid_utf8,
+        generated=is_generated(text),
     )
     return PreparedFile(meta, file_rows(parsed))
 

@@ -786,3 +786,45 @@ def test_a_parent_snippet_maps_lines_past_a_child_with_a_long_doc_comment(
     fold = Searcher(conn).search(SearchRequest("Walker::fold")).results[0]
     assert fold.qualified_name == "Walker::fold"
     assert fold.start_line <= 42 <= fold.end_line  # the result holds `fn fold`
+
+
+GENERATED_PARSER_C = """\
+/* A Bison parser, made by GNU Bison 3.8.2.  */
+
+/* Report a syntax error at the offending column of the source. */
+static void yyerror_column(int column) {
+    report_syntax_error(column);
+}
+
+/* Syntax error recovery: report the syntax error, then skip to the next column. */
+static void yyrecover(int column) {
+    report_syntax_error(column);
+}
+"""
+
+ERRORS_C = """\
+/* Errors of the compiler. */
+
+/* Report a syntax error with a caret under its column. */
+void report_syntax_error(int column) {
+    print_caret(column);
+}
+"""
+
+
+def test_a_prose_query_ranks_a_generated_file_below_hand_written_code(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace
+) -> None:
+    from codesift.config import SearchSettings
+
+    root = make_repo({"src/parser.c": GENERATED_PARSER_C, "src/errors.c": ERRORS_C})
+    conn, _ = index_workspace(root)
+    flags = dict(conn.execute("SELECT path, generated FROM files"))
+    assert flags == {"src/parser.c": 1, "src/errors.c": 0}
+    query = "report a syntax error at its column"
+
+    shipped = search(Searcher(conn), query)
+    assert shipped.results[0].path == "src/errors.c"
+    # The generated file matches more words: only the prior puts it below.
+    unranked = Searcher(conn, SearchSettings(prior_tests=False)).search(SearchRequest(query))
+    assert unranked.results[0].path == "src/parser.c"

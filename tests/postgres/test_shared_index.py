@@ -518,3 +518,30 @@ def test_ids_the_local_index_reused_move_between_files(
         names = sorted(s.node.name for s in search.symbols("b_1").exact)
         assert names == ["b_1"]
         assert [s.node.name for s in search.symbols("z_3").exact] == []
+
+
+def test_a_generated_file_is_marked_and_ranked_as_locally(pg_dsn: str, make_repo: Any) -> None:
+    root: Path = make_repo(
+        {
+            "src/parser.c": (
+                "/* A Bison parser, made by GNU Bison 3.8.2.  */\n\n"
+                "/* Report a syntax error at the offending column. */\n"
+                "static void yyerror_column(int column) { report_syntax_error(column); }\n\n"
+                "/* Recovery: report the syntax error, skip to the next column. */\n"
+                "static void yyrecover(int column) { report_syntax_error(column); }\n"
+            ),
+            "src/errors.c": (
+                "/* Report a syntax error with a caret under its column. */\n"
+                "void report_syntax_error(int column) { print_caret(column); }\n"
+            ),
+        },
+        name="calc",
+    )
+    index_into(pg_dsn, root, repo="acme/calc@main", overrides=NO_VECTORS)
+    with psycopg.connect(pg_dsn) as conn:
+        flags = dict(conn.execute("SELECT path, generated FROM files").fetchall())
+    assert flags == {"src/parser.c": True, "src/errors.c": False}
+    request = SearchRequest("report a syntax error at its column", top_k=5)
+    expected = local_paths(root, request)
+    assert expected[0] == "src/errors.c"
+    assert shared_paths(pg_dsn, request) == expected

@@ -280,3 +280,14 @@ def test_type_declarations_are_demoted_for_prose_but_kept_for_a_symbol_query() -
 )
 def test_declaration_paths(path: str, expected: bool) -> None:
     assert is_declaration_path(path) is expected
+
+
+def test_generated_files_are_demoted_for_prose_like_vendored_code() -> None:
+    features = {
+        1: ChunkFeatures("src/parser.c", 0.0, "c", generated=True),
+        2: ChunkFeatures("src/compile.c", 0.0, "c"),
+    }
+    scores = {1: 0.030, 2: 0.020}
+    assert ranked(features, scores, "report a syntax error with its column", ALL) == [2, 1]
+    assert ranked(features, scores, "report a syntax error with its column", NONE) == [1, 2]
+    assert ranked(features, scores, "yyparse", ALL) == [1, 2]  # a symbol query: as found

@@ -53,7 +53,8 @@ TEXT_FACTOR = 0.5
 # words like `root` or `errors` pull whole trees up: bench/RESULTS.md).
 STEM_FACTOR = 0.6
 
-# Folders of tests, examples, benchmarks, vendored and generated code, in any language.
+# Folders of tests, examples, benchmarks, vendored and generated code, in any language
+# (files whose header says they were generated count as generated code too).
 _TEST_DIR = (
     r"(^|/)(tests?|testing|testdata|__tests__|__mocks__|spec|specs|examples?|benchmarks?"
     r"|benches|fixtures?|vendor|third_party|generated)(/|$)"
@@ -105,6 +106,8 @@ class ChunkFeatures:
     # grammar, the leftovers of a SQL file around its tables, a file that failed to
     # parse. None: decided by the language ("text" is windows).
     window: bool | None = None
+    # The file's header says a tool generated it (parsing/generated.py).
+    generated: bool = False
 
     @property
     def is_window(self) -> bool:
@@ -165,7 +168,12 @@ def apply_priors(
                 if _DECLARATION_FILE.search(feat.path):
                     lift *= DECLARATION_FACTOR
                 score += lift
-            if priors.tests and prose and not about_tests and is_test_like_path(feat.path):
+            if (
+                priors.tests
+                and prose
+                and not about_tests
+                and (feat.generated or is_test_like_path(feat.path))
+            ):
                 score *= TEST_FACTOR
             if priors.tests and prose and feat.is_window:
                 score *= TEXT_FACTOR

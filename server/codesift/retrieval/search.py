@@ -530,6 +530,7 @@ class Searcher:
         meta = {p.chunk_id: (p.node_id, p.layer) for p in places}
         path_of = {p.chunk_id: p.path for p in places}
         language_of = {p.chunk_id: p.language for p in places}
+        generated = {p.chunk_id for p in places if p.generated}
         symbol_score: dict[int, float] = {}  # as its provenance says: the first listing
         for cid, raw in rankings.get("symbol", ()):
             symbol_score.setdefault(cid, raw)
@@ -539,6 +540,7 @@ class Searcher:
                 symbol_score.get(cid, 0.0),
                 language_of[cid],
                 window=meta[cid][1] == "code" and meta[cid][0] is None,
+                generated=cid in generated,
             )
             for cid in (cand.chunk_id for cand in wide)
             if cid in path_of

@@ -261,4 +261,16 @@ MIGRATIONS: tuple[Migration, ...] = (
         ) WITHOUT ROWID;
         """,
     ),
+    Migration(
+        9,
+        "generated files",
+        """
+        -- Files whose header says a tool generated them (parsing/generated.py), which
+        -- prose queries rank like vendored code. Only reading a file tells, so every
+        -- file is read again by the next run (ids and vectors are kept).
+        ALTER TABLE files ADD COLUMN generated INTEGER NOT NULL DEFAULT 0;
+        UPDATE files SET mtime_ns = -1, content_hash = '';
+        DELETE FROM skipped_files;
+        """,
+    ),
 )

@@ -79,6 +79,8 @@ class FileMeta:
     language: str
     line_count: int
     invalid_utf8: bool = False
+    # Its header says a tool generated it (parsing/generated.py).
+    generated: bool = False
 
 
 @dataclass(frozen=True, slots=True)

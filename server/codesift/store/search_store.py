@@ -51,13 +51,15 @@ class SymbolCandidate(NamedTuple):
 
 
 class ChunkPlace(NamedTuple):
-    """Where a chunk is: its node, layer, file path and the file's language."""
+    """Where a chunk is: its node, layer, file path, the file's language and
+    whether the file was generated."""
 
     chunk_id: int
     node_id: int | None
     layer: str
     path: str
     language: str
+    generated: bool = False  # the file's header says a tool generated it
 
 
 class ChildSpan(NamedTuple):

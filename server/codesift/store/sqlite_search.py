@@ -336,9 +336,9 @@ class SqliteSearchStore:
         if not chunk_ids:
             return []
         return [
-            ChunkPlace(int(r[0]), r[1], str(r[2]), str(r[3]), str(r[4]))
+            ChunkPlace(int(r[0]), r[1], str(r[2]), str(r[3]), str(r[4]), bool(r[5]))
             for r in self._conn.execute(
-                "SELECT c.id, c.node_id, c.layer, f.path, f.language FROM chunks c"
+                "SELECT c.id, c.node_id, c.layer, f.path, f.language, f.generated FROM chunks c"
                 " JOIN files f ON f.id = c.file_id"
                 f" WHERE c.id IN ({','.join('?' * len(chunk_ids))})",
                 list(chunk_ids),

@@ -260,13 +260,14 @@ class IndexWriter:
             scalar(
                 conn,
                 "INSERT INTO files (path, size, mtime_ns, content_hash, language, line_count,"
-                " parse_errors, invalid_utf8, indexed_at, history_at)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?)"
+                " parse_errors, invalid_utf8, generated, indexed_at, history_at)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?)"
                 " ON CONFLICT(path) DO UPDATE SET size=excluded.size,"
                 " mtime_ns=excluded.mtime_ns, content_hash=excluded.content_hash,"
                 " language=excluded.language, line_count=excluded.line_count,"
                 " parse_errors=excluded.parse_errors, invalid_utf8=excluded.invalid_utf8,"
-                " indexed_at=excluded.indexed_at, history_at=excluded.history_at RETURNING id",
+                " generated=excluded.generated, indexed_at=excluded.indexed_at,"
+                " history_at=excluded.history_at RETURNING id",
                 (
                     meta.path,
                     meta.size,
@@ -276,6 +277,7 @@ class IndexWriter:
                     meta.line_count,
                     rows.errors,
                     int(meta.invalid_utf8),
+                    int(meta.generated),
                     now,
                     now if dated else None,
                 ),

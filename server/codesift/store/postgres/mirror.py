@@ -66,6 +66,7 @@ class _File:
     language: str
     content_hash: str
     line_count: int
+    generated: bool = False
     nodes: list[tuple[Any, ...]] = field(default_factory=list)
     edges: list[tuple[Any, ...]] = field(default_factory=list)
     chunks: list[tuple[Any, ...]] = field(default_factory=list)
@@ -109,9 +110,9 @@ def _read_files(conn: apsw.Connection, model: str | None) -> dict[int, _File]:
     """Every file with its rows; a chunk's last column is its vector's model (None
     without a current vector)."""
     files = {
-        int(fid): _File(int(fid), str(path), str(lang), str(digest), int(lines))
-        for fid, path, lang, digest, lines in conn.execute(
-            "SELECT id, path, language, content_hash, line_count FROM files"
+        int(fid): _File(int(fid), str(path), str(lang), str(digest), int(lines), bool(generated))
+        for fid, path, lang, digest, lines, generated in conn.execute(
+            "SELECT id, path, language, content_hash, line_count, generated FROM files"
         )
     }
     for row in conn.execute(
@@ -145,7 +146,10 @@ def _digest(file: _File) -> str:
     """Everything mirrored for the file (chunk rows end with their vector's model,
     so a vector replaced by another model's rewrites the file)."""
     h = hashlib.blake2b(digest_size=16)
-    h.update(repr((file.path, file.language, file.content_hash, file.line_count)).encode())
+    head: tuple[Any, ...] = (file.path, file.language, file.content_hash, file.line_count)
+    if file.generated:  # only then: the digests of other files stay what they were
+        head += (True,)
+    h.update(repr(head).encode())
     h.update(repr(file.nodes).encode())
     h.update(repr(file.edges).encode())
     h.update(repr(file.chunks).encode())
@@ -234,9 +238,9 @@ def _write_files(
     with pg.cursor() as cur:
         for f in files:
             row = cur.execute(
-                "INSERT INTO files (repo_id, path, language, content_hash, digest, line_count)"
-                " VALUES (%s, %s, %s, %s, %s, %s) RETURNING id",
-                (repo_id, f.path, f.language, f.content_hash, f.digest, f.line_count),
+                "INSERT INTO files (repo_id, path, language, content_hash, digest, line_count,"
+                " generated) VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id",
+                (repo_id, f.path, f.language, f.content_hash, f.digest, f.line_count, f.generated),
             ).fetchone()
             assert row is not None
             file_ids[f.local_id] = int(row[0])

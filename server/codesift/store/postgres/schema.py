@@ -290,6 +290,16 @@ MIGRATIONS: tuple[PgMigration, ...] = (
             GROUP BY c.repo_id, c.layer, u.lexeme;
         """,
     ),
+    PgMigration(
+        8,
+        "generated files",
+        """
+        -- Files whose header says a tool generated them (parsing/generated.py);
+        -- prose queries rank them like vendored code. Mirrored from the local
+        -- index, whose next run reads every file again to tell.
+        ALTER TABLE files ADD COLUMN generated boolean NOT NULL DEFAULT false;
+        """,
+    ),
 )
 
 

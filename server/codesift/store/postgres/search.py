@@ -660,9 +660,11 @@ class PostgresSearchStore:
                 str(layer),
                 self._path(str(key), str(path)),
                 str(language),
+                bool(generated),
             )
-            for cid, node, layer, key, path, language in self._rows(
-                "SELECT c.id, c.node_id, c.layer, r.key, f.path, f.language FROM chunks c"
+            for cid, node, layer, key, path, language, generated in self._rows(
+                "SELECT c.id, c.node_id, c.layer, r.key, f.path, f.language, f.generated"
+                " FROM chunks c"
                 " JOIN files f ON f.id = c.file_id JOIN readable r ON r.id = c.repo_id"
                 " WHERE c.id = ANY(%s)",
                 [list(chunk_ids)],
