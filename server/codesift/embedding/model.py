@@ -684,13 +684,13 @@ class Embedder:
     @property
     def query_models(self) -> tuple[str, ...]:
         """The vector models (ids as an index records them) whose vectors this
-        embedder's query vectors may be compared with: the static table's own for
-        the static model; for MiniLM, its fused int8 graph's and its export's (the
-        same transformer: a query is embedded by whichever of the two runs here,
-        whichever made the vectors)."""
-        if self.model == "static":
-            return (model_id_of(self.model),)
-        return (FUSED_MODEL_ID, MODEL_ID)
+        embedder's query vectors may be compared with: those of all-MiniLM-L6-v2's
+        vector space, whichever model embeds the query. The static table is fitted
+        to reproduce MiniLM's sentence vectors, so a MiniLM query meets static
+        vectors as the local tiers do (static vectors first, MiniLM's replacing
+        them), and the reverse; MiniLM's fused int8 graph and its export are the
+        same transformer. Vectors any other model made are not compared."""
+        return (model_id_of("static"), FUSED_MODEL_ID, MODEL_ID)
 
     def embed_query(self, text: str) -> Vectors:
         """The query's vector; computed once per text within `remembered_queries`."""

@@ -401,8 +401,9 @@ def open_shared_search(
     """Searches of the shared index at `dsn` as `principal` (None: every repository
     the database role may read), over `repos` only when given. With an `embedder`,
     the vector streams compare its query vectors with the repositories' vectors
-    of its own model only (`Embedder.query_models`; `model` names others): a
-    repository whose vectors another model made contributes no vector hits. The
+    of the models in its model's vector space only (`Embedder.query_models`: the
+    static model's and MiniLM's; `model` names others): a repository whose
+    vectors another model made contributes no vector hits. The
     streams of a search run side by side, each worker thread on a connection of
     its own (`parallel=False`: one after the other on one connection)."""
     from codesift.store.postgres import PostgresSearchStore, Reader
