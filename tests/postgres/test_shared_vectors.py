@@ -212,6 +212,21 @@ def test_the_language_server_answers_prose_from_shared_vectors(
     assert header["results"][0]["repo"] == WEB_KEY
 
 
+def test_the_language_server_reports_the_shared_streams_of_an_empty_page(
+    pg_dsn: str, vector_repos: dict[str, Path], lsp_sessions: list[LspSession], tmp_path: Path
+) -> None:
+    lsp = start_lsp(lsp_sessions, vector_repos[BILLING_KEY], pg_dsn, tmp_path / "server.log")
+    # Words in no repository, and a path filter no shared file passes: no shared result.
+    reply: dict[str, Any] = lsp.request(
+        "codesift/search", {"query": "zqxwv plorbt", "paths": ["nowhere/**"]}
+    )
+    assert reply["shared"]["state"] == "ok"
+    assert not [r for r in reply["results"] if r["source"] == "shared"]
+    streams = shared_streams(reply)
+    assert {"lexical", "symbol"} <= set(streams)
+    assert all(s["folder"] is None for s in streams.values())
+
+
 @pytest.fixture
 def role_without_vectors(pg_dsn: str, vector_repos: dict[str, Path]) -> Iterator[str]:
     """A login role that may read every table but the vectors; its DSN."""

@@ -49,7 +49,12 @@ from codesift.lsp.params import (
 )
 from codesift.retrieval import BROAD_LAYERS, SearchRequest
 from codesift.retrieval.ranking import is_test_like_path
-from codesift.retrieval.request import MAX_QUERY_CHARS, SearchResponse, SearchResult
+from codesift.retrieval.request import (
+    MAX_QUERY_CHARS,
+    SearchResponse,
+    SearchResult,
+    StreamReport,
+)
 from codesift.retrieval.search import RESULT_OVERHEAD_TOKENS
 from codesift.retrieval.snippets import estimate_tokens
 
@@ -253,9 +258,11 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
             pages.append(FolderPage(folder.name, response))
         shared_keys: dict[str, str] = {}
         shared_status: SharedStatus | None = None
+        shared_streams: tuple[StreamReport, ...] = ()
         if shared is not None and not cancel.cancelled:
             found = shared.search(wide, exclude, only, cancel)
             shared_status = found.status
+            shared_streams = found.streams  # also when no repository had a result
             shared_keys = dict(found.keys)
             for shared_page in found.pages:
                 response = shared_page.response
@@ -282,10 +289,12 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
             "resources": [_resource_json(mounted, r) for r in resources],
             "routed": routed,
             "streams": [
-                {**asdict(s), "folder": None, "source": "shared"}
-                if name in shared_keys
-                else {**asdict(s), "folder": name, "source": "local"}
-                for name, s in page.streams
+                *(
+                    {**asdict(s), "folder": name, "source": "local"}
+                    for name, s in page.streams
+                    if name not in shared_keys
+                ),
+                *({**asdict(s), "folder": None, "source": "shared"} for s in shared_streams),
             ],
             "took_ms": round((time.perf_counter() - started) * 1000, 2),
             "tokens": page.tokens,
