@@ -268,6 +268,9 @@ class Indexer:
         # Nodes whose edges must be resolved: just written, or pointing at a node that
         # is gone.
         self._sources_to_resolve: set[int] = set()
+        # Whether this run parses every file again, changed or not (the index was
+        # made by another version of parsing).
+        self._reparse = False
 
     # -- planning -----------------------------------------------------------------
 
@@ -277,12 +280,15 @@ class Indexer:
         skipped_before = self.writer.skipped_files()
         plan = IndexPlan(known=len(known))
         plan.skipped = [(s.path, s.reason) for s in discovery.skipped]
+        self._reparse = not self.writer.extraction_current()
+        if self._reparse:
+            log.info("the index was parsed by another version of codesift: parsing every file")
         seen: set[str] = set()
         for source in discovery.files:
             seen.add(source.path)
             stamp = known.get(source.path)
             skipped = skipped_before.get(source.path)
-            if stamp is not None and stamp == (source.size, source.mtime_ns):
+            if stamp is not None and stamp == (source.size, source.mtime_ns) and not self._reparse:
                 plan.unchanged += 1
             elif skipped is not None and skipped[:2] == (source.size, source.mtime_ns):
                 plan.skipped.append((source.path, skipped[2]))  # read before, unchanged
@@ -321,7 +327,15 @@ class Indexer:
             progress(IndexProgress("scanning", 0, 0))
         plan = self.plan()
         self._in_git = None  # a full scan looks again: the folder may have become a repository
-        return self.apply(plan, progress, cancel, started=started)
+        if not self._reparse:  # a new index, or one this version parsed: say so first,
+            with self.conn:  # so that a run killed halfway is not taken for an old one
+                self.writer.record_extraction()
+        summary = self.apply(plan, progress, cancel, started=started)
+        if self._reparse and not summary.cancelled:
+            with self.conn:  # every file is now parsed by this version
+                self.writer.record_extraction()
+        self._reparse = False
+        return summary
 
     def apply(
         self,
@@ -564,7 +578,7 @@ class Indexer:
                 summary.deleted += 1
             return
         self.writer.forget_skipped(source.path)
-        if self.writer.content_hash(source.path) == result.meta.content_hash:
+        if not self._reparse and self.writer.content_hash(source.path) == result.meta.content_hash:
             self.writer.touch_file(source.path, source.size, source.mtime_ns)
             summary.unchanged += 1
             return

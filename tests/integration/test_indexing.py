@@ -290,12 +290,13 @@ def test_multi_language_counts(multi: tuple[Path, apsw.Connection, IndexSummary]
     }
     counts = table_counts(conn)
     # Every non-module node has one code, ast and summary chunk (9 nodes); module-level
-    # lines give one more code chunk in a.py and main.go; the YAML gives two windows.
+    # lines give one more code chunk in a.py and main.go; the YAML gives two windows;
+    # a.py describes itself (its docstring): a summary of the file.
     assert counts["chunks.code"] == 9 + 2 + 2
     assert counts["chunks.ast"] == 9
-    assert counts["chunks.summary"] == 9
+    assert counts["chunks.summary"] == 9 + 1
     assert counts["chunks.doc"] == 3
-    assert counts["chunks"] == 13 + 9 + 9 + 3 == summary.chunks
+    assert counts["chunks"] == 13 + 9 + 10 + 3 == summary.chunks
     assert counts["nodes"] == 13 == summary.nodes
     assert counts["code_fts"] == 13
     assert counts["ast_fts"] == 9
@@ -1425,3 +1426,92 @@ def test_workers_with_other_code_on_disk_leave_the_work_to_the_indexer(
 def test_a_worker_refuses_other_code() -> None:
     with pytest.raises(indexer_module.StaleWorkerCode):
         indexer_module._init_worker(os.getpid(), "another stamp")
+
+
+# --- parsing versions ------------------------------------------------------------------
+
+SUMMARY_FILES = {
+    **MULTI_LANGUAGE,
+    # Two calls on one line, in the order opposite to their names' order.
+    "c.go": (
+        '// Package c joins things.\npackage c\n\nimport "fmt"\n\n'
+        "func Join(a, b int) int {\n\tfmt.Println(zeta(a), alpha(b))\n\treturn a\n}\n\n"
+        "func zeta(x int) int { return x }\n\nfunc alpha(x int) int { return x }\n"
+    ),
+}
+
+
+def test_the_store_rebuilds_each_summary_text_that_parsing_made(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace
+) -> None:
+    # Summary texts are not stored: the reader rebuilds them from node and edge rows,
+    # and their vectors are keyed by the hash of the text parsing made. Every rebuilt
+    # text must hash to what was stored, file summaries included.
+    from codesift.store.reader import chunk_rows
+    from codesift.store.rows import text_hash
+
+    root = make_repo(SUMMARY_FILES)
+    conn, _ = index_workspace(root)
+    stored = dict(conn.execute("SELECT id, text_hash FROM chunks WHERE layer = 'summary'"))
+    modules = scalar(
+        conn,
+        "SELECT count(*) FROM chunks c JOIN nodes n ON n.id = c.node_id"
+        " WHERE c.layer = 'summary' AND n.kind = 'module' AND n.parent_id IS NULL",
+    )
+    assert modules == 2  # the files that describe themselves: a.py (docstring), c.go
+    rebuilt = chunk_rows(conn, stored)
+    assert {cid: text_hash(row.text) for cid, row in rebuilt.items()} == stored
+    texts = {row.text.splitlines()[0]: row.text for row in rebuilt.values()}
+    assert "calls Println, alpha, zeta" in texts["c.Join (function)"]
+    assert texts["c.go (module)"].splitlines()[1:] == ["Package c joins things."]
+
+
+def test_files_parsed_by_another_version_of_parsing_are_all_parsed_again(
+    multi: tuple[Path, apsw.Connection, IndexSummary], index_workspace: IndexWorkspace
+) -> None:
+    from codesift.engine.freshness import index_is_current
+    from codesift.parsing.model import EXTRACTION_VERSION
+    from codesift.store.meta import read_meta, write_meta
+
+    root, conn, _ = multi
+    settings = Settings()
+    assert read_meta(conn, "extraction_version") == str(EXTRACTION_VERSION)
+    assert index_is_current(root, settings.index, conn)
+    with conn:  # as an older codesift left it: no file summaries, an older version
+        conn.execute(
+            "DELETE FROM chunks WHERE layer = 'summary' AND node_id IN"
+            " (SELECT id FROM nodes WHERE parent_id IS NULL)"
+        )
+        write_meta(conn, "extraction_version", str(EXTRACTION_VERSION - 1))
+    before = scalar(conn, "SELECT count(*) FROM chunks")
+
+    assert not index_is_current(root, settings.index, conn)
+    assert len(Indexer(root, settings, conn).plan().to_index) == 6  # unchanged files too
+    _, summary = index_workspace(root)
+
+    assert summary.indexed == 6
+    assert read_meta(conn, "extraction_version") == str(EXTRACTION_VERSION)
+    assert (
+        scalar(conn, "SELECT count(*) FROM chunks") == before + 1
+    )  # a.py, the one file that describes itself
+    assert index_is_current(root, settings.index, conn)
+    _, again = index_workspace(root)
+    assert (again.indexed, again.unchanged) == (0, 6)
+
+
+def test_a_cancelled_run_leaves_the_parsing_version_to_the_next_run(
+    multi: tuple[Path, apsw.Connection, IndexSummary],
+) -> None:
+    import threading
+
+    from codesift.store.meta import read_meta, write_meta
+
+    root, conn, _ = multi
+    with conn:
+        write_meta(conn, "extraction_version", "0")
+    cancel = threading.Event()
+    cancel.set()
+    summary = Indexer(root, Settings(), conn).run(cancel=cancel)
+    assert summary.cancelled
+    assert read_meta(conn, "extraction_version") == "0"
+    assert Indexer(root, Settings(), conn).run().indexed == 6

@@ -169,3 +169,42 @@ def test_doc_comment_travels_with_its_definition() -> None:
     assert "Get returns" not in module_text
     assert "Store keeps entries" not in module_text
     assert 'import "time"' in module_text
+
+
+def test_a_file_that_describes_itself_gets_one_summary() -> None:
+    parsed = parse(PY, "pkg/store.py", "python")
+    summaries = [c for c in parsed.chunks if c.node == 0 and c.layer == "summary"]
+    assert len(summaries) == 1
+    summary = summaries[0]
+    assert (summary.start_line, summary.end_line) == (1, len(PY.splitlines()))
+    assert summary.text.splitlines() == ["pkg.store (module)", "Module doc."]
+    undescribed = parse(PY.replace('"""Module doc."""', ""), "pkg/store.py", "python")
+    assert [c for c in undescribed.chunks if c.node == 0 and c.layer == "summary"] == []
+
+
+def test_a_go_file_is_described_by_its_package_comment_not_its_licence() -> None:
+    source = (
+        "// Copyright 2026 The Cache Authors. All rights reserved.\n"
+        "// Use of this source code is governed by a BSD-style license.\n"
+        "\n"
+        "// Package cache keeps recently used values in memory.\n"
+        "package cache\n"
+        "\n"
+        "// Get returns the value for key.\n"
+        "func Get(key string) string { return key }\n"
+    )
+    parsed = parse(source, "cache/cache.go", "go")
+    assert parsed.nodes[0].docstring == "Package cache keeps recently used values in memory."
+    summary = next(c for c in parsed.chunks if c.node == 0 and c.layer == "summary")
+    assert "Package cache keeps recently used values in memory." in summary.text
+    assert "Copyright" not in summary.text
+
+
+def test_a_definitions_own_doc_comment_does_not_describe_the_file() -> None:
+    source = "#!/usr/bin/env bash\n# Deploys the site.\ndeploy() {\n  rsync -a . host:\n}\n"
+    parsed = parse(source, "deploy.sh", "bash")
+    assert parsed.nodes[0].docstring == ""  # "Deploys the site." is deploy's own
+    script = "#!/usr/bin/env bash\n#\n# Summary: Show the current version\n#\nset -e\n"
+    assert parse(script, "bin/version", "bash").nodes[0].docstring == (
+        "Summary: Show the current version"
+    )

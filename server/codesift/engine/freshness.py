@@ -9,7 +9,8 @@ standard library and the store alone:
 - the listing `discover_files` would make (`discover_stamps`: the same walk or
   `git ls-files`, the same filters) holds exactly the files the index holds (or
   skipped when last read), each with the size and modification time it had then;
-- no index run was left unfinished;
+- no index run was left unfinished, and the files were parsed by this version
+  of parsing (parsing/model.py, EXTRACTION_VERSION);
 - the git history is up to date: the index was timed at the HEAD the work tree
   has now (read from the repository's files: HEAD, its ref, packed-refs), no
   history failure is recorded and every file was timed after it was indexed;
@@ -57,7 +58,7 @@ def index_is_current(root: Path, settings: IndexSettings, conn: apsw.Connection)
     """True when an index run on `conn` would find nothing to do (see the module
     doc); False when it would, or when that cannot be told without it."""
     writer = IndexWriter(conn)
-    if writer.run_marker():
+    if writer.run_marker() or not writer.extraction_current():
         return False
     listed = discover_stamps(root, settings)
     known = writer.known_files()

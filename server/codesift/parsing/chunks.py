@@ -9,7 +9,11 @@ Per node (other than the file's module node):
   summary  a deterministic description: qualified name, kind, signature, first
            docstring sentence, parent and the names it calls.
 Per file: `code` chunks for module-level lines outside every node, one per
-contiguous run of lines.
+contiguous run of lines, and, when the file describes itself (a Python module
+docstring, else the first comment block at its top that is not a licence), one
+`summary` of the file as a whole: its module name or path and that description's
+first sentence, so that a question about a file as a whole ("the writer of the tar
+format") has a chunk that answers it.
 """
 
 from __future__ import annotations
@@ -71,12 +75,16 @@ def build_chunks(
     for node in nodes[1:]:
         if node.parent is not None:
             children.setdefault(node.parent, []).append(node)
-    calls_by_node: dict[int, list[str]] = {}
+    # Each called name once, at its first call, in (line, name) order: the order in
+    # which the store reads the edges back (store/reader.py rebuilds summaries).
+    first_call: dict[int, dict[str, int]] = {}
     for edge in parsed.edges:
         if edge.kind == "calls":
-            names = calls_by_node.setdefault(edge.src, [])
-            if edge.dst_name not in names:
-                names.append(edge.dst_name)
+            first_call.setdefault(edge.src, {}).setdefault(edge.dst_name, edge.line)
+    calls_by_node = {
+        src: sorted(lines, key=lambda name: (lines[name], name))
+        for src, lines in first_call.items()
+    }
 
     # The module's own lines exclude every outermost definition by span, whatever its
     # parent: a Go method (parent: its receiver type) or a Rust `impl` method lies
@@ -125,6 +133,9 @@ def build_chunks(
 
         if is_module:
             chunks.extend(_module_chunks(own, max_lines, max_chars))
+            if first_sentence(node.docstring):
+                text = _summary_text(node, nodes, calls_by_node.get(0, []))
+                chunks.append(ParsedChunk("summary", 0, 1, node.end_line, text))
             continue
 
         header = node.signature
@@ -224,12 +235,15 @@ def summary_text(
     parent: tuple[str, str] | None,
     calls: list[str],
 ) -> str:
-    """The summary layer's text. `parent` is (kind, qualified_name) of the enclosing node.
+    """The summary layer's text. `parent` is (kind, qualified_name) of the enclosing
+    node; a signature equal to the qualified name (a file's) is not repeated.
 
     The store rebuilds this from node rows instead of keeping the text, so the
     function must stay deterministic.
     """
-    lines = [f"{qualified_name} ({kind})", signature]
+    lines = [f"{qualified_name} ({kind})"]
+    if signature != qualified_name:
+        lines.append(signature)
     sentence = first_sentence(docstring)
     if sentence:
         lines.append(sentence)

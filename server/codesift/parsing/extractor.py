@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
@@ -201,6 +202,55 @@ def _leading_comment(node: Node, src: bytes) -> tuple[str, int]:
     return _clean_comment("\n".join(comments))[:MAX_DOC_CHARS], expected_row + 1
 
 
+# A comment block at the top of a file that is not the file's description: licences,
+# editor and tool directives, shebangs.
+_NOT_A_FILE_DOC = re.compile(
+    r"copyright|licen[cs]e|spdx-|all rights reserved|-\*-|vim?:|eslint|prettier|@ts-|"
+    r"go:build|\+build|clang-format|nolint|pylint|generated|do not edit|^!|"
+    r"frozen_string_literal|coding[:=]|^\s*@(?:file|flow|jsx|format)\b",
+    re.IGNORECASE,
+)
+# Top-level nodes that may stand between a file's first comments and its code.
+_HEADER_CLAUSES = frozenset(
+    {
+        "package_clause",
+        "package_declaration",
+        "package_header",
+        "inner_attribute_item",
+        "shebang",
+        "hash_bang_line",
+    }
+)
+
+
+def _header_comment(root: Node, src: bytes, def_rows: Collection[int]) -> str:
+    """A file's description in languages without module docstrings: the first
+    comment block at its top (before its first statement other than a package
+    clause) that is not a licence, a shebang, a tool directive or the doc comment
+    of a definition starting right below it (`def_rows`: 0-based rows where
+    definitions start)."""
+    blocks: list[list[Node]] = []
+    for child in root.children:
+        if _is_comment(child):
+            if blocks and child.start_point[0] <= blocks[-1][-1].end_point[0] + 1:
+                blocks[-1].append(child)
+            else:
+                blocks.append([child])
+        elif child.type not in _HEADER_CLAUSES:
+            below = blocks[-1][-1].end_point[0] + 1 if blocks else -1
+            if below == child.start_point[0] and below in def_rows:
+                blocks.pop()  # the first definition's own doc comment
+            break
+    for block in blocks:
+        raw = "\n".join(_text(c, src) for c in block)
+        if raw.startswith("#!"):
+            raw = raw.split("\n", 1)[1] if "\n" in raw else ""
+        cleaned = _clean_comment(raw)
+        if cleaned and not _NOT_A_FILE_DOC.search(cleaned[:400]):
+            return cleaned[:MAX_DOC_CHARS]
+    return ""
+
+
 def _inner_definition(node: Node) -> Node:
     if node.type == "decorated_definition":
         inner = node.child_by_field_name("definition")
@@ -334,7 +384,9 @@ def extract(
     parsed = ParsedFile(language=spec.name)
     parsed.errors = _count_errors(root)
     found = _query_matches(root, src, spec.name)
-    module, prefix = _module_node(root, src, text, rel_path, spec, module_path, found.package)
+    module, prefix = _module_node(
+        root, src, text, rel_path, spec, module_path, found.package, found.defs
+    )
     outline = _outline(module, prefix, found.defs, spec, src)
     edges = _contains_edges(outline.nodes)
     import_edges, import_hints = _import_edges(found.imports, spec)
@@ -491,6 +543,7 @@ def _module_node(
     spec: LanguageSpec,
     module_path: str | None,
     package: str,
+    defs: dict[tuple[int, int], _Def],
 ) -> tuple[ParsedNode, str]:
     """The file's module node, and the prefix of every qualified name in the file."""
     line_count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
@@ -503,7 +556,8 @@ def _module_node(
         prefix = package if spec.qualifier == "package" else ""
         module_name = rel_path.rsplit("/", 1)[-1]
         module_qname = rel_path
-        module_doc = ""
+        def_rows = {d.node.start_point[0] for d in defs.values()}
+        module_doc = _header_comment(root, src, def_rows)
     module = ParsedNode(
         index=0,
         kind="module",

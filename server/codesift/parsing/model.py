@@ -13,6 +13,7 @@ from typing import Literal
 __all__ = [
     "CHUNK_LAYERS",
     "EDGE_KINDS",
+    "EXTRACTION_VERSION",
     "NODE_KINDS",
     "ChunkLayer",
     "EdgeKind",
@@ -21,6 +22,12 @@ __all__ = [
     "ParsedFile",
     "ParsedNode",
 ]
+
+# The version of what parsing makes of a file (nodes, edges, chunks). Raise it when
+# the same file parses into different rows (a new chunk, another summary text): an
+# index made by another version parses every file again on its next run, even the
+# unchanged ones.
+EXTRACTION_VERSION = 2
 
 EdgeKind = Literal["calls", "contains", "imports", "inherits", "references"]
 EDGE_KINDS: tuple[EdgeKind, ...] = ("calls", "contains", "imports", "inherits", "references")

@@ -277,7 +277,8 @@ def _summary(
     calls = [
         str(r[0])
         for r in conn.execute(
-            "SELECT dst_name FROM edges WHERE src_id = ? AND kind = 'calls' ORDER BY line",
+            "SELECT dst_name FROM edges WHERE src_id = ? AND kind = 'calls'"
+            " ORDER BY line, dst_name",
             (node_id,),
         )
     ]

@@ -23,6 +23,7 @@ from typing import TypeVar
 
 import apsw
 
+from codesift.parsing.model import EXTRACTION_VERSION
 from codesift.store.database import scalar
 from codesift.store.meta import read_meta, write_meta
 from codesift.store.rows import FTS_AST, FTS_CODE, FTS_DOC, FileMeta, FileRows, NodeRow
@@ -30,6 +31,8 @@ from codesift.store.vector_stamps import bump_vectors_removed
 
 __all__ = ["FileChange", "IndexWriter"]
 
+# meta key: the parsing version every indexed file was parsed by.
+_EXTRACTION_KEY = "extraction_version"
 _FTS_TABLES = ("code_fts", "ast_fts", "doc_fts", "names_fts")
 # The full-text table of each chunk layer that has one.
 _FTS_OF_LAYER = (("code_fts", "code"), ("ast_fts", "ast"), ("doc_fts", "doc"))
@@ -134,6 +137,18 @@ class IndexWriter:
                 "SELECT path, size, mtime_ns, reason FROM skipped_files"
             )
         }
+
+    def extraction_current(self) -> bool:
+        """Whether the indexed files were parsed by this version of parsing
+        (parsing/model.py, EXTRACTION_VERSION). An index with no file is current."""
+        if read_meta(self.conn, _EXTRACTION_KEY) == str(EXTRACTION_VERSION):
+            return True
+        return scalar(self.conn, "SELECT count(*) FROM files") == 0
+
+    def record_extraction(self) -> None:
+        """Note that every indexed file was parsed by this version of parsing."""
+        if read_meta(self.conn, _EXTRACTION_KEY) != str(EXTRACTION_VERSION):
+            write_meta(self.conn, _EXTRACTION_KEY, str(EXTRACTION_VERSION))
 
     def content_hash(self, path: str) -> str | None:
         """The content hash the file was indexed with, or None when it is not indexed."""
