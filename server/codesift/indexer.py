@@ -77,6 +77,11 @@ class IndexPlan:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     known: int = 0  # files in the index before this run
     forgotten: list[str] = field(default_factory=list)  # skipped files that are gone
+    # Every file of the folder was planned (Indexer.plan), not a few paths.
+    full: bool = False
+    # Every file is parsed again, changed or not: another version of parsing made the
+    # index (parsing/model.py, EXTRACTION_VERSION).
+    reparse: bool = False
 
 
 @dataclass(slots=True)
@@ -278,17 +283,17 @@ class Indexer:
         discovery = discover_files(self.root, self.settings.index)
         known = self.writer.known_files()
         skipped_before = self.writer.skipped_files()
-        plan = IndexPlan(known=len(known))
+        plan = IndexPlan(known=len(known), full=True)
         plan.skipped = [(s.path, s.reason) for s in discovery.skipped]
-        self._reparse = not self.writer.extraction_current()
-        if self._reparse:
+        plan.reparse = not self.writer.extraction_current()
+        if plan.reparse:
             log.info("the index was parsed by another version of codesift: parsing every file")
         seen: set[str] = set()
         for source in discovery.files:
             seen.add(source.path)
             stamp = known.get(source.path)
             skipped = skipped_before.get(source.path)
-            if stamp is not None and stamp == (source.size, source.mtime_ns) and not self._reparse:
+            if stamp is not None and stamp == (source.size, source.mtime_ns) and not plan.reparse:
                 plan.unchanged += 1
             elif skipped is not None and skipped[:2] == (source.size, source.mtime_ns):
                 plan.skipped.append((source.path, skipped[2]))  # read before, unchanged
@@ -327,15 +332,7 @@ class Indexer:
             progress(IndexProgress("scanning", 0, 0))
         plan = self.plan()
         self._in_git = None  # a full scan looks again: the folder may have become a repository
-        if not self._reparse:  # a new index, or one this version parsed: say so first,
-            with self.conn:  # so that a run killed halfway is not taken for an old one
-                self.writer.record_extraction()
-        summary = self.apply(plan, progress, cancel, started=started)
-        if self._reparse and not summary.cancelled:
-            with self.conn:  # every file is now parsed by this version
-                self.writer.record_extraction()
-        self._reparse = False
-        return summary
+        return self.apply(plan, progress, cancel, started=started)
 
     def apply(
         self,
@@ -346,6 +343,28 @@ class Indexer:
         started: float | None = None,
     ) -> IndexSummary:
         started = time.perf_counter() if started is None else started
+        if plan.full and not plan.reparse:
+            # A new index, or one this version parsed: say so before writing, so that
+            # a run killed halfway is not taken for another version's.
+            with self.conn:
+                self.writer.record_extraction()
+        self._reparse = plan.reparse
+        try:
+            summary = self._apply(plan, progress, cancel, started)
+        finally:
+            self._reparse = False
+        if plan.full and plan.reparse and not summary.cancelled:
+            with self.conn:  # every file is now parsed by this version
+                self.writer.record_extraction()
+        return summary
+
+    def _apply(
+        self,
+        plan: IndexPlan,
+        progress: ProgressCallback | None,
+        cancel: threading.Event | None,
+        started: float,
+    ) -> IndexSummary:
         summary = IndexSummary(unchanged=plan.unchanged, skipped=list(plan.skipped))
         touched: set[str] = set()
         total = len(plan.to_index) + len(plan.deleted)

@@ -1515,3 +1515,21 @@ def test_a_cancelled_run_leaves_the_parsing_version_to_the_next_run(
     assert summary.cancelled
     assert read_meta(conn, "extraction_version") == "0"
     assert Indexer(root, Settings(), conn).run().indexed == 6
+
+
+def test_a_few_paths_parsed_again_do_not_make_an_old_index_current(
+    multi: tuple[Path, apsw.Connection, IndexSummary],
+) -> None:
+    # A watcher's run over the files just saved parses them with this version, but the
+    # other files are still another version's: only a full run records the version.
+    from codesift.store.meta import read_meta, write_meta
+
+    root, conn, _ = multi
+    with conn:
+        write_meta(conn, "extraction_version", "0")
+    indexer = Indexer(root, Settings(), conn)
+    write(root, "a.py", (root / "a.py").read_text() + "\n\ndef extra():\n    return 0\n")
+    summary = indexer.apply(indexer.plan_paths(["a.py"]))
+    assert summary.indexed == 1
+    assert read_meta(conn, "extraction_version") == "0"
+    assert Indexer(root, Settings(), conn).plan().reparse
