@@ -143,7 +143,7 @@ class IndexWriter:
         (parsing/model.py, EXTRACTION_VERSION). An index with no file is current."""
         if read_meta(self.conn, _EXTRACTION_KEY) == str(EXTRACTION_VERSION):
             return True
-        return scalar(self.conn, "SELECT count(*) FROM files") == 0
+        return int(scalar(self.conn, "SELECT count(*) FROM files")) == 0
 
     def record_extraction(self) -> None:
         """Note that every indexed file was parsed by this version of parsing."""
