@@ -185,3 +185,26 @@ def test_shared_evidence_counts_as_the_local_index_does(
                 assert stamps[key].chunks == chunk_total(local)
             finally:
                 local.close()
+
+
+def test_the_postings_probe_finds_what_the_full_text_probe_finds(
+    pg_dsn: str, shared_repos: dict[str, Path]
+) -> None:
+    # Scored from term_stats postings (one statement for every repository) or by a
+    # full-text statement per repository and layer: the same chunks are candidates
+    # and hold the same terms; only the ranking function differs (BM25, ts_rank).
+    forms = term_forms(route_terms("rotate the master encryption keys, retry failed charges"))
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        store = SharedRouteStore(conn, Reader())
+        postings = store.postings(forms)
+        assert postings is not None
+        for key in shared_repos:
+            for common in (frozenset(), frozenset({"master", "retry"})):
+                by_postings = postings.probe(key, common, 1000)
+                by_statements = store.probe_by_statements(key, forms, common, 1000)
+                assert sorted(map(sorted, by_postings)) == sorted(map(sorted, by_statements))
+                assert store.probe(key, forms, common, 1000) == by_postings
+        assert any(postings.probe(key, frozenset(), 1000) for key in shared_repos)
+        # What a principal may not read has no postings either.
+        ana = SharedRouteStore(conn, Reader("ana")).postings(forms)
+        assert ana is not None and ana.probe("acme/vault@main", frozenset(), 1000) == []

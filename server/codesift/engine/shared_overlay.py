@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from codesift.engine.postgres import SharedSearch
     from codesift.engine.route import RouteResult
     from codesift.store.postgres.route import SharedRouteStore
+    from codesift.store.postgres.route_postings import RoutePostings
 
 __all__ = [
     "RETRY_SECONDS",
@@ -158,6 +159,11 @@ class _EvidencePool:
     counts: dict[tuple[tuple[str, tuple[str, ...]], ...], dict[str, dict[str, int]]] = field(
         default_factory=dict
     )
+    # The query's postings in every repository in view, read once for all probes
+    # (None: they cannot answer, each probe asks the database itself).
+    postings: dict[tuple[tuple[str, tuple[str, ...]], ...], RoutePostings | None] = field(
+        default_factory=dict
+    )
 
     def term_chunks(self, forms: Mapping[str, Sequence[str]]) -> dict[str, dict[str, int]]:
         wanted = tuple((t, tuple(f)) for t, f in forms.items())
@@ -170,6 +176,16 @@ class _EvidencePool:
     def probe(
         self, key: str, forms: Mapping[str, Sequence[str]], common: frozenset[str]
     ) -> list[frozenset[str]]:
+        from codesift.store.postgres.route import ROUTE_PROBE_CHUNKS
+
+        wanted = tuple((t, tuple(f)) for t, f in forms.items())
+        if wanted not in self.postings:
+            self.postings[wanted] = self.shared._with_route_store(
+                self.exclude, lambda store: store.postings(forms), None
+            )
+        found = self.postings[wanted]
+        if found is not None:
+            return found.probe(key, common, ROUTE_PROBE_CHUNKS)
         return self.shared._with_route_store(
             self.exclude, lambda store: store.probe(key, forms, common), []
         )

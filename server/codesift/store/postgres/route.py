@@ -25,6 +25,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from codesift.store.outline import OutlineFile
+from codesift.store.postgres.route_postings import MAX_PROBE_TERMS, RoutePostings, posting_rows
 from codesift.store.postgres.search import Reader
 from codesift.store.postgres.tsvector import fts_tokens, or_query
 
@@ -197,6 +198,48 @@ class SharedRouteStore:
                 out.setdefault(str(key), {})[str(term)] = int(chunks)
         return out
 
+    def postings(
+        self, forms: Mapping[str, Sequence[str]], keys: Sequence[str] | None = None
+    ) -> RoutePostings | None:
+        """The postings of the terms (code: the identifier token of each of their
+        forms; doc sections: their English stem) in every repository in view (or
+        in `keys` only), for probes of any of them in one statement
+        (store/postgres/route_postings.py). None when they cannot answer as the
+        statement-per-repository probe would: a form of several tokens (a
+        phrase), too many terms, or a repository whose postings were not written."""
+        terms = list(forms)
+        if not terms or len(terms) > MAX_PROBE_TERMS:
+            return None
+        code_terms: list[str] = []
+        code_forms: list[str] = []
+        for term in terms:
+            for form in dict.fromkeys(forms[term]):
+                token = _one_token(form)
+                if token is None:
+                    if [t for t in fts_tokens(form) if t]:
+                        return None  # a phrase: only the full-text probe matches it
+                    continue
+                code_terms.append(term)
+                code_forms.append(token)
+        scope = " WHERE r.key = ANY(%s)" if keys is not None else ""
+        scope_params: list[Any] = [list(keys)] if keys is not None else []
+        pairs = list(dict.fromkeys(zip(code_terms, code_forms, strict=True)))
+        rows = self._rows(
+            ", q AS (SELECT 'code' AS layer, u.term, u.lexeme"
+            " FROM unnest(%s::text[], %s::text[]) AS u(term, lexeme)"
+            " UNION ALL SELECT DISTINCT 'doc', t, (ts_lexize('english_stem', t))[1]"
+            " FROM unnest(%s::text[]) AS t)"
+            " SELECT r.key, s.layer, q.term, s.chunk_ids, s.occurrences, s.lengths, s.chunks,"
+            " coalesce(ls.chunks, 0), coalesce(ls.tokens, 0)"
+            " FROM readable r JOIN term_stats s ON s.repo_id = r.id"
+            " JOIN q ON s.layer = q.layer AND s.lexeme = q.lexeme"
+            f" LEFT JOIN layer_stats ls ON ls.repo_id = r.id AND ls.layer = s.layer{scope}",
+            [[t for t, _ in pairs], [f for _, f in pairs], terms, *scope_params],
+        )
+        if any(row[3] is None for row in rows):
+            return None
+        return RoutePostings(terms, posting_rows(rows))
+
     def probe(
         self,
         key: str,
@@ -206,7 +249,24 @@ class SharedRouteStore:
     ) -> list[frozenset[str]]:
         """The best `limit` code chunks and `limit` doc sections of repository `key`
         (when in view) for any of the terms, each as the set of terms it holds; a
-        chunk holding `common` terms only is no candidate."""
+        chunk holding `common` terms only is no candidate. From the postings when
+        they can answer (`postings`), else by full-text statements."""
+        if not forms:
+            return []
+        found = self.postings(forms, [key])
+        if found is not None:
+            return found.probe(key, common, limit)
+        return self.probe_by_statements(key, forms, common, limit)
+
+    def probe_by_statements(
+        self,
+        key: str,
+        forms: Mapping[str, Sequence[str]],
+        common: frozenset[str] = frozenset(),
+        limit: int = ROUTE_PROBE_CHUNKS,
+    ) -> list[frozenset[str]]:
+        """`probe` by one full-text statement per layer, ranked by `ts_rank`: for
+        phrases and for databases without postings."""
         terms = list(forms)
         if not terms:
             return []
