@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -125,7 +126,7 @@ class RoutePostings:
         return frozenset(t for t, bit in self._bit.items() if mask >> bit & 1)
 
 
-def posting_rows(rows: Iterable[Sequence[object]]) -> list[PostingRow]:
+def posting_rows(rows: Iterable[Sequence[Any]]) -> list[PostingRow]:
     """PostingRow from the statement's rows (key, layer, term, chunk_ids,
     occurrences, lengths, df, layer chunks, layer tokens)."""
     out: list[PostingRow] = []
@@ -135,12 +136,12 @@ def posting_rows(rows: Iterable[Sequence[object]]) -> list[PostingRow]:
                 str(key),
                 str(layer),
                 str(term),
-                bytes(ids),  # type: ignore[arg-type]
-                bytes(occurrences),  # type: ignore[arg-type]
-                bytes(lengths),  # type: ignore[arg-type]
-                int(df),  # type: ignore[call-overload]
-                int(chunks),  # type: ignore[call-overload]
-                int(tokens),  # type: ignore[call-overload]
+                bytes(ids),
+                bytes(occurrences),
+                bytes(lengths),
+                int(df),
+                int(chunks),
+                int(tokens),
             )
         )
     return out
