@@ -266,10 +266,13 @@ class SharedSearch:
         settings: SearchSettings | None,
         embedder: Embedder | None,
         worker_stores: Callable[[], tuple[SearchStore, Callable[[], None]]] | None = None,
+        *,
+        owns_connection: bool = True,
     ) -> None:
         from codesift.store.postgres.graph import PostgresGraphStore
 
         self._conn = conn
+        self._owns_connection = owns_connection
         self.store = store
         self.graph_store = PostgresGraphStore(store)
         # The Searcher reads only through the stores; its connection argument is unused.
@@ -374,7 +377,8 @@ class SharedSearch:
 
     def close(self) -> None:
         self.searcher.close()
-        self._conn.close()
+        if self._owns_connection:
+            self._conn.close()
 
     def __enter__(self) -> SharedSearch:
         return self
@@ -397,6 +401,7 @@ def open_shared_search(
     embedder: Embedder | None = None,
     model: str | Sequence[str] | None = None,
     parallel: bool = True,
+    conn: psycopg.Connection[Any] | None = None,
 ) -> SharedSearch:
     """Searches of the shared index at `dsn` as `principal` (None: every repository
     the database role may read), over `repos` only when given. With an `embedder`,
@@ -405,13 +410,17 @@ def open_shared_search(
     static model's and MiniLM's; `model` names others): a repository whose
     vectors another model made contributes no vector hits. The
     streams of a search run side by side, each worker thread on a connection of
-    its own (`parallel=False`: one after the other on one connection)."""
+    its own (`parallel=False`: one after the other on one connection). `conn`: an
+    open connection (autocommit) to search on, which the caller keeps and closes;
+    by default the search opens its own and closes it with itself."""
     from codesift.store.postgres import PostgresSearchStore, Reader
 
     if model is None and embedder is not None:
         model = embedder.query_models
     reader = Reader(principal, tuple(repos))
-    conn = connect(dsn, autocommit=True, upgrade=False)
+    owned = conn is None
+    if conn is None:
+        conn = connect(dsn, autocommit=True, upgrade=False)
     store = PostgresSearchStore(conn, reader, model)
 
     def worker_store() -> tuple[SearchStore, Callable[[], None]]:
@@ -419,4 +428,6 @@ def open_shared_search(
         own = connect(dsn, autocommit=True, upgrade=False)
         return PostgresSearchStore(own, reader, model), own.close
 
-    return SharedSearch(conn, store, settings, embedder, worker_store if parallel else None)
+    return SharedSearch(
+        conn, store, settings, embedder, worker_store if parallel else None, owns_connection=owned
+    )

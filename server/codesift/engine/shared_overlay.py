@@ -290,7 +290,8 @@ class SharedIndex:
                 return search
             self._search = None
             search.close()
-        # The vector streams compare the query only with vectors its model made.
+        # On the connection routing reads on (one read at a time, under the lock):
+        # a routed search, whose repositories change with each query, opens none.
         search = open_shared_search(
             self._connect_dsn,
             principal=self.principal,
@@ -298,6 +299,7 @@ class SharedIndex:
             settings=self.settings,
             embedder=embedder,
             parallel=False,
+            conn=self._catalog_conn(),
         )
         self._search = (visible, embedder, search)
         return search
