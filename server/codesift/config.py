@@ -220,9 +220,12 @@ class SearchSettings:
     # Code-aware ranking priors (retrieval/ranking.py), switchable for ablation.
     prior_definition: bool = True
     prior_tests: bool = True
-    # Off: query words in the file's stem lift short lexical-only queries (dev set 2
-    # short +0.014) but cost long ones with the vector stream (-0.008; bench/RESULTS.md).
+    # Query words in the file's stem lift it, for every prose query: off, as it costs
+    # dev set 1 with vectors (static -0.014; bench/RESULTS.md) ...
     prior_path: bool = False
+    # ... but for short prose queries (at most 5 words) only, it gains on both dev sets
+    # (set 2 short +0.015 without vectors, +0.003 with MiniLM's; set 1 +0.002).
+    prior_path_short: bool = True
     # A chunk gains this much of the scores of the next best chunks of its file: a
     # file where several chunks match is more likely what the question is about.
     file_evidence: float = field(default=0.2, metadata=_NOT_NEGATIVE)

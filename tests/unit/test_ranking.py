@@ -21,7 +21,7 @@ from codesift.retrieval.ranking import (
 )
 
 ALL = RankingPriors()
-NONE = RankingPriors(definition=False, tests=False, path=False)
+NONE = RankingPriors(definition=False, tests=False, path=False, path_short=False)
 
 
 def ranked(
@@ -291,3 +291,18 @@ def test_generated_files_are_demoted_for_prose_like_vendored_code() -> None:
     assert ranked(features, scores, "report a syntax error with its column", ALL) == [2, 1]
     assert ranked(features, scores, "report a syntax error with its column", NONE) == [1, 2]
     assert ranked(features, scores, "yyparse", ALL) == [1, 2]  # a symbol query: as found
+
+
+def test_short_prose_queries_lift_the_file_their_words_name() -> None:
+    features = {
+        1: ChunkFeatures("billing/ledger.py", 0.0, "python"),
+        2: ChunkFeatures("billing/charges.py", 0.0, "python"),
+    }
+    scores = {1: 0.030, 2: 0.027}
+    short = "retry a failed charge"
+    long = "how does billing retry a failed charge after the card was declined by the bank"
+    assert ranked(features, scores, short, ALL) == [2, 1]
+    assert ranked(features, scores, short, RankingPriors(path=False, path_short=False)) == [1, 2]
+    # A long question lifts nothing unless `path` asks for every query.
+    assert ranked(features, scores, long, RankingPriors(path=False)) == [1, 2]
+    assert ranked(features, scores, long, RankingPriors(path=True)) == [1, 2]  # 1 word of 7

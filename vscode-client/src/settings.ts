@@ -40,6 +40,7 @@ const PRIORS: Record<string, string> = {
   definition: "prior_definition",
   tests: "prior_tests",
   path: "prior_path",
+  pathShort: "prior_path_short",
 };
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -52,6 +52,12 @@ TEXT_FACTOR = 0.5
 # streams barely found; folder names are left out (a bonus for them let generic
 # words like `root` or `errors` pull whole trees up: bench/RESULTS.md).
 STEM_FACTOR = 0.6
+# A prose query of at most this many words (of 3 letters or more) is a search-box
+# query: each word weighs more, and such queries often name the file they are about
+# ("reject oversized request payload" -> body-limit). The stem lift applies to them
+# even with `path` off (`path_short`); in longer questions a word that happens to be
+# a file's name is mostly noise (bench/RESULTS.md).
+SHORT_QUERY_WORDS = 5
 
 # Folders of tests, examples, benchmarks, vendored and generated code, in any language
 # (files whose header says they were generated count as generated code too).
@@ -95,6 +101,7 @@ class RankingPriors:
     definition: bool = True
     tests: bool = True
     path: bool = True
+    path_short: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +164,7 @@ def apply_priors(
     about_tests = any(term in _TEST_WORDS for term in analysis.terms)
     prose = not analysis.symbol_like
     query_words = {t for t in analysis.terms if len(t) > 2}
+    stem_lift = priors.path or (priors.path_short and len(query_words) <= SHORT_QUERY_WORDS)
     path_hits: dict[str, int] = {}  # candidates share paths: count each path once
     out: list[FusedCandidate] = []
     for cand in candidates:
@@ -179,7 +187,7 @@ def apply_priors(
                 score *= TEXT_FACTOR
             if priors.tests and prose and is_declaration_path(feat.path):
                 score *= DECLARATION_FACTOR
-            if priors.path and prose and query_words:
+            if prose and query_words and stem_lift:
                 hits = path_hits.get(feat.path)
                 if hits is None:
                     hits = path_hits[feat.path] = stem_hits(query_words, feat.path)

@@ -549,6 +549,7 @@ class Searcher:
             definition=self.settings.prior_definition,
             tests=self.settings.prior_tests,
             path=self.settings.prior_path,
+            path_short=self.settings.prior_path_short,
         )
         rescored = apply_priors(wide, features, analysis, priors)
         rescored = file_evidence(rescored, path_of, self.settings.file_evidence)

@@ -41,7 +41,7 @@ const USER_SETTINGS = {
   "fusion.rrfK": 50,
   "fusion.candidateCap": 200,
   "fusion.weights": { lexical: 1, doc: 0.4, symbol: 1.2, vector: 0.8 },
-  "ranking.priors": { definition: true, tests: true, path: false },
+  "ranking.priors": { definition: true, tests: true, path: false, pathShort: true },
   "ranking.fileEvidence": 0.1,
   "ranking.fileDiversity": 0.5,
   "search.resultCount": 10,
