@@ -103,6 +103,21 @@ def _one_token(word: str) -> str | None:
     return tokens[0] if len(tokens) == 1 else None
 
 
+def _code_lexemes(forms: Mapping[str, Sequence[str]]) -> tuple[list[tuple[str, str]], bool]:
+    """(term, token) for each form of one identifier token (each pair once), and
+    whether a form is a phrase of several tokens (which these pairs leave out)."""
+    pairs: dict[tuple[str, str], None] = {}
+    phrase = False
+    for term, term_forms in forms.items():
+        for form in term_forms:
+            token = _one_token(form)
+            if token is not None:
+                pairs[(term, token)] = None
+            elif [t for t in fts_tokens(form) if t]:
+                phrase = True
+    return list(pairs), phrase
+
+
 class SharedRouteStore:
     """Routing reads on one psycopg connection (autocommit) as one `Reader`,
     the repositories `exclude` names left out. The caller owns the connection."""
@@ -168,14 +183,7 @@ class SharedRouteStore:
         """Per repository in view: for each term (a key of `forms`), the code chunks
         holding its most used form plus the doc sections holding its stem (terms no
         chunk uses left out), in one statement."""
-        code_terms: list[str] = []
-        code_forms: list[str] = []
-        for term, term_forms in forms.items():
-            for form in dict.fromkeys(term_forms):
-                token = _one_token(form)
-                if token is not None:
-                    code_terms.append(term)
-                    code_forms.append(token)
+        pairs, _ = _code_lexemes(forms)
         doc_terms = list(forms)
         out: dict[str, dict[str, int]] = {}
         if not doc_terms:
@@ -192,7 +200,7 @@ class SharedRouteStore:
             " JOIN d ON s.lexeme = d.stem GROUP BY r.key, d.term)"
             " SELECT key, term, sum(chunks) FROM (SELECT * FROM code UNION ALL"
             " SELECT * FROM doc) AS both_layers GROUP BY key, term",
-            [code_terms, code_forms, doc_terms],
+            [[t for t, _ in pairs], [f for _, f in pairs], doc_terms],
         ):
             if chunks:
                 out.setdefault(str(key), {})[str(term)] = int(chunks)
@@ -210,20 +218,11 @@ class SharedRouteStore:
         terms = list(forms)
         if not terms or len(terms) > MAX_PROBE_TERMS:
             return None
-        code_terms: list[str] = []
-        code_forms: list[str] = []
-        for term in terms:
-            for form in dict.fromkeys(forms[term]):
-                token = _one_token(form)
-                if token is None:
-                    if [t for t in fts_tokens(form) if t]:
-                        return None  # a phrase: only the full-text probe matches it
-                    continue
-                code_terms.append(term)
-                code_forms.append(token)
+        pairs, phrase = _code_lexemes(forms)
+        if phrase:
+            return None  # only the full-text probe matches a phrase
         scope = " WHERE r.key = ANY(%s)" if keys is not None else ""
         scope_params: list[Any] = [list(keys)] if keys is not None else []
-        pairs = list(dict.fromkeys(zip(code_terms, code_forms, strict=True)))
         rows = self._rows(
             ", q AS (SELECT 'code' AS layer, u.term, u.lexeme"
             " FROM unnest(%s::text[], %s::text[]) AS u(term, lexeme)"
