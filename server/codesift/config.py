@@ -217,6 +217,10 @@ class SearchSettings:
     # with lexical hits; 0.8 beat 0.7 and 1.0 on dev sets 1 and 2 with static and
     # with MiniLM vectors alike (bench/RESULTS.md).
     weight_vector: float = field(default=0.8, metadata=_NOT_NEGATIVE)
+    # ... when its best match is a close one: with MiniLM's query vectors, the weight
+    # goes from weight_vector at a cosine of 0.45 to this at 0.65 (a close match says
+    # the stream understood the question; embedding/model.py, CLOSE_MATCH).
+    weight_vector_close: float = field(default=1.0, metadata=_NOT_NEGATIVE)
     # Code-aware ranking priors (retrieval/ranking.py), switchable for ablation.
     prior_definition: bool = True
     prior_tests: bool = True

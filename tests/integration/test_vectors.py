@@ -17,12 +17,14 @@ from codesift.embedding import Embedder, fill_vectors, vector_coverage
 from codesift.embedding.model import (
     BATCH_ATTENTION,
     BATCH_TOKENS,
+    CLOSE_MATCH,
     FASTEMBED_NAME,
     token_batches,
 )
 from codesift.embedding.vectors import compact_vectors, quantize, vector_slots
 from codesift.indexer import IndexSummary
 from codesift.retrieval import Searcher, SearchRequest
+from codesift.retrieval.fusion import close_match_weight
 from codesift.store.database import open_database, scalar
 
 pytestmark = pytest.mark.usefixtures("git_isolation")
@@ -158,6 +160,22 @@ def test_vectors_fill_search_and_follow_edits(
     assert charges.layer == "code" and "def retry_failed_charge" in charges.snippet
     assert all(-1.0 <= score <= 1.0 for _, _, score in vector_hits)  # 1 - cosine distance
     assert any(s.stream == "vector" and s.error is None for s in response.streams)
+    # The vector streams' weight follows how close their best match is (MiniLM's
+    # queries): reported per stream, between weight_vector and weight_vector_close.
+    settings = searcher.settings
+    weights = {s.stream: s.weight for s in response.streams}
+    _, best_rank, best = min(vector_hits, key=lambda hit: hit[1])
+    assert best_rank == 1
+    expected = close_match_weight(
+        best, CLOSE_MATCH["minilm"], settings.weight_vector, settings.weight_vector_close
+    )
+    assert weights["vector"] == pytest.approx(expected)
+    assert weights["vector_doc"] == pytest.approx(expected * settings.weight_doc)
+    assert weights["lexical"] == settings.weight_lexical
+    assert settings.weight_vector <= expected <= settings.weight_vector_close
+    # The static model's similarities are not calibrated: its queries keep one weight.
+    assert embedder.close_match == CLOSE_MATCH["minilm"]
+    assert Embedder(model="static").close_match is None
 
     # Filters apply to the vector stream too.
     go_only = searcher.search(

@@ -144,11 +144,12 @@ def test_the_vscode_clients_defaults_are_the_servers() -> None:
     by_key = {s.key: s.default for s in setting_fields(Settings)}
     for name, key in CLIENT_SETTINGS.items():
         assert contributed[name]["default"] == by_key[key], f"{name} vs {key}"
-    weights = contributed["codesift.fusion.weights"]["default"]
-    assert weights == {w: by_key[f"search.weight_{w}"] for w in weights}
-    assert len(weights) == 4
-    priors = contributed["codesift.ranking.priors"]["default"]
     # The extension's names are camelCase (`pathShort`), the server's snake_case.
+    weights = contributed["codesift.fusion.weights"]["default"]
+    snake = {w: re.sub(r"(?<!^)([A-Z])", r"_\1", w).lower() for w in weights}
+    assert weights == {w: by_key[f"search.weight_{snake[w]}"] for w in weights}
+    assert len(weights) == 5
+    priors = contributed["codesift.ranking.priors"]["default"]
     snake = {p: re.sub(r"(?<!^)([A-Z])", r"_\1", p).lower() for p in priors}
     assert priors == {p: by_key[f"search.prior_{snake[p]}"] for p in priors}
     assert len(priors) == 4

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from codesift.retrieval.fusion import FusedCandidate, collapse_by_node, fuse_rankings
+from codesift.retrieval.fusion import (
+    FusedCandidate,
+    close_match_weight,
+    collapse_by_node,
+    fuse_rankings,
+)
 
 # --- fuse_rankings -----------------------------------------------------------------------
 
@@ -210,3 +215,21 @@ def test_fuse_then_collapse_end_to_end() -> None:
     assert out[0].score == pytest.approx(1 / 62 + 1 / 61)
     assert out[1].score == pytest.approx(1 / 61)
     assert {stream for stream, _, _ in out[1].hits} == {"lexical", "symbol"}
+
+
+# --- close_match_weight ------------------------------------------------------------------
+
+
+def test_a_close_best_match_weighs_the_vector_stream_more() -> None:
+    span = (0.45, 0.65)
+    assert close_match_weight(0.30, span, 0.8, 1.0) == 0.8  # only shares the topic
+    assert close_match_weight(0.45, span, 0.8, 1.0) == 0.8
+    assert close_match_weight(0.55, span, 0.8, 1.0) == pytest.approx(0.9)  # linear
+    assert close_match_weight(0.65, span, 0.8, 1.0) == pytest.approx(1.0)
+    assert close_match_weight(0.95, span, 0.8, 1.0) == pytest.approx(1.0)
+    # A close weight below the base one lowers it alike; a stream switched off stays off.
+    assert close_match_weight(0.65, span, 0.8, 0.5) == pytest.approx(0.5)
+    assert close_match_weight(0.95, span, 0.0, 1.0) == 0.0
+    # A span without width is a step.
+    assert close_match_weight(0.59, (0.6, 0.6), 0.8, 1.0) == 0.8
+    assert close_match_weight(0.60, (0.6, 0.6), 0.8, 1.0) == 1.0

@@ -35,6 +35,7 @@ const WEIGHTS: Record<string, string> = {
   doc: "weight_doc",
   symbol: "weight_symbol",
   vector: "weight_vector",
+  vectorClose: "weight_vector_close",
 };
 const PRIORS: Record<string, string> = {
   definition: "prior_definition",

@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from fastembed import TextEmbedding
 
 __all__ = [
+    "CLOSE_MATCH",
     "DIMENSIONS",
     "FUSED_MODEL_ID",
     "MODELS",
@@ -80,6 +81,13 @@ MODEL_ID = "all-MiniLM-L6-v2-int8"
 # table fitted to MiniLM, no transformer) and `minilm` (the transformer itself).
 MODELS: tuple[str, ...] = ("static", "minilm")
 FASTEMBED_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+# The cosines between a query vector of this model and a chunk's over which the
+# vector stream's best match goes from "shares the topic" to "says what the query
+# asks" (retrieval/fusion.py, close_match_weight). Measured with MiniLM queries
+# against MiniLM vectors on both dev sets: weighting the stream by it gains on both
+# (bench/RESULTS.md). The static model's similarities say less about a match (its
+# near misses score as high), so its queries keep one weight.
+CLOSE_MATCH: dict[str, tuple[float, float]] = {"minilm": (0.45, 0.65)}
 DIMENSIONS = 384
 _TOKENIZER_FILES = ("tokenizer.json", "special_tokens_map.json", "config.json")
 
@@ -526,6 +534,12 @@ class Embedder:
                     self.batch_error = str(exc)
                     log.warning("chunks are embedded by the exported model (slower): %s", exc)
         return self._batch
+
+    @property
+    def close_match(self) -> tuple[float, float] | None:
+        """The similarities over which a query's best vector match becomes a close
+        one (CLOSE_MATCH), for this model's queries; None: not calibrated."""
+        return CLOSE_MATCH.get(self.model)
 
     @property
     def fast(self) -> bool:

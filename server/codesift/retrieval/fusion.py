@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 
-__all__ = ["FusedCandidate", "Hit", "collapse_by_node", "fuse_rankings"]
+__all__ = ["FusedCandidate", "Hit", "close_match_weight", "collapse_by_node", "fuse_rankings"]
 
 # A stream's finding of a candidate: (stream, rank (1-based), raw score); a result's
 # provenance lists them as StreamHit. Plain tuples here: a search makes hundreds.
@@ -21,6 +21,26 @@ class FusedCandidate:
     chunk_id: int
     score: float
     hits: list[Hit] = field(default_factory=list)
+
+
+def close_match_weight(
+    similarity: float, span: tuple[float, float], weight: float, close_weight: float
+) -> float:
+    """A vector stream's fusion weight given its best match's similarity: `weight`
+    at or below the low end of `span`, `close_weight` at or above its high end,
+    linear in between. A stream switched off (`weight` 0) stays off.
+
+    How close the best match is says how much the stream knows about the query: a
+    MiniLM cosine of 0.65 is a passage that says what the question asks; at 0.45 the
+    nearest chunks only share its topic, and the lexical stream's exact words are the
+    better guide."""
+    if weight <= 0.0:
+        return 0.0
+    low, high = span
+    if high <= low:
+        return close_weight if similarity >= high else weight
+    share = min(1.0, max(0.0, (similarity - low) / (high - low)))
+    return weight + (close_weight - weight) * share
 
 
 def fuse_rankings(

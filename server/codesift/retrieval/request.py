@@ -220,6 +220,8 @@ class StreamReport:
     candidates: int
     ms: float
     error: str | None = None
+    # Its weight in the fusion of this search (None: not fused, e.g. cancelled).
+    weight: float | None = None
 
 
 @dataclass(slots=True)

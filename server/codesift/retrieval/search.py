@@ -23,7 +23,13 @@ from codesift.embedding.model import Embedder
 from codesift.embedding.vectors import quantize
 from codesift.errors import SearchCancelled
 from codesift.history.records import change_info
-from codesift.retrieval.fusion import FusedCandidate, Hit, collapse_by_node, fuse_rankings
+from codesift.retrieval.fusion import (
+    FusedCandidate,
+    Hit,
+    close_match_weight,
+    collapse_by_node,
+    fuse_rankings,
+)
 from codesift.retrieval.graph import MAX_GRAPH_NODES, expand_graph
 from codesift.retrieval.query import QueryAnalysis, analyze_query
 from codesift.retrieval.ranking import (
@@ -474,6 +480,18 @@ class Searcher:
             response.streams.append(report)
         return rankings
 
+    def _vector_weight(self, ranked: Ranked) -> float:
+        """The vector streams' fusion weight for this query: higher when the best
+        match is a close one (close_match_weight), for a model calibrated for it."""
+        if not ranked or self.embedder is None:
+            return self.settings.weight_vector
+        span = self.embedder.close_match
+        if span is None:
+            return self.settings.weight_vector
+        return close_match_weight(
+            ranked[0][1], span, self.settings.weight_vector, self.settings.weight_vector_close
+        )
+
     # -- one request ---------------------------------------------------------------
 
     def search(
@@ -513,13 +531,15 @@ class Searcher:
         # A query that is one identifier asks for its definition: the symbol stream,
         # which ranks definitions by name, counts double against uses found lexically.
         symbol_boost = SYMBOL_QUERY_BOOST if analysis.symbol_like else 1.0
+        vector_weight = self._vector_weight(rankings.get("vector", []))
         weights = {
             "lexical": self.settings.weight_lexical,
             "lexical_doc": self.settings.weight_doc,
             "symbol": self.settings.weight_symbol * symbol_boost,
-            "vector": self.settings.weight_vector,
-            "vector_doc": self.settings.weight_vector * self.settings.weight_doc,
+            "vector": vector_weight,
+            "vector_doc": vector_weight * self.settings.weight_doc,
         }
+        response.streams = [replace(s, weight=weights.get(s.stream)) for s in response.streams]
         # Priors may lift a candidate from deep in the fused list (a definition that
         # lexical ranked low), so they see a wider pool than the page needs.
         wide = fuse_rankings(
