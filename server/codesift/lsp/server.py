@@ -250,7 +250,11 @@ class _Listener(FolderListener):
 
     def progress(self, folder: FolderIndex, phase: str, done: int, total: int) -> None:
         now = time.monotonic()
-        final = phase in ("indexed", "embedded", "scanning", "waiting")
+        # The last file of a phase is always reported, however soon after the one
+        # before: a quick index still says it parsed its files.
+        final = phase in ("indexed", "embedded", "scanning", "waiting") or (
+            phase in ("parsing", "embedding") and total > 0 and done >= total
+        )
         with self._lock:
             if not final and now - self._last.get(folder.uri, 0.0) < REPORT_INTERVAL:
                 return
