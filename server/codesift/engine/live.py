@@ -848,6 +848,11 @@ class FolderIndex:
             )
             with self._cond:
                 self._needs_vectors = self.settings.embedding.enabled
+            if paths is None and self.settings.embedding.enabled and self._conn is not None:
+                # After a full run, what the fill will have to do shows at once (0 / 0
+                # until the fill counts it; a count takes ~0.2 s on 300k chunks, too
+                # much for every save).
+                self._refresh_coverage(self._conn)
         self.listener.progress(self, "indexed", work, work)
 
     # -- vectors ---------------------------------------------------------------------------
