@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from codesift.engine.collections import (
     Collection,
@@ -43,17 +44,23 @@ from codesift.engine.workspace import Workspace
 from codesift.errors import CodesiftError, SearchCancelled
 from codesift.retrieval.request import SearchRequest, SearchResult
 from codesift.retrieval.routing import RouteEvidence, SourceProfile
+from codesift.store.route_centroids import cached_centroids
 from codesift.store.route_profile import probe_terms, term_chunks
 
 __all__ = [
     "ROUTE_MIN_FOLDERS",
     "ROUTE_THRESHOLD",
     "LiveCollections",
+    "LiveEvidence",
     "Mounted",
     "live_resources",
     "live_route",
     "routed_folders",
 ]
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 log = logging.getLogger(__name__)
 
@@ -215,7 +222,7 @@ def live_route(
         with reader.connection(folder, cancel, FOLDER_OPEN_SECONDS) as conn:
             profile = cached_profile(folder.workspace, conn)
         repositories.append(replace(profile, name=folder.name))
-        evidence[folder.name] = _LiveEvidence(reader, folder, cancel)
+        evidence[folder.name] = LiveEvidence(reader, folder, cancel)
     collections: list[SourceProfile] = []
     for collection, index in mounted:
         try:
@@ -228,9 +235,10 @@ def live_route(
     return _route_sources(query, repositories, collections, limit, evidence)
 
 
-class _LiveEvidence:
-    """A live folder's index as routing evidence: each read takes the reader's
-    connection for the folder (attached to the request's cancellation)."""
+class LiveEvidence:
+    """A live folder's index as routing evidence, topics included (as a one-shot
+    route reads them: engine/route.py): each read takes the reader's connection for
+    the folder (attached to the request's cancellation)."""
 
     def __init__(self, reader: LiveReader, folder: FolderIndex, cancel: Cancellation) -> None:
         self.reader = reader
@@ -246,6 +254,10 @@ class _LiveEvidence:
     ) -> Sequence[frozenset[str]]:
         with self.reader.connection(self.folder, self.cancel, FOLDER_OPEN_SECONDS) as conn:
             return probe_terms(conn, forms, common)
+
+    def topics(self) -> npt.NDArray[np.float32] | None:
+        with self.reader.connection(self.folder, self.cancel, FOLDER_OPEN_SECONDS) as conn:
+            return cached_centroids(self.folder.db_path, conn)
 
 
 def routed_folders(result: RouteResult, threshold: float = ROUTE_THRESHOLD) -> list[str]:

@@ -536,6 +536,7 @@ def live_route_with_shared(
     from codesift.engine.live_collections import (
         COLLECTION_OPEN_SECONDS,
         FOLDER_OPEN_SECONDS,
+        LiveEvidence,
     )
     from codesift.engine.route import (
         cached_collection_profile,
@@ -544,23 +545,8 @@ def live_route_with_shared(
         route_sources,
     )
     from codesift.errors import SearchCancelled
-    from codesift.store.route_profile import probe_terms, term_chunks
 
     check_route(query, limit)
-
-    class FolderEvidence:
-        def __init__(self, folder: FolderIndex) -> None:
-            self.folder = folder
-
-        def term_chunks(self, forms: Mapping[str, Sequence[str]]) -> Mapping[str, int]:
-            with reader.connection(self.folder, cancel, FOLDER_OPEN_SECONDS) as conn:
-                return term_chunks(conn, forms)
-
-        def probe(
-            self, forms: Mapping[str, Sequence[str]], common: frozenset[str] = frozenset()
-        ) -> Sequence[frozenset[str]]:
-            with reader.connection(self.folder, cancel, FOLDER_OPEN_SECONDS) as conn:
-                return probe_terms(conn, forms, common)
 
     repositories: list[SourceProfile] = []
     evidence: dict[str, RouteEvidence] = {}
@@ -568,7 +554,7 @@ def live_route_with_shared(
         with reader.connection(folder, cancel, FOLDER_OPEN_SECONDS) as conn:
             profile = cached_profile(folder.workspace, conn)
         repositories.append(replace(profile, name=folder.name))
-        evidence[folder.name] = FolderEvidence(folder)
+        evidence[folder.name] = LiveEvidence(reader, folder, cancel)
     collections: list[SourceProfile] = []
     for collection, index in mounted:
         try:
