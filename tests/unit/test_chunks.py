@@ -208,3 +208,30 @@ def test_a_definitions_own_doc_comment_does_not_describe_the_file() -> None:
     assert parse(script, "bin/version", "bash").nodes[0].docstring == (
         "Summary: Show the current version"
     )
+
+
+KOTLIN_TAGGED = """package org.example
+
+/**
+ * Single instance holder
+ * @author A. Person
+ */
+class SingleHolder(private val create: () -> Int) {
+    /**
+     * @return the value, created on first use
+     */
+    fun get(): Int = create()
+}
+"""
+
+
+def test_a_summary_sentence_stops_at_a_block_tag() -> None:
+    parsed = parse(KOTLIN_TAGGED, "src/SingleHolder.kt", "kotlin")
+    holder = by_name(parsed, "SingleHolder")
+    summary = next(c for c in parsed.chunks if c.node == holder and c.layer == "summary")
+    assert "Single instance holder" in summary.text
+    assert "@author" not in summary.text and "Person" not in summary.text
+    # A doc that is only tags keeps its first one: what it returns is worth saying.
+    get = by_name(parsed, "get")
+    summary = next(c for c in parsed.chunks if c.node == get and c.layer == "summary")
+    assert "@return the value, created on first use" in summary.text

@@ -134,4 +134,7 @@ def test_first_sentence() -> None:
     assert first_sentence("Send it. Then wait.") == "Send it."
     assert first_sentence("Summary line\n\nDetails.") == "Summary line"
     assert first_sentence("/** Parses e.g. headers.\n * More */") == "Parses e.g."
+    # A block tag line ends it (KDoc, Javadoc, JSDoc).
+    assert first_sentence("Single instance holder\n@author A. Person") == "Single instance holder"
+    assert first_sentence("/** Loads it\n * @param path where */") == "Loads it"
     assert first_sentence("") == ""

@@ -21,11 +21,12 @@ CALLERS_SHOWN = 5
 
 
 def first_sentence(doc: str) -> str:
-    """The docstring's first sentence (up to the first '. ' or blank line)."""
+    """The docstring's first sentence (up to the first '. ', blank line or block
+    tag such as `@param`)."""
     text = doc.strip()
     if not text:
         return ""
-    paragraph = re.split(r"\n\s*\n", text, maxsplit=1)[0]
+    paragraph = re.split(r"\n\s*\n|\n[\s*]*@[A-Za-z]", text, maxsplit=1)[0]
     paragraph = " ".join(line.strip().lstrip("*/#").strip() for line in paragraph.splitlines())
     match = re.search(r"(.+?[.!?])(\s|$)", paragraph)
     sentence = match.group(1) if match else paragraph

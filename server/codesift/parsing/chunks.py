@@ -25,7 +25,10 @@ from codesift.parsing.model import ParsedChunk, ParsedFile, ParsedNode
 
 __all__ = ["build_chunks", "first_sentence", "summary_text"]
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n\s*\n")
+# A sentence ends at ". ", a blank line, or a line that opens a block tag (Javadoc,
+# KDoc, JSDoc, PHPDoc: `@param`, `@author`, `@since`): "Single instance holder" and
+# not "Single instance holder @author A. Person".
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n\s*\n|\n[\s*]*@[A-Za-z]")
 MAX_SUMMARY_CALLS = 16
 
 
