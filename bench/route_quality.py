@@ -18,13 +18,16 @@ It reads the indexes bench/quality.py builds (bench/.data/db/quality-<corpus>.db
 run that first. Those hold no vectors: each repository's topic centroids are read
 from the same corpus's index with static vectors (`--vectors-prefix`, default
 bench/.data/db/static-<corpus>.db, built by `bench/quality.py --embed --model
-static --db-prefix static`; `--vectors-prefix ''`: routing without topics).
+static --db-prefix static`; `--vectors-prefix ''`: routing without topics). With
+`--vectors-prefix msf --query-model minilm` the indexes of MiniLM vectors
+(`bench/quality.py --embed --model minilm --db-prefix msf`) also give each
+repository's neighbour score, as a server whose embedding.model is MiniLM routes.
 
 The queries are split in two halves by a hash of their text (`half 0`, `half 1`):
 routing's constants are set on half 0 and checked on half 1.
 
     python bench/route_quality.py [--corpus NAME]... [--limit 3] [--latency-queries 60]
-        [--vectors-prefix static] [--write]
+        [--vectors-prefix static] [--query-model static|minilm] [--write]
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent / "server"))
 sys.path.insert(0, str(BENCH_DIR))
 
+from codesift.embedding import Embedder  # noqa: E402
 from codesift.engine.live_collections import ROUTE_THRESHOLD, routed_folders  # noqa: E402
 from codesift.engine.route import MAX_ROUTE_LIMIT, repository_profile, route_sources  # noqa: E402
 from codesift.engine.search import FolderPage, merge_pages  # noqa: E402
@@ -54,11 +58,14 @@ from codesift.engine.workspace import Workspace  # noqa: E402
 from codesift.retrieval import BROAD_LAYERS, Searcher, SearchRequest  # noqa: E402
 from codesift.retrieval.routing import RouteEvidence, SourceProfile  # noqa: E402
 from codesift.store.database import open_database  # noqa: E402
-from codesift.store.route_centroids import cached_centroids  # noqa: E402
+from codesift.store.route_centroids import cached_centroids, neighbour_similarity  # noqa: E402
 from codesift.store.route_profile import IndexEvidence  # noqa: E402
 from corpora import DEVSET2_NAMES, CorpusUnavailable, prepare_corpus  # noqa: E402
 from quality import SUITES, corpus_settings, load_queries  # noqa: E402
 from runinfo import head_commit  # noqa: E402
+
+# The MiniLM query embedder of --query-model minilm (None: the static query alone).
+QUERY_EMBEDDER: Embedder | None = None
 
 DB_DIR = BENCH_DIR / ".data" / "db"
 DEVSET1_NAMES = ("python-stdlib", "go-stdlib", "rust-std", "js-npm", "ts-rxjs")
@@ -107,8 +114,18 @@ def main(argv: list[str] | None = None) -> int:
         default="static",
         help="read topic centroids from bench/.data/db/PREFIX-<corpus>.db ('': none)",
     )
+    parser.add_argument(
+        "--query-model",
+        choices=("static", "minilm"),
+        default="static",
+        help="minilm: queries also embedded by MiniLM, for the neighbour scores of"
+        " indexes whose vectors are MiniLM's (--vectors-prefix msf), as a server"
+        " with embedding.model = 'minilm' routes (default: the static query alone)",
+    )
     parser.add_argument("--write", action="store_true", help="update bench/RESULTS.md")
     args = parser.parse_args(argv)
+    global QUERY_EMBEDDER
+    QUERY_EMBEDDER = Embedder(model="minilm") if args.query_model == "minilm" else None
     names = args.corpus or [*DEVSET1_NAMES, *DEVSET2_NAMES]
 
     profiles: list[SourceProfile] = []
@@ -132,7 +149,8 @@ def main(argv: list[str] | None = None) -> int:
         # as the server does through its reader connections.
         conn = open_database(db_path, readonly=True)
         profiles.append(repository_profile(ws, conn, name=name))
-        evidence[name] = IndexEvidence(conn, topics=_topics(name, args.vectors_prefix))
+        topics, neighbours = _vector_evidence(name, args.vectors_prefix)
+        evidence[name] = IndexEvidence(conn, topics=topics, neighbours=neighbours)
         queries.extend(load_queries(corpus))
     profile_s = time.perf_counter() - started
     log(f"{len(profiles)} profiles in {profile_s:.1f} s; {len(queries)} queries")
@@ -145,7 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     times: list[float] = []
     for q in queries:
         t0 = time.perf_counter()
-        result = route_sources(q.text, profiles, limit=args.limit, evidence=evidence)
+        result = route_sources(
+            q.text, profiles, limit=args.limit, evidence=evidence, query_embedder=QUERY_EMBEDDER
+        )
         times.append((time.perf_counter() - t0) * 1000)
         names_routed = [m.name for m in result.repositories]
         rank = names_routed.index(q.corpus) + 1 if q.corpus in names_routed else None
@@ -212,17 +232,21 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _topics(name: str, prefix: str) -> Any:
-    """What reads `name`'s topic centroids from its index with vectors (None: no
-    prefix, or no such index). Opened read-only and kept open, as the server keeps
-    its readers."""
+def _vector_evidence(name: str, prefix: str) -> tuple[Any, Any]:
+    """What reads `name`'s topic centroids and its neighbour score from its index
+    with vectors ((None, None): no prefix, or no such index). Opened read-only and
+    kept open, as the server keeps its readers."""
     if not prefix:
-        return None
+        return None, None
     path = DB_DIR / f"{prefix}-{name}.db"
     if not path.exists():
         log(f"{name}: no index with vectors at {path}; routed without topics")
-        return None
-    return functools.partial(cached_centroids, path, open_database(path, readonly=True))
+        return None, None
+    conn = open_database(path, readonly=True)
+    return (
+        functools.partial(cached_centroids, path, conn),
+        functools.partial(neighbour_similarity, path, conn),
+    )
 
 
 def _sample(queries: list[Any], count: int) -> list[Any]:
@@ -245,7 +269,16 @@ def threshold_sweep(
     search (none passing: every folder) and how often the right corpus is among
     them, over every query (routing only)."""
     results = [
-        (q.corpus, route_sources(q.text, profiles, limit=MAX_ROUTE_LIMIT, evidence=evidence))
+        (
+            q.corpus,
+            route_sources(
+                q.text,
+                profiles,
+                limit=MAX_ROUTE_LIMIT,
+                evidence=evidence,
+                query_embedder=QUERY_EMBEDDER,
+            ),
+        )
         for q in queries
     ]
     lines = [
@@ -298,7 +331,13 @@ def unscoped_latency(
         for i, q in enumerate(sample, start=1):
             request = SearchRequest(q.text, top_k=10, layers=BROAD_LAYERS)
             t0 = time.perf_counter()
-            result = route_sources(q.text, profiles, limit=MAX_ROUTE_LIMIT, evidence=evidence)
+            result = route_sources(
+                q.text,
+                profiles,
+                limit=MAX_ROUTE_LIMIT,
+                evidence=evidence,
+                query_embedder=QUERY_EMBEDDER,
+            )
             chosen = routed_folders(result) or list(searchers)
             pages = [FolderPage(n, searchers[n].search(request)) for n in chosen]
             merge_pages(request, pages)

@@ -1,7 +1,8 @@
 """Routing among live folders (the language and MCP servers) reads the same
 evidence as a one-shot route (engine/route.py), the folders' topic centroids
-included: the same query over the same indexes gives the same pools, in the same
-order, with the same confidences."""
+included, and with MiniLM vectors their nearest chunks to MiniLM's query: the
+same query over the same indexes gives the same pools, in the same order, with
+the same confidences."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 from codesift.embedding import Embedder
 from codesift.engine import Workspace
 from codesift.engine.live import Cancellation, FolderIndex, FolderListener, LiveReader, ReaderPool
-from codesift.engine.live_collections import LiveEvidence, live_route
+from codesift.engine.live_collections import LiveEvidence, live_query_embedder, live_route
 from codesift.engine.route import route
 from codesift.store.database import open_database
 from codesift.store.route_centroids import cached_centroids
@@ -97,16 +98,27 @@ def wait_until(check: Callable[[], bool], what: str) -> None:
         time.sleep(0.05)  # polling for a state, not waiting for a time to pass
 
 
-@pytest.fixture
-def folders(make_repo: MakeRepo) -> Iterator[tuple[list[FolderIndex], LiveReader]]:
+@pytest.fixture(params=["static", "minilm"])
+def folders(
+    request: pytest.FixtureRequest, make_repo: MakeRepo, embedder: Embedder
+) -> Iterator[tuple[list[FolderIndex], LiveReader]]:
+    """The three folders, live, with every vector computed: by the static model, or
+    by MiniLM (then routing measures a MiniLM query against their nearest chunks)."""
+    model: str = request.param
+    fills = Embedder(model="static") if model == "static" else embedder
+    settings = (
+        SETTINGS
+        if model == "static"
+        else f'[embedding]\nmodel = "minilm"\nstatic_first = false\n'
+        f'cache_dir = "{embedder.cache_dir}"\n'
+    )
     reader = LiveReader(ReaderPool(2))
-    embedder = Embedder(model="static")
     started: list[FolderIndex] = []
     try:
         for name, files in REPOSITORIES.items():
-            root = make_repo(files, name=name)
+            root = make_repo({**files, ".codesift.toml": settings}, name=name)
             ws = Workspace.resolve(root)
-            folder = FolderIndex(name, root.as_uri(), root, ws.settings, Quiet(), lambda: embedder)
+            folder = FolderIndex(name, root.as_uri(), root, ws.settings, Quiet(), lambda: fills)
             folder.start()
             started.append(folder)
         for folder in started:
@@ -157,6 +169,17 @@ def test_live_routes_are_the_one_shot_routes(
     folders: tuple[list[FolderIndex], LiveReader], query: str
 ) -> None:
     live, reader = folders
+    minilm = live[0].settings.embedding.model == "minilm"
+    # With MiniLM vectors the pool is scored with MiniLM's query and nearest chunks.
+    query_embedder = live_query_embedder(reader, live)
+    assert (query_embedder is not None) == minilm
+    if query_embedder is not None:
+        vector = query_embedder.embed_query(query)
+        near = [
+            on_reader(reader, lambda c, f=f: LiveEvidence(reader, f, c).neighbours(vector))
+            for f in live
+        ]
+        assert all(n is not None and -1.0 <= n <= 1.0 for n in near), near
     one_shot = route(query, [f.workspace for f in live])
     served = on_reader(reader, lambda cancel: live_route(reader, live, [], query, 3, cancel))
     assert served.repositories, query

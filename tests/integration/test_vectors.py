@@ -370,3 +370,29 @@ def test_the_fill_reads_pending_chunks_a_page_at_a_time(
     pages.clear()
     assert fill_vectors(conn, embedder, layers=("summary",), batch_size=1, max_chunks=20) == 20
     assert pages == [16, 4]
+
+
+def test_routing_measures_a_minilm_query_against_minilm_vectors_only(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace, embedder: Embedder
+) -> None:
+    from codesift.store.route_centroids import NEIGHBOURS, neighbour_similarity
+
+    query = embedder.embed_query("give a rejected credit card payment another go")
+    minilm_root = make_repo(FILES, name="minilm")
+    conn, _ = index_workspace(minilm_root)
+    db_path = Path(conn.filename)
+    assert neighbour_similarity(db_path, conn, query) is None  # no vectors yet
+    fill_vectors(conn, embedder, layers=("summary", "doc"))
+    near = neighbour_similarity(db_path, conn, query)
+    assert near is not None and 0.3 < near <= 1.0
+    # The mean of the NEIGHBOURS best cosines: below the best one alone.
+    best = Searcher(conn, embedder=embedder).search(
+        SearchRequest("give a rejected credit card payment another go")
+    )
+    top = max(h.score for r in best.results for h in r.provenance if h.stream == "vector")
+    assert NEIGHBOURS > 1 and near <= top + 1e-3
+
+    static_root = make_repo(FILES, name="static")
+    static_conn, _ = index_workspace(static_root)
+    fill_vectors(static_conn, Embedder(model="static"), layers=("summary", "doc"))
+    assert neighbour_similarity(Path(static_conn.filename), static_conn, query) is None

@@ -10,8 +10,14 @@ import numpy.typing as npt
 import pytest
 
 from codesift.retrieval.routing import (
+    NEIGHBOUR_PROBE_WEIGHT,
+    NEIGHBOUR_WEIGHT,
+    SEMANTIC_PROBE_WEIGHT,
+    SEMANTIC_WEIGHT,
     TOPIC_TOP,
+    SemanticEvidence,
     SourceProfile,
+    neighbour_semantic,
     route_terms,
     score_pool,
     semantic_scores,
@@ -235,3 +241,51 @@ def test_one_source_with_topics_changes_no_order() -> None:
         ["retry", "charge"], profiles, 3, keep_unmatched=False, evidence=evidence, semantic=semantic
     )
     assert [m.name for m in found] == ["a", "b"]
+
+
+class Neighbours(Topics):
+    """Topics and a neighbour score (RouteNeighbours): None when the index's vectors
+    are not MiniLM's."""
+
+    def __init__(
+        self, topics: Sequence[Sequence[float]] | None, near: float | None, *chunks: str
+    ) -> None:
+        super().__init__(topics, *chunks)
+        self.near = near
+
+    def neighbours(self, query_vector: npt.NDArray[np.float32]) -> float | None:
+        return self.near
+
+
+def test_a_minilm_pool_adds_the_nearest_chunks_to_the_topics() -> None:
+    query = np.asarray(unit(1, 0), np.float32)
+    evidence = {
+        "a": Neighbours([unit(1, 0)], 0.4, "retry"),
+        "b": Neighbours([unit(0, 1)], 0.7, "retry"),
+        "c": Chunks("retry"),  # no vectors at all: left out, as with topics alone
+    }
+    found = neighbour_semantic(query, evidence)
+    assert found is not None
+    assert found.weights == (NEIGHBOUR_WEIGHT, NEIGHBOUR_PROBE_WEIGHT)
+    assert found.scores == pytest.approx({"a": 1.0 + 0.4, "b": 0.0 + 0.7})
+    # One index whose vectors are not MiniLM's: the pool keeps the static query.
+    mixed = {**evidence, "d": Neighbours([unit(1, 1)], None, "retry")}
+    assert neighbour_semantic(query, mixed) is None
+    # Fewer than two sources with vectors: nothing to compare.
+    assert neighbour_semantic(query, {"a": evidence["a"], "c": evidence["c"]}) is None
+    assert SemanticEvidence({}).weights == (SEMANTIC_WEIGHT, SEMANTIC_PROBE_WEIGHT)
+
+
+def test_the_nearest_chunks_order_a_pool_the_topics_do_not() -> None:
+    # Same words, same topics: the neighbour scores decide; the confidence stays.
+    evidence = {
+        "a-far": Neighbours([unit(1, 0)], 0.3, "retry charge", "ledger"),
+        "b-near": Neighbours([unit(1, 0)], 0.8, "retry charge", "ledger"),
+    }
+    profiles = [sized(name, chunks, "pay.retry") for name, chunks in evidence.items()]
+    semantic = neighbour_semantic(np.asarray(unit(1, 0), np.float32), evidence)
+    found = score_pool(
+        ["retry", "charge"], profiles, 3, keep_unmatched=False, evidence=evidence, semantic=semantic
+    )
+    assert [m.name for m in found] == ["b-near", "a-far"]
+    assert found[0].confidence == found[1].confidence

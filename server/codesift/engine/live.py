@@ -406,6 +406,13 @@ class FolderIndex:
             self._thread.join(max(timeout, 0.0))
         return not self._thread.is_alive()
 
+    def resident_vectors(self) -> VectorIndex | None:
+        """The folder's vectors held in memory, once loaded (None: not held, or not
+        loaded yet)."""
+        with self._searchers_lock:
+            index = self._vectors
+        return index if index is not None and index.loaded else None
+
     def _drop_searchers(self) -> None:
         with self._searchers_lock:
             searchers, self._searchers = list(self._searchers.values()), {}

@@ -44,7 +44,12 @@ from codesift.engine.workspace import Workspace
 from codesift.errors import CodesiftError, SearchCancelled
 from codesift.retrieval.request import SearchRequest, SearchResult
 from codesift.retrieval.routing import RouteEvidence, SourceProfile
-from codesift.store.route_centroids import cached_centroids
+from codesift.store.route_centroids import (
+    NEIGHBOURS,
+    cached_centroids,
+    neighbour_similarity,
+    vectors_are_minilm,
+)
 from codesift.store.route_profile import probe_terms, term_chunks
 
 __all__ = [
@@ -53,6 +58,7 @@ __all__ = [
     "LiveCollections",
     "LiveEvidence",
     "Mounted",
+    "live_query_embedder",
     "live_resources",
     "live_route",
     "routed_folders",
@@ -61,6 +67,8 @@ __all__ = [
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+
+    from codesift.embedding.model import Embedder
 
 log = logging.getLogger(__name__)
 
@@ -232,7 +240,9 @@ def live_route(
             raise
         except CodesiftError as exc:  # not indexed yet, unreadable: routed without it
             log.warning("collection %r left out of the route: %s", collection.name, exc)
-    return _route_sources(query, repositories, collections, limit, evidence)
+    return _route_sources(
+        query, repositories, collections, limit, evidence, live_query_embedder(reader, folders)
+    )
 
 
 class LiveEvidence:
@@ -258,6 +268,31 @@ class LiveEvidence:
     def topics(self) -> npt.NDArray[np.float32] | None:
         with self.reader.connection(self.folder, self.cancel, FOLDER_OPEN_SECONDS) as conn:
             return cached_centroids(self.folder.db_path, conn)
+
+    def neighbours(self, query_vector: npt.NDArray[np.float32]) -> float | None:
+        """The neighbour score: from the vectors the folder holds in memory (~1 ms)
+        when they are loaded, else by a sqlite-vec kNN."""
+        with self.reader.connection(self.folder, self.cancel, FOLDER_OPEN_SECONDS) as conn:
+            resident = self.folder.resident_vectors()
+            if resident is None:
+                return neighbour_similarity(self.folder.db_path, conn, query_vector)
+            if not vectors_are_minilm(self.folder.db_path, conn):
+                return None
+            layers = self.folder.settings.embedding.layers
+            nearest = resident.search(conn, query_vector, NEIGHBOURS, layers)
+            return sum(s for _, s in nearest) / len(nearest) if nearest else None
+
+
+def live_query_embedder(reader: LiveReader, folders: Sequence[FolderIndex]) -> Embedder | None:
+    """The query embedder of the first folder that embeds with MiniLM, for routing
+    among two or more folders (None: routing uses the static model's query)."""
+    if len(folders) < 2:
+        return None
+    for folder in folders:
+        embedding = folder.settings.embedding
+        if embedding.enabled and embedding.model == "minilm":
+            return reader.embedder(folder)
+    return None
 
 
 def routed_folders(result: RouteResult, threshold: float = ROUTE_THRESHOLD) -> list[str]:

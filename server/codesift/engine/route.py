@@ -30,13 +30,16 @@ from codesift.errors import QueryError
 from codesift.retrieval.request import MAX_QUERY_CHARS
 
 if TYPE_CHECKING:
+    from codesift.embedding.model import Embedder
     from codesift.engine.collections import Collection
 from codesift.engine.workspace import Workspace
 from codesift.retrieval.ranking import is_test_like_path
 from codesift.retrieval.routing import (
     RouteEvidence,
     RouteMatch,
+    SemanticEvidence,
     SourceProfile,
+    neighbour_semantic,
     route_terms,
     score_pool,
     semantic_scores,
@@ -44,7 +47,7 @@ from codesift.retrieval.routing import (
 from codesift.store.database import open_reader
 from codesift.store.mentions import resource_texts, resource_titles
 from codesift.store.outline import OutlineFile, source_outline
-from codesift.store.route_centroids import cached_centroids
+from codesift.store.route_centroids import cached_centroids, neighbour_similarity
 from codesift.store.route_profile import IndexEvidence, chunk_total
 
 __all__ = [
@@ -285,20 +288,32 @@ def route_json(
     }
 
 
-def _semantic(query: str, evidence: Mapping[str, RouteEvidence]) -> dict[str, float]:
-    """Each source's semantic score (codesift.retrieval.routing.semantic_scores);
-    none when the static model cannot be loaded (routing goes on without)."""
+def _semantic(
+    query: str, evidence: Mapping[str, RouteEvidence], query_embedder: Embedder | None
+) -> SemanticEvidence:
+    """Each source's semantic evidence (codesift.retrieval.routing): with a MiniLM
+    `query_embedder` and a pool of MiniLM vectors, its centroid and neighbour
+    scores; else its centroid score for the query's static embedding; none when
+    neither model can be loaded (routing goes on without)."""
     if not any(callable(getattr(e, "topics", None)) for e in evidence.values()):
-        return {}
+        return SemanticEvidence({})
     from codesift.embedding.static_model import load_table
     from codesift.errors import EmbeddingError
 
+    if query_embedder is not None and query_embedder.close_match is not None:
+        try:
+            found = neighbour_semantic(query_embedder.embed_query(query), evidence)
+        except Exception as exc:  # a model that cannot load: the static query below
+            log.warning("routing without MiniLM's neighbours: %s", exc)
+            found = None
+        if found is not None:
+            return found
     try:
         vector = load_table().embed([query])[0]
     except EmbeddingError as exc:
         log.warning("routing without topics: %s", exc)
-        return {}
-    return semantic_scores(vector, evidence)
+        return SemanticEvidence({})
+    return SemanticEvidence(semantic_scores(vector, evidence))
 
 
 def route_sources(
@@ -307,14 +322,16 @@ def route_sources(
     collections: Sequence[SourceProfile] = (),
     limit: int = 3,
     evidence: Mapping[str, RouteEvidence] | None = None,
+    query_embedder: Embedder | None = None,
 ) -> RouteResult:
     """Score the two pools separately: repositories no term matched are dropped,
     collections are always listed (a zero-score one marked weak). With `evidence`
     (each repository's index, by name) the repositories are in the graded order
     (codesift.retrieval.routing), with the semantic score of those whose evidence
-    has topics (the query's static embedding against them)."""
+    has topics (the query's embedding against them: `query_embedder`'s, MiniLM,
+    when every such index holds MiniLM's vectors, else the static model's)."""
     terms = route_terms(query)
-    semantic = _semantic(query, evidence) if evidence else None
+    semantic = _semantic(query, evidence, query_embedder) if evidence else None
     return RouteResult(
         query=query,
         terms=terms,
@@ -362,7 +379,9 @@ def route(
             reader = open_reader(ws.db_path)
             readers.callback(reader.close)
             evidence[profile.name] = IndexEvidence(
-                reader, topics=functools.partial(cached_centroids, ws.db_path, reader)
+                reader,
+                topics=functools.partial(cached_centroids, ws.db_path, reader),
+                neighbours=functools.partial(neighbour_similarity, ws.db_path, reader),
             )
             for collection in collections_of(ws, listener):
                 if collection.workspace.db_path in collections:
@@ -382,4 +401,24 @@ def route(
             status = add_shared_pool(repositories, evidence, shared, open_keys)
             if status.state != "ok" and listener is not None:
                 listener.warning(status.message)
-        return route_sources(query, repositories, list(collections.values()), limit, evidence)
+        return route_sources(
+            query,
+            repositories,
+            list(collections.values()),
+            limit,
+            evidence,
+            _query_embedder(workspaces) if len(repositories) > 1 else None,
+        )
+
+
+def _query_embedder(workspaces: Sequence[Workspace]) -> Embedder | None:
+    """The embedder of the first workspace whose settings embed with MiniLM (its
+    query encoder loads on first use), for the pool's neighbour scores; None: the
+    static model's query alone."""
+    from codesift.engine.models import make_embedder
+
+    for ws in workspaces:
+        embedding = ws.settings.embedding
+        if embedding.enabled and embedding.model == "minilm":
+            return make_embedder(embedding)
+    return None

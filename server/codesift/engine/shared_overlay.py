@@ -537,6 +537,7 @@ def live_route_with_shared(
         COLLECTION_OPEN_SECONDS,
         FOLDER_OPEN_SECONDS,
         LiveEvidence,
+        live_query_embedder,
     )
     from codesift.engine.route import (
         cached_collection_profile,
@@ -565,4 +566,5 @@ def live_route_with_shared(
         except CodesiftError as exc:  # not indexed yet, unreadable: routed without it
             log.warning("collection %r left out of the route: %s", collection.name, exc)
     status = add_shared_pool(repositories, evidence, shared, exclude)
-    return route_sources(query, repositories, collections, limit, evidence), status
+    embedder = live_query_embedder(reader, folders)
+    return route_sources(query, repositories, collections, limit, evidence, embedder), status

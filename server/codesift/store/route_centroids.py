@@ -7,6 +7,10 @@ repository is about, whatever words it uses. At most SAMPLE_VECTORS vectors (an
 even stride over the chunk ids) are clustered: the centroids of a 72,000-chunk
 index in ~0.2 s.
 
+With a MiniLM query, a repository whose vectors are MiniLM's also gives the mean
+cosine of the NEIGHBOURS chunk vectors nearest to the question
+(`neighbour_similarity`): one sqlite-vec kNN, ~6 ms on a 90,000-vector index.
+
 Computed on demand and kept in memory keyed by the index file and its vector
 counters (`vectors_stamp`, `vectors_removed`): any write or removal of a vector
 computes them again, so they never describe vectors the index no longer holds.
@@ -22,8 +26,17 @@ import numpy as np
 import numpy.typing as npt
 
 from codesift.store.vector_stamps import vector_counters
+from codesift.store.vectors import vector_models
 
-__all__ = ["CENTROIDS", "SAMPLE_VECTORS", "cached_centroids", "vector_centroids"]
+__all__ = [
+    "CENTROIDS",
+    "NEIGHBOURS",
+    "SAMPLE_VECTORS",
+    "cached_centroids",
+    "neighbour_similarity",
+    "vector_centroids",
+    "vectors_are_minilm",
+]
 
 # Set with bench/route_quality.py on half of the dev-set queries (32 against 8 and
 # 128: 128 is no better and 4x the work per query).
@@ -110,3 +123,65 @@ def cached_centroids(db_path: Path, conn: apsw.Connection) -> Centroids | None:
     with _lock:
         _cache[db_path] = (key, centroids)
     return centroids
+
+
+# The nearest chunk vectors whose mean cosine is a repository's neighbour score, and
+# the share of its vectors MiniLM must have made for a MiniLM query to be measured
+# against them (static vectors answer a MiniLM query worse than static centroids
+# do: bench/RESULTS.md, routing notes).
+NEIGHBOURS = 3
+MINILM_SHARE = 0.9
+_MINILM_PREFIX = "all-MiniLM"
+
+_shares: dict[Path, tuple[tuple[int, int, int], float]] = {}
+
+
+def _minilm_share(db_path: Path, conn: apsw.Connection) -> float:
+    """The share of the index's vectors a MiniLM model made, kept until a vector is
+    written or removed."""
+    key = _vector_key(conn)
+    with _lock:
+        hit = _shares.get(db_path)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    try:
+        models = vector_models(conn)
+    except apsw.SQLError:  # no vector tables
+        models = {}
+    total = sum(models.values())
+    minilm = sum(n for model, n in models.items() if model.startswith(_MINILM_PREFIX))
+    share = minilm / total if total else 0.0
+    with _lock:
+        _shares[db_path] = (key, share)
+    return share
+
+
+def vectors_are_minilm(db_path: Path, conn: apsw.Connection) -> bool:
+    """Whether at least MINILM_SHARE of the index's vectors are MiniLM's."""
+    return _minilm_share(db_path, conn) >= MINILM_SHARE
+
+
+def neighbour_similarity(
+    db_path: Path, conn: apsw.Connection, query_vector: npt.NDArray[np.float32]
+) -> float | None:
+    """The mean cosine of the NEIGHBOURS chunk vectors nearest to `query_vector`, a
+    MiniLM query of unit length (a sqlite-vec kNN); None unless the index's vectors
+    are MiniLM's (`vectors_are_minilm`)."""
+    if not vectors_are_minilm(db_path, conn):
+        return None
+    peak = float(np.abs(query_vector).max()) or 1.0
+    quantized = np.round(query_vector * (127.0 / peak)).astype(np.int8)
+    try:
+        distances = [
+            float(d)
+            for (d,) in conn.execute(
+                "SELECT distance FROM chunk_vectors WHERE embedding MATCH vec_int8(?) AND k = ?",
+                (quantized.tobytes(), NEIGHBOURS),
+            )
+            if isinstance(d, int | float)
+        ]
+    except apsw.SQLError:
+        return None
+    if not distances:
+        return None
+    return float(np.mean([1.0 - d for d in distances]))

@@ -169,19 +169,25 @@ def probe_terms(
 class IndexEvidence:
     """Routing evidence (codesift.retrieval.routing.RouteEvidence, and RouteTopics
     when `topics` is given: what reads the index's topic centroids, e.g.
-    codesift.store.route_centroids.cached_centroids) read through an open
-    connection to an index."""
+    codesift.store.route_centroids.cached_centroids; RouteNeighbours when
+    `neighbours` is: e.g. route_centroids.neighbour_similarity) read through an
+    open connection to an index."""
 
     def __init__(
         self,
         conn: apsw.Connection,
         topics: Callable[[], npt.NDArray[np.float32] | None] | None = None,
+        neighbours: Callable[[npt.NDArray[np.float32]], float | None] | None = None,
     ) -> None:
         self.conn = conn
         self._topics = topics
+        self._neighbours = neighbours
 
     def topics(self) -> npt.NDArray[np.float32] | None:
         return self._topics() if self._topics is not None else None
+
+    def neighbours(self, query_vector: npt.NDArray[np.float32]) -> float | None:
+        return self._neighbours(query_vector) if self._neighbours is not None else None
 
     def term_chunks(self, forms: Mapping[str, Sequence[str]]) -> Mapping[str, int]:
         return term_chunks(self.conn, forms)
