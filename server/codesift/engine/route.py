@@ -300,14 +300,15 @@ def _semantic(
     from codesift.embedding.static_model import load_table
     from codesift.errors import EmbeddingError
 
-    if query_embedder is not None and query_embedder.close_match is not None:
+    if query_embedder is not None:
         try:
-            found = neighbour_semantic(query_embedder.embed_query(query), evidence)
+            minilm = query_embedder.embed_query(query)
         except Exception as exc:  # a model that cannot load: the static query below
             log.warning("routing without MiniLM's neighbours: %s", exc)
-            found = None
-        if found is not None:
-            return found
+        else:
+            found = neighbour_semantic(minilm, evidence)  # a cancel propagates
+            if found is not None:
+                return found
     try:
         vector = load_table().embed([query])[0]
     except EmbeddingError as exc:
