@@ -155,7 +155,7 @@ def symbol_stream(
     qualified = _QUALIFIER.sub(".", analysis.symbol).lower() if analysis.symbol_like else ""
     scores: dict[int, float] = {}
     for probe in probes:
-        candidates = store.symbol_candidates(probe, filters, NAME_CANDIDATES)
+        candidates = store.symbol_candidates(probe, filters, NAME_CANDIDATES, threshold)
         if not candidates:
             continue
         lowered = probe.lower()

@@ -120,10 +120,12 @@ class SearchStore(Protocol):
         ...
 
     def symbol_candidates(
-        self, probe: str, filters: SearchFilters, limit: int
+        self, probe: str, filters: SearchFilters, limit: int, threshold: float | None = None
     ) -> list[SymbolCandidate]:
         """Definitions named `probe` in any case, and up to `limit` whose names look
-        most like it, that pass the language, path and time filters."""
+        most like it, that pass the language, path and time filters. `threshold`:
+        the trigram similarity (retrieval/streams.py's) the caller keeps names at;
+        a backend may leave out the names that cannot reach it."""
         ...
 
     def chunks_for_nodes(self, node_ids: Sequence[int], layers: Sequence[str]) -> dict[int, int]:

@@ -237,8 +237,10 @@ class SqliteSearchStore:
         return [(int(cid), -float(score)) for cid, score in rows]
 
     def symbol_candidates(
-        self, probe: str, filters: SearchFilters, limit: int
+        self, probe: str, filters: SearchFilters, limit: int, threshold: float | None = None
     ) -> list[SymbolCandidate]:
+        # `threshold` is not needed here: the trigram table finds names by the
+        # trigrams they share, so every name it returns shares one.
         conn = self._conn
         ids = set(
             int(r[0])
