@@ -245,11 +245,22 @@ class PostgresSearchStore:
             params.append(list(self._reader.repos))
         return sql + ") ", params
 
-    def _rows(self, sql: str, params: Sequence[Any], *, prepare: bool | None = None) -> list[Any]:
+    def _rows(
+        self,
+        sql: str,
+        params: Sequence[Any],
+        *,
+        prepare: bool | None = None,
+        binary: bool = False,
+    ) -> list[Any]:
         """Rows of `sql` (which may refer to `readable`), the readable CTE first
-        (`prepare`: psycopg's, None preparing a statement run often)."""
+        (`prepare`: psycopg's, None preparing a statement run often; `binary`:
+        values in PostgreSQL's binary form, not as text)."""
         head, head_params = self._readable()
-        return self._conn.execute(head + sql, [*head_params, *params], prepare=prepare).fetchall()
+        cursor = self._conn.execute(
+            head + sql, [*head_params, *params], prepare=prepare, binary=binary
+        )
+        return cursor.fetchall()
 
     def readable_repos(self) -> list[str]:
         """The keys of the repositories this reader may read, in key order."""
@@ -371,6 +382,9 @@ class PostgresSearchStore:
             " FROM term_stats t WHERE t.layer = %s AND t.lexeme = ANY(%s)"
             " AND t.repo_id IN (SELECT id FROM readable)",
             [layer, wanted],
+            # The arrays as they are stored: as text, bytea is hex, twice the
+            # bytes, encoded by the server and decoded here.
+            binary=True,
         ):
             if ids is None or occurrences is None or lengths is None:
                 return None
