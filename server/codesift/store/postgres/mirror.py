@@ -379,6 +379,30 @@ def _sync_commits(
 # A run that wrote at least this many rows analyzes the tables it wrote.
 ANALYZE_AFTER_ROWS = 10_000
 
+# The GIN indexes (trigrams of names, full-text vectors) of the tables a search
+# reads by them.
+_GIN_INDEXES_SQL = (
+    "SELECT i.indexrelid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+    " JOIN pg_am a ON a.oid = c.relam WHERE a.amname = 'gin'"
+    " AND i.indrelid IN ('nodes'::regclass, 'chunks'::regclass)"
+)
+
+
+def merge_pending_entries(pg: psycopg.Connection[Any]) -> None:
+    """Move the entries this run added to the GIN indexes of nodes and chunks from
+    their pending lists into the indexes. Rows written go to a GIN index's pending
+    list (fastupdate), which every search through that index reads whole until
+    autovacuum merges it, and autovacuum waits for a tenth of the table to change:
+    after a mirror run that rewrote 119 files (4,400 nodes) of 1.16M chunks, the
+    symbol statement scoped to one repository took 3x as long. Skipped (with the
+    entries left for autovacuum) when this role may not maintain the indexes."""
+    try:
+        with pg.transaction():
+            pg.execute(f"SELECT gin_clean_pending_list(g.indexrelid) FROM ({_GIN_INDEXES_SQL}) g")
+    except psycopg.errors.InsufficientPrivilege:
+        pass
+
+
 # The layers with a full-text vector, and the statistics a search reads of them.
 FTS_LAYERS = ("code", "ast", "doc")
 
@@ -510,6 +534,8 @@ def mirror_index(
             " indexed_at = now() WHERE id = %s",
             (repo_id, repo_id, repo_id),
         )
+    if summary.rows.get("nodes") or summary.rows.get("chunks"):
+        merge_pending_entries(pg)
     if summary.rows_written >= ANALYZE_AFTER_ROWS:
         # Fresh planner statistics after a large write: until autovacuum gets to
         # them, plans (which index, which join order) are made for the old sizes.
