@@ -88,6 +88,10 @@ def test_short_probe_candidates_hold_one_of_its_trigrams(store: PostgresSearchSt
     # pg_trgm alone finds names by its padded trigrams too (`  t`, ` ty`).
     assert {"tyre", "tape", "tying"} <= everything
     assert narrowed == {n for n in everything if "typ" in n or "ype" in n}
+    # A search over some repositories asks pg_trgm alone (its plan keeps the
+    # repository in the index scan); the stream drops the same names.
+    scoped = PostgresSearchStore(store.connection, Reader(None, ("acme/kinds@main",)))
+    assert {c.name for c in scoped.symbol_candidates("type", FILTERS, 50, THRESHOLD)} == everything
     reaching = {n for n in NAMES if _similarity("type", _char_trigrams("type"), n) >= THRESHOLD}
     assert reaching <= narrowed
     assert {"type", "typed", "types", "subtype", "retype"} <= reaching
