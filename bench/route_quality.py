@@ -58,7 +58,11 @@ from codesift.engine.workspace import Workspace  # noqa: E402
 from codesift.retrieval import BROAD_LAYERS, Searcher, SearchRequest  # noqa: E402
 from codesift.retrieval.routing import RouteEvidence, SourceProfile  # noqa: E402
 from codesift.store.database import open_database  # noqa: E402
-from codesift.store.route_centroids import cached_centroids, neighbour_similarity  # noqa: E402
+from codesift.store.route_centroids import (  # noqa: E402
+    cached_centroids,
+    neighbour_similarity,
+    vectors_are_minilm,
+)
 from codesift.store.route_profile import IndexEvidence  # noqa: E402
 from corpora import DEVSET2_NAMES, CorpusUnavailable, prepare_corpus  # noqa: E402
 from quality import SUITES, corpus_settings, load_queries  # noqa: E402
@@ -149,8 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         # as the server does through its reader connections.
         conn = open_database(db_path, readonly=True)
         profiles.append(repository_profile(ws, conn, name=name))
-        topics, neighbours = _vector_evidence(name, args.vectors_prefix)
-        evidence[name] = IndexEvidence(conn, topics=topics, neighbours=neighbours)
+        topics, neighbours, minilm = _vector_evidence(name, args.vectors_prefix)
+        evidence[name] = IndexEvidence(conn, topics=topics, neighbours=neighbours, minilm=minilm)
         queries.extend(load_queries(corpus))
     profile_s = time.perf_counter() - started
     log(f"{len(profiles)} profiles in {profile_s:.1f} s; {len(queries)} queries")
@@ -232,20 +236,22 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _vector_evidence(name: str, prefix: str) -> tuple[Any, Any]:
-    """What reads `name`'s topic centroids and its neighbour score from its index
-    with vectors ((None, None): no prefix, or no such index). Opened read-only and
+def _vector_evidence(name: str, prefix: str) -> tuple[Any, Any, Any]:
+    """What reads `name`'s topic centroids, its neighbour score and whether its
+    vectors are MiniLM's from its index with vectors ((None, None, None): no
+    prefix, or no such index). Opened read-only and
     kept open, as the server keeps its readers."""
     if not prefix:
-        return None, None
+        return None, None, None
     path = DB_DIR / f"{prefix}-{name}.db"
     if not path.exists():
         log(f"{name}: no index with vectors at {path}; routed without topics")
-        return None, None
+        return None, None, None
     conn = open_database(path, readonly=True)
     return (
         functools.partial(cached_centroids, path, conn),
         functools.partial(neighbour_similarity, path, conn),
+        functools.partial(vectors_are_minilm, path, conn),
     )
 
 

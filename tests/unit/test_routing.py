@@ -17,6 +17,7 @@ from codesift.retrieval.routing import (
     TOPIC_TOP,
     SemanticEvidence,
     SourceProfile,
+    minilm_pool,
     neighbour_semantic,
     route_terms,
     score_pool,
@@ -253,6 +254,9 @@ class Neighbours(Topics):
         super().__init__(topics, *chunks)
         self.near = near
 
+    def minilm_vectors(self) -> bool:
+        return self.near is not None
+
     def neighbours(self, query_vector: npt.NDArray[np.float32]) -> float | None:
         return self.near
 
@@ -268,9 +272,12 @@ def test_a_minilm_pool_adds_the_nearest_chunks_to_the_topics() -> None:
     assert found is not None
     assert found.weights == (NEIGHBOUR_WEIGHT, NEIGHBOUR_PROBE_WEIGHT)
     assert found.scores == pytest.approx({"a": 1.0 + 0.4, "b": 0.0 + 0.7})
+    assert minilm_pool(evidence)
     # One index whose vectors are not MiniLM's: the pool keeps the static query.
     mixed = {**evidence, "d": Neighbours([unit(1, 1)], None, "retry")}
-    assert neighbour_semantic(query, mixed) is None
+    assert not minilm_pool(mixed) and neighbour_semantic(query, mixed) is None
+    # Fewer than two with vectors: no MiniLM query is embedded for the pool.
+    assert not minilm_pool({"a": evidence["a"], "c": evidence["c"]})
     # Fewer than two sources with vectors: nothing to compare.
     assert neighbour_semantic(query, {"a": evidence["a"], "c": evidence["c"]}) is None
     assert SemanticEvidence({}).weights == (SEMANTIC_WEIGHT, SEMANTIC_PROBE_WEIGHT)

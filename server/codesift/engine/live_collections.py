@@ -269,6 +269,10 @@ class LiveEvidence:
         with self.reader.connection(self.folder, self.cancel, FOLDER_OPEN_SECONDS) as conn:
             return cached_centroids(self.folder.db_path, conn)
 
+    def minilm_vectors(self) -> bool:
+        with self.reader.connection(self.folder, self.cancel, FOLDER_OPEN_SECONDS) as conn:
+            return vectors_are_minilm(self.folder.db_path, conn)
+
     def neighbours(self, query_vector: npt.NDArray[np.float32]) -> float | None:
         """The neighbour score: from the vectors the folder holds in memory (~1 ms)
         when they are loaded, else by a sqlite-vec kNN."""

@@ -39,6 +39,7 @@ from codesift.retrieval.routing import (
     RouteMatch,
     SemanticEvidence,
     SourceProfile,
+    minilm_pool,
     neighbour_semantic,
     route_terms,
     score_pool,
@@ -47,7 +48,11 @@ from codesift.retrieval.routing import (
 from codesift.store.database import open_reader
 from codesift.store.mentions import resource_texts, resource_titles
 from codesift.store.outline import OutlineFile, source_outline
-from codesift.store.route_centroids import cached_centroids, neighbour_similarity
+from codesift.store.route_centroids import (
+    cached_centroids,
+    neighbour_similarity,
+    vectors_are_minilm,
+)
 from codesift.store.route_profile import IndexEvidence, chunk_total
 
 __all__ = [
@@ -300,7 +305,7 @@ def _semantic(
     from codesift.embedding.static_model import load_table
     from codesift.errors import EmbeddingError
 
-    if query_embedder is not None:
+    if query_embedder is not None and minilm_pool(evidence):
         try:
             minilm = query_embedder.embed_query(query)
         except Exception as exc:  # a model that cannot load: the static query below
@@ -383,6 +388,7 @@ def route(
                 reader,
                 topics=functools.partial(cached_centroids, ws.db_path, reader),
                 neighbours=functools.partial(neighbour_similarity, ws.db_path, reader),
+                minilm=functools.partial(vectors_are_minilm, ws.db_path, reader),
             )
             for collection in collections_of(ws, listener):
                 if collection.workspace.db_path in collections:

@@ -89,6 +89,7 @@ __all__ = [
     "RouteTopics",
     "SemanticEvidence",
     "SourceProfile",
+    "minilm_pool",
     "neighbour_semantic",
     "route_terms",
     "score_pool",
@@ -164,10 +165,28 @@ class RouteTopics(Protocol):
 
 
 class RouteNeighbours(Protocol):
-    """Optional, beside RouteEvidence: the mean cosine of a MiniLM query to the
-    source's nearest chunk vectors; None when its vectors are not MiniLM's."""
+    """Optional, beside RouteEvidence: whether the source's vectors are MiniLM's,
+    and the mean cosine of a MiniLM query to its nearest chunk vectors (None when
+    its vectors are not MiniLM's)."""
+
+    def minilm_vectors(self) -> bool: ...
 
     def neighbours(self, query_vector: npt.NDArray[np.float32]) -> float | None: ...
+
+
+def minilm_pool(evidence: Mapping[str, object]) -> bool:
+    """Whether a MiniLM query is worth embedding for the pool: at least two sources
+    have topics and every one that has holds MiniLM's vectors."""
+    with_topics = 0
+    for found in evidence.values():
+        topics_of = getattr(found, "topics", None)
+        if not callable(topics_of) or topics_of() is None:
+            continue
+        minilm = getattr(found, "minilm_vectors", None)
+        if not callable(minilm) or not minilm():
+            return False
+        with_topics += 1
+    return with_topics >= 2
 
 
 @dataclass(frozen=True, slots=True)

@@ -170,7 +170,8 @@ class IndexEvidence:
     """Routing evidence (codesift.retrieval.routing.RouteEvidence, and RouteTopics
     when `topics` is given: what reads the index's topic centroids, e.g.
     codesift.store.route_centroids.cached_centroids; RouteNeighbours when
-    `neighbours` is: e.g. route_centroids.neighbour_similarity) read through an
+    `neighbours` and `minilm` are: e.g. route_centroids.neighbour_similarity and
+    vectors_are_minilm) read through an
     open connection to an index."""
 
     def __init__(
@@ -178,10 +179,15 @@ class IndexEvidence:
         conn: apsw.Connection,
         topics: Callable[[], npt.NDArray[np.float32] | None] | None = None,
         neighbours: Callable[[npt.NDArray[np.float32]], float | None] | None = None,
+        minilm: Callable[[], bool] | None = None,
     ) -> None:
         self.conn = conn
         self._topics = topics
         self._neighbours = neighbours
+        self._minilm = minilm
+
+    def minilm_vectors(self) -> bool:
+        return self._minilm() if self._minilm is not None else False
 
     def topics(self) -> npt.NDArray[np.float32] | None:
         return self._topics() if self._topics is not None else None
