@@ -9,8 +9,8 @@ import pytest
 
 from codesift.engine import Engine, Workspace
 from codesift.store.database import open_database
-from codesift.store.route_centroids import cached_centroids, vector_centroids
-from codesift.store.vectors import write_vectors
+from codesift.store.route_centroids import REFRESH_SHARE, cached_centroids, vector_centroids
+from codesift.store.vectors import delete_vectors, write_vectors
 from conftest import MakeRepo
 from routing_corpus import NO_VECTORS
 
@@ -35,7 +35,7 @@ def chunk_ids(db_path: Path) -> list[int]:
         conn.close()
 
 
-def test_centroids_find_the_topics_of_the_vectors_and_follow_every_vector_write(
+def test_centroids_find_the_topics_of_the_vectors_and_follow_their_changes(
     make_repo: MakeRepo, git_isolation: None
 ) -> None:
     ws = Workspace.at(make_repo(FILES, name="jobs"))
@@ -67,12 +67,21 @@ def test_centroids_find_the_topics_of_the_vectors_and_follow_every_vector_write(
         first = cached_centroids(ws.db_path, conn)
         assert first is not None
         assert cached_centroids(ws.db_path, conn) is first  # kept while nothing changes
+        # A few vectors written since (at most REFRESH_SHARE of them): still kept, as
+        # during a fill that writes a batch every second.
+        few = max(1, int(REFRESH_SHARE * len(ids)))
+        write_vectors(conn, [(c, "summary", int8_row(up, 0.05, rng), 0) for c in ids[:few]], "m")
+        assert cached_centroids(ws.db_path, conn) is first
         # Every vector rewritten toward a third direction: computed again.
         write_vectors(conn, [(cid, "summary", int8_row(up, 0.05, rng), 0) for cid in ids], "m")
         again = cached_centroids(ws.db_path, conn)
         assert again is not None and again is not first
         # (as many centroids as vectors here: each is one noisy vector)
         assert float((again @ up).min()) > 0.5 and float((first @ up).max()) < 0.3
+        # A removed vector: computed again at once (no centroid of a vector gone).
+        delete_vectors(conn, ids[:1])
+        after_removal = cached_centroids(ws.db_path, conn)
+        assert after_removal is not None and after_removal is not again
     finally:
         conn.close()
 

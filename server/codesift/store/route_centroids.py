@@ -11,9 +11,12 @@ With a MiniLM query, a repository whose vectors are MiniLM's also gives the mean
 cosine of the NEIGHBOURS chunk vectors nearest to the question
 (`neighbour_similarity`): one sqlite-vec kNN, ~6 ms on a 90,000-vector index.
 
-Computed on demand and kept in memory keyed by the index file and its vector
-counters (`vectors_stamp`, `vectors_removed`): any write or removal of a vector
-computes them again, so they never describe vectors the index no longer holds.
+Computed on demand and kept in memory per index file, with its vector counters
+(`vectors_stamp`, `vectors_removed`): a removal of vectors computes them again,
+so they never describe vectors the index no longer holds; vectors written since
+(a fill in progress, MiniLM replacing the static tier) do once they are more
+than REFRESH_SHARE of the index's (a fill writes a batch every second or so, and
+each computation of a large index's centroids takes ~0.2 s).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from codesift.store.vectors import vector_models
 __all__ = [
     "CENTROIDS",
     "NEIGHBOURS",
+    "REFRESH_SHARE",
     "SAMPLE_VECTORS",
     "cached_centroids",
     "neighbour_similarity",
@@ -98,6 +102,10 @@ def vector_centroids(
     return centroids
 
 
+# The share of an index's vectors written since its centroids (or its MiniLM share)
+# were computed above which they are computed again.
+REFRESH_SHARE = 0.05
+
 _lock = threading.Lock()
 _cache: dict[Path, tuple[tuple[int, int, int], Centroids | None]] = {}
 
@@ -111,13 +119,32 @@ def _vector_key(conn: apsw.Connection) -> tuple[int, int, int]:
     return stamp, removed, int(row[0]) if row else 0
 
 
+def _still_current(
+    conn: apsw.Connection, computed: tuple[int, int, int], now: tuple[int, int, int]
+) -> bool:
+    """Whether what was computed at vector counters `computed` still describes the
+    index at `now`: no vector removed since, and at most REFRESH_SHARE of them
+    written since (new ones and ones that replaced another model's)."""
+    if computed == now:
+        return True
+    stamp, removed, _count = computed
+    if now[1] != removed:
+        return False
+    try:
+        row = conn.execute("SELECT count(*) FROM embedded WHERE stamp > ?", (stamp,)).fetchone()
+    except apsw.SQLError:
+        return False
+    written = int(row[0]) if row else 0
+    return written <= REFRESH_SHARE * max(now[2], 1)
+
+
 def cached_centroids(db_path: Path, conn: apsw.Connection) -> Centroids | None:
     """`vector_centroids` of the index at `db_path` (read through `conn`), kept
-    until a vector is written or removed."""
+    until a vector is removed or more than REFRESH_SHARE of them are written."""
     key = _vector_key(conn)
     with _lock:
         hit = _cache.get(db_path)
-    if hit is not None and hit[0] == key:
+    if hit is not None and _still_current(conn, hit[0], key):
         return hit[1]
     centroids = vector_centroids(conn)
     with _lock:
@@ -137,12 +164,12 @@ _shares: dict[Path, tuple[tuple[int, int, int], float]] = {}
 
 
 def _minilm_share(db_path: Path, conn: apsw.Connection) -> float:
-    """The share of the index's vectors a MiniLM model made, kept until a vector is
-    written or removed."""
+    """The share of the index's vectors a MiniLM model made, kept as the centroids
+    are (`_still_current`)."""
     key = _vector_key(conn)
     with _lock:
         hit = _shares.get(db_path)
-    if hit is not None and hit[0] == key:
+    if hit is not None and _still_current(conn, hit[0], key):
         return hit[1]
     try:
         models = vector_models(conn)
