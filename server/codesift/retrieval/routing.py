@@ -108,7 +108,7 @@ PROBE_WEIGHT = 4.0
 SEMANTIC_WEIGHT = 1.0
 SEMANTIC_PROBE_WEIGHT = 2.0  # its weight in choosing the repositories probed
 # The semantic score with MiniLM's nearest chunks in it says more: weighted so, set on
-# half 0 (top-3 0.888 -> 0.907), checked on half 1 (0.896 -> 0.922).
+# half 0 (top-3 0.888 -> 0.907), checked on half 1 (0.896 -> 0.925; bench/route_quality.py).
 NEIGHBOUR_WEIGHT = 3.0
 NEIGHBOUR_PROBE_WEIGHT = 3.0
 TOPIC_TOP = 3
