@@ -55,6 +55,7 @@ sys.path[:0] = [str(REPO_DIR / "server"), str(BENCH_DIR)]
 
 from corpora import DATA_DIR, prepare_corpus  # noqa: E402
 from index_speed import machine_info  # noqa: E402
+from timing import log, percentile  # noqa: E402
 
 SECTION = "cli_latency"
 DEFAULT_OUT = BENCH_DIR / "RESULTS.md"
@@ -74,16 +75,6 @@ QUERIES = (
 ANSWERED = "DEBUG codesift.cli: answered by"
 
 Json = dict[str, Any]
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
-    return ordered[index]
 
 
 def summary(values: list[float]) -> Json:

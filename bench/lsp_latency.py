@@ -46,19 +46,12 @@ from lsprotocol import types  # noqa: E402
 
 from corpora import DATA_DIR, prepare_corpus  # noqa: E402
 from index_speed import machine_info  # noqa: E402
+from timing import percentile  # noqa: E402
 
 SECTION = "lsp_latency"
 DEFAULT_OUT = BENCH_DIR / "RESULTS.md"
 
 Json = dict[str, Any]
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    index = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
-    return ordered[index]
 
 
 def summary(values: list[float]) -> Json:

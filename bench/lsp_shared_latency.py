@@ -54,6 +54,7 @@ from corpora import (  # noqa: E402
 )
 from quality import load_queries  # noqa: E402
 from runinfo import head_commit, server_changes  # noqa: E402
+from timing import log, percentile  # noqa: E402
 
 LOCAL_FILES = {
     "ledger/entries.py": (
@@ -63,16 +64,6 @@ LOCAL_FILES = {
     ),
     "README.md": "# Ledger\n\nA tiny double-entry ledger.\n",
 }
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
-    return ordered[index]
 
 
 def load_average() -> str:
