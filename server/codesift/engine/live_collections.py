@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from codesift.engine.collections import (
     Collection,
@@ -212,18 +212,24 @@ def live_resources(
     return pick_resources(pages, limit)
 
 
-def live_route(
+class LivePools(NamedTuple):
+    """What a live route scores: the folders' profiles and evidence, and the
+    mounted collections' profiles."""
+
+    repositories: list[SourceProfile]
+    evidence: dict[str, RouteEvidence]
+    collections: list[SourceProfile]
+
+
+def live_pools(
     reader: LiveReader,
     folders: Sequence[FolderIndex],
     mounted: Sequence[Mounted],
-    query: str,
-    limit: int,
     cancel: Cancellation,
-) -> RouteResult:
-    """Route `query` among the live `folders` and the mounted collections (each
-    profile read from its live index, cached until the index changes); QueryError
-    for a bad request."""
-    check_route(query, limit)
+) -> LivePools:
+    """Each live folder's profile and evidence and each mounted collection's profile
+    (read from its live index, cached until the index changes); a collection that
+    cannot be read yet is left out with a warning."""
     repositories: list[SourceProfile] = []
     evidence: dict[str, RouteEvidence] = {}
     for folder in folders:
@@ -240,8 +246,28 @@ def live_route(
             raise
         except CodesiftError as exc:  # not indexed yet, unreadable: routed without it
             log.warning("collection %r left out of the route: %s", collection.name, exc)
+    return LivePools(repositories, evidence, collections)
+
+
+def live_route(
+    reader: LiveReader,
+    folders: Sequence[FolderIndex],
+    mounted: Sequence[Mounted],
+    query: str,
+    limit: int,
+    cancel: Cancellation,
+) -> RouteResult:
+    """Route `query` among the live `folders` and the mounted collections
+    (`live_pools`); QueryError for a bad request."""
+    check_route(query, limit)
+    pools = live_pools(reader, folders, mounted, cancel)
     return _route_sources(
-        query, repositories, collections, limit, evidence, live_query_embedder(reader, folders)
+        query,
+        pools.repositories,
+        pools.collections,
+        limit,
+        pools.evidence,
+        live_query_embedder(reader, folders),
     )
 
 

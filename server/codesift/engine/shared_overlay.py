@@ -533,38 +533,11 @@ def live_route_with_shared(
     """engine/live_collections.live_route with the shared repositories in the
     repository pool, scored together by the same code (engine/route.py,
     route_sources)."""
-    from codesift.engine.live_collections import (
-        COLLECTION_OPEN_SECONDS,
-        FOLDER_OPEN_SECONDS,
-        LiveEvidence,
-        live_query_embedder,
-    )
-    from codesift.engine.route import (
-        cached_collection_profile,
-        cached_profile,
-        check_route,
-        route_sources,
-    )
-    from codesift.errors import SearchCancelled
+    from codesift.engine.live_collections import live_pools, live_query_embedder
+    from codesift.engine.route import check_route, route_sources
 
     check_route(query, limit)
-
-    repositories: list[SourceProfile] = []
-    evidence: dict[str, RouteEvidence] = {}
-    for folder in folders:
-        with reader.connection(folder, cancel, FOLDER_OPEN_SECONDS) as conn:
-            profile = cached_profile(folder.workspace, conn)
-        repositories.append(replace(profile, name=folder.name))
-        evidence[folder.name] = LiveEvidence(reader, folder, cancel)
-    collections: list[SourceProfile] = []
-    for collection, index in mounted:
-        try:
-            with reader.connection(index, cancel, COLLECTION_OPEN_SECONDS) as conn:
-                collections.append(cached_collection_profile(collection, conn))
-        except SearchCancelled:
-            raise
-        except CodesiftError as exc:  # not indexed yet, unreadable: routed without it
-            log.warning("collection %r left out of the route: %s", collection.name, exc)
+    repositories, evidence, collections = live_pools(reader, folders, mounted, cancel)
     status = add_shared_pool(repositories, evidence, shared, exclude)
     embedder = live_query_embedder(reader, folders)
     return route_sources(query, repositories, collections, limit, evidence, embedder), status
