@@ -696,6 +696,60 @@ def test_kotlin_doc_comment_after_imports() -> None:
     assert node(parsed, "a.D").docstring == "Doc."
 
 
+def test_kotlin_doc_comment_above_an_annotation_line() -> None:
+    # After a definition, tree-sitter-kotlin reads `@OptIn(X::class)` on its own line
+    # as an expression, not as the next function's annotation.
+    text = (
+        "package a\n\nfun x() = 1\n\n/**\n * Get a dependency.\n */\n"
+        "@OptIn(KoinInternalApi::class)\n"
+        "inline fun <reified T : Any> Scope.get(): T {\n    return x()\n}\n"
+    )
+    parsed = parse("kotlin", text)
+    assert node(parsed, "a.get").docstring == "Get a dependency."
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "qname"),
+    [
+        (
+            "kotlin",
+            "package a\n\n/**\n * Add the context.\n */\n\nfun androidContext() {}\n",
+            "a.androidContext",
+        ),
+        (
+            "java",
+            "class A {\n  /** Add the context. */\n\n  void androidContext() {}\n}\n",
+            "A.androidContext",
+        ),
+        (
+            "javascript",
+            "const o = {\n  /**\n   * Add the context.\n   */\n\n"
+            "  get androidContext () { return 1 },\n};\n",
+            "androidContext",
+        ),
+    ],
+)
+def test_doc_comment_above_a_blank_line_is_the_definitions_doc(
+    language: str, text: str, qname: str
+) -> None:
+    # Javadoc, KDoc and JSDoc attach a `/** */` comment across blank lines.
+    assert node(parse(language, text), qname).docstring == "Add the context."
+
+
+@pytest.mark.parametrize(
+    "comment",
+    [
+        "// Add the context.",  # a line comment apart from the code is not a doc
+        "/* Add the context. */",
+        "/**\n * @module\n * Add the context.\n */",  # the file's own description
+        "/**\n * Copyright 2020 Someone. Licensed under the Apache License.\n */",
+    ],
+)
+def test_comment_apart_from_a_definition_is_not_its_doc(comment: str) -> None:
+    parsed = parse("typescript", f"{comment}\n\nexport function androidContext() {{}}\n")
+    assert node(parsed, "androidContext").docstring == ""
+
+
 def test_scala_import_hint_has_the_whole_path() -> None:
     parsed = parse("scala", "import scala.collection.mutable\n")
     assert [(e.dst_name, e.dst_hint) for e in edges_of(parsed, "imports")] == [

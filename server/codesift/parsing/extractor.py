@@ -154,6 +154,36 @@ def _is_comment(node: Node) -> bool:
     return "comment" in node.type or node.type == "haddock"  # Haskell `-- |` docs
 
 
+def _skippable_before_doc(node: Node) -> bool:
+    """An attribute, decorator or annotation between a doc comment and its
+    definition. tree-sitter-kotlin reads an annotation with arguments on a line of
+    its own at the top level (`@OptIn(X::class)` above `inline fun ...`) as an
+    expression starting with that annotation."""
+    if node.type in _SKIPPABLE_BEFORE_DOC:
+        return True
+    first = node.named_children[0] if node.type == "prefix_expression" else None
+    return first is not None and first.type == "annotation"
+
+
+# Tags of a `/** ... */` block that describes its file or sets a tool's pragma.
+_FILE_DOC_TAGS = re.compile(
+    r"@(?:module|file|fileoverview|overview|packageDocumentation|license|jsx\w*)\b"
+)
+
+
+def _detached_doc(comment: Node, src: bytes, anchor: Node) -> bool:
+    """A `/** ... */` doc comment with only blank lines between it and its
+    definition: Javadoc, KDoc, JSDoc and PHPDoc attach it all the same (a licence,
+    a file's own description or a pragma is not a definition's doc)."""
+    text = _text(comment, src)
+    return (
+        text.startswith("/**")
+        and not src[comment.end_byte : anchor.start_byte].strip()
+        and not _NOT_A_FILE_DOC.search(text[:400])
+        and not _FILE_DOC_TAGS.search(text)
+    )
+
+
 def _leading_comment(node: Node, src: bytes) -> tuple[str, int]:
     """The doc comment right above a definition, cleaned, and the 1-based line it
     starts on (0 when there is none)."""
@@ -161,7 +191,7 @@ def _leading_comment(node: Node, src: bytes) -> tuple[str, int]:
     while True:
         prev = target.prev_named_sibling
         anchor = target  # the comment must end right above the skipped attributes
-        while prev is not None and prev.type in _SKIPPABLE_BEFORE_DOC:
+        while prev is not None and _skippable_before_doc(prev):
             anchor = prev
             prev = prev.prev_named_sibling
         if prev is not None and "comment" not in prev.type:
@@ -185,6 +215,8 @@ def _leading_comment(node: Node, src: bytes) -> tuple[str, int]:
         return "", 0
     comments: list[str] = []
     expected_row = anchor.start_point[0]
+    if prev.end_point[0] < expected_row - 1 and _detached_doc(prev, src, anchor):
+        expected_row = prev.end_point[0] + 1
     while prev is not None and _is_comment(prev) and prev.end_point[0] >= expected_row - 1:
         before = prev.prev_sibling
         if (
