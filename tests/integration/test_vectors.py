@@ -396,3 +396,75 @@ def test_routing_measures_a_minilm_query_against_minilm_vectors_only(
     static_conn, _ = index_workspace(static_root)
     fill_vectors(static_conn, Embedder(model="static"), layers=("summary", "doc"))
     assert neighbour_similarity(Path(static_conn.filename), static_conn, query) is None
+
+
+def test_routing_takes_an_index_size_off_its_nearest_chunks(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace, embedder: Embedder
+) -> None:
+    import functools
+    import math
+
+    from codesift.engine.route import route_sources
+    from codesift.retrieval.routing import (
+        NEIGHBOUR_SIZE_PENALTY,
+        SourceProfile,
+        neighbour_semantic,
+        route_terms,
+        score_pool,
+    )
+    from codesift.store.route_centroids import (
+        cached_centroids,
+        neighbour_similarity,
+        vectors_are_minilm,
+    )
+    from codesift.store.route_profile import IndexEvidence, chunk_total
+
+    question = "give a rejected credit card payment another go"
+    query = embedder.embed_query(question)
+    # The same files, and in `large` forty more functions about something else.
+    filler = "".join(
+        f'def tint_{i}(pixel):\n    """Shift the hue of pixel by {i} degrees."""\n'
+        f"    return pixel + {i}\n\n\n"
+        for i in range(40)
+    )
+    evidence: dict[str, IndexEvidence] = {}
+    profiles: list[SourceProfile] = []
+    for name, files in (("small", FILES), ("large", {**FILES, "paint/hues.py": filler})):
+        conn, _ = index_workspace(make_repo(files, name=name))
+        fill_vectors(conn, embedder, layers=("summary", "doc"))
+        db_path = Path(conn.filename)
+        evidence[name] = IndexEvidence(
+            conn,
+            topics=functools.partial(cached_centroids, db_path, conn),
+            neighbours=functools.partial(neighbour_similarity, db_path, conn),
+            minilm=functools.partial(vectors_are_minilm, db_path, conn),
+        )
+        profiles.append(
+            SourceProfile(name, "repository", (("name", name),), chunks=chunk_total(conn))
+        )
+    sizes = {p.name: p.chunks for p in profiles}
+    assert sizes["large"] > sizes["small"] > 0
+    # The large index holds every vector of the small one and more: its nearest
+    # chunks are at least as close, whatever the question.
+    near = {name: e.neighbours(query) for name, e in evidence.items()}
+    assert near["small"] is not None and near["large"] is not None
+    assert near["large"] >= near["small"] - 1e-6
+
+    semantic = neighbour_semantic(query, evidence)
+    assert semantic is not None and semantic.size_penalty == NEIGHBOUR_SIZE_PENALTY
+    adjusted = semantic.adjusted(sizes)
+    for name, size in sizes.items():
+        expected = semantic.scores[name] - NEIGHBOUR_SIZE_PENALTY * math.log(size)
+        assert adjusted[name] == pytest.approx(expected)
+    # A route through the real indexes orders them with that evidence; the
+    # confidence stays the formula's.
+    routed = route_sources(question, profiles, evidence=evidence, query_embedder=embedder)
+    terms = route_terms(question)
+    expected_order = score_pool(
+        terms, profiles, 3, keep_unmatched=False, evidence=evidence, semantic=semantic
+    )
+    assert [m.name for m in routed.repositories] == [m.name for m in expected_order]
+    formula = score_pool(terms, profiles, 3, keep_unmatched=False, evidence=evidence)
+    assert {m.name: m.confidence for m in routed.repositories} == {
+        m.name: m.confidence for m in formula
+    }

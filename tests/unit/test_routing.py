@@ -11,6 +11,7 @@ import pytest
 
 from codesift.retrieval.routing import (
     NEIGHBOUR_PROBE_WEIGHT,
+    NEIGHBOUR_SIZE_PENALTY,
     NEIGHBOUR_WEIGHT,
     SEMANTIC_PROBE_WEIGHT,
     SEMANTIC_WEIGHT,
@@ -271,6 +272,7 @@ def test_a_minilm_pool_adds_the_nearest_chunks_to_the_topics() -> None:
     found = neighbour_semantic(query, evidence)
     assert found is not None
     assert found.weights == (NEIGHBOUR_WEIGHT, NEIGHBOUR_PROBE_WEIGHT)
+    assert found.size_penalty == NEIGHBOUR_SIZE_PENALTY > 0
     assert found.scores == pytest.approx({"a": 1.0 + 0.4, "b": 0.0 + 0.7})
     assert minilm_pool(evidence)
     # One index whose vectors are not MiniLM's: the pool keeps the static query.
@@ -281,6 +283,7 @@ def test_a_minilm_pool_adds_the_nearest_chunks_to_the_topics() -> None:
     # Fewer than two sources with vectors: nothing to compare.
     assert neighbour_semantic(query, {"a": evidence["a"], "c": evidence["c"]}) is None
     assert SemanticEvidence({}).weights == (SEMANTIC_WEIGHT, SEMANTIC_PROBE_WEIGHT)
+    assert SemanticEvidence({}).size_penalty == 0.0  # the centroid score alone: as is
 
 
 def test_the_nearest_chunks_order_a_pool_the_topics_do_not() -> None:
@@ -296,3 +299,60 @@ def test_the_nearest_chunks_order_a_pool_the_topics_do_not() -> None:
     )
     assert [m.name for m in found] == ["b-near", "a-far"]
     assert found[0].confidence == found[1].confidence
+
+
+def test_the_size_penalty_takes_log_chunks_off_and_an_unknown_size_counts_as_the_mean() -> None:
+    semantic = SemanticEvidence({"a": 0.5, "b": 0.5, "c": 0.5}, size_penalty=0.1)
+    adjusted = semantic.adjusted({"a": 100, "b": 10_000, "c": 0})
+    mean_log = (math.log(100) + math.log(10_000)) / 2
+    assert adjusted == pytest.approx(
+        {
+            "a": 0.5 - 0.1 * math.log(100),
+            "b": 0.5 - 0.1 * math.log(10_000),
+            "c": 0.5 - 0.1 * mean_log,
+        }
+    )
+    plain = SemanticEvidence({"a": 0.5})
+    assert plain.adjusted({"a": 100}) == {"a": 0.5}
+
+
+def sized_as(name: str, chunks: int) -> SourceProfile:
+    """A profile whose index holds `chunks` chunks (only the first few of them are
+    the Chunks evidence's: the rest use none of the query's words)."""
+    return SourceProfile(
+        name, "repository", (("name", name), ("outline", "pay.retry\npay.charge")), chunks=chunks
+    )
+
+
+def test_a_large_index_whose_nearest_chunks_are_barely_closer_does_not_win_by_its_size() -> None:
+    # The same words in both; a large index's nearest chunks come a little closer to
+    # the question (0.55 against 0.50: the best of 200 times more vectors), by less
+    # than its size explains.
+    query = np.asarray(unit(1, 0), np.float32)
+    evidence = {
+        "large": Neighbours([unit(1, 0)], 0.55, "retry charge", "ledger"),
+        "small": Neighbours([unit(1, 0)], 0.50, "retry charge", "ledger"),
+    }
+    profiles = [sized_as("large", 100_000), sized_as("small", 500)]
+    semantic = neighbour_semantic(query, evidence)
+    assert semantic is not None
+    found = score_pool(
+        ["retry", "charge"], profiles, 3, keep_unmatched=False, evidence=evidence, semantic=semantic
+    )
+    assert [m.name for m in found] == ["small", "large"]
+    assert found[0].confidence == found[1].confidence  # the formula is not touched
+    # Without the penalty the raw neighbour scores decide (weight 3 against the
+    # likelihood's 1).
+    raw = SemanticEvidence(semantic.scores, semantic.weights)
+    unpenalised = score_pool(
+        ["retry", "charge"], profiles, 3, keep_unmatched=False, evidence=evidence, semantic=raw
+    )
+    assert [m.name for m in unpenalised] == ["large", "small"]
+    # A clearly closer large index still wins.
+    evidence["large"] = Neighbours([unit(1, 0)], 0.80, "retry charge", "ledger")
+    semantic = neighbour_semantic(query, evidence)
+    assert semantic is not None
+    found = score_pool(
+        ["retry", "charge"], profiles, 3, keep_unmatched=False, evidence=evidence, semantic=semantic
+    )
+    assert [m.name for m in found] == ["large", "small"]

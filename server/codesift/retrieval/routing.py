@@ -39,8 +39,10 @@ repository uses it):
      without vectors gets the pool's mean). When the query has a MiniLM embedding
      and every repository with vectors has MiniLM's (RouteNeighbours), the score
      is that query's centroid score plus the mean cosine of its NEIGHBOURS nearest
-     chunk vectors, weighted NEIGHBOUR_WEIGHT and NEIGHBOUR_PROBE_WEIGHT below
-     instead of SEMANTIC_WEIGHT and SEMANTIC_PROBE_WEIGHT;
+     chunk vectors, less NEIGHBOUR_SIZE_PENALTY x log of its chunk count (the
+     nearest of more vectors are closer to any question), weighted
+     NEIGHBOUR_WEIGHT and NEIGHBOUR_PROBE_WEIGHT below instead of SEMANTIC_WEIGHT
+     and SEMANTIC_PROBE_WEIGHT;
   3. the PROBED best repositories by z(lm) + CONFIDENCE_WEIGHT z(confidence) +
      SEMANTIC_PROBE_WEIGHT z(semantic) (z: standardised over the pool) are probed: their
      index's best chunks for the query (bm25; chunks holding only terms more than
@@ -75,6 +77,7 @@ __all__ = [
     "CONFIDENCE_WEIGHT",
     "MU_CHUNKS",
     "NEIGHBOUR_PROBE_WEIGHT",
+    "NEIGHBOUR_SIZE_PENALTY",
     "NEIGHBOUR_WEIGHT",
     "PROBED",
     "PROBE_TOP",
@@ -111,6 +114,14 @@ SEMANTIC_PROBE_WEIGHT = 2.0  # its weight in choosing the repositories probed
 # half 0 (top-3 0.888 -> 0.907), checked on half 1 (0.896 -> 0.925; bench/route_quality.py).
 NEIGHBOUR_WEIGHT = 3.0
 NEIGHBOUR_PROBE_WEIGHT = 3.0
+# The best cosines among more vectors are higher for any question (over the dev-set
+# queries a corpus's mean neighbour score for questions about other corpora rises
+# from 0.24 at 500 chunks to 0.46 at 120,000): the neighbour score is lowered by
+# this much per unit of log(chunks) before it is standardised. Set on half 0
+# (0.01 / 0.015 / 0.02: top-3 0.910 / 0.912 / 0.910, from 0.907), checked on half 1
+# (0.925 -> 0.928; top-1 0.710 -> 0.728; bench/route_quality.py --vectors-prefix
+# msf --query-model minilm).
+NEIGHBOUR_SIZE_PENALTY = 0.015
 TOPIC_TOP = 3
 # A term more chunks than this use in one index does not make a chunk of it a
 # probe candidate on its own (it still counts in the chunks found): scoring every
@@ -191,11 +202,27 @@ def minilm_pool(evidence: Mapping[str, object]) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class SemanticEvidence:
-    """Each source's semantic score by name, and the weights the graded order
-    gives it: (in the final order, in choosing the sources probed)."""
+    """Each source's semantic score by name, the weights the graded order gives it
+    (in the final order, in choosing the sources probed) and how much it takes off
+    a source's score per unit of log(chunks) before standardising it
+    (`size_penalty`; a source of unknown size counts as the pool's mean size)."""
 
     scores: Mapping[str, float]
     weights: tuple[float, float] = (SEMANTIC_WEIGHT, SEMANTIC_PROBE_WEIGHT)
+    size_penalty: float = 0.0
+
+    def adjusted(self, chunks: Mapping[str, int]) -> Mapping[str, float]:
+        """The scores less `size_penalty` x log of each source's chunk count
+        (`chunks` by name; a source of unknown size, 0 or absent: the mean log
+        size of the others)."""
+        if self.size_penalty == 0.0 or not self.scores:
+            return self.scores
+        logs = {name: math.log(n) for name, n in chunks.items() if n > 0}
+        usual = statistics.fmean(logs.values()) if logs else 0.0
+        return {
+            name: score - self.size_penalty * logs.get(name, usual)
+            for name, score in self.scores.items()
+        }
 
 
 def neighbour_semantic(
@@ -215,7 +242,9 @@ def neighbour_semantic(
         scores[name] = centroid + near
     if len(scores) < 2:
         return None
-    return SemanticEvidence(scores, (NEIGHBOUR_WEIGHT, NEIGHBOUR_PROBE_WEIGHT))
+    return SemanticEvidence(
+        scores, (NEIGHBOUR_WEIGHT, NEIGHBOUR_PROBE_WEIGHT), NEIGHBOUR_SIZE_PENALTY
+    )
 
 
 def semantic_scores(
@@ -370,14 +399,15 @@ def _graded_order(
     lm_z = _standard(lm)
     conf_z = _standard({m.name: m.confidence for m in matches})
     final_weight, probe_weight = semantic.weights
-    sem_z = _semantic_z(semantic.scores, list(by_name))
+    scores = semantic.adjusted(counts.chunks)
+    sem_z = _semantic_z(scores, list(by_name))
     first = {n: lm_z[n] + CONFIDENCE_WEIGHT * conf_z[n] + probe_weight * sem_z[n] for n in by_name}
     order = sorted(by_name, key=lambda n: (-first[n], n))
     probed, rest = order[:PROBED], order[PROBED:]
     probe = {n: _probe_score(terms, counts, n, evidence[n], forms) for n in probed}
     probe_z = _standard(probe)
     lm_probed = _standard({n: lm[n] for n in probed})
-    sem_probed = _semantic_z(semantic.scores, probed)
+    sem_probed = _semantic_z(scores, probed)
     final = {
         n: lm_probed[n] + PROBE_WEIGHT * probe_z[n] + final_weight * sem_probed[n] for n in probed
     }
