@@ -45,9 +45,11 @@ def _compound_parts(identifier: str) -> tuple[str, ...]:
 
 
 def code_index_text(text: str) -> str:
-    """Text to put in the code FTS index: `text` plus the parts of its compound identifiers."""
+    """Text to put in the code FTS index: `text` plus the parts of its compound
+    identifiers, once each, in the order they first appear (the same text always
+    gives the same index text: a set's order would change with the hash seed)."""
     extra: dict[str, None] = {}
-    for ident in set(_IDENTIFIER.findall(text)):
+    for ident in dict.fromkeys(_IDENTIFIER.findall(text)):
         for part in _compound_parts(ident):
             extra[part] = None
     if not extra:

@@ -1,0 +1,38 @@
+"""The code index's text: identifier parts added once each, in a fixed order."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from codesift.tokens import code_index_text
+
+SOURCE = "def parseHttpHeader(raw_line):\n    return HttpHeader.fromRaw(raw_line)\n"
+
+
+def test_parts_follow_the_text_once_each_in_the_order_they_first_appear() -> None:
+    # parseHttpHeader, raw_line, HttpHeader, fromRaw: their parts, without repeats.
+    assert code_index_text(SOURCE) == f"{SOURCE}\nparse http header raw line from"
+
+
+def test_the_same_text_gives_the_same_index_text_whatever_the_hash_seed() -> None:
+    program = "import sys; from codesift.tokens import code_index_text; " + (
+        "sys.stdout.write(code_index_text(sys.stdin.read()))"
+    )
+    outputs = set()
+    for seed in ("1", "2", "3", "4"):
+        done = subprocess.run(
+            [sys.executable, "-c", program],
+            input=SOURCE * 3,
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        )
+        outputs.add(done.stdout)
+    assert outputs == {code_index_text(SOURCE * 3)}
+
+
+def test_text_without_compound_identifiers_is_indexed_as_it_is() -> None:
+    assert code_index_text("return value + 1") == "return value + 1"
