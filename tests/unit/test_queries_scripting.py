@@ -563,6 +563,27 @@ def test_haskell_haddock_docs() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("imports_end", "doc"),
+    [
+        ("\n-- Checks run on the syntax tree\n", "Checks run on the syntax tree"),
+        ("\n\n", ""),
+        (" -- for maps\n\n", ""),  # the import line's own comment
+    ],
+)
+def test_haskell_comment_after_the_imports_is_the_first_definitions_doc(
+    imports_end: str, doc: str
+) -> None:
+    # tree-sitter-haskell keeps that comment inside the imports.
+    text = (
+        f"module A where\n\nimport qualified Data.Map as Map{imports_end}"
+        "treeChecks :: [Int]\ntreeChecks = [1]\n\nother :: Int\nother = 2\n"
+    )
+    parsed = parse("haskell", text)
+    assert node(parsed, "A.treeChecks").docstring == doc
+    assert node(parsed, "A.other").docstring == ""
+
+
 def test_haskell_calls() -> None:
     parsed = parse_fixture("haskell")
     assert_local_call(parsed, "Data.Inventory.report", "Data.Inventory.cheapest")

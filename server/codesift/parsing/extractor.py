@@ -47,6 +47,9 @@ _WRAPPERS = frozenset(
         "ambient_declaration",
     }
 )
+# Top-level sections whose first definition's doc comment may end the section
+# before (tree-sitter-haskell keeps a comment after the imports inside them).
+_SECTIONS = frozenset({"declarations"})
 _BODY_TYPES = frozenset(
     {
         "block",
@@ -208,7 +211,8 @@ def _leading_comment(node: Node, src: bytes) -> tuple[str, int]:
         # The first statement of a body: Ruby keeps the comment above it outside the
         # body (`module M` / `# doc` / `class A` puts the comment before body_statement).
         if parent is not None and (
-            parent.type in _WRAPPERS or (prev is None and parent.type in _BODY_TYPES)
+            parent.type in _WRAPPERS
+            or (prev is None and (parent.type in _BODY_TYPES or parent.type in _SECTIONS))
         ):
             target = parent
             continue
