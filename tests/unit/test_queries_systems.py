@@ -650,6 +650,22 @@ def test_rust_statics_are_constants() -> None:
     assert definitions(parsed) == {("constant", "MANIFEST"), ("constant", "MAX")}
 
 
+def test_cpp_nested_struct_has_the_comment_above_it_as_its_doc() -> None:
+    parsed = parse_source(
+        "cpp",
+        "struct DBImpl::CompactionState {\n"
+        "  // Files produced by compaction\n"
+        "  struct Output {\n    uint64_t number;\n  };\n"
+        "  int total;  // the count\n"
+        "  struct Next {\n    int z;\n  };\n"
+        "};\n",
+        "db/db_impl.cc",
+    )
+    docs = {n.qualified_name: n.docstring for n in parsed.nodes}
+    assert docs["DBImpl::CompactionState::Output"] == "Files produced by compaction"
+    assert docs["DBImpl::CompactionState::Next"] == ""  # the line above's own comment
+
+
 def test_cpp_annotation_macros_in_a_class_body_are_not_methods() -> None:
     # leveldb's thread-safety annotations read as method declarations named
     # GUARDED_BY / EXCLUSIVE_LOCKS_REQUIRED (72 bogus nodes).

@@ -45,6 +45,7 @@ _WRAPPERS = frozenset(
         "template_declaration",
         "attributed_statement",
         "ambient_declaration",
+        "field_declaration",  # C++: a struct or class declared inside a class body
     }
 )
 # Top-level sections whose first definition's doc comment may end the section
