@@ -32,6 +32,7 @@ from codesift.store.vectors import (
     count_pending,
     delete_vectors,
     pending_chunk_ids,
+    quantize,
     rewrite_vector_table,
     small_page_cache,
     stale_vector_ids,
@@ -71,14 +72,6 @@ class VectorCoverage:
     @property
     def ratio(self) -> float:
         return 1.0 if self.embeddable == 0 else self.embedded / self.embeddable
-
-
-def quantize(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.int8]:
-    """Scale each row so its largest component is ±127, then round to int8."""
-    peaks = np.abs(vectors).max(axis=1, keepdims=True)
-    peaks[peaks == 0] = 1.0
-    scaled: npt.NDArray[np.int8] = np.round(vectors * (127.0 / peaks)).astype(np.int8)
-    return scaled
 
 
 def vector_coverage(

@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from codesift.store.vector_stamps import vector_counters
-from codesift.store.vectors import vector_models
+from codesift.store.vectors import quantize, vector_models
 
 __all__ = [
     "CENTROIDS",
@@ -196,8 +196,7 @@ def neighbour_similarity(
     are MiniLM's (`vectors_are_minilm`)."""
     if not vectors_are_minilm(db_path, conn):
         return None
-    peak = float(np.abs(query_vector).max()) or 1.0
-    quantized = np.round(query_vector * (127.0 / peak)).astype(np.int8)
+    quantized = quantize(query_vector[None, :])[0]
     try:
         distances = [
             float(d)

@@ -19,6 +19,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import apsw
+import numpy as np
+import numpy.typing as npt
 
 from codesift.store.database import scalar
 from codesift.store.vector_stamps import bump_vectors_removed, next_vectors_stamp
@@ -34,6 +36,7 @@ __all__ = [
     "delete_vectors",
     "embedded_ids",
     "pending_chunk_ids",
+    "quantize",
     "rewrite_vector_table",
     "small_page_cache",
     "stale_vector_ids",
@@ -49,6 +52,15 @@ MODEL_KEY = "vectors_model"
 LEGACY_MODEL = "all-MiniLM-L6-v2-int8"
 # Layers a vector may belong to (the bare `ast` layer never gets one).
 VECTOR_LAYERS: tuple[str, ...] = ("code", "summary", "doc")
+
+
+def quantize(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.int8]:
+    """The int8 form the vector table keeps: each row scaled so its largest
+    component is ±127, then rounded."""
+    peaks = np.abs(vectors).max(axis=1, keepdims=True)
+    peaks[peaks == 0] = 1.0
+    scaled: npt.NDArray[np.int8] = np.round(vectors * (127.0 / peaks)).astype(np.int8)
+    return scaled
 
 
 def _in_layers(layers: Sequence[str]) -> str:
