@@ -221,6 +221,13 @@ class SearchSettings:
     # goes from weight_vector at a cosine of 0.45 to this at 0.65 (a close match says
     # the stream understood the question; embedding/model.py, CLOSE_MATCH).
     weight_vector_close: float = field(default=1.0, metadata=_NOT_NEGATIVE)
+    # Without vectors, the words that best characterise the first pass's best chunks
+    # are searched too, this many of them (the feedback stream,
+    # retrieval/feedback.py; 0: off) ...
+    feedback_terms: int = field(default=5, metadata=limits(0, 50))
+    # ... fused at this weight (set 2 long +0.014, set 1 +0.003, set 2 short +0.008
+    # without vectors; with vectors it does not run: bench/RESULTS.md).
+    weight_feedback: float = field(default=0.6, metadata=_NOT_NEGATIVE)
     # Code-aware ranking priors (retrieval/ranking.py), switchable for ablation.
     prior_definition: bool = True
     prior_tests: bool = True

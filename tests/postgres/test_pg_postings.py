@@ -127,3 +127,20 @@ def test_a_reader_gets_no_postings_of_a_repository_it_may_not_read(
         nobody = PostgresSearchStore(conn, Reader(principal="nobody"))
         for layer, terms in TERMS.items():
             assert nobody.lexical_hits(layer, terms, SearchFilters(LAYERS), 300) == []
+
+
+def test_term_counts_are_the_sqlite_stores(
+    pg_dsn: str, shared: SharedIndexReport, make_repo: Any, index_workspace: Any
+) -> None:
+    from codesift.store.sqlite_search import SqliteSearchStore
+
+    local, _ = index_workspace(make_repo(FILES, name="local"))
+    sqlite = SqliteSearchStore(local)
+    terms = [*TERMS["code"], "nowhere"]
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        store = PostgresSearchStore(conn, Reader())
+        total, counts = store.term_counts("code", terms)
+        assert (total, counts) == sqlite.term_counts("code", terms)
+        assert total > 0 and counts["charge"] > 1 and counts["nowhere"] == 0
+        nobody = PostgresSearchStore(conn, Reader(principal="nobody"))
+        assert nobody.term_counts("code", terms) == (0, dict.fromkeys(terms, 0))

@@ -131,7 +131,17 @@ export interface FolderCompleteness {
 export interface SearchResponse {
   query: string;
   results: SearchResult[];
-  streams: { folder: string; stream: string; candidates: number; ms: number; error: string | null }[];
+  streams: {
+    folder: string;
+    stream: string;
+    candidates: number;
+    ms: number;
+    error: string | null;
+    /** Its weight in this search's fusion. */
+    weight?: number | null;
+    /** The feedback stream's words added to the query. */
+    added_terms?: string[];
+  }[];
   took_ms: number;
   tokens: number;
   truncated_by_budget: boolean;

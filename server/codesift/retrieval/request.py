@@ -222,6 +222,8 @@ class StreamReport:
     error: str | None = None
     # Its weight in the fusion of this search (None: not fused, e.g. cancelled).
     weight: float | None = None
+    # The feedback stream's words added to the query (retrieval/feedback.py).
+    added_terms: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)

@@ -23,6 +23,7 @@ from codesift.embedding.model import Embedder
 from codesift.embedding.vectors import quantize
 from codesift.errors import SearchCancelled
 from codesift.history.records import change_info
+from codesift.retrieval.feedback import FEEDBACK_DOCS, expanded_analysis, feedback_terms
 from codesift.retrieval.fusion import (
     FusedCandidate,
     Hit,
@@ -504,9 +505,7 @@ class Searcher:
         flight = _InFlight(cancel)
         _check(flight, "start")
         analysis = analyze_query(request.query)
-        filters = StreamFilters(
-            request.layers, request.languages, request.paths, request.time_filter()
-        )
+        filters = _stream_filters(request)
         cap = self.settings.candidate_cap
         response = SearchResponse(query=request.query)
         t0 = time.perf_counter()
@@ -540,6 +539,13 @@ class Searcher:
             "vector_doc": vector_weight * self.settings.weight_doc,
         }
         response.streams = [replace(s, weight=weights.get(s.stream)) for s in response.streams]
+        if self._wants_feedback(request, analysis, rankings):
+            ranked, report = self._feedback(request, analysis, rankings, weights, flight)
+            _check(flight, "feedback")
+            if report is not None:
+                rankings = {**rankings, "feedback": ranked}
+                weights["feedback"] = self.settings.weight_feedback
+                response.streams.append(replace(report, weight=weights["feedback"]))
         # Priors may lift a candidate from deep in the fused list (a definition that
         # lexical ranked low), so they see a wider pool than the page needs.
         wide = fuse_rankings(
@@ -641,6 +647,63 @@ class Searcher:
         response.tokens = used
         response.took_ms = (time.perf_counter() - started) * 1000
         return response
+
+    def _wants_feedback(
+        self, request: SearchRequest, analysis: QueryAnalysis, rankings: dict[str, Ranked]
+    ) -> bool:
+        """Whether the feedback stream runs: for a prose query over code, when no
+        vector stream found anything (retrieval/feedback.py)."""
+        return (
+            self.settings.feedback_terms > 0
+            and not analysis.symbol_like
+            and "code" in request.layers
+            and not rankings.get("vector")
+            and not rankings.get("vector_doc")
+            and any(rankings.values())
+        )
+
+    def _feedback(
+        self,
+        request: SearchRequest,
+        analysis: QueryAnalysis,
+        rankings: dict[str, Ranked],
+        weights: dict[str, float],
+        flight: _InFlight,
+    ) -> tuple[Ranked, StreamReport | None]:
+        """The feedback stream: the query's terms and the words of the first pass's
+        best code chunks, by bm25 (its report lists the words added)."""
+        first = [
+            c.chunk_id
+            for c in fuse_rankings(rankings, weights, self.settings.rrf_k, limit=FEEDBACK_DOCS * 4)
+        ]
+        added: list[str] = []
+
+        def run(store: SearchStore, inputs: StreamInput) -> Ranked:
+            rows = store.chunk_rows(first)
+            texts = [rows[c].text for c in first if c in rows and rows[c].layer == "code"]
+            added.extend(
+                feedback_terms(
+                    texts[:FEEDBACK_DOCS],
+                    analysis.terms,
+                    lambda terms: store.term_counts("code", terms),
+                    self.settings.feedback_terms,
+                )
+            )
+            if not added:
+                return []
+            return lexical_stream(
+                store,
+                expanded_analysis(analysis, added),
+                inputs.filters,
+                inputs.cap,
+                self.settings.lexical_max_df,
+            )
+
+        inputs = StreamInput(analysis, _stream_filters(request), self.settings.candidate_cap)
+        ranked, report = self._run_stream(_Stream("feedback", run), inputs, flight)
+        if report is not None:
+            report = replace(report, added_terms=tuple(added))
+        return ranked, report
 
     def _rerank(
         self,
@@ -754,6 +817,10 @@ def _attach_history(store: SearchStore, response: SearchResponse) -> None:
         replace(r, history=change_info(times[r.chunk_id])) if r.chunk_id in times else r
         for r in response.results
     ]
+
+
+def _stream_filters(request: SearchRequest) -> StreamFilters:
+    return StreamFilters(request.layers, request.languages, request.paths, request.time_filter())
 
 
 def _check(flight: _InFlight, stage: str) -> None:

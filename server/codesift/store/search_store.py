@@ -119,6 +119,11 @@ class SearchStore(Protocol):
         that share of the layer's chunks (they weigh next to nothing)."""
         ...
 
+    def term_counts(self, layer: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """The chunks of `layer` (code, ast or doc) in its full-text index, and per
+        term how many of them hold it (counts a backend may cache)."""
+        ...
+
     def symbol_candidates(
         self, probe: str, filters: SearchFilters, limit: int, threshold: float | None = None
     ) -> list[SymbolCandidate]:

@@ -236,6 +236,13 @@ class SqliteSearchStore:
             ).fetchall()
         return [(int(cid), -float(score)) for cid, score in rows]
 
+    def term_counts(self, layer: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        table = FTS_TABLES.get(layer)
+        if table is None:
+            return 0, dict.fromkeys(terms, 0)
+        conn = self._conn
+        return _cached_count(conn, table, None), {t: _cached_count(conn, table, t) for t in terms}
+
     def symbol_candidates(
         self, probe: str, filters: SearchFilters, limit: int, threshold: float | None = None
     ) -> list[SymbolCandidate]:

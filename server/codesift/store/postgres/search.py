@@ -447,6 +447,19 @@ class PostgresSearchStore:
         chunks, tokens = (int(rows[0][0] or 0), int(rows[0][1] or 0)) if rows else (0, 0)
         return chunks, (tokens / chunks if chunks else 1.0)
 
+    def term_counts(self, layer: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """As the SQLite store counts them, among the chunks this reader may see."""
+        if layer not in ("code", "ast", "doc"):
+            return 0, dict.fromkeys(terms, 0)
+        total, _ = self._layer_size(layer)
+        by_term = {t: or_query([t]) for t in terms}
+        queries = [q for q in dict.fromkeys(by_term.values()) if q]
+        if not queries or total == 0:
+            return total, dict.fromkeys(terms, 0)
+        tsquery = "to_tsquery('english', %s)" if layer == "doc" else "%s::tsquery"
+        counts = self._document_frequencies(layer, queries, tsquery, self._lexemes(layer, queries))
+        return total, {t: counts.get(q, 0) if q else 0 for t, q in by_term.items()}
+
     def lexical_hits(
         self,
         layer: str,

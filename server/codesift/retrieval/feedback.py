@@ -1,0 +1,105 @@
+"""Pseudo-relevance feedback: the words of a search's best first results, added to
+its query when it has no vectors.
+
+Without vectors, a question put in other words than the code's finds only what
+shares its words. The best chunks of the first pass usually include the right
+neighbourhood, and the identifiers they share name what the question describes
+(`synchronized`, `lock` for "only once even when several threads ask"). The
+`feedback` stream searches the query's terms together with those words, and is
+fused with the other streams (RM3-style query expansion: Lavrenko & Croft 2001,
+Abdul-Jaleel et al. 2004).
+
+Each word of at least three letters in the first FEEDBACK_DOCS code chunks of the
+first pass (their identifiers whole and split into parts), other than the query's
+own terms, their variants and stopwords, weighs
+
+    weight(t) = sum over those chunks d of  tf_d(t) / |d| / rank(d)
+
+(|d| the chunk's words counted so, rank 1, 2, 3 in fused order). The CANDIDATES
+heaviest are looked up in the index: a word in fewer than two chunks (a typo, a
+one-off) or in more than MAX_SHARE of them (`self`, `return`, `err`) is left out,
+and the rest weigh weight(t) x log(N / df(t)). The best `terms` of them are added.
+
+With vectors the vector streams find those other words better: on both dev sets
+the feedback stream lowered searches with vectors (bench/RESULTS.md), so the
+searcher runs it only when no vector stream found anything (vectors off, not yet
+computed, or failed).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Collection, Mapping, Sequence
+
+from codesift.retrieval.query import STOPWORDS, QueryAnalysis, with_variants
+from codesift.tokens import split_identifier
+
+__all__ = [
+    "CANDIDATES",
+    "FEEDBACK_DOCS",
+    "MAX_SHARE",
+    "TermCounter",
+    "expanded_analysis",
+    "feedback_terms",
+]
+
+FEEDBACK_DOCS = 3
+CANDIDATES = 60
+MAX_SHARE = 0.05
+
+_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+
+# What counts a term's chunks: (chunks in the index, chunks holding each term).
+TermCounter = Callable[[Sequence[str]], tuple[int, Mapping[str, int]]]
+
+
+def _words(text: str) -> dict[str, int]:
+    """Lower-case words of `text` with their counts: each identifier whole and its
+    parts (`parseHeader` counts `parseheader`, `parse` and `header` once each)."""
+    counts: dict[str, int] = {}
+    for ident in _IDENTIFIER.findall(text):
+        for word in dict.fromkeys((ident.lower(), *split_identifier(ident))):
+            counts[word] = counts.get(word, 0) + 1
+    return counts
+
+
+def feedback_terms(
+    texts: Sequence[str], query_terms: Collection[str], counts: TermCounter, limit: int
+) -> tuple[str, ...]:
+    """The `limit` words that best characterise `texts` (the first pass's best
+    chunks, best first) beyond `query_terms`, heaviest first (module docstring)."""
+    if limit <= 0 or not texts:
+        return ()
+    known = set(with_variants(tuple(query_terms)))
+    weight: dict[str, float] = {}
+    for rank, text in enumerate(texts, start=1):
+        words = _words(text)
+        length = sum(words.values()) or 1
+        for word, tf in words.items():
+            if len(word) < 3 or not word.isalpha() or word in STOPWORDS or word in known:
+                continue
+            weight[word] = weight.get(word, 0.0) + tf / length / rank
+    heaviest = sorted(weight, key=lambda w: (-weight[w], w))[:CANDIDATES]
+    if not heaviest:
+        return ()
+    total, found = counts(heaviest)
+    scored: dict[str, float] = {}
+    for word in heaviest:
+        df = found.get(word, 0)
+        if df < 2 or df > MAX_SHARE * total:
+            continue
+        scored[word] = weight[word] * math.log(total / df)
+    return tuple(sorted(scored, key=lambda w: (-scored[w], w))[:limit])
+
+
+def expanded_analysis(analysis: QueryAnalysis, added: Sequence[str]) -> QueryAnalysis:
+    """`analysis` searching `added` too, as a prose query."""
+    return QueryAnalysis(
+        text=analysis.text,
+        symbol_like=False,
+        symbol="",
+        symbol_tail="",
+        terms=tuple(dict.fromkeys((*analysis.terms, *added))),
+        identifiers=(),
+    )
