@@ -379,6 +379,12 @@ EXTRA_CONFIGS: list[SearchConfig] = [
         overrides={**{p: False for p in _PRIORS}, "file_evidence": 0.0, "file_diversity": 1.0},
     ),
     SearchConfig(
+        "- feedback",
+        "no feedback stream (without vectors, the words of the first results' best"
+        " chunks are not searched)",
+        overrides={"feedback_terms": 0},
+    ),
+    SearchConfig(
         "doc weight 1.0", "doc sections weighted like code", overrides={"weight_doc": 1.0}
     ),
     *(
