@@ -51,6 +51,13 @@ FILES = {
 }
 
 
+@pytest.fixture
+def indexed(make_repo: MakeRepo, index_workspace: IndexWorkspace) -> apsw.Connection:
+    """FILES in a git repository, indexed (no vectors)."""
+    conn, _ = index_workspace(make_repo(FILES))
+    return conn
+
+
 def _feedback(response: SearchResponse) -> list[str]:
     return [s.stream for s in response.streams if s.stream == "feedback"]
 
@@ -60,10 +67,9 @@ def _paths(response: SearchResponse) -> list[str]:
 
 
 def test_without_vectors_a_question_finds_code_that_shares_only_identifiers(
-    make_repo: MakeRepo, index_workspace: IndexWorkspace
+    indexed: apsw.Connection,
 ) -> None:
-    root = make_repo(FILES)
-    conn, _ = index_workspace(root)
+    conn = indexed
     with Searcher(conn) as searcher:
         response = searcher.search(SearchRequest(QUESTION, top_k=5))
     report = next(s for s in response.streams if s.stream == "feedback")
@@ -82,11 +88,8 @@ def test_without_vectors_a_question_finds_code_that_shares_only_identifiers(
     assert "pool/guard.py" not in _paths(plain)
 
 
-def test_no_feedback_for_a_symbol_query_or_a_search_without_code(
-    make_repo: MakeRepo, index_workspace: IndexWorkspace
-) -> None:
-    root = make_repo(FILES)
-    conn, _ = index_workspace(root)
+def test_no_feedback_for_a_symbol_query_or_a_search_without_code(indexed: apsw.Connection) -> None:
+    conn = indexed
     with Searcher(conn) as searcher:
         symbol = searcher.search(SearchRequest("CreationGuard"))
         docs_only = searcher.search(SearchRequest(QUESTION, layers=("doc",)))
@@ -96,10 +99,9 @@ def test_no_feedback_for_a_symbol_query_or_a_search_without_code(
 
 
 def test_with_vectors_the_vector_streams_answer_and_feedback_stays_off(
-    make_repo: MakeRepo, index_workspace: IndexWorkspace
+    indexed: apsw.Connection,
 ) -> None:
-    root = make_repo(FILES)
-    conn, _ = index_workspace(root)
+    conn = indexed
     static = Embedder(model="static")
     with Searcher(conn, embedder=static) as searcher:
         # No vectors yet: the vector streams find nothing, feedback stands in.
