@@ -18,12 +18,13 @@ Run by hand from the repository root (with the project's interpreter):
    python-stdlib query (symbol, semantic, architecture) plus signature queries (the
    first 60 characters of signatures of functions picked by node id, i.e. at
    random but the same every run), once to warm up, then `--repeats` times. Each
-   query runs through four Searchers, alternating which goes first: streams side
+   query runs through five Searchers, alternating which goes first: streams side
    by side with the vectors in memory as the language server runs them (`server`),
    the same with queries embedded by the batch model instead of the int8 query
    encoder (`server, batch-model queries`), streams side by side with sqlite-vec's
-   kNN as a one-shot CLI search runs them (`parallel`), and one stream after the
-   other (`sequential`).
+   kNN as a one-shot CLI search runs them (`parallel`), one stream after the
+   other (`sequential`), and streams side by side without vectors, where the
+   feedback stream runs (`server, no vectors`).
    Figures: p50/p95 of `Searcher.search` wall time per mode and category, per-stream
    times and per-stage times.
 3. Embedding throughput: `--embed-sample` summary chunks (picked by chunk id)
@@ -361,6 +362,7 @@ def symbol_candidates(conn: apsw.Connection, queries: Sequence[BenchQuery], repe
 
 
 SERVER_BATCH_QUERIES = "server, batch-model queries"
+SERVER_NO_VECTORS = "server, no vectors"
 
 
 def compare_query_embedding(
@@ -620,6 +622,9 @@ def machine_info() -> Json:
 
 
 def _ms(values: Sequence[float]) -> str:
+    """p50 / p95 of `values`; `-` when the mode has none (a stream it does not run)."""
+    if not values:
+        return "-"
     return f"{percentile(values, 50):.1f} / {percentile(values, 95):.1f}"
 
 
@@ -655,7 +660,9 @@ def markdown(result: Json, runs: dict[str, ModeRun], categories: Sequence[str]) 
         f"`{SERVER_BATCH_QUERIES}`: the same, with queries embedded by the batch model "
         "(float32 products, two threads) instead of the int8 query encoder; `parallel`: "
         "streams side by side, vectors searched by sqlite-vec (as a one-shot `codesift "
-        "search` runs); `sequential`: one after the other on one connection, sqlite-vec.",
+        "search` runs); `sequential`: one after the other on one connection, sqlite-vec; "
+        f"`{SERVER_NO_VECTORS}`: streams side by side without vectors (embeddings off, or "
+        "before the first vectors exist), the feedback stream running after the others.",
         "",
         "| mode | p50 ms | p95 ms | mean ms | "
         + " | ".join(f"{c} p50 / p95" for c in categories)
@@ -917,6 +924,7 @@ def main() -> int:
         SERVER_BATCH_QUERIES: exact,
         "parallel": Searcher(conn, settings.search, with_vectors),
         "sequential": Searcher(conn, settings.search, with_vectors, parallel=False),
+        SERVER_NO_VECTORS: Searcher(conn, settings.search),
     }
     cores_before = effective_cores()
     log(f"effective cores before the latency runs: {cores_before:.2f}")
