@@ -36,6 +36,7 @@ const WEIGHTS: Record<string, string> = {
   symbol: "weight_symbol",
   vector: "weight_vector",
   vectorClose: "weight_vector_close",
+  feedback: "weight_feedback",
 };
 const PRIORS: Record<string, string> = {
   definition: "prior_definition",
