@@ -148,7 +148,10 @@ def test_the_vscode_clients_defaults_are_the_servers() -> None:
     weights = contributed["codesift.fusion.weights"]["default"]
     snake = {w: re.sub(r"(?<!^)([A-Z])", r"_\1", w).lower() for w in weights}
     assert weights == {w: by_key[f"search.weight_{snake[w]}"] for w in weights}
-    assert len(weights) == 5
+    # Every fusion weight of the server has its client setting.
+    assert set(snake.values()) == {
+        k.removeprefix("search.weight_") for k in by_key if k.startswith("search.weight_")
+    }
     priors = contributed["codesift.ranking.priors"]["default"]
     snake = {p: re.sub(r"(?<!^)([A-Z])", r"_\1", p).lower() for p in priors}
     assert priors == {p: by_key[f"search.prior_{snake[p]}"] for p in priors}
