@@ -10,9 +10,13 @@ Then the unscoped search across every folder, on a sample of the queries
 (route among the folders, then search the folders at ROUTE_THRESHOLD or more,
 every folder when none is; routing on profiles kept in memory, as the server
 caches them) against searching every folder; each folder's Searcher is opened
-once, lexical and symbol streams (no vectors), pages merged as the server merges
-them. Reports p50 / p95 of both, the folders searched per query and how often
-the right corpus was among them.
+once, pages merged as the server merges them. With `--query-model minilm` and
+indexes of MiniLM vectors (`--vectors-prefix msf`) it runs as a language server
+with MiniLM does: every stream, the query embedded once per request, each
+folder's vectors held in memory and read by routing's neighbour scores too;
+otherwise lexical and symbol streams only. Reports p50 / p95 of routing alone
+and of both strategies, the folders searched per query and how often the right
+corpus was among them.
 
 It reads the indexes bench/quality.py builds (bench/.data/db/quality-<corpus>.db):
 run that first. Those hold no vectors: each repository's topic centroids are read
@@ -42,6 +46,7 @@ import statistics
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,22 +55,34 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent / "server"))
 sys.path.insert(0, str(BENCH_DIR))
 
-from codesift.embedding import Embedder  # noqa: E402
-from codesift.engine.live_collections import ROUTE_THRESHOLD, routed_folders  # noqa: E402
+from codesift.embedding import Embedder, remembered_queries  # noqa: E402
+from codesift.engine.live_collections import (  # noqa: E402
+    ROUTE_FOLDERS,
+    ROUTE_THRESHOLD,
+    routed_folders,
+)
 from codesift.engine.route import MAX_ROUTE_LIMIT, repository_profile, route_sources  # noqa: E402
-from codesift.engine.search import FolderPage, merge_pages  # noqa: E402
+from codesift.engine.search import ROUTE_DECAY, FolderPage, merge_pages  # noqa: E402
 from codesift.engine.workspace import Workspace  # noqa: E402
-from codesift.retrieval import BROAD_LAYERS, Searcher, SearchRequest  # noqa: E402
+from codesift.retrieval import BROAD_LAYERS, Searcher, SearchRequest, SearchResult  # noqa: E402
 from codesift.retrieval.routing import RouteEvidence, SourceProfile  # noqa: E402
+from codesift.retrieval.vector_index import VectorIndex  # noqa: E402
 from codesift.store.database import open_database  # noqa: E402
 from codesift.store.route_centroids import (  # noqa: E402
+    NEIGHBOURS,
     cached_centroids,
     neighbour_similarity,
     vectors_are_minilm,
 )
 from codesift.store.route_profile import IndexEvidence  # noqa: E402
 from corpora import DEVSET2_NAMES, CorpusUnavailable, prepare_corpus  # noqa: E402
-from quality import SUITES, corpus_settings, load_queries  # noqa: E402
+from quality import (  # noqa: E402
+    SUITES,
+    RankedChunk,
+    corpus_settings,
+    load_queries,
+    score_results,
+)
 from runinfo import head_commit  # noqa: E402
 
 # The MiniLM query embedder of --query-model minilm (None: the static query alone).
@@ -74,6 +91,8 @@ QUERY_EMBEDDER: Embedder | None = None
 DB_DIR = BENCH_DIR / ".data" / "db"
 DEVSET1_NAMES = ("python-stdlib", "go-stdlib", "rust-std", "js-npm", "ts-rxjs")
 SECTION = "routing"
+# (suite, half) of a query, for the unscoped quality table.
+DevQueryKey = tuple[str, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +144,13 @@ def main(argv: list[str] | None = None) -> int:
         help="minilm: queries also embedded by MiniLM, for the neighbour scores of"
         " indexes whose vectors are MiniLM's (--vectors-prefix msf), as a server"
         " with embedding.model = 'minilm' routes (default: the static query alone)",
+    )
+    parser.add_argument(
+        "--no-unscoped-quality",
+        dest="unscoped_quality",
+        action="store_false",
+        help="skip the NDCG@10 of the unscoped search over every folder (every query"
+        " searched in every folder: ~3 minutes with MiniLM vectors)",
     )
     parser.add_argument("--write", action="store_true", help="update bench/RESULTS.md")
     args = parser.parse_args(argv)
@@ -223,11 +249,21 @@ def main(argv: list[str] | None = None) -> int:
             f"| {name} | {len(rows)} | {accuracy(rows, 1):.3f} | {accuracy(rows, 3):.3f} |"
         )
     lines += ["", *threshold_sweep(profiles, evidence, queries)]
-    if args.latency_queries > 0:
-        lines += [
-            "",
-            *unscoped_latency(workspaces, profiles, evidence, queries, args.latency_queries),
-        ]
+    if args.latency_queries > 0 or args.unscoped_quality:
+        folders, search_evidence, how = open_folders(workspaces, evidence, args.vectors_prefix)
+        try:
+            if args.unscoped_quality:
+                lines += ["", *unscoped_quality(folders, profiles, search_evidence, queries, how)]
+            if args.latency_queries > 0:
+                lines += [
+                    "",
+                    *unscoped_latency(
+                        folders, profiles, search_evidence, queries, args.latency_queries, how
+                    ),
+                ]
+        finally:
+            for folder in folders.values():
+                folder.close()
     lines.append(f"<!-- {SECTION}:end -->")
     text = "\n".join(lines) + "\n"
     print(text)
@@ -313,29 +349,192 @@ def threshold_sweep(
     return lines
 
 
-def unscoped_latency(
+class _Folder:
+    """One folder as the unscoped search meets it: its Searcher and what routing
+    reads of it, over connections kept open (as the server keeps its readers)."""
+
+    def __init__(self, name: str, ws: Workspace, vectors_prefix: str) -> None:
+        self.conns: list[Any] = []
+        vectors_path = DB_DIR / f"{vectors_prefix}-{name}.db" if vectors_prefix else None
+        self.resident: VectorIndex | None = None
+        embedder = None
+        search_path = ws.db_path
+        if QUERY_EMBEDDER is not None and vectors_path is not None and vectors_path.exists():
+            # The server's configuration: MiniLM vectors held in memory, read by the
+            # vector streams and by routing's neighbour score; the index searched is
+            # the one holding them (the same files, full text and symbols included).
+            search_path = vectors_path
+            embedder = QUERY_EMBEDDER
+            self.resident = VectorIndex()
+        conn = self._open(search_path)
+        if self.resident is not None:
+            self.resident.load(conn)
+        self.searcher = Searcher(conn, ws.settings.search, embedder, vector_index=self.resident)
+        self.layers = ws.settings.embedding.layers
+        self.vectors_conn = conn if self.resident is not None else None
+        self.vectors_path = search_path
+
+    def _open(self, path: Path) -> Any:
+        conn = open_database(path, readonly=True)
+        self.conns.append(conn)
+        return conn
+
+    def neighbours(self, query_vector: Any) -> float | None:
+        """Routing's neighbour score from the resident vectors (as
+        engine/live_collections.LiveEvidence reads it)."""
+        assert self.resident is not None and self.vectors_conn is not None
+        if not vectors_are_minilm(self.vectors_path, self.vectors_conn):
+            return None
+        nearest = self.resident.search(self.vectors_conn, query_vector, NEIGHBOURS, self.layers)
+        return sum(s for _, s in nearest) / len(nearest) if nearest else None
+
+    def close(self) -> None:
+        self.searcher.close()
+        for conn in self.conns:
+            conn.close()
+
+
+def open_folders(
     workspaces: dict[str, Workspace],
+    evidence: dict[str, RouteEvidence],
+    vectors_prefix: str,
+) -> tuple[dict[str, _Folder], dict[str, RouteEvidence], str]:
+    """Every folder's Searcher, the routing evidence a server would use with them
+    (neighbour scores from resident vectors when every folder holds MiniLM's) and
+    a line saying how they search."""
+    folders = {name: _Folder(name, ws, vectors_prefix) for name, ws in workspaces.items()}
+    if not all(f.resident is not None for f in folders.values()):
+        return folders, evidence, "lexical and symbol streams (no vectors)"
+    # Routing as the language server does it: neighbours from resident vectors.
+    resident: dict[str, RouteEvidence] = {
+        name: IndexEvidence(
+            e.conn,  # type: ignore[attr-defined]
+            topics=e.topics,  # type: ignore[attr-defined]
+            neighbours=folders[name].neighbours,
+            minilm=e.minilm_vectors,  # type: ignore[attr-defined]
+        )
+        for name, e in evidence.items()
+    }
+    how = (
+        "every stream (MiniLM query embedded once per search, each folder's vectors"
+        f" held in memory as the language server holds them, `{vectors_prefix}-*`"
+        " indexes); routing's neighbour scores read from those resident vectors"
+    )
+    return folders, resident, how
+
+
+def _in_corpus(corpus: str, merged: Sequence[tuple[str, SearchResult]]) -> list[RankedChunk]:
+    """A merged page as the metric sees it: a result from another folder never
+    matches the query's targets (they are paths within its own corpus)."""
+    return [
+        RankedChunk(r.path if folder == corpus else "", r.start_line, r.end_line)
+        for folder, r in merged
+    ]
+
+
+def unscoped_quality(
+    folders: dict[str, _Folder],
+    profiles: list[SourceProfile],
+    evidence: dict[str, RouteEvidence],
+    queries: list[Any],
+    how: str,
+) -> list[str]:
+    """NDCG@10 of the unscoped search over every folder (the query's targets count
+    in its own corpus only), for the ways to choose and merge the folders; every
+    query is routed once and searched in every folder once, and each way merges
+    its folders' pages (engine/search.merge_pages) as codesift/search would."""
+    strategies = (
+        "the right folder alone (a scoped search)",
+        "every folder, merged by score (`route: false`)",
+        "confidence >= 0.3, merged by score (before)",
+        "every folder, merged in the router's order (as over fewer than 5 folders)",
+        f"the router's best {ROUTE_FOLDERS} at >= {ROUTE_THRESHOLD}, in its order (shipped)",
+    )
+    ndcg: dict[str, list[tuple[DevQueryKey, float]]] = {s: [] for s in strategies}
+    searched: dict[str, list[int]] = {s: [] for s in strategies}
+    right: dict[str, int] = dict.fromkeys(strategies, 0)
+    for i, q in enumerate(queries, start=1):
+        request = SearchRequest(q.text, top_k=10)
+        with remembered_queries():
+            result = route_sources(
+                q.text,
+                profiles,
+                limit=MAX_ROUTE_LIMIT,
+                evidence=evidence,
+                query_embedder=QUERY_EMBEDDER,
+            )
+            pages = {n: FolderPage(n, f.searcher.search(request)) for n, f in folders.items()}
+        order = [m.name for m in result.repositories]
+        every = list(folders)
+        ways: dict[str, tuple[list[str], list[str]]] = {
+            strategies[0]: ([q.corpus], []),
+            strategies[1]: (every, []),
+            strategies[2]: (routed_folders(result, 0.3, len(every)) or every, []),
+            strategies[3]: (every, order),
+            strategies[4]: (routed_folders(result) or every, order),
+        }
+        for name, (chosen, merge_order) in ways.items():
+            merged = merge_pages(request, [pages[n] for n in chosen], merge_order)
+            score = score_results(_in_corpus(q.corpus, merged.results), q.targets, 10)
+            ndcg[name].append(((q.suite, query_half(q.text)), score.ndcg))
+            searched[name].append(len(chosen))
+            right[name] += q.corpus in chosen
+        if i % 100 == 0:
+            log(f"unscoped quality: {i}/{len(queries)} queries")
+
+    def mean(rows: list[tuple[DevQueryKey, float]], keep: Any) -> str:
+        kept = [v for key, v in rows if keep(key)]
+        return f"{statistics.mean(kept):.3f}" if kept else "-"
+
+    lines = [
+        "### Unscoped search quality: NDCG@10 across every folder",
+        "",
+        f"All {len(queries)} queries, each searched in all {len(folders)} folders (top"
+        f" 10, {how}); a result counts when it is one of the query's targets in its"
+        " own corpus (another folder's answer to the same question counts as a miss)."
+        f" Routed as codesift/search routes, merged by engine/search.merge_pages"
+        f" (ROUTE_DECAY {ROUTE_DECAY} per place in the router's order).",
+        "",
+        "| folders searched, pages merged | set 1 | set 2 long | set 2 short | half 0 |"
+        " half 1 | **all** | folders (mean) | right folder searched |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name in strategies:
+        rows = ndcg[name]
+        lines.append(
+            f"| {name} | "
+            + " | ".join(mean(rows, lambda k, s=suite: k[0] == s) for suite in SUITES)
+            + f" | {mean(rows, lambda k: k[1] == 0)} | {mean(rows, lambda k: k[1] == 1)}"
+            f" | **{mean(rows, lambda k: True)}** | {statistics.mean(searched[name]):.1f}"
+            f" | {right[name] / len(queries):.3f} |"
+        )
+    return lines
+
+
+def unscoped_latency(
+    folders: dict[str, _Folder],
     profiles: list[SourceProfile],
     evidence: dict[str, RouteEvidence],
     queries: list[Any],
     count: int,
+    how: str,
 ) -> list[str]:
     """The unscoped search: route then search the routed folders, against
     searching every folder (see the module docstring); the RESULTS.md lines."""
-    conns = {name: open_database(ws.db_path, readonly=True) for name, ws in workspaces.items()}
-    searchers = {name: Searcher(conns[name], ws.settings.search) for name, ws in workspaces.items()}
     sample = _sample(queries, count)
+    route_ms: list[float] = []
     routed_ms: list[float] = []
     every_ms: list[float] = []
     searched: list[int] = []
     right = 0
-    try:
-        for q in sample:  # warm every folder's statements and page cache once
-            for name in searchers:
-                searchers[name].search(SearchRequest(q.text, top_k=10, layers=BROAD_LAYERS))
-            break
-        for i, q in enumerate(sample, start=1):
-            request = SearchRequest(q.text, top_k=10, layers=BROAD_LAYERS)
+    for q in sample[:1]:  # warm every folder's statements and page cache once
+        with remembered_queries():
+            for f in folders.values():
+                f.searcher.search(SearchRequest(q.text, top_k=10, layers=BROAD_LAYERS))
+    for i, q in enumerate(sample, start=1):
+        request = SearchRequest(q.text, top_k=10, layers=BROAD_LAYERS)
+        # Each strategy is one request: the query is embedded once within it.
+        with remembered_queries():
             t0 = time.perf_counter()
             result = route_sources(
                 q.text,
@@ -344,42 +543,41 @@ def unscoped_latency(
                 evidence=evidence,
                 query_embedder=QUERY_EMBEDDER,
             )
-            chosen = routed_folders(result) or list(searchers)
-            pages = [FolderPage(n, searchers[n].search(request)) for n in chosen]
-            merge_pages(request, pages)
+            route_ms.append((time.perf_counter() - t0) * 1000)
+            chosen = routed_folders(result) or list(folders)
+            pages = [FolderPage(n, folders[n].searcher.search(request)) for n in chosen]
+            merge_pages(request, pages, [m.name for m in result.repositories])
             routed_ms.append((time.perf_counter() - t0) * 1000)
-            searched.append(len(chosen))
-            right += q.corpus in chosen
+        searched.append(len(chosen))
+        right += q.corpus in chosen
 
+        with remembered_queries():
             t0 = time.perf_counter()
-            pages = [FolderPage(n, s.search(request)) for n, s in searchers.items()]
+            pages = [FolderPage(n, f.searcher.search(request)) for n, f in folders.items()]
             merge_pages(request, pages)
             every_ms.append((time.perf_counter() - t0) * 1000)
-            if i % 10 == 0:
-                log(f"unscoped latency: {i}/{len(sample)} queries")
-    finally:
-        for searcher in searchers.values():
-            searcher.close()
-        for conn in conns.values():
-            conn.close()
+        if i % 10 == 0:
+            log(f"unscoped latency: {i}/{len(sample)} queries")
     n = len(sample)
     return [
         "### Unscoped search: route first vs every folder",
         "",
         f"{n} queries (spread over the suites and corpora) searched across all"
-        f" {len(workspaces)} folders, top 10, lexical and symbol streams, each folder's"
-        f" Searcher opened once. Routed: route (profiles in memory, each index read for"
-        " its vocabulary and probed) then search the"
-        f" folders at confidence >= {ROUTE_THRESHOLD} (every folder when none is), as"
-        " codesift/search does without `folders`.",
+        f" {len(folders)} folders, top 10, {how}; each folder's Searcher opened once."
+        " Routed: route (profiles in memory, each index read for its vocabulary and"
+        f" probed) then search the router's best {ROUTE_FOLDERS} at confidence >="
+        f" {ROUTE_THRESHOLD} (every folder when none is), as codesift/search does"
+        " without `folders`.",
         "",
         "| strategy | p50 ms | p95 ms | folders searched (mean) | right corpus searched |",
         "|---|---|---|---|---|",
+        f"| routing alone | {statistics.median(route_ms):.1f} |"
+        f" {_percentile(route_ms, 0.95):.1f} | | |",
         f"| route, then the routed folders | {statistics.median(routed_ms):.1f} |"
         f" {_percentile(routed_ms, 0.95):.1f} | {statistics.mean(searched):.1f} |"
         f" {right / n:.3f} |",
         f"| every folder | {statistics.median(every_ms):.1f} |"
-        f" {_percentile(every_ms, 0.95):.1f} | {len(workspaces)} | 1.000 |",
+        f" {_percentile(every_ms, 0.95):.1f} | {len(folders)} | 1.000 |",
     ]
 
 

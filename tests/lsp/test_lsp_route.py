@@ -137,9 +137,12 @@ def test_a_requirement_no_code_mentions_and_a_related_resource(lsp: LspSession) 
 
 
 def test_an_unscoped_search_is_routed_to_the_folder_it_is_about(lsp: LspSession) -> None:
-    # two folders are all searched unless the request asks to route
+    # two folders are all searched unless the request asks to route; the router
+    # still orders their pages: the folder it ranks first leads
     auto = lsp.request("codesift/search", {"query": "porter stemmer stem words"})
     assert auto["routed"] is None and len(auto["index"]) == 2
+    assert auto["folder_order"][0] == "search"
+    assert auto["results"][0]["folder"] == "search"
     page = lsp.request("codesift/search", {"query": "porter stemmer stem words", "route": True})
     assert page["routed"] == ["search"]
     assert {r["folder"] for r in page["results"]} == {"search"}
@@ -150,6 +153,7 @@ def test_an_unscoped_search_is_routed_to_the_folder_it_is_about(lsp: LspSession)
     assert len(every["index"]) == 2
     unrouted = lsp.request("codesift/search", {"query": "porter stem", "route": False})
     assert unrouted["routed"] is None and len(unrouted["index"]) == 2
+    assert unrouted["folder_order"] is None
 
 
 def test_an_edited_collection_document_is_found_through_the_watcher(

@@ -167,11 +167,14 @@ def test_the_open_folder_overlays_the_shared_index(
     assert sorted(status["shared"]["repositories"]) == [VAULT_KEY, WEB_KEY]
 
     # Routing first (one folder and two shared repositories: a pool of three):
-    # only the shared repository the route chose is searched.
+    # only the shared repository the route chose is searched of the two, and its
+    # results lead the page (merged in the router's order).
     first = search(lsp, "where is the master encryption key rotated", route=True)
-    assert first["routed"] == [VAULT_KEY]
+    assert first["routed"][0] == VAULT_KEY and WEB_KEY not in first["routed"]
+    assert first["folder_order"][0] == VAULT_KEY
     assert first["shared"]["repositories"] == [VAULT_KEY]
-    assert first["results"] and {r["repo"] for r in first["results"]} == {VAULT_KEY}
+    assert first["results"] and first["results"][0]["repo"] == VAULT_KEY
+    assert WEB_KEY not in {r["repo"] for r in first["results"]}
 
 
 def test_the_shared_index_follows_the_configuration(

@@ -1,4 +1,5 @@
-"""The engine's page merge and the server's error mapping (pure, no database)."""
+"""The engine's page merge (in the router's order), the folders an unscoped search
+narrows to, and the server's error mapping (pure, no database)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import pytest
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcRequestCancelled
 
 from codesift.engine import FolderPage, GraphQuery, check_graph_query, merge_pages
+from codesift.engine.live_collections import ROUTE_FOLDERS, routed_folders
+from codesift.engine.route import RouteResult
+from codesift.engine.search import ROUTE_DECAY
 from codesift.errors import (
     CodesiftError,
     CorruptIndexError,
@@ -21,6 +25,7 @@ from codesift.errors import (
 from codesift.lsp.errors import CODESIFT_ERROR, rpc_error
 from codesift.mcp.errors import error_result
 from codesift.retrieval import SearchRequest, SearchResponse, SearchResult
+from codesift.retrieval.routing import RouteMatch
 
 
 def result(path: str, score: float, snippet: str = "x") -> SearchResult:
@@ -63,6 +68,38 @@ def test_several_folders_keep_each_folders_order() -> None:
         ("two", "y.py"),
         ("one", "b.py"),
     ]
+
+
+def test_the_routers_order_weighs_each_folders_scores() -> None:
+    # Each place down the router's order is worth ROUTE_DECAY of a page's scores.
+    one = SearchResponse("q", [result("a.py", 0.9), result("b.py", 0.3)])
+    two = SearchResponse("q", [result("x.py", 1.0), result("y.py", 0.85)])
+    pages = [FolderPage("one", one), FolderPage("two", two)]
+    request = SearchRequest("q", top_k=4)
+    by_score = merge_pages(request, pages)
+    assert [r.path for _, r in by_score.results] == ["x.py", "a.py", "y.py", "b.py"]
+    one_first = merge_pages(request, pages, ["one", "two"])  # two's 1.0 counts 0.8
+    assert [r.path for _, r in one_first.results] == ["a.py", "x.py", "y.py", "b.py"]
+    # the scores shown are the weighted ones: the page is in score order
+    shown = [r.score for _, r in one_first.results]
+    assert shown == pytest.approx([0.9, 1.0 * ROUTE_DECAY, 0.85 * ROUTE_DECAY, 0.3])
+    # a folder the router did not rank comes after every folder it did
+    three = SearchResponse("q", [result("z.py", 0.95)])
+    unranked = merge_pages(request, [*pages, FolderPage("three", three)], ["two", "one"])
+    assert [r.path for _, r in unranked.results] == ["x.py", "y.py", "a.py", "z.py"]
+
+
+def test_routed_folders_are_the_best_few_that_pass_the_threshold() -> None:
+    matches = tuple(
+        RouteMatch(f"f{i}", "repository", confidence, "", ())
+        for i, confidence in enumerate([0.9, 0.05, 0.5, 0.4, 0.3, 0.25, 0.6, 0.2])
+    )
+    result = RouteResult("q", ("q",), matches, ())
+    # f1 is below the threshold; f6 and f7 pass it but five are before them
+    assert ROUTE_FOLDERS == 5
+    assert routed_folders(result) == ["f0", "f2", "f3", "f4", "f5"]
+    assert routed_folders(result, 0.45, 10) == ["f0", "f2", "f6"]
+    assert routed_folders(result, 0.95) == []
 
 
 def test_several_folders_share_one_token_budget() -> None:

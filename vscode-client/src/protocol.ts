@@ -152,6 +152,9 @@ export interface SearchResponse {
   /** The folders an unscoped search was routed to ([]: none passed, every folder searched;
    * null or absent: not routed). */
   routed?: string[] | null;
+  /** The folders in the router's order, best first, in which their results were
+   * merged (null or absent: not routed, merged by score alone). */
+  folder_order?: string[] | null;
 }
 
 /** The codesift/indexStatus notification. */

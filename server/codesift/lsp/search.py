@@ -1,9 +1,10 @@
 """codesift/search: the retrieval request over every (or some) workspace folders.
 
 An unscoped search (no `folders`) over several workspace folders routes first
-(engine/live_collections.py, `ROUTE_THRESHOLD`): only the folders the router
-chooses are searched, named in `routed`; when none passes, every folder is
-(`routed: []`); `route: false` searches every folder without routing. When the
+(engine/unscoped.py): over many folders only those the router chooses are
+searched, named in `routed`; when none passes, every folder is (`routed: []`).
+Either way the pages merge in the router's order (`folder_order`); `route: false`
+searches every folder, merged by score alone. When the
 searched folders list document collections, their best resources come in
 `resources` and each code result lists the resources that mention it (`related`).
 
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Collection
 from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
@@ -28,16 +28,10 @@ from codesift.embedding import remembered_queries
 from codesift.engine import FolderPage, merge_pages
 from codesift.engine.collections import related_resources
 from codesift.engine.live import Cancellation, FolderIndex
-from codesift.engine.live_collections import (
-    ROUTE_MIN_FOLDERS,
-    Mounted,
-    live_resources,
-    live_route,
-    routed_folders,
-)
-from codesift.engine.route import MAX_ROUTE_LIMIT
-from codesift.engine.shared_overlay import SharedIndex, SharedStatus, live_route_with_shared
-from codesift.errors import CodesiftError, QueryError, SearchCancelled
+from codesift.engine.live_collections import ROUTE_MIN_FOLDERS, Mounted, live_resources
+from codesift.engine.shared_overlay import SharedStatus
+from codesift.engine.unscoped import plan_unscoped
+from codesift.errors import QueryError
 from codesift.lsp.params import (
     invalid,
     opt_bool,
@@ -179,40 +173,6 @@ def _resource_json(mounted: list[Mounted], result: SearchResult) -> dict[str, An
     return data
 
 
-def _route_first(
-    server: CodesiftServer,
-    folders: list[FolderIndex],
-    query: str,
-    cancel: Cancellation,
-    shared: SharedIndex | None = None,
-    exclude: Collection[str] = (),
-) -> tuple[list[FolderIndex], list[str], list[str] | None]:
-    """The folders an unscoped search over several folders searches: those the
-    router gives ROUTE_THRESHOLD or more (their names are `routed`), else every one
-    (`routed` empty). With the shared index, its repositories (`exclude` left out)
-    are in the pool too: the third value is the shared keys routed to (None:
-    every one)."""
-    try:
-        if shared is None:
-            result = live_route(server.live, folders, (), query, MAX_ROUTE_LIMIT, cancel)
-        else:
-            result, _ = live_route_with_shared(
-                server.live, folders, (), query, MAX_ROUTE_LIMIT, cancel, shared, exclude
-            )
-    except SearchCancelled:
-        raise
-    except CodesiftError as exc:  # a folder's index cannot be read: the search says why
-        log.info("routing %r failed (%s): searching every folder", query, exc)
-        return folders, [], None
-    chosen = routed_folders(result)
-    if not chosen:
-        return folders, [], None
-    names = {f.name for f in folders}
-    picked = [f for f in folders if f.name in chosen]
-    keys = [name for name in chosen if name not in names]
-    return picked, [f.name for f in picked] + keys, keys
-
-
 async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
     data = require_object(params, SEARCH)
     named = opt_str_list(data, "folders")
@@ -222,7 +182,7 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
     tests = parse_tests(data)
     # Auto (no `route`): route over many folders only; `route: true` over two or more.
     asked = opt_bool(data, "route", False) if "route" in data else None
-    needed = 2 if asked else ROUTE_MIN_FOLDERS
+    needed = 2 if asked else ROUTE_MIN_FOLDERS  # sources from which routing narrows
     # The shared index (index.backend = "postgres") is searched by an unscoped
     # search besides the folders, their own repositories left out of it.
     shared = server.shared_index() if opt_bool(data, "shared", True) and not named else None
@@ -234,19 +194,23 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
 
     def run(cancel: Cancellation) -> dict[str, Any]:
         started = time.perf_counter()
-        searched = folders
-        routed: list[str] | None = None
-        only: list[str] | None = None
         # Every open folder's repository is left out of the shared index (git reads).
         open_keys = server.open_repo_keys() if shared is not None else {}
         exclude = set(open_keys.values())
-        pool = len(folders)
-        if shared is not None and asked is not False and not named and pool < needed:
-            pool += len(shared.status(exclude).repositories)
-        if asked is not False and not named and pool >= needed:
-            searched, routed, only = _route_first(
-                server, folders, request.query, cancel, shared, exclude
-            )
+        shared_count = 0
+        if shared is not None and asked is not False and not named and len(folders) < needed:
+            shared_count = len(shared.status(exclude).repositories)
+        plan = plan_unscoped(
+            server.live,
+            folders,
+            request.query,
+            cancel,
+            route=False if named else asked,
+            shared=shared,
+            exclude=exclude,
+            shared_count=shared_count,
+        )
+        searched, routed, only = plan.folders, plan.routed, plan.shared_keys
         mounted = server.mounted(searched)
         pages: list[FolderPage] = []
         for folder in searched:
@@ -269,7 +233,7 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
                 if not tests:
                     response = _without_tests(response, request.top_k)
                 pages.append(FolderPage(shared_page.folder, response))
-        page = merge_pages(request, pages)
+        page = merge_pages(request, pages, plan.order)
         results = list(page.results)
         resources: list[SearchResult] = []
         if mounted:
@@ -288,6 +252,7 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
             ],
             "resources": [_resource_json(mounted, r) for r in resources],
             "routed": routed,
+            "folder_order": plan.ranked or None,
             "streams": [
                 *(
                     {**asdict(s), "folder": name, "source": "local"}
