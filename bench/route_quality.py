@@ -326,8 +326,9 @@ def threshold_sweep(
     lines = [
         "### Which folders an unscoped search searches, by threshold",
         "",
-        f"Over all {len(queries)} queries; a query no folder passes searches all"
-        f" {len(profiles)}. codesift/search uses {ROUTE_THRESHOLD}.",
+        f"Over all {len(queries)} queries, the router's best {ROUTE_FOLDERS} at or"
+        f" above each threshold; a query no folder passes searches all {len(profiles)}."
+        f" codesift/search uses {ROUTE_THRESHOLD}.",
         "",
         "| threshold | folders searched (mean) | none passed | right corpus searched |",
         "|---|---|---|---|",
