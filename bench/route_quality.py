@@ -63,6 +63,7 @@ from codesift.engine.live_collections import (  # noqa: E402
 )
 from codesift.engine.route import MAX_ROUTE_LIMIT, repository_profile, route_sources  # noqa: E402
 from codesift.engine.search import ROUTE_DECAY, FolderPage, merge_pages  # noqa: E402
+from codesift.engine.unscoped import GRADE_SCALE, page_weights  # noqa: E402
 from codesift.engine.workspace import Workspace  # noqa: E402
 from codesift.retrieval import BROAD_LAYERS, Searcher, SearchRequest, SearchResult  # noqa: E402
 from codesift.retrieval.routing import RouteEvidence, SourceProfile  # noqa: E402
@@ -448,8 +449,11 @@ def unscoped_quality(
         "the right folder alone (a scoped search)",
         "every folder, merged by score (`route: false`)",
         "confidence >= 0.3, merged by score (before)",
-        "every folder, merged in the router's order (as over fewer than 5 folders)",
-        f"the router's best {ROUTE_FOLDERS} at >= {ROUTE_THRESHOLD}, in its order (shipped)",
+        f"the router's best {ROUTE_FOLDERS} at >= {ROUTE_THRESHOLD}, {ROUTE_DECAY} per place"
+        " in its order (first version)",
+        "every folder, weighted by the router (as over fewer than 5 folders)",
+        f"the router's best {ROUTE_FOLDERS} at >= {ROUTE_THRESHOLD}, weighted by the router"
+        " (shipped)",
     )
     ndcg: dict[str, list[tuple[DevQueryKey, float]]] = {s: [] for s in strategies}
     searched: dict[str, list[int]] = {s: [] for s in strategies}
@@ -465,17 +469,20 @@ def unscoped_quality(
                 query_embedder=QUERY_EMBEDDER,
             )
             pages = {n: FolderPage(n, f.searcher.search(request)) for n, f in folders.items()}
-        order = [m.name for m in result.repositories]
         every = list(folders)
-        ways: dict[str, tuple[list[str], list[str]]] = {
-            strategies[0]: ([q.corpus], []),
-            strategies[1]: (every, []),
-            strategies[2]: (routed_folders(result, 0.3, len(every)) or every, []),
-            strategies[3]: (every, order),
-            strategies[4]: (routed_folders(result) or every, order),
+        by_place = {m.name: ROUTE_DECAY**i for i, m in enumerate(result.repositories)}
+        weights = page_weights(result.repositories, every)
+        routed = routed_folders(result) or every
+        ways: dict[str, tuple[list[str], dict[str, float]]] = {
+            strategies[0]: ([q.corpus], {}),
+            strategies[1]: (every, {}),
+            strategies[2]: (routed_folders(result, 0.3, len(every)) or every, {}),
+            strategies[3]: (routed, by_place),
+            strategies[4]: (every, weights),
+            strategies[5]: (routed, weights),
         }
-        for name, (chosen, merge_order) in ways.items():
-            merged = merge_pages(request, [pages[n] for n in chosen], merge_order)
+        for name, (chosen, merge_weights) in ways.items():
+            merged = merge_pages(request, [pages[n] for n in chosen], merge_weights)
             score = score_results(_in_corpus(q.corpus, merged.results), q.targets, 10)
             ndcg[name].append(((q.suite, query_half(q.text)), score.ndcg))
             searched[name].append(len(chosen))
@@ -494,7 +501,9 @@ def unscoped_quality(
         f" 10, {how}); a result counts when it is one of the query's targets in its"
         " own corpus (another folder's answer to the same question counts as a miss)."
         f" Routed as codesift/search routes, merged by engine/search.merge_pages"
-        f" (ROUTE_DECAY {ROUTE_DECAY} per place in the router's order).",
+        " (each folder's page weighed by engine/unscoped.page_weights: exp(-"
+        f"{GRADE_SCALE} x its distance from the best grade of the router's graded"
+        " order)).",
         "",
         "| folders searched, pages merged | set 1 | set 2 long | set 2 short | half 0 |"
         " half 1 | **all** | folders (mean) | right folder searched |",
@@ -547,7 +556,7 @@ def unscoped_latency(
             route_ms.append((time.perf_counter() - t0) * 1000)
             chosen = routed_folders(result) or list(folders)
             pages = [FolderPage(n, folders[n].searcher.search(request)) for n in chosen]
-            merge_pages(request, pages, [m.name for m in result.repositories])
+            merge_pages(request, pages, page_weights(result.repositories, folders))
             routed_ms.append((time.perf_counter() - t0) * 1000)
         searched.append(len(chosen))
         right += q.corpus in chosen

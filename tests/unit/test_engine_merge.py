@@ -1,7 +1,9 @@
-"""The engine's page merge (in the router's order), the folders an unscoped search
+"""The engine's page merge (weighted by the router), the folders an unscoped search
 narrows to, and the server's error mapping (pure, no database)."""
 
 from __future__ import annotations
+
+import math
 
 import apsw
 import pytest
@@ -11,6 +13,8 @@ from codesift.engine import FolderPage, GraphQuery, check_graph_query, merge_pag
 from codesift.engine.live_collections import ROUTE_FOLDERS, routed_folders
 from codesift.engine.route import RouteResult
 from codesift.engine.search import ROUTE_DECAY
+from codesift.engine.shared_overlay import SHARED_PREFIX
+from codesift.engine.unscoped import GRADE_SCALE, page_weights
 from codesift.errors import (
     CodesiftError,
     CorruptIndexError,
@@ -70,23 +74,39 @@ def test_several_folders_keep_each_folders_order() -> None:
     ]
 
 
-def test_the_routers_order_weighs_each_folders_scores() -> None:
-    # Each place down the router's order is worth ROUTE_DECAY of a page's scores.
+def test_the_routers_weights_weigh_each_folders_scores() -> None:
     one = SearchResponse("q", [result("a.py", 0.9), result("b.py", 0.3)])
     two = SearchResponse("q", [result("x.py", 1.0), result("y.py", 0.85)])
     pages = [FolderPage("one", one), FolderPage("two", two)]
     request = SearchRequest("q", top_k=4)
     by_score = merge_pages(request, pages)
     assert [r.path for _, r in by_score.results] == ["x.py", "a.py", "y.py", "b.py"]
-    one_first = merge_pages(request, pages, ["one", "two"])  # two's 1.0 counts 0.8
+    one_first = merge_pages(request, pages, {"one": 1.0, "two": 0.8})
     assert [r.path for _, r in one_first.results] == ["a.py", "x.py", "y.py", "b.py"]
     # the scores shown are the weighted ones: the page is in score order
     shown = [r.score for _, r in one_first.results]
-    assert shown == pytest.approx([0.9, 1.0 * ROUTE_DECAY, 0.85 * ROUTE_DECAY, 0.3])
-    # a folder the router did not rank comes after every folder it did
+    assert shown == pytest.approx([0.9, 0.8, 0.68, 0.3])
+    # a folder the router did not rank weighs ROUTE_DECAY times the lightest it did
     three = SearchResponse("q", [result("z.py", 0.95)])
-    unranked = merge_pages(request, [*pages, FolderPage("three", three)], ["two", "one"])
+    unranked = merge_pages(request, [*pages, FolderPage("three", three)], {"two": 1, "one": 0.8})
     assert [r.path for _, r in unranked.results] == ["x.py", "y.py", "a.py", "z.py"]
+    assert unranked.results[3][1].score == pytest.approx(0.95 * 0.8 * ROUTE_DECAY)
+
+
+def test_page_weights_follow_the_routers_grades() -> None:
+    def match(name: str, grade: float | None) -> RouteMatch:
+        return RouteMatch(name, "repository", 0.5, "", (), grade)
+
+    matches = [match("api", 6.0), match("web", 1.0), match("docs", -4.0), match("ops", None)]
+    weights = page_weights(matches, {"api", "web", "docs"})
+    assert weights["api"] == pytest.approx(1.0)
+    assert weights["web"] == pytest.approx(math.exp(-GRADE_SCALE * 5.0))
+    assert weights["docs"] == pytest.approx(math.exp(-GRADE_SCALE * 10.0))
+    # not graded (not probed): ROUTE_DECAY times the one before; not local: a shared page
+    assert weights[SHARED_PREFIX + "ops"] == pytest.approx(weights["docs"] * ROUTE_DECAY)
+    # a pool with no graded order: ROUTE_DECAY per place
+    plain = page_weights([match("a", None), match("b", None), match("c", None)], {"a", "b", "c"})
+    assert plain == pytest.approx({"a": 1.0, "b": ROUTE_DECAY, "c": ROUTE_DECAY**2})
 
 
 def test_routed_folders_are_the_best_few_that_pass_the_threshold() -> None:

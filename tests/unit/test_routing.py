@@ -170,8 +170,12 @@ def test_terms_used_together_order_the_pool_and_the_formula_stays_the_confidence
     found = score_pool(["retry", "charge"], profiles, 3, keep_unmatched=False, evidence=evidence)
     assert [m.name for m in found] == ["b-together", "a-apart"]
     assert found[0].confidence == found[1].confidence
+    # the graded order's scores come with it (the unscoped search weighs pages by them)
+    first, second = (m.grade for m in found)
+    assert first is not None and second is not None and first > second
     without = score_pool(["retry", "charge"], profiles, 3, keep_unmatched=False)
     assert [m.name for m in without] == ["a-apart", "b-together"]  # ties on name
+    assert all(m.grade is None for m in without)
 
 
 def test_without_evidence_for_every_repository_the_pool_is_in_formula_order() -> None:

@@ -7,19 +7,18 @@ as it is: re-sorting it by score would undo the file diversity.
 A multi-root workspace (the language server) merges its folders' pages here,
 once: each folder's order is kept (the page heads are compared by score, so a
 folder's diversified order survives the merge), the union is cut to top_k and
-fitted to the budget. When the router ordered the folders (`order`, best first),
-a page's heads compete at their score times ROUTE_DECAY to the power of the
-folder's place: one folder's scores are not another's (each fuses its own
-streams over its own index), and the router's order says which folder the
-question is about. The score a merged result shows is the weighted one, so a
-merged page is in score order. Over the 25 dev-set corpora (bench/route_quality.py) that
-lifts the NDCG@10 of an unscoped search from 0.40 to 0.61 (the right folder's
-own search: 0.78), and of every folder searched from 0.34 to 0.61.
+fitted to the budget. When the router ranked the folders, each page has a
+weight (`weights`, engine/unscoped.py, page_weights) and its heads compete at
+their score times its weight: one folder's scores are not another's (each fuses
+its own streams over its own index), and the router says which folder the
+question is about. A page the router did not rank weighs ROUTE_DECAY times the
+lightest it did. The score a merged result shows is the weighted one, so a
+merged page is in score order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from codesift.retrieval.request import SearchRequest, SearchResponse, SearchResult, StreamReport
@@ -28,9 +27,8 @@ from codesift.retrieval.snippets import estimate_tokens
 
 __all__ = ["ROUTE_DECAY", "FolderPage", "MergedPage", "merge_pages"]
 
-# A page's scores are worth this much less per place its folder has in the router's
-# order; set on half of the dev-set queries (0.7-0.9 within 0.005 of NDCG@10 over
-# 25 folders; 0.7-0.8 best over 2-8), checked on the other (bench/route_quality.py).
+# A folder the router did not rank (or ranked without a graded score) counts this
+# much less than the one before it (engine/unscoped.py).
 ROUTE_DECAY = 0.8
 
 
@@ -52,11 +50,13 @@ class MergedPage:
 
 
 def merge_pages(
-    request: SearchRequest, pages: Sequence[FolderPage], order: Sequence[str] = ()
+    request: SearchRequest,
+    pages: Sequence[FolderPage],
+    weights: Mapping[str, float] | None = None,
 ) -> MergedPage:
     """The page over several folders (see the module docstring); one folder's page
-    comes back unchanged. `order`: the folders as the router ranked them, best
-    first (pages it does not name come after all it does); empty: scores alone."""
+    comes back unchanged. `weights`: each page's weight by folder name, from the
+    router (None or empty: scores alone)."""
     streams = tuple((p.folder, s) for p in pages for s in p.response.streams)
     if len(pages) == 1:
         only = pages[0]
@@ -68,8 +68,8 @@ def merge_pages(
             stages=dict(only.response.stages),
         )
     truncated = any(p.response.truncated_by_budget for p in pages)
-    place = {name: i for i, name in enumerate(order)}
-    weights = [ROUTE_DECAY ** place.get(p.folder, len(order)) for p in pages]
+    unranked = min(weights.values()) * ROUTE_DECAY if weights else 1.0
+    weight = [(weights or {}).get(p.folder, unranked) for p in pages]
     heads = [0] * len(pages)
     merged: list[tuple[str, SearchResult]] = []
     tokens = 0
@@ -79,8 +79,8 @@ def merge_pages(
             results = page.response.results
             if heads[i] < len(results) and (
                 best < 0
-                or results[heads[i]].score * weights[i]
-                > pages[best].response.results[heads[best]].score * weights[best]
+                or results[heads[i]].score * weight[i]
+                > pages[best].response.results[heads[best]].score * weight[best]
             ):
                 best = i
         if best < 0:
@@ -92,7 +92,7 @@ def merge_pages(
             truncated = True
             break
         tokens += cost
-        if weights[best] != 1.0:  # the score shown is the one the page is ordered by
-            result = replace(result, score=result.score * weights[best])
+        if weight[best] != 1.0:  # the score shown is the one the page is ordered by
+            result = replace(result, score=result.score * weight[best])
         merged.append((pages[best].folder, result))
     return MergedPage(tuple(merged), streams, tokens, truncated)

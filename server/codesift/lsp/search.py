@@ -3,7 +3,7 @@
 An unscoped search (no `folders`) over several workspace folders routes first
 (engine/unscoped.py): over many folders only those the router chooses are
 searched, named in `routed`; when none passes, every folder is (`routed: []`).
-Either way the pages merge in the router's order (`folder_order`); `route: false`
+Either way the pages merge weighted by the router (`folder_order`); `route: false`
 searches every folder, merged by score alone. When the
 searched folders list document collections, their best resources come in
 `resources` and each code result lists the resources that mention it (`related`).
@@ -233,7 +233,7 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
                 if not tests:
                     response = _without_tests(response, request.top_k)
                 pages.append(FolderPage(shared_page.folder, response))
-        page = merge_pages(request, pages, plan.order)
+        page = merge_pages(request, pages, plan.weights)
         results = list(page.results)
         resources: list[SearchResult] = []
         if mounted:

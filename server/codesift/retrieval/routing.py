@@ -64,7 +64,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import numpy as np
@@ -148,6 +148,10 @@ class RouteMatch:
     confidence: float  # the score, in [0, 1]
     rationale: str  # one line: which terms matched where
     matched: tuple[str, ...]  # the query terms that matched, in query order
+    # Its score in the graded order (step 4 of the module docstring: a sum of
+    # z-scores among the probed); None when it was not probed or the pool has no
+    # graded order.
+    grade: float | None = None
 
 
 class RouteEvidence(Protocol):
@@ -412,7 +416,7 @@ def _graded_order(
         n: lm_probed[n] + PROBE_WEIGHT * probe_z[n] + final_weight * sem_probed[n] for n in probed
     }
     probed.sort(key=lambda n: (-final[n], n))
-    return [by_name[n] for n in [*probed, *rest]]
+    return [replace(by_name[n], grade=final[n]) for n in probed] + [by_name[n] for n in rest]
 
 
 def score_pool(
