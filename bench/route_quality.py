@@ -61,7 +61,12 @@ from codesift.engine.live_collections import (  # noqa: E402
     ROUTE_THRESHOLD,
     routed_folders,
 )
-from codesift.engine.route import MAX_ROUTE_LIMIT, repository_profile, route_sources  # noqa: E402
+from codesift.engine.route import (  # noqa: E402
+    MAX_ROUTE_LIMIT,
+    RouteResult,
+    repository_profile,
+    route_sources,
+)
 from codesift.engine.search import ROUTE_DECAY, FolderPage, merge_pages  # noqa: E402
 from codesift.engine.unscoped import GRADE_SCALE, page_weights  # noqa: E402
 from codesift.engine.workspace import Workspace  # noqa: E402
@@ -249,19 +254,15 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(
             f"| {name} | {len(rows)} | {accuracy(rows, 1):.3f} | {accuracy(rows, 3):.3f} |"
         )
-    lines += ["", *threshold_sweep(profiles, evidence, queries)]
+    lines += ["", *threshold_sweep(Pool(profiles, evidence), queries)]
     if args.latency_queries > 0 or args.unscoped_quality:
         folders, search_evidence, how = open_folders(workspaces, evidence, args.vectors_prefix)
+        pool = Pool(profiles, search_evidence)
         try:
             if args.unscoped_quality:
-                lines += ["", *unscoped_quality(folders, profiles, search_evidence, queries, how)]
+                lines += ["", *unscoped_quality(folders, pool, queries, how)]
             if args.latency_queries > 0:
-                lines += [
-                    "",
-                    *unscoped_latency(
-                        folders, profiles, search_evidence, queries, args.latency_queries, how
-                    ),
-                ]
+                lines += ["", *unscoped_latency(folders, pool, queries, args.latency_queries, how)]
         finally:
             for folder in folders.values():
                 folder.close()
@@ -305,30 +306,34 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def threshold_sweep(
-    profiles: list[SourceProfile], evidence: dict[str, RouteEvidence], queries: list[Any]
-) -> list[str]:
+@dataclass(frozen=True, slots=True)
+class Pool:
+    """The folders routed among: their profiles and what routing reads of them."""
+
+    profiles: list[SourceProfile]
+    evidence: dict[str, RouteEvidence]
+
+    def route(self, text: str) -> RouteResult:
+        """`text` routed as an unscoped search routes it (MAX_ROUTE_LIMIT listed)."""
+        return route_sources(
+            text,
+            self.profiles,
+            limit=MAX_ROUTE_LIMIT,
+            evidence=self.evidence,
+            query_embedder=QUERY_EMBEDDER,
+        )
+
+
+def threshold_sweep(pool: Pool, queries: list[Any]) -> list[str]:
     """For each confidence threshold: how many folders an unscoped search would
     search (none passing: every folder) and how often the right corpus is among
     them, over every query (routing only)."""
-    results = [
-        (
-            q.corpus,
-            route_sources(
-                q.text,
-                profiles,
-                limit=MAX_ROUTE_LIMIT,
-                evidence=evidence,
-                query_embedder=QUERY_EMBEDDER,
-            ),
-        )
-        for q in queries
-    ]
+    results = [(q.corpus, pool.route(q.text)) for q in queries]
     lines = [
         "### Which folders an unscoped search searches, by threshold",
         "",
         f"Over all {len(queries)} queries, the router's best {ROUTE_FOLDERS} at or"
-        f" above each threshold; a query no folder passes searches all {len(profiles)}."
+        f" above each threshold; a query no folder passes searches all {len(pool.profiles)}."
         f" codesift/search uses {ROUTE_THRESHOLD}.",
         "",
         "| threshold | folders searched (mean) | none passed | right corpus searched |",
@@ -341,7 +346,7 @@ def threshold_sweep(
             chosen = routed_folders(result, threshold)
             if not chosen:
                 none += 1
-                chosen = [p.name for p in profiles]
+                chosen = [p.name for p in pool.profiles]
             searched.append(len(chosen))
             right += corpus in chosen
         lines.append(
@@ -435,11 +440,7 @@ def _in_corpus(corpus: str, merged: Sequence[tuple[str, SearchResult]]) -> list[
 
 
 def unscoped_quality(
-    folders: dict[str, _Folder],
-    profiles: list[SourceProfile],
-    evidence: dict[str, RouteEvidence],
-    queries: list[Any],
-    how: str,
+    folders: dict[str, _Folder], pool: Pool, queries: list[Any], how: str
 ) -> list[str]:
     """NDCG@10 of the unscoped search over every folder (the query's targets count
     in its own corpus only), for the ways to choose and merge the folders; every
@@ -461,13 +462,7 @@ def unscoped_quality(
     for i, q in enumerate(queries, start=1):
         request = SearchRequest(q.text, top_k=10)
         with remembered_queries():
-            result = route_sources(
-                q.text,
-                profiles,
-                limit=MAX_ROUTE_LIMIT,
-                evidence=evidence,
-                query_embedder=QUERY_EMBEDDER,
-            )
+            result = pool.route(q.text)
             pages = {n: FolderPage(n, f.searcher.search(request)) for n, f in folders.items()}
         every = list(folders)
         by_place = {m.name: ROUTE_DECAY**i for i, m in enumerate(result.repositories)}
@@ -522,12 +517,7 @@ def unscoped_quality(
 
 
 def unscoped_latency(
-    folders: dict[str, _Folder],
-    profiles: list[SourceProfile],
-    evidence: dict[str, RouteEvidence],
-    queries: list[Any],
-    count: int,
-    how: str,
+    folders: dict[str, _Folder], pool: Pool, queries: list[Any], count: int, how: str
 ) -> list[str]:
     """The unscoped search: route then search the routed folders, against
     searching every folder (see the module docstring); the RESULTS.md lines."""
@@ -546,13 +536,7 @@ def unscoped_latency(
         # Each strategy is one request: the query is embedded once within it.
         with remembered_queries():
             t0 = time.perf_counter()
-            result = route_sources(
-                q.text,
-                profiles,
-                limit=MAX_ROUTE_LIMIT,
-                evidence=evidence,
-                query_embedder=QUERY_EMBEDDER,
-            )
+            result = pool.route(q.text)
             route_ms.append((time.perf_counter() - t0) * 1000)
             chosen = routed_folders(result) or list(folders)
             pages = [FolderPage(n, folders[n].searcher.search(request)) for n in chosen]
