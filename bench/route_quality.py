@@ -59,6 +59,7 @@ from codesift.embedding import Embedder, remembered_queries  # noqa: E402
 from codesift.engine.live_collections import (  # noqa: E402
     ROUTE_FOLDERS,
     ROUTE_THRESHOLD,
+    resident_neighbours,
     routed_folders,
 )
 from codesift.engine.route import (  # noqa: E402
@@ -75,7 +76,6 @@ from codesift.retrieval.routing import RouteEvidence, SourceProfile  # noqa: E40
 from codesift.retrieval.vector_index import VectorIndex  # noqa: E402
 from codesift.store.database import open_database  # noqa: E402
 from codesift.store.route_centroids import (  # noqa: E402
-    NEIGHBOURS,
     cached_centroids,
     neighbour_similarity,
     vectors_are_minilm,
@@ -390,10 +390,9 @@ class _Folder:
         """Routing's neighbour score from the resident vectors (as
         engine/live_collections.LiveEvidence reads it)."""
         assert self.resident is not None and self.vectors_conn is not None
-        if not vectors_are_minilm(self.vectors_path, self.vectors_conn):
-            return None
-        nearest = self.resident.search(self.vectors_conn, query_vector, NEIGHBOURS, self.layers)
-        return sum(s for _, s in nearest) / len(nearest) if nearest else None
+        return resident_neighbours(
+            self.vectors_path, self.vectors_conn, self.resident, self.layers, query_vector
+        )
 
     def close(self) -> None:
         self.searcher.close()

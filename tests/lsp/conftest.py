@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from harness import WORKSPACE, LspSession, make_workspace
+from harness import WORKSPACE, LspSession, make_workspace, ready_server
 
 # The MCP server's test client (tests/mcp/mcp_harness.py), for the parity test
 # that asks the CLI, the language server and the MCP server the same questions.
@@ -26,11 +26,5 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def lsp(workspace: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LspSession]:
     """One server per test module on the module's workspace, indexed and ready."""
     log = tmp_path_factory.mktemp("log") / "server.log"
-    session = LspSession([workspace], {"embeddings": False}, log_file=log)
-    session.start()
-    try:
-        session.wait_ready()
+    with ready_server([workspace], log, {"embeddings": False}) as session:
         yield session
-    finally:
-        code = session.close()
-        assert code == 0, log.read_text()

@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar
@@ -258,6 +258,29 @@ class LspSession:
 
 def file_uri(path: Path) -> str:
     return path.resolve().as_uri()
+
+
+@contextlib.contextmanager
+def ready_server(
+    folders: list[Path],
+    log_file: Path,
+    options: dict[str, Any] | None = None,
+    *,
+    no_traceback: bool = False,
+) -> Iterator[LspSession]:
+    """`codesift serve` on `folders`, started and indexed (a fixture's server); on
+    leaving, it must stop with exit code 0 (and, with `no_traceback`, leave no
+    traceback in its log)."""
+    session = LspSession(folders, options, log_file=log_file)
+    session.start()
+    try:
+        session.wait_ready()
+        yield session
+    finally:
+        code = session.close()
+        assert code == 0, log_file.read_text()
+        if no_traceback:
+            assert "Traceback" not in log_file.read_text()
 
 
 # -- temporary git workspaces ------------------------------------------------------------

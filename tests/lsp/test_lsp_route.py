@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import LspSession, file_uri, poll, server_env
+from harness import LspSession, file_uri, poll, ready_server, server_env
 from pygls.exceptions import JsonRpcException
 
 from routing_corpus import (
@@ -61,15 +61,9 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RoutingCorpus]:
 @pytest.fixture(scope="module")
 def lsp(corpus: RoutingCorpus, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LspSession]:
     log = tmp_path_factory.mktemp("log") / "server.log"
-    session = LspSession([corpus.shop, corpus.search], {"embeddings": False}, log_file=log)
-    session.start()
-    try:
-        session.wait_ready()
+    roots = [corpus.shop, corpus.search]
+    with ready_server(roots, log, {"embeddings": False}, no_traceback=True) as session:
         yield session
-    finally:
-        code = session.close()
-        assert code == 0, log.read_text()
-        assert "Traceback" not in log.read_text()
 
 
 def _cli_json(cwd: Path, *args: str | Path, served: bool = False) -> Any:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from harness import LspSession, make_workspace
+from harness import LspSession, make_workspace, ready_server
 
 # Every folder uses one or two of the question's words; only `tokens` uses them
 # all, together, so each passes the routing threshold and `tokens` comes first.
@@ -37,15 +37,8 @@ def lsp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LspSession]:
     base = tmp_path_factory.mktemp("unscoped")
     roots = [make_workspace(base / name, files) for name, files in FOLDERS.items()]
     log = base / "server.log"
-    session = LspSession(roots, {"embeddings": False}, log_file=log)
-    session.start()
-    try:
-        session.wait_ready()
+    with ready_server(roots, log, {"embeddings": False}, no_traceback=True) as session:
         yield session
-    finally:
-        code = session.close()
-        assert code == 0, log.read_text()
-        assert "Traceback" not in log.read_text()
 
 
 def test_an_unscoped_search_searches_the_routers_best_five(lsp: LspSession) -> None:

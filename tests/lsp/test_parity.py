@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import SERVER_DIR, LspSession, file_uri, make_workspace, server_env
+from harness import SERVER_DIR, LspSession, file_uri, make_workspace, ready_server, server_env
 from lsprotocol import types
 from mcp_harness import McpSession
 
@@ -63,13 +63,8 @@ def server(
     parity_workspace: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LspSession]:
     log = tmp_path_factory.mktemp("log") / "server.log"
-    session = LspSession([parity_workspace], {"embeddings": False}, log_file=log)
-    session.start()
-    try:
-        session.wait_ready()
+    with ready_server([parity_workspace], log, {"embeddings": False}) as session:
         yield session
-    finally:
-        assert session.close() == 0, log.read_text()
 
 
 @pytest.fixture(scope="module")

@@ -24,6 +24,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+import apsw
+
 from codesift.engine.collections import (
     Collection,
     collections_of,
@@ -62,6 +64,7 @@ __all__ = [
     "live_query_embedder",
     "live_resources",
     "live_route",
+    "resident_neighbours",
     "routed_folders",
 ]
 
@@ -70,6 +73,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from codesift.embedding.model import Embedder
+    from codesift.retrieval.vector_index import VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -313,11 +317,24 @@ class LiveEvidence:
             resident = self.folder.resident_vectors()
             if resident is None:
                 return neighbour_similarity(self.folder.db_path, conn, query_vector)
-            if not vectors_are_minilm(self.folder.db_path, conn):
-                return None
             layers = self.folder.settings.embedding.layers
-            nearest = resident.search(conn, query_vector, NEIGHBOURS, layers)
-            return sum(s for _, s in nearest) / len(nearest) if nearest else None
+            return resident_neighbours(self.folder.db_path, conn, resident, layers, query_vector)
+
+
+def resident_neighbours(
+    db_path: Path,
+    conn: apsw.Connection,
+    resident: VectorIndex,
+    layers: Sequence[str],
+    query_vector: npt.NDArray[np.float32],
+) -> float | None:
+    """route_centroids.neighbour_similarity over the index's vectors held in memory
+    (`resident`, among `layers`): the mean cosine of the NEIGHBOURS nearest; None
+    unless the vectors are MiniLM's."""
+    if not vectors_are_minilm(db_path, conn):
+        return None
+    nearest = resident.search(conn, query_vector, NEIGHBOURS, layers)
+    return sum(s for _, s in nearest) / len(nearest) if nearest else None
 
 
 def live_query_embedder(reader: LiveReader, folders: Sequence[FolderIndex]) -> Embedder | None:

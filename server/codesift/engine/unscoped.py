@@ -95,17 +95,20 @@ def plan_unscoped(
     route: bool | None = None,
     shared: SharedIndex | None = None,
     exclude: Collection[str] = (),
-    shared_count: int = 0,
 ) -> UnscopedPlan:
-    """The plan for `query` over `folders` (and the shared index's `shared_count`
-    repositories in view, `exclude` left out). `route`: None routes as the module
-    docstring says; True narrows from two sources on; False neither routes nor
-    orders."""
-    pool = len(folders) + (shared_count if shared is not None else 0)
+    """The plan for `query` over `folders` (and the shared index's repositories in
+    view, `exclude` left out). `route`: None routes as the module docstring says;
+    True narrows from two sources on; False neither routes nor orders."""
     every = UnscopedPlan(folders, None, None, [])
-    if route is False or pool < 2:
+    if route is False:
         return every
-    narrow = pool >= (2 if route else ROUTE_MIN_FOLDERS)
+    needed = 2 if route else ROUTE_MIN_FOLDERS  # the sources from which it narrows
+    pool = len(folders)
+    if shared is not None and pool < needed:  # the shared repositories count too
+        pool += len(shared.status(exclude).repositories)
+    if pool < 2:
+        return every
+    narrow = pool >= needed
     try:
         if shared is None:
             result = live_route(reader, folders, (), query, MAX_ROUTE_LIMIT, cancel)

@@ -28,7 +28,7 @@ from codesift.embedding import remembered_queries
 from codesift.engine import FolderPage, merge_pages
 from codesift.engine.collections import related_resources
 from codesift.engine.live import Cancellation, FolderIndex
-from codesift.engine.live_collections import ROUTE_MIN_FOLDERS, Mounted, live_resources
+from codesift.engine.live_collections import Mounted, live_resources
 from codesift.engine.shared_overlay import SharedStatus
 from codesift.engine.unscoped import plan_unscoped
 from codesift.errors import QueryError
@@ -180,9 +180,8 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
     defaults = folders[0].settings.search if folders else None
     request, _ = parse_search_request(params, defaults)
     tests = parse_tests(data)
-    # Auto (no `route`): route over many folders only; `route: true` over two or more.
+    # Auto (no `route`): narrow over many folders only; `route: true` over two or more.
     asked = opt_bool(data, "route", False) if "route" in data else None
-    needed = 2 if asked else ROUTE_MIN_FOLDERS  # sources from which routing narrows
     # The shared index (index.backend = "postgres") is searched by an unscoped
     # search besides the folders, their own repositories left out of it.
     shared = server.shared_index() if opt_bool(data, "shared", True) and not named else None
@@ -197,9 +196,6 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
         # Every open folder's repository is left out of the shared index (git reads).
         open_keys = server.open_repo_keys() if shared is not None else {}
         exclude = set(open_keys.values())
-        shared_count = 0
-        if shared is not None and asked is not False and not named and len(folders) < needed:
-            shared_count = len(shared.status(exclude).repositories)
         plan = plan_unscoped(
             server.live,
             folders,
@@ -208,7 +204,6 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
             route=False if named else asked,
             shared=shared,
             exclude=exclude,
-            shared_count=shared_count,
         )
         searched, routed, only = plan.folders, plan.routed, plan.shared_keys
         mounted = server.mounted(searched)
