@@ -108,12 +108,15 @@ def _scan(argv: list[str]) -> tuple[str, str | None, int] | None:
             return None
         if arg == "--config" or arg.startswith("--config="):
             return None  # settings the server was not started with: in-process
-        if arg == "--root":
-            if j + 1 >= len(rest):
-                return None
-            root = rest[j + 1]
-        elif arg.startswith("--root="):
-            root = arg[len("--root=") :]
+        if arg == "--root" or arg.startswith("--root="):
+            if root is not None:
+                return None  # several folders: searched in-process
+            if arg == "--root":
+                if j + 1 >= len(rest):
+                    return None
+                root = rest[j + 1]
+            else:
+                root = arg[len("--root=") :]
     return argv[i], root, verbose
 
 

@@ -74,11 +74,12 @@ if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
     from codesift.embedding import Embedder
+    from codesift.engine.folder_search import FoldersResponse
     from codesift.engine.live import Cancellation, FolderIndex, LiveReader
     from codesift.engine.postgres import SharedSearch
     from codesift.history.records import ChangeInfo
     from codesift.local_socket_server import Hangup, LocalSocketServer
-    from codesift.retrieval import Searcher, SearchResponse
+    from codesift.retrieval import Searcher, SearchRequest, SearchResponse
     from codesift.retrieval.routing import RouteMatch
     from codesift.store.postgres.status import RepoStatus
 
@@ -572,6 +573,10 @@ GRAPH_LABELS = {
 
 
 def cmd_search(args: argparse.Namespace, inv: Invocation) -> int:
+    if len(args.roots or ()) > 1:
+        return _search_folders(args, inv)
+    if args.no_route:
+        raise QueryError("--no-route needs several --root folders")
     dsn, ws = _shared_dsn(args, inv)
     if dsn is not None:
         response = _search_shared(args, inv, dsn, ws)
@@ -607,7 +612,110 @@ def cmd_search(args: argparse.Namespace, inv: Invocation) -> int:
     return EXIT_OK
 
 
-def _print_search(inv: Invocation, query: str, response: SearchResponse) -> None:
+def _search_workspaces(args: argparse.Namespace) -> list[Workspace]:
+    """The folders of `search --root A --root B ...`, each once, --config applied
+    to each."""
+    overrides = config_overrides(args.config) if args.config else None
+    found: list[Workspace] = []
+    for root in args.roots:
+        ws = Workspace.resolve(root)
+        if overrides:
+            ws = Workspace.at(ws.root, overrides)
+        if all(w.root != ws.root for w in found):
+            found.append(ws)
+    return found
+
+
+def _search_folders(args: argparse.Namespace, inv: Invocation) -> int:
+    """`search` over several --root folders (engine/folder_search.py)."""
+    from codesift.engine.folder_search import search_folders
+    from codesift.retrieval.request import SearchResponse
+
+    if getattr(args, "db", None) is not None or args.repo or args.principal:
+        raise QueryError("--db, --repo and --principal search the shared index: give one --root")
+    workspaces = _search_workspaces(args)
+    args.db_path = workspaces[0].db_path
+    engines = [inv.engine(args, quiet=bool(args.json), workspace=ws) for ws in workspaces]
+
+    def request_for(engine: Engine) -> SearchRequest:
+        try:  # a revision is resolved in each folder's repository
+            times = engine.times(args.as_of, args.since, args.until)
+        except QueryError as exc:
+            raise QueryError(f"{exc} (folder {engine.root})") from None
+        return engine.request(
+            args.query,
+            top_k=args.top_k,
+            layers=tuple(args.layer or ()),
+            languages=tuple(args.lang or ()),
+            paths=tuple(args.path or ()),
+            snippet_chars=args.snippet_chars,
+            max_tokens=args.max_tokens,
+            as_of=times.as_of,
+            since=times.since,
+            until=times.until,
+            include_graph=args.graph,
+        ).validated(root=engine.root)
+
+    try:
+        found = search_folders(
+            engines,
+            request_for,
+            ConsoleListener(inv, quiet=bool(args.json)),
+            route_first=False if args.no_route else None,
+        )
+        for engine in engines:
+            _report_built(inv, engine, args)
+    finally:
+        for engine in engines:
+            engine.close()
+    if args.json:
+        inv.print(json.dumps(_folders_json(found), ensure_ascii=False))
+        return EXIT_OK
+    if found.routed:
+        inv.say(f"routed to {', '.join(found.routed)} (of {len(engines)} folders)")
+    response = SearchResponse(
+        query=found.query,
+        results=[hit.result for hit in found.results],
+        took_ms=found.took_ms,
+        resources=found.resources,
+    )
+    _print_search(inv, args.query, response, [hit.folder for hit in found.results])
+    return EXIT_OK
+
+
+def _folders_json(found: FoldersResponse) -> dict[str, Any]:
+    """`search --json` over several folders: a single folder's fields, each result
+    with its `folder` and `root`, and what the router chose."""
+    from codesift.retrieval.request import SearchResponse
+
+    data = _response_json(
+        SearchResponse(
+            query=found.query,
+            results=[hit.result for hit in found.results],
+            took_ms=found.took_ms,
+            tokens=found.tokens,
+            truncated_by_budget=found.truncated_by_budget,
+            resources=found.resources,
+        )
+    )
+    for hit, result in zip(found.results, data["results"], strict=True):
+        result["folder"] = hit.folder
+        result["root"] = str(hit.root)
+    data["streams"] = [{**asdict(s), "folder": name} for name, s in found.streams]
+    data["searched"] = found.searched
+    data["routed"] = found.routed
+    data["folder_order"] = found.folder_order or None
+    del data["stages"], data["rerank"]
+    return data
+
+
+def _print_search(
+    inv: Invocation,
+    query: str,
+    response: SearchResponse,
+    folders: Sequence[str] | None = None,
+) -> None:
+    """The page for people; `folders`: each result's folder (a search over several)."""
     console = inv.console()
     if not response.results and not response.resources:
         console.print(f"no results for {escape(query)!r}")
@@ -617,8 +725,10 @@ def _print_search(inv: Invocation, query: str, response: SearchResponse) -> None
     lines: list[str] = []
     for i, result in enumerate(response.results, start=1):
         found_by = " ".join(f"{h.stream}#{h.rank}" for h in result.provenance)
+        where = f"[magenta]{escape(folders[i - 1])}[/] " if folders is not None else ""
         lines.append(
-            f"[bold]{i:>2}[/] [cyan]{escape(result.path)}:{result.start_line}-{result.end_line}[/]"
+            f"[bold]{i:>2}[/] {where}[cyan]{escape(result.path)}:"
+            f"{result.start_line}-{result.end_line}[/]"
             f"  [green]{escape(result.kind)}[/] [bold]{escape(result.qualified_name)}[/]"
             f"  [dim]{result.layer} · {found_by} · {result.score:.4f}[/]"
         )
@@ -677,14 +787,15 @@ def _route_workspaces(args: argparse.Namespace) -> list[Workspace]:
 def cmd_route(args: argparse.Namespace, inv: Invocation) -> int:
     """Which folders and collections a question is about, pool by pool."""
     from codesift.engine.collections import collections_of
-    from codesift.engine.route import check_route, route, route_json
+    from codesift.engine.route import check_route, folder_names, route, route_json
 
     check_route(args.query, args.limit)  # before any index is touched
     workspaces = _route_workspaces(args)
     args.db_path = workspaces[0].db_path
     listener = ConsoleListener(inv, quiet=bool(args.json))
     result = route(args.query, workspaces, listener, limit=args.limit)
-    paths = {ws.root.name: str(ws.root) for ws in workspaces}
+    names = folder_names([ws.root for ws in workspaces])
+    paths = {name: str(ws.root) for name, ws in zip(names, workspaces, strict=True)}
     collections = {c.name: str(c.root) for ws in workspaces for c in collections_of(ws) if c.name}
 
     def where(match: RouteMatch) -> dict[str, Any]:
@@ -1052,12 +1163,29 @@ def build_parser(
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def common(p: argparse.ArgumentParser, *, update: bool = True, times: bool = True) -> None:
-        p.add_argument(
-            "--root",
-            help="workspace folder (default: nearest indexed folder, "
-            "else the git work tree, else the current folder)",
-        )
+    def common(
+        p: argparse.ArgumentParser,
+        *,
+        update: bool = True,
+        times: bool = True,
+        several: bool = False,
+    ) -> None:
+        if several:  # `search`: read by _one_root into args.root / args.roots
+            p.add_argument(
+                "--root",
+                action="append",
+                dest="roots",
+                help="workspace folder (default: nearest indexed folder, else the git work"
+                " tree, else the current folder); repeat it to search several folders,"
+                " routed first",
+            )
+            p.set_defaults(root=None)
+        else:
+            p.add_argument(
+                "--root",
+                help="workspace folder (default: nearest indexed folder, "
+                "else the git work tree, else the current folder)",
+            )
         p.add_argument("--json", action="store_true", help="machine-readable output")
         if times:
             p.add_argument(
@@ -1180,8 +1308,13 @@ def build_parser(
     p.add_argument(
         "--no-embed", action="store_true", help="lexical and symbol streams only (no vectors)"
     )
+    p.add_argument(
+        "--no-route",
+        action="store_true",
+        help="with several --root: search every folder, merged by score alone",
+    )
     config_option(p)
-    common(p)
+    common(p, several=True)
     shared_options(p, "search")
     p.set_defaults(func=cmd_search)
 
@@ -1373,6 +1506,15 @@ def run_command(args: argparse.Namespace, inv: Invocation) -> int:
     return code
 
 
+def _one_root(args: argparse.Namespace) -> argparse.Namespace:
+    """`search` reads --root as a list (`roots`); one of them is `root`, as every
+    other command has it."""
+    roots = getattr(args, "roots", None)
+    if roots is not None and len(roots) == 1:
+        args.root = roots[0]
+    return args
+
+
 def setup_logging(verbose: int) -> None:
     level = {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
     logging.basicConfig(
@@ -1383,7 +1525,7 @@ def setup_logging(verbose: int) -> None:
 def run(argv: Sequence[str]) -> int:
     """The command `argv` in this process (what `codesift` does without a server)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = _one_root(parser.parse_args(argv))
     setup_logging(args.verbose)
     inv = Invocation()
     try:
@@ -1551,9 +1693,11 @@ def _answer(
     if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
         raise _Decline("the request has no command line")
     with _PARSER_LOCK:
-        args = _server_parser().parse_args(argv)
+        args = _one_root(_server_parser().parse_args(argv))
     if args.command not in SOCKET_COMMANDS:
         raise _Decline(f"`codesift {args.command}` runs in-process")
+    if len(getattr(args, "roots", None) or ()) > 1:
+        raise _Decline("a search over several folders runs in-process")
     if getattr(args, "config", None):
         raise _Decline("--config names settings this server was not started with")
     ws = _requested_workspace(request, args, folder)

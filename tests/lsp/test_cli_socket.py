@@ -270,6 +270,42 @@ def test_a_server_whose_settings_differ_declines_and_the_cli_answers_itself(
         assert status["folders"][0]["local_socket"]["declined"] >= 1
 
 
+def test_a_search_over_several_folders_is_answered_in_process(
+    workspace: Path, tmp_path: Path
+) -> None:
+    other = make_workspace(
+        tmp_path / "ledger-ws",
+        {
+            "ledger.py": "def charge_ledger(entry):\n    return entry\n",
+            CONFIG_FILE_NAME: NO_EMBEDDINGS,
+        },
+    )
+    with LspSession([workspace], {"embeddings": False}, log_file=tmp_path / "lsp.log") as lsp:
+        lsp.wait_ready()
+        wait_for_socket(workspace)
+        wait_answered_by_server(workspace, "search", "charge")
+
+        def socket_counts() -> tuple[int, int]:
+            found = lsp.request("codesift/status", {})["folders"][0]["local_socket"]
+            return found["requests"], found["declined"]
+
+        before = socket_counts()
+        both = ("search", "charge", "--root", str(workspace), "--root", str(other), "--json")
+        result = cli(workspace, *both)
+        assert result.returncode == 0, result.stderr
+        assert not any(line.startswith(ANSWERED) for line in debug_lines(result))
+        assert socket_counts() == before  # the server was not asked
+        folders = {r["folder"] for r in json.loads(result.stdout)["results"]}
+        assert folders == {"billing-ws", "ledger-ws"}
+        # Abbreviated, the fast path does not see two folders: the server declines.
+        short = ("search", "charge", "--ro", str(workspace), "--ro", str(other), "--json")
+        declined = cli(workspace, *short)
+        assert declined.returncode == 0, declined.stderr
+        assert any("several folders" in line for line in debug_lines(declined)), declined.stderr
+        assert socket_counts()[1] == before[1] + 1
+        assert json.loads(declined.stdout)["searched"] == ["billing-ws", "ledger-ws"]
+
+
 def test_a_server_that_does_not_watch_answers_only_with_no_update(
     workspace: Path, tmp_path: Path
 ) -> None:

@@ -10,26 +10,8 @@ from collections.abc import Iterator
 import pytest
 from harness import LspSession, make_workspace, ready_server
 
-# Every folder uses one or two of the question's words; only `tokens` uses them
-# all, together, so each passes the routing threshold and `tokens` comes first.
-QUERY = "refresh expired session token window"
-FOLDERS: dict[str, dict[str, str]] = {
-    "tokens": {
-        "tokens/session.py": (
-            "def refresh_expired_session_token(token, window):\n"
-            '    """Refresh an expired session token when it is within the window."""\n'
-            "    if token.expired and token.age < window:\n"
-            "        return token.refresh()\n"
-            "    return token\n"
-        ),
-    },
-    "cache": {"cache/lru.py": "def refresh(entry):\n    return entry.reload()\n"},
-    "auth": {"auth/login.py": "def open_session(user):\n    return Session(user)\n"},
-    "billing": {"billing/plan.py": "def expired(plan):\n    return plan.ends < now()\n"},
-    "ui": {"ui/layout.py": "def window_size(window):\n    return window.width\n"},
-    "lexer": {"lexer/scan.py": "def next_token(text):\n    return text.split()[0]\n"},
-    "jobs": {"jobs/timer.py": "def refresh_window(job):\n    return job.window\n"},
-}
+from routing_corpus import SEVEN_FOLDERS as FOLDERS
+from routing_corpus import SEVEN_QUERY as QUERY
 
 
 @pytest.fixture(scope="module")

@@ -4,6 +4,7 @@ narrows to, and the server's error mapping (pure, no database)."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import apsw
 import pytest
@@ -11,10 +12,10 @@ from pygls.exceptions import JsonRpcInvalidParams, JsonRpcRequestCancelled
 
 from codesift.engine import FolderPage, GraphQuery, check_graph_query, merge_pages
 from codesift.engine.live_collections import ROUTE_FOLDERS, routed_folders
-from codesift.engine.route import RouteResult
+from codesift.engine.route import RouteResult, folder_names
 from codesift.engine.search import ROUTE_DECAY
 from codesift.engine.shared_overlay import SHARED_PREFIX
-from codesift.engine.unscoped import GRADE_SCALE, page_weights
+from codesift.engine.unscoped import GRADE_SCALE, choose_folders, page_weights
 from codesift.errors import (
     CodesiftError,
     CorruptIndexError,
@@ -180,3 +181,26 @@ def test_error_messages_are_one_line() -> None:
     assert error_message(CodesiftError()) == "CodesiftError"
     damaged = error_message(apsw.CorruptError("database disk image is malformed"))
     assert damaged.endswith("run `codesift index --rebuild`")
+
+
+def test_folder_names_tell_folders_of_one_name_apart_by_their_parents() -> None:
+    roots = [Path("/w/app/src"), Path("/w/lib/src"), Path("/w/tools"), Path("/src")]
+    assert folder_names(roots) == ["app/src", "lib/src", "tools", "src"]
+    assert folder_names([Path("/a/x/src"), Path("/b/x/src")]) == ["a/x/src", "b/x/src"]
+    assert folder_names([Path("/only")]) == ["only"]
+
+
+def test_choose_folders_narrows_only_when_asked_and_weighs_every_ranked_folder() -> None:
+    matches = tuple(
+        RouteMatch(name, "repository", conf, "", (), grade)
+        for name, conf, grade in (("a", 0.9, 10.0), ("b", 0.5, 5.0), ("c", 0.05, None))
+    )
+    result = RouteResult("q", ("q",), matches, ())
+    narrowed = choose_folders(result, {"a", "b", "c"}, narrow=True)
+    assert narrowed.routed == ["a", "b"]  # c is below the threshold
+    assert narrowed.ranked == ["a", "b", "c"]
+    assert narrowed.weights["a"] == 1.0
+    assert narrowed.weights["b"] == pytest.approx(math.exp(-0.2))
+    assert narrowed.weights["c"] == pytest.approx(math.exp(-0.2) * ROUTE_DECAY)
+    every = choose_folders(result, {"a", "b", "c"}, narrow=False)
+    assert every.routed is None and every.weights == narrowed.weights

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from codesift.engine.access import IndexReport, open_for_reading, summary_line, update_index
+    from codesift.engine.folder_search import FolderResult, FoldersResponse, search_folders
     from codesift.engine.graph import check_graph_query, walk_graph
     from codesift.engine.listener import EngineListener
     from codesift.engine.models import embedder_key, load_rerank, make_embedder, query_path
@@ -61,6 +62,8 @@ __all__ = [
     "Engine",
     "EngineListener",
     "FolderPage",
+    "FolderResult",
+    "FoldersResponse",
     "GraphLink",
     "GraphQuery",
     "GraphResult",
@@ -88,6 +91,7 @@ __all__ = [
     "query_path",
     "read_status",
     "reindex",
+    "search_folders",
     "summary_line",
     "update_index",
     "walk_graph",
@@ -99,6 +103,9 @@ _HOME = {
     "open_for_reading": "codesift.engine.access",
     "summary_line": "codesift.engine.access",
     "update_index": "codesift.engine.access",
+    "FolderResult": "codesift.engine.folder_search",
+    "FoldersResponse": "codesift.engine.folder_search",
+    "search_folders": "codesift.engine.folder_search",
     "check_graph_query": "codesift.engine.graph",
     "walk_graph": "codesift.engine.graph",
     "EngineListener": "codesift.engine.listener",

@@ -32,6 +32,7 @@ from codesift.retrieval.request import MAX_QUERY_CHARS
 if TYPE_CHECKING:
     from codesift.embedding.model import Embedder
     from codesift.engine.collections import Collection
+    from codesift.engine.session import Engine
 from codesift.engine.workspace import Workspace
 from codesift.retrieval.ranking import is_test_like_path
 from codesift.retrieval.routing import (
@@ -64,6 +65,7 @@ __all__ = [
     "cached_profile",
     "check_route",
     "collection_profile",
+    "folder_names",
     "match_json",
     "outline_entries",
     "repository_profile",
@@ -224,14 +226,16 @@ def _index_stamp(db_path: Path) -> tuple[int, int]:
     return stamps[0], stamps[1]
 
 
-def cached_profile(ws: Workspace, conn: apsw.Connection) -> SourceProfile:
-    """`repository_profile`, kept until the index file changes."""
+def cached_profile(ws: Workspace, conn: apsw.Connection, name: str | None = None) -> SourceProfile:
+    """`repository_profile` (named `name`, default the folder's name), kept until
+    the index file changes."""
     stamp = _index_stamp(ws.db_path)
+    name = name or ws.root.name
     with _cache_lock:
         hit = _cache.get(ws.db_path)
-    if hit is not None and hit[0] == stamp:
+    if hit is not None and hit[0] == stamp and hit[1].name == name:
         return hit[1]
-    profile = repository_profile(ws, conn)
+    profile = repository_profile(ws, conn, name=name)
     with _cache_lock:
         _cache[ws.db_path] = (stamp, profile)
     return profile
@@ -355,15 +359,37 @@ def route_sources(
     )
 
 
+def folder_names(roots: Sequence[Path]) -> list[str]:
+    """A name for each folder, as routing and a search over several folders show
+    it: its own name, with as many parent folders before it as it takes to tell
+    it from the others (`app/src` and `lib/src`)."""
+    parts = [root.parts[1:] if root.anchor else root.parts for root in roots]
+    depth = [1] * len(roots)
+    while True:
+        names = ["/".join(p[-d:]) for p, d in zip(parts, depth, strict=True)]
+        clash = {n for n in names if names.count(n) > 1}
+        grow = [i for i, n in enumerate(names) if n in clash and depth[i] < len(parts[i])]
+        if not grow:
+            return names
+        for i in grow:
+            depth[i] += 1
+
+
 def route(
     query: str,
     workspaces: Sequence[Workspace],
     listener: EngineListener | None = None,
     limit: int = 3,
+    *,
+    engines: Sequence[Engine] | None = None,
+    with_shared: bool = True,
 ) -> RouteResult:
-    """Route `query` among `workspaces` (each index brought up to date first) and
-    the document collections they list (each once), pool by pool; QueryError for a
-    bad request (`check_route`) before any index is touched."""
+    """Route `query` among `workspaces` (each index brought up to date first; or
+    read through `engines`, one per workspace, left open) and the document
+    collections they list (each once), pool by pool; each folder named as
+    `folder_names` says. `with_shared`: the shared index's repositories join the pool
+    when a workspace's settings name it. QueryError for a bad request
+    (`check_route`) before any index is touched."""
     check_route(query, limit)
     from codesift.engine.collections import collections_of
     from codesift.engine.session import Engine
@@ -378,9 +404,13 @@ def route(
     collections: dict[Path, SourceProfile] = {}
     with ExitStack() as readers:
         evidence: dict[str, RouteEvidence] = {}
-        for ws in workspaces:
-            with Engine(ws, listener, quiet=True) as engine:
-                profile = cached_profile(ws, engine.connection())
+        names = folder_names([ws.root for ws in workspaces])
+        for i, ws in enumerate(workspaces):
+            if engines is not None:
+                profile = cached_profile(ws, engines[i].connection(), names[i])
+            else:
+                with Engine(ws, listener, quiet=True) as engine:
+                    profile = cached_profile(ws, engine.connection(), names[i])
             repositories.append(profile)
             reader = open_reader(ws.db_path)
             readers.callback(reader.close)
@@ -401,7 +431,7 @@ def route(
         # "postgres") adds its repositories to the pool, those of these folders
         # left out: their local indexes describe them.
         dsn = next((d for d in (shared_dsn(ws.settings) for ws in workspaces) if d), None)
-        if dsn is not None:
+        if dsn is not None and with_shared:
             shared = SharedIndex(dsn, settings=workspaces[0].settings.search)
             readers.callback(shared.close)
             open_keys = {folder_repo_key(ws.root, ws.settings) for ws in workspaces}

@@ -146,15 +146,22 @@ class Engine:
     # -- operations -------------------------------------------------------------------
 
     def search(
-        self, request: SearchRequest, cancel: threading.Event | None = None
+        self,
+        request: SearchRequest,
+        cancel: threading.Event | None = None,
+        *,
+        resources: bool = True,
     ) -> SearchResponse:
-        """The page retrieval/search.py's Searcher makes for `request` (checked first)."""
+        """The page retrieval/search.py's Searcher makes for `request` (checked first),
+        with the best resources of the workspace's document collections unless
+        `resources` is False (a search over several folders searches each
+        collection once: engine/folder_search.py)."""
         request = request.validated(root=self.root)
         conn = self.connection()
         if self._searcher is None:
             self._searcher = self._make_searcher(conn)
         response = self._searcher.search(request, cancel=cancel)
-        if self.workspace.settings.collections:
+        if resources and self.workspace.settings.collections:
             from codesift.engine.collections import (
                 collections_of,
                 related_resources,

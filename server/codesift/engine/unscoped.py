@@ -20,6 +20,10 @@ merged by score) to 0.63 (the right folder searched alone: 0.78).
 
 A router that cannot read a folder's index costs the order, never the search:
 every folder is searched, merged by score alone.
+
+`plan_unscoped` plans a live search (the language server's folders);
+`choose_folders` reads a route's answer by the same rules for any front end
+(the CLI's search over several folders: engine/folder_search.py).
 """
 
 from __future__ import annotations
@@ -35,13 +39,20 @@ from codesift.engine.live_collections import (
     live_route,
     routed_folders,
 )
-from codesift.engine.route import MAX_ROUTE_LIMIT
+from codesift.engine.route import MAX_ROUTE_LIMIT, RouteResult
 from codesift.engine.search import ROUTE_DECAY
 from codesift.engine.shared_overlay import SHARED_PREFIX, SharedIndex, live_route_with_shared
 from codesift.errors import CodesiftError, SearchCancelled
 from codesift.retrieval.routing import RouteMatch
 
-__all__ = ["GRADE_SCALE", "UnscopedPlan", "page_weights", "plan_unscoped"]
+__all__ = [
+    "GRADE_SCALE",
+    "FolderChoice",
+    "UnscopedPlan",
+    "choose_folders",
+    "page_weights",
+    "plan_unscoped",
+]
 
 log = logging.getLogger(__name__)
 
@@ -122,13 +133,30 @@ def plan_unscoped(
         log.info("routing %r failed (%s): searching every folder", query, exc)
         return UnscopedPlan(folders, [], None, []) if narrow else every
     names = frozenset(f.name for f in folders)
+    choice = choose_folders(result, names, narrow=narrow)
+    if choice.routed is None or not choice.routed:
+        return UnscopedPlan(folders, choice.routed, None, choice.ranked, choice.weights)
+    picked = [f for f in folders if f.name in choice.routed]
+    keys = [name for name in choice.routed if name not in names]
+    return UnscopedPlan(picked, choice.routed, keys, choice.ranked, choice.weights)
+
+
+@dataclass(frozen=True, slots=True)
+class FolderChoice:
+    """What the router's answer means for an unscoped search (the module
+    docstring): the sources to search (None: every one, not narrowed; []: it
+    narrowed and none passed, so every one), every source it ranked, best first,
+    and each page's weight in the merge."""
+
+    routed: list[str] | None
+    ranked: list[str]
+    weights: dict[str, float]
+
+
+def choose_folders(result: RouteResult, local: Collection[str], *, narrow: bool) -> FolderChoice:
+    """The choice for a route `result` over the local folders named `local` (and
+    any shared repositories it ranked); `narrow`: whether the pool is large enough
+    to search only the routed sources."""
     ranked = [m.name for m in result.repositories]
-    weights = page_weights(result.repositories, names)
-    if not narrow:
-        return UnscopedPlan(folders, None, None, ranked, weights)
-    chosen = routed_folders(result)
-    if not chosen:
-        return UnscopedPlan(folders, [], None, ranked, weights)
-    picked = [f for f in folders if f.name in chosen]
-    keys = [name for name in chosen if name not in names]
-    return UnscopedPlan(picked, chosen, keys, ranked, weights)
+    weights = page_weights(result.repositories, local)
+    return FolderChoice(routed_folders(result) if narrow else None, ranked, weights)
