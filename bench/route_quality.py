@@ -165,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     names = args.corpus or [*DEVSET1_NAMES, *DEVSET2_NAMES]
 
     profiles: list[SourceProfile] = []
+    indexes: dict[str, IndexEvidence] = {}
     evidence: dict[str, RouteEvidence] = {}
     workspaces: dict[str, Workspace] = {}
     queries = []
@@ -186,12 +187,13 @@ def main(argv: list[str] | None = None) -> int:
         conn = open_database(db_path, readonly=True)
         profiles.append(repository_profile(ws, conn, name=name))
         topics, neighbours, minilm = _vector_evidence(name, args.vectors_prefix)
-        evidence[name] = IndexEvidence(conn, topics=topics, neighbours=neighbours, minilm=minilm)
+        indexes[name] = IndexEvidence(conn, topics=topics, neighbours=neighbours, minilm=minilm)
+        evidence[name] = indexes[name]
         queries.extend(load_queries(corpus))
     profile_s = time.perf_counter() - started
     log(f"{len(profiles)} profiles in {profile_s:.1f} s; {len(queries)} queries")
     started = time.perf_counter()
-    with_topics = sum(1 for e in evidence.values() if e.topics() is not None)  # type: ignore[attr-defined]
+    with_topics = len([e for e in indexes.values() if e.topics() is not None])
     topics_s = time.perf_counter() - started
     log(f"topic centroids of {with_topics} repositories in {topics_s:.1f} s")
 

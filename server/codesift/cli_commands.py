@@ -78,6 +78,7 @@ if TYPE_CHECKING:
     from codesift.engine.live import Cancellation, FolderIndex, LiveReader
     from codesift.engine.postgres import SharedSearch
     from codesift.history.records import ChangeInfo
+    from codesift.history.timespec import TimeFilter
     from codesift.local_socket_server import Hangup, LocalSocketServer
     from codesift.retrieval import Searcher, SearchRequest, SearchResponse
     from codesift.retrieval.routing import RouteMatch
@@ -572,6 +573,24 @@ GRAPH_LABELS = {
 }
 
 
+def _search_request(args: argparse.Namespace, engine: Engine, times: TimeFilter) -> SearchRequest:
+    """The search the command line asks for, with the engine's defaults for what it
+    leaves out and `times` (resolved in the engine's folder)."""
+    return engine.request(
+        args.query,
+        top_k=args.top_k,
+        layers=tuple(args.layer or ()),
+        languages=tuple(args.lang or ()),
+        paths=tuple(args.path or ()),
+        snippet_chars=args.snippet_chars,
+        max_tokens=args.max_tokens,
+        as_of=times.as_of,
+        since=times.since,
+        until=times.until,
+        include_graph=args.graph,
+    )
+
+
 def cmd_search(args: argparse.Namespace, inv: Invocation) -> int:
     if len(args.roots or ()) > 1:
         return _search_folders(args, inv)
@@ -588,20 +607,7 @@ def cmd_search(args: argparse.Namespace, inv: Invocation) -> int:
     engine = inv.engine(args, quiet=bool(args.json), workspace=ws)
     try:
         times = engine.times(args.as_of, args.since, args.until)  # before any indexing
-        request = engine.request(
-            args.query,
-            top_k=args.top_k,
-            layers=tuple(args.layer or ()),
-            languages=tuple(args.lang or ()),
-            paths=tuple(args.path or ()),
-            snippet_chars=args.snippet_chars,
-            max_tokens=args.max_tokens,
-            as_of=times.as_of,
-            since=times.since,
-            until=times.until,
-            include_graph=args.graph,
-        )
-        response = engine.search(request)
+        response = engine.search(_search_request(args, engine, times))
         _report_built(inv, engine, args)
     finally:
         engine.close()
@@ -612,20 +618,6 @@ def cmd_search(args: argparse.Namespace, inv: Invocation) -> int:
     return EXIT_OK
 
 
-def _search_workspaces(args: argparse.Namespace) -> list[Workspace]:
-    """The folders of `search --root A --root B ...`, each once, --config applied
-    to each."""
-    overrides = config_overrides(args.config) if args.config else None
-    found: list[Workspace] = []
-    for root in args.roots:
-        ws = Workspace.resolve(root)
-        if overrides:
-            ws = Workspace.at(ws.root, overrides)
-        if all(w.root != ws.root for w in found):
-            found.append(ws)
-    return found
-
-
 def _search_folders(args: argparse.Namespace, inv: Invocation) -> int:
     """`search` over several --root folders (engine/folder_search.py)."""
     from codesift.engine.folder_search import search_folders
@@ -633,7 +625,7 @@ def _search_folders(args: argparse.Namespace, inv: Invocation) -> int:
 
     if getattr(args, "db", None) is not None or args.repo or args.principal:
         raise QueryError("--db, --repo and --principal search the shared index: give one --root")
-    workspaces = _search_workspaces(args)
+    workspaces = _workspaces_of(args, args.roots)
     args.db_path = workspaces[0].db_path
     engines = [inv.engine(args, quiet=bool(args.json), workspace=ws) for ws in workspaces]
 
@@ -642,19 +634,7 @@ def _search_folders(args: argparse.Namespace, inv: Invocation) -> int:
             times = engine.times(args.as_of, args.since, args.until)
         except QueryError as exc:
             raise QueryError(f"{exc} (folder {engine.root})") from None
-        return engine.request(
-            args.query,
-            top_k=args.top_k,
-            layers=tuple(args.layer or ()),
-            languages=tuple(args.lang or ()),
-            paths=tuple(args.path or ()),
-            snippet_chars=args.snippet_chars,
-            max_tokens=args.max_tokens,
-            as_of=times.as_of,
-            since=times.since,
-            until=times.until,
-            include_graph=args.graph,
-        ).validated(root=engine.root)
+        return _search_request(args, engine, times).validated(root=engine.root)
 
     try:
         found = search_folders(
@@ -769,11 +749,10 @@ def _print_search(
     console.print("\n".join(lines))
 
 
-def _route_workspaces(args: argparse.Namespace) -> list[Workspace]:
-    """The folders `codesift route` routes between: each --root, else the current
-    workspace; --config applied to each."""
+def _workspaces_of(args: argparse.Namespace, roots: Sequence[str | None]) -> list[Workspace]:
+    """The folders of a command over several (`route`, `search --root A --root B`):
+    each of `roots` once (None: the current workspace), --config applied to each."""
     overrides = config_overrides(args.config) if args.config else None
-    roots = args.root or [None]
     found: list[Workspace] = []
     for root in roots:
         ws = Workspace.resolve(root)
@@ -790,7 +769,7 @@ def cmd_route(args: argparse.Namespace, inv: Invocation) -> int:
     from codesift.engine.route import check_route, folder_names, route, route_json
 
     check_route(args.query, args.limit)  # before any index is touched
-    workspaces = _route_workspaces(args)
+    workspaces = _workspaces_of(args, args.root or [None])
     args.db_path = workspaces[0].db_path
     listener = ConsoleListener(inv, quiet=bool(args.json))
     result = route(args.query, workspaces, listener, limit=args.limit)
