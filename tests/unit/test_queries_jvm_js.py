@@ -562,15 +562,41 @@ def test_javascript_class_expression_assigned_to_an_export_is_that_class() -> No
         "  callback () { return this.handle() }\n"
         "  handle () { return 1 }\n"
         "}\n"
-        "exports.Anon = class { run () {} }\n",
+        "exports.Manager = class { execute () {} }\n"
+        "// The server.\n"
+        "internals.Server = class extends Stream.Readable {\n"
+        "  start () {}\n"
+        "}\n",
     )
     names = {(n.kind, n.qualified_name) for n in parsed.nodes[1:]}
     assert ("class", "Application") in names
     assert ("method", "Application.callback") in names
-    assert ("method", "run") in names  # an anonymous class expression names nothing
+    # An anonymous class expression is named by the property it is assigned to
+    # (hapi's `exports.Manager = class {...}`, `internals.Server = class {...}`).
+    assert {("class", "Manager"), ("method", "Manager.execute")} <= names
+    assert {("class", "Server"), ("method", "Server.start")} <= names
     app = next(n for n in parsed.nodes if n.name == "Application")
     assert (app.start_line, app.docstring) == (2, "The app.")
-    assert ("Emitter", None) in {(e.dst_name, e.dst) for e in edges_of(parsed, "inherits")}
+    server = next(n for n in parsed.nodes if n.name == "Server")
+    assert (server.start_line, server.docstring) == (8, "The server.")
+    inherits = {(e.dst_name, e.dst) for e in edges_of(parsed, "inherits")}
+    assert {("Emitter", None), ("Readable", None)} <= inherits
+
+
+def test_typescript_class_expressions_assigned_to_a_property_are_classes() -> None:
+    for language in ("typescript", "tsx"):
+        parsed = parse(
+            language,
+            "module.exports = class Application { handle(): number { return 1 } }\n"
+            "exports.Manager = class { execute(): void {} }\n",
+        )
+        names = {(n.kind, n.qualified_name) for n in parsed.nodes[1:]}
+        assert {
+            ("class", "Application"),
+            ("method", "Application.handle"),
+            ("class", "Manager"),
+            ("method", "Manager.execute"),
+        } <= names, language
 
 
 def test_javascript_import_aliases_become_hints_for_calls() -> None:

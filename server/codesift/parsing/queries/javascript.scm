@@ -25,6 +25,12 @@
   (assignment_expression
     left: (member_expression)
     right: (class name: (identifier) @name))) @definition.class
+; exports.Manager = class {...}, internals.Server = class extends Base {...}: an
+; anonymous class assigned to a property is named by the property.
+(expression_statement
+  (assignment_expression
+    left: (member_expression property: (property_identifier) @name)
+    right: (class !name))) @definition.class
 
 ; exports.f = function () {...}, Foo.prototype.bar = () => {...}
 (expression_statement

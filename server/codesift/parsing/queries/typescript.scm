@@ -35,6 +35,18 @@
 (lexical_declaration
   (variable_declarator name: (identifier) @name value: (class))) @definition.class
 
+; module.exports = class Application {...}: a named class expression assigned to
+; an export is that class; exports.Manager = class {...}: an anonymous one is
+; named by the property.
+(expression_statement
+  (assignment_expression
+    left: (member_expression)
+    right: (class name: (type_identifier) @name))) @definition.class
+(expression_statement
+  (assignment_expression
+    left: (member_expression property: (property_identifier) @name)
+    right: (class !name))) @definition.class
+
 ; exports.f = function () {...}, Foo.prototype.bar = () => {...}
 (expression_statement
   (assignment_expression
