@@ -566,6 +566,9 @@ def test_javascript_class_expression_assigned_to_an_export_is_that_class() -> No
         "// The server.\n"
         "internals.Server = class extends Stream.Readable {\n"
         "  start () {}\n"
+        "}\n"
+        "exports = module.exports = internals.Auth = class {\n"
+        "  scheme () {}\n"
         "}\n",
     )
     names = {(n.kind, n.qualified_name) for n in parsed.nodes[1:]}
@@ -575,6 +578,7 @@ def test_javascript_class_expression_assigned_to_an_export_is_that_class() -> No
     # (hapi's `exports.Manager = class {...}`, `internals.Server = class {...}`).
     assert {("class", "Manager"), ("method", "Manager.execute")} <= names
     assert {("class", "Server"), ("method", "Server.start")} <= names
+    assert {("class", "Auth"), ("method", "Auth.scheme")} <= names  # a chain's last target
     app = next(n for n in parsed.nodes if n.name == "Application")
     assert (app.start_line, app.docstring) == (2, "The app.")
     server = next(n for n in parsed.nodes if n.name == "Server")
@@ -588,7 +592,8 @@ def test_typescript_class_expressions_assigned_to_a_property_are_classes() -> No
         parsed = parse(
             language,
             "module.exports = class Application { handle(): number { return 1 } }\n"
-            "exports.Manager = class { execute(): void {} }\n",
+            "exports.Manager = class { execute(): void {} }\n"
+            "exports = module.exports = internals.Auth = class { scheme(): void {} }\n",
         )
         names = {(n.kind, n.qualified_name) for n in parsed.nodes[1:]}
         assert {
@@ -596,6 +601,8 @@ def test_typescript_class_expressions_assigned_to_a_property_are_classes() -> No
             ("method", "Application.handle"),
             ("class", "Manager"),
             ("method", "Manager.execute"),
+            ("class", "Auth"),
+            ("method", "Auth.scheme"),
         } <= names, language
 
 

@@ -31,6 +31,18 @@
   (assignment_expression
     left: (member_expression property: (property_identifier) @name)
     right: (class !name))) @definition.class
+; ... also at the end of a chain: exports = module.exports = internals.Auth = class {...}
+(expression_statement
+  (assignment_expression
+    right: (assignment_expression
+      left: (member_expression property: (property_identifier) @name)
+      right: (class !name)))) @definition.class
+(expression_statement
+  (assignment_expression
+    right: (assignment_expression
+      right: (assignment_expression
+        left: (member_expression property: (property_identifier) @name)
+        right: (class !name))))) @definition.class
 
 ; exports.f = function () {...}, Foo.prototype.bar = () => {...}
 (expression_statement
