@@ -117,6 +117,33 @@ def test_a_subfolder_workspace_of_a_repository(make_repo: MakeRepo) -> None:
 
 
 @pytest.mark.usefixtures("git_isolation")
+def test_a_folder_its_repository_ignores_is_outside_git_for_the_check_too(
+    make_repo: MakeRepo,
+) -> None:
+    # A workspace in a folder the enclosing repository ignores (a dotfiles repo, a
+    # vendored or generated folder) is walked and timed by modification times: an
+    # unchanged index is current whatever the enclosing repository's HEAD does
+    # (before, the check compared that HEAD with none and loaded the indexer for
+    # every one-shot search).
+    repo = make_repo({".gitignore": "scratch/\n", "app.py": "x = 1\n"})
+    root = repo / "scratch" / "shop"
+    write_files(root, FILES)
+    assert index(root) > 0
+    assert current(root)
+    commit_all(repo, "the enclosing repository moves on")
+    assert current(root)
+    (root / "shop/orders.py").write_text("def place_order(order):\n    return None\n")
+    assert not current(root)
+    assert index(root) == 1 and current(root)
+    # No longer ignored: git lists it and times it now, so the index is stale.
+    (repo / ".gitignore").write_text("", encoding="utf-8")
+    commit_all(repo, "track scratch/")
+    assert not current(root)
+    index(root)
+    assert current(root)
+
+
+@pytest.mark.usefixtures("git_isolation")
 def test_git_head_reads_loose_packed_detached_and_linked_work_trees(
     make_repo: MakeRepo, tmp_path: Path
 ) -> None:

@@ -6,7 +6,7 @@ its worker pool) would load only to find that out. `index_is_current` checks
 what the indexer's plan and its git-history update would find, with the
 standard library and the store alone:
 
-- the listing `discover_files` would make (`discover_stamps`: the same walk or
+- the listing `discover_files` would make (`discover_stamps_listed`: the same walk or
   `git ls-files`, the same filters) holds exactly the files the index holds (or
   skipped when last read), each with the size and modification time it had then;
 - no index run was left unfinished, and the files were parsed by this version
@@ -14,7 +14,9 @@ standard library and the store alone:
 - the git history is up to date: the index was timed at the HEAD the work tree
   has now (read from the repository's files: HEAD, its ref, packed-refs), no
   history failure is recorded and every file was timed after it was indexed;
-  outside git, no file waits to be timed.
+  outside git, no file waits to be timed. A folder its enclosing repository
+  ignores counts as outside git, as it does for the indexer (walked, timed by
+  modification times), while the history says so (no HEAD recorded).
 
 Anything it cannot tell for certain (a reftable repository, a HEAD it cannot
 read, a recorded history failure) answers False: the indexer then runs, as it
@@ -32,7 +34,7 @@ import apsw
 from codesift.config import IndexSettings
 from codesift.store.history import HistoryRows
 from codesift.store.writer import IndexWriter
-from codesift.workspace import discover_stamps
+from codesift.workspace import discover_stamps_listed
 
 __all__ = ["HISTORY_META_KEYS", "git_head", "index_is_current"]
 
@@ -60,7 +62,7 @@ def index_is_current(root: Path, settings: IndexSettings, conn: apsw.Connection)
     writer = IndexWriter(conn)
     if writer.run_marker() or not writer.extraction_current():
         return False
-    listed = discover_stamps(root, settings)
+    listed, by_git = discover_stamps_listed(root, settings)
     known = writer.known_files()
     skipped = writer.skipped_files()
     if len(listed) != len(known) + len(skipped):
@@ -70,10 +72,10 @@ def index_is_current(root: Path, settings: IndexSettings, conn: apsw.Connection)
             was_skipped = skipped.get(path)
             if was_skipped is None or was_skipped[:2] != stamp:
                 return False
-    return _history_is_current(root, HistoryRows(conn))
+    return _history_is_current(root, HistoryRows(conn), walked=not by_git)
 
 
-def _history_is_current(root: Path, rows: HistoryRows) -> bool:
+def _history_is_current(root: Path, rows: HistoryRows, *, walked: bool) -> bool:
     if rows.meta(HISTORY_FAILURE_KEY) is not None:
         return False
     for timing in rows.timing_states():
@@ -81,7 +83,10 @@ def _history_is_current(root: Path, rows: HistoryRows) -> bool:
             return False
     real_root = os.path.realpath(root)
     work_tree = _work_tree_of(real_root)
-    if work_tree is None:  # outside git: files are timed by their modification time
+    # Walked although a work tree is above it (its repository ignores it) and timed
+    # outside git by the history (no HEAD recorded): it is outside git for both.
+    if work_tree is None or (walked and rows.meta(HISTORY_HEAD_KEY) is None):
+        # outside git: files are timed by their modification time
         return all(
             rows.meta(key) is None
             for key in (HISTORY_HEAD_KEY, HISTORY_UNREADABLE_KEY, HISTORY_DIRTY_KEY)

@@ -23,6 +23,7 @@ from codesift.workspace.discovery import (
     discover_files,
     discover_paths,
     discover_stamps,
+    discover_stamps_listed,
 )
 
 __all__ = [
@@ -39,5 +40,6 @@ __all__ = [
     "discover_files",
     "discover_paths",
     "discover_stamps",
+    "discover_stamps_listed",
     "read_source",
 ]

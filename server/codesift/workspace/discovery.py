@@ -68,6 +68,7 @@ __all__ = [
     "discover_files",
     "discover_paths",
     "discover_stamps",
+    "discover_stamps_listed",
 ]
 
 logger = logging.getLogger(__name__)
@@ -373,7 +374,7 @@ def discover_files(root: Path, settings: IndexSettings) -> Discovery:
 
     Raises WorkspaceError when `root` is missing, not a folder, or unreadable.
     """
-    found, skipped = _listing(root, settings)
+    found, skipped, _ = _listing(root, settings)
     files = _source_files(found)
     files.sort(key=lambda f: f.path)
     skipped.sort(key=lambda s: s.path)
@@ -387,11 +388,18 @@ def discover_stamps(root: Path, settings: IndexSettings) -> FileStamps:
 
     Raises WorkspaceError when `root` is missing, not a folder, or unreadable.
     """
-    found, _ = _listing(root, settings)
-    return {relpath: (st.st_size, st.st_mtime_ns) for relpath, _, st in found}
+    return discover_stamps_listed(root, settings)[0]
 
 
-def _listing(root: Path, settings: IndexSettings) -> tuple[list[_Found], list[SkippedFile]]:
+def discover_stamps_listed(root: Path, settings: IndexSettings) -> tuple[FileStamps, bool]:
+    """`discover_stamps`, and whether git listed the files (False: the folder was
+    walked: no git work tree above it, git could not list it, or the enclosing
+    repository ignores it)."""
+    found, _, by_git = _listing(root, settings)
+    return {relpath: (st.st_size, st.st_mtime_ns) for relpath, _, st in found}, by_git
+
+
+def _listing(root: Path, settings: IndexSettings) -> tuple[list[_Found], list[SkippedFile], bool]:
     root = _checked_root(root)
     listing = _git_listing(root)
     filters = _Filters(root, settings, use_gitignore=listing is None)
@@ -404,7 +412,7 @@ def _listing(root: Path, settings: IndexSettings) -> tuple[list[_Found], list[Sk
     logger.debug(
         "discovered %d files in %s (%s mode), skipped %d", len(found), root, mode, len(skipped)
     )
-    return found, skipped
+    return found, skipped, listing is not None
 
 
 def _source_files(found: Iterable[_Found]) -> list[SourceFile]:
