@@ -1,6 +1,7 @@
 """One-shot CLI latency: `codesift search` with and without a server on the workspace.
 
-    python bench/cli_latency.py [--rounds 10] [--work-dir DIR] [--write] [--out bench/RESULTS.md]
+    python bench/cli_latency.py [--rounds 10] [--work-dir DIR] [--no-vectors] [--no-several]
+        [--write] [--out bench/RESULTS.md]
 
 On a copy of the running interpreter's stdlib (bench/corpora.py prepares the
 shared corpus; the copy under --work-dir is the one indexed, with embeddings off
@@ -16,6 +17,11 @@ falls on all of them alike):
   index, checks it is up to date, searches, as without a server.
 - `python`: `python -c pass` with the same interpreter, the floor of any one-shot
   command.
+- `several` (not a target; --no-several leaves it out): `codesift search QUERY
+  --root A ... --root G` over seven dev-set 2 corpora (copies under --work-dir,
+  each its own git repository, embeddings off), routed first as
+  engine/folder_search.py does, against `codesift search QUERY --root F` of the
+  question's own folder alone; two short questions of each corpus.
 - `vectors` (not a target; --no-vectors leaves it out): the in-process search on
   a second copy with the default configuration (no .codesift.toml), whose index
   has the static first tier's vectors for every chunk, as `codesift index` leaves
@@ -73,6 +79,10 @@ QUERIES = (
     "retry a failed connection",
 )
 ANSWERED = "DEBUG codesift.cli: answered by"
+# The folders of the `several` mode (dev set 2 corpora: web frameworks with questions
+# about the same things, and two others).
+SEVERAL = ("echo", "hapi", "hono", "slim", "uvicorn", "jq", "koin")
+SEVERAL_QUESTIONS = 2  # per corpus: its first short questions
 
 Json = dict[str, Any]
 
@@ -113,6 +123,75 @@ def prepare_copy(work_dir: Path, name: str = "python-stdlib", *, embeddings: boo
     else:
         config.write_text("[embedding]\nenabled = false\n", encoding="utf-8")
     return dest
+
+
+def prepare_several(work_dir: Path) -> tuple[list[Path], list[tuple[str, str]]]:
+    """Copies of the SEVERAL corpora (each a git repository of its own, embeddings
+    off; made once) and the questions asked of them: (corpus, query)."""
+    from quality import load_queries
+
+    roots: list[Path] = []
+    questions: list[tuple[str, str]] = []
+    for name in SEVERAL:
+        corpus = prepare_corpus(name, log)
+        dest = work_dir / "several" / name
+        marker = dest.with_name(f"{name}.copied")
+        if not (dest.is_dir() and marker.is_file()):
+            if dest.exists():
+                shutil.rmtree(dest)
+            log(f"copying {corpus.root} to {dest}")
+            shutil.copytree(corpus.root, dest, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+            (dest / ".codesift.toml").write_text("[embedding]\nenabled = false\n", encoding="utf-8")
+            for git in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "corpus"]):
+                subprocess.run(
+                    ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", *git],
+                    cwd=dest,
+                    env=env(),
+                    check=True,
+                    capture_output=True,
+                )
+            marker.write_text(str(corpus.root))
+        roots.append(dest)
+        short = load_queries(corpus, ("short",))[:SEVERAL_QUESTIONS]
+        questions.extend((name, q.text) for q in short)
+    return roots, questions
+
+
+def measure_several(roots: list[Path], questions: list[tuple[str, str]], rounds: int) -> Json:
+    """The `several` mode: every question over all the folders, then in its own folder
+    alone, in-process; and how often the router searched the question's folder."""
+    every = [arg for root in roots for arg in ("--root", str(root))]
+    by_name = {root.name: root for root in roots}
+    no_server = env(CODESIFT_NO_SERVER="1")
+    routed_right = 0
+    for name, query in questions:  # indexes built, and the router's choice checked
+        answer = subprocess.run(
+            [str(CODESIFT), "search", "--json", query, *every],
+            cwd=roots[0].parent,
+            env=no_server,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        routed_right += name in json.loads(answer.stdout)["searched"]
+        alone = [str(CODESIFT), "search", query, "--root", str(by_name[name])]
+        run(alone, roots[0].parent, no_server)
+    times: dict[str, list[float]] = {"several": [], "one folder": []}
+    for number in range(rounds):
+        log(f"several folders: round {number + 1}/{rounds}")
+        for name, query in questions:
+            took, _ = run([str(CODESIFT), "search", query, *every], roots[0].parent, no_server)
+            times["several"].append(took)
+            one = [str(CODESIFT), "search", query, "--root", str(by_name[name])]
+            took, _ = run(one, roots[0].parent, no_server)
+            times["one folder"].append(took)
+    return {
+        "folders": len(roots),
+        "questions": len(questions),
+        "rounds": rounds,
+        "routed_right": routed_right / len(questions),
+        "modes": {mode: summary(values) for mode, values in times.items()},
+    }
 
 
 def prepare_static_vectors(root: Path) -> Any:
@@ -312,6 +391,30 @@ def section(result: Json, machine: Json) -> str:
             " per answer (waiting for freshness, the engine's search, rendering)."
         )
         lines.append("")
+    several = result.get("several")
+    if several is not None:
+        m = several["modes"]
+        lines += [
+            "Several folders (not a target): `codesift search QUERY --root A ... --root G`"
+            f" over {several['folders']} dev-set 2 corpora ({', '.join(SEVERAL)}; copies,"
+            " embeddings off, no server), routed first (the router's best five searched),"
+            f" {several['questions']} short questions x {several['rounds']} rounds, against"
+            " the same question in its own folder alone (`--root F`); wall clock, ms. The"
+            " question's folder was among those searched for"
+            f" {several['routed_right']:.2f} of the questions.",
+            "",
+            "| mode | p50 | p95 | mean | min | n |",
+            "|---|---|---|---|---|---|",
+            *(
+                f"| {label} | {m[key]['p50']:.0f} | {m[key]['p95']:.0f} | {m[key]['mean']:.0f}"
+                f" | {m[key]['min']:.0f} | {m[key]['n']} |"
+                for key, label in (
+                    ("several", f"{several['folders']} folders, routed"),
+                    ("one folder", "the question's folder alone"),
+                )
+            ),
+            "",
+        ]
     lines.append(f"<!-- {SECTION}:end -->")
     return "\n".join(lines) + "\n"
 
@@ -337,6 +440,11 @@ def main() -> int:
         action="store_true",
         help="leave out the in-process search of an index with static vectors",
     )
+    parser.add_argument(
+        "--no-several",
+        action="store_true",
+        help="leave out the search over several folders",
+    )
     args = parser.parse_args()
     args.work_dir.mkdir(parents=True, exist_ok=True)
     root = prepare_copy(args.work_dir)
@@ -345,8 +453,11 @@ def main() -> int:
         if args.no_vectors
         else prepare_copy(args.work_dir, "python-stdlib-vectors", embeddings=True)
     )
+    several = None if args.no_several else prepare_several(args.work_dir)
     machine = machine_info()
     result = measure(root, args.rounds, vectors_root)
+    if several is not None:
+        result["several"] = measure_several(*several, max(1, args.rounds // 3))
     print(json.dumps({"machine": machine, **result}, indent=2))
     text = section(result, machine)
     print(text)
