@@ -14,7 +14,7 @@ never the search.
 
 The document collections the searched folders list are searched once each (a
 collection two folders list is one collection), for the best
-`search.resource_top_k` of the first folder's settings.
+`search.resource_top_k` of the first searched folder's settings.
 """
 
 from __future__ import annotations
