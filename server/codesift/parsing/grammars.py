@@ -30,17 +30,22 @@ def language_for(language: str) -> Language:
     return language_obj
 
 
-# Query files that extend another language's query (the grammar is a superset).
-_QUERY_BASES = {"tsx": "typescript"}
+# Query files read around a language's own: the patterns JavaScript and TypeScript
+# share (ecmascript.scm) before it, TypeScript's before TSX's own, and JSX's
+# (jsx.scm) after JavaScript's and TSX's.
+_QUERY_PARTS = {
+    "javascript": ("ecmascript", "javascript", "jsx"),
+    "typescript": ("ecmascript", "typescript"),
+    "tsx": ("ecmascript", "typescript", "tsx", "jsx"),
+}
 
 
 def query_source(language: str) -> str:
+    """The query of `language`: its `queries/<language>.scm`, with the files it
+    shares with other languages (_QUERY_PARTS)."""
     folder = resources.files("codesift.parsing") / "queries"
-    own = (folder / f"{language}.scm").read_text(encoding="utf-8")
-    base = _QUERY_BASES.get(language)
-    if base is None:
-        return own
-    return (folder / f"{base}.scm").read_text(encoding="utf-8") + "\n" + own
+    parts = _QUERY_PARTS.get(language, (language,))
+    return "\n".join((folder / f"{part}.scm").read_text(encoding="utf-8") for part in parts)
 
 
 @cache

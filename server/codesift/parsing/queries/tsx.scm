@@ -1,11 +1,2 @@
-; TSX: the typescript.scm patterns (prepended when the query loads) plus these JSX ones.
-
-; Rendering a component is calling it: <Foo />, <Foo>...</Foo>, <ns.Foo />
-((jsx_self_closing_element name: (identifier) @name) @reference.call
-  (#match? @name "^[A-Z]"))
-((jsx_opening_element name: (identifier) @name) @reference.call
-  (#match? @name "^[A-Z]"))
-(jsx_self_closing_element
-  name: (member_expression property: (property_identifier) @name)) @reference.call
-(jsx_opening_element
-  name: (member_expression property: (property_identifier) @name)) @reference.call
+; TSX: ecmascript.scm, typescript.scm and jsx.scm (parsing/grammars.py,
+; query_source); nothing of its own.

@@ -1,11 +1,8 @@
-; TypeScript. (tsx.scm is this file plus the JSX patterns at its end.)
-; Definitions are captured as the declaration itself; the extractor climbs
-; `export_statement` / `ambient_declaration` to find a leading JSDoc comment.
+; TypeScript: ecmascript.scm's patterns (read first), then these (TSX: then
+; jsx.scm's). The extractor also climbs `ambient_declaration` for a JSDoc comment.
 
-; Functions, classes, interfaces, enums, type aliases.
-(function_declaration name: (identifier) @name) @definition.function
-(generator_function_declaration name: (identifier) @name) @definition.function
-; Overload signatures and `declare function` (.d.ts files).
+; Classes, interfaces, enums, type aliases; overload signatures and `declare
+; function` (.d.ts files).
 (function_signature name: (identifier) @name) @definition.function
 (class_declaration name: (type_identifier) @name) @definition.class
 (abstract_class_declaration name: (type_identifier) @name) @definition.class
@@ -22,56 +19,14 @@
 (module name: [(identifier) (nested_identifier)] @name) @definition.namespace
 (module name: (string (string_fragment) @name)) @definition.namespace
 
-; const f = () => ..., let g = function () {...}, var h = function* () {...}
-; The whole declaration is the node so a comment above `const` is its doc.
-(lexical_declaration
-  (variable_declarator
-    name: (identifier) @name
-    value: [(arrow_function) (function_expression) (generator_function)])) @definition.function
-(variable_declaration
-  (variable_declarator
-    name: (identifier) @name
-    value: [(arrow_function) (function_expression) (generator_function)])) @definition.function
-(lexical_declaration
-  (variable_declarator name: (identifier) @name value: (class))) @definition.class
-
 ; module.exports = class Application {...}: a named class expression assigned to
-; an export is that class; exports.Manager = class {...}: an anonymous one is
-; named by the property.
+; an export is that class.
 (expression_statement
   (assignment_expression
     left: (member_expression)
     right: (class name: (type_identifier) @name))) @definition.class
-(expression_statement
-  (assignment_expression
-    left: (member_expression property: (property_identifier) @name)
-    right: (class !name))) @definition.class
-; ... also at the end of a chain: exports = module.exports = internals.Auth = class {...}
-(expression_statement
-  (assignment_expression
-    right: (assignment_expression
-      left: (member_expression property: (property_identifier) @name)
-      right: (class !name)))) @definition.class
-(expression_statement
-  (assignment_expression
-    right: (assignment_expression
-      right: (assignment_expression
-        left: (member_expression property: (property_identifier) @name)
-        right: (class !name))))) @definition.class
 
-; exports.f = function () {...}, Foo.prototype.bar = () => {...}
-(expression_statement
-  (assignment_expression
-    left: (member_expression property: (property_identifier) @name)
-    right: [(arrow_function) (function_expression)])) @definition.function
-
-; Class and interface members; method_definition also covers object-literal
-; shorthand methods (`{ m() {} }`), which are methods of that object.
-((method_definition name: (property_identifier) @name) @definition.constructor
-  (#eq? @name "constructor"))
-((method_definition
-  name: [(property_identifier) (private_property_identifier)] @name) @definition.method
-  (#not-eq? @name "constructor"))
+; Class and interface members beyond ecmascript.scm's methods.
 (public_field_definition
   name: [(property_identifier) (private_property_identifier)] @name
   value: [(arrow_function) (function_expression)]) @definition.method
@@ -97,47 +52,8 @@
          (generic_type name: [(type_identifier) @name
                               (nested_type_identifier name: (type_identifier) @name)])]) @reference.inherits
 
-; Calls: f(), obj.f(), obj?.f(), obj.#f(), f<T>(), new Foo(), new ns.Foo<T>()
-(call_expression function: (identifier) @name) @reference.call
-(call_expression
-  function: (member_expression
-    property: [(property_identifier) (private_property_identifier)] @name)) @reference.call
-(new_expression
-  constructor: [(identifier) @name
-                (member_expression property: (property_identifier) @name)]) @reference.call
-
-; Imports.
-; import 'x'
-(import_statement . source: (string (string_fragment) @import.module)) @import
-; import X from 'x'
-(import_statement
-  (import_clause (identifier) @import.alias)
-  source: (string (string_fragment) @import.module)) @import
-; import * as ns from 'x'
-(import_statement
-  (import_clause (namespace_import (identifier) @import.alias))
-  source: (string (string_fragment) @import.module)) @import
-; import { a, b as c } from 'x' (also `import type {...}`)
-(import_statement
-  (import_clause
-    (named_imports
-      (import_specifier name: (_) @import.name alias: (identifier)? @import.alias)))
-  source: (string (string_fragment) @import.module)) @import
 ; import fs = require('fs')
 (import_statement
   (import_require_clause
     (identifier) @import.alias
     source: (string (string_fragment) @import.module))) @import
-; export { a, b as c } from 'x'; export * from 'x'; export * as ns from 'x'
-(export_statement
-  (export_clause (export_specifier name: (_) @import.name))
-  source: (string (string_fragment) @import.module)) @import
-(export_statement . "export" . "*" source: (string (string_fragment) @import.module)) @import
-(export_statement (namespace_export) source: (string (string_fragment) @import.module)) @import
-; const x = require('x')
-((variable_declarator
-  name: (identifier) @import.alias
-  value: (call_expression
-    function: (identifier) @_require
-    arguments: (arguments . (string (string_fragment) @import.module) .))) @import
-  (#eq? @_require "require"))
