@@ -90,7 +90,7 @@ def _choice(
             listener,
             MAX_ROUTE_LIMIT,
             engines=engines,
-            with_shared=False,
+            folders_only=True,
         )
     except (SearchCancelled, QueryError):
         raise

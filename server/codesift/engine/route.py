@@ -382,14 +382,16 @@ def route(
     limit: int = 3,
     *,
     engines: Sequence[Engine] | None = None,
-    with_shared: bool = True,
+    folders_only: bool = False,
 ) -> RouteResult:
     """Route `query` among `workspaces` (each index brought up to date first; or
     read through `engines`, one per workspace, left open) and the document
     collections they list (each once), pool by pool; each folder named as
-    `folder_names` says. `with_shared`: the shared index's repositories join the pool
-    when a workspace's settings name it. QueryError for a bad request
-    (`check_route`) before any index is touched."""
+    `folder_names` says. A workspace whose settings name the shared index adds
+    its repositories to the pool. `folders_only`: the workspaces' own folders
+    alone (no shared repositories, no collections: what a search over several
+    folders needs). QueryError for a bad request (`check_route`) before any index
+    is touched."""
     check_route(query, limit)
     from codesift.engine.collections import collections_of
     from codesift.engine.session import Engine
@@ -420,7 +422,7 @@ def route(
                 neighbours=functools.partial(neighbour_similarity, ws.db_path, reader),
                 minilm=functools.partial(vectors_are_minilm, ws.db_path, reader),
             )
-            for collection in collections_of(ws, listener):
+            for collection in () if folders_only else collections_of(ws, listener):
                 if collection.workspace.db_path in collections:
                     continue
                 with Engine(collection.workspace, listener, quiet=True) as engine:
@@ -431,7 +433,7 @@ def route(
         # "postgres") adds its repositories to the pool, those of these folders
         # left out: their local indexes describe them.
         dsn = next((d for d in (shared_dsn(ws.settings) for ws in workspaces) if d), None)
-        if dsn is not None and with_shared:
+        if dsn is not None and not folders_only:
             shared = SharedIndex(dsn, settings=workspaces[0].settings.search)
             readers.callback(shared.close)
             open_keys = {folder_repo_key(ws.root, ws.settings) for ws in workspaces}
