@@ -1059,7 +1059,8 @@ def _print_status(inv: Invocation, status: IndexStatus) -> None:
     assert vectors is not None and history is not None and rerank is not None
     ratio = vectors.embedded / vectors.embeddable if vectors.embeddable else 1.0
     inv.print(f"root        {status.root}")
-    inv.print(f"database    {status.database} ({status.database_bytes / 1e6:.1f} MB)")
+    access = ", read-only for this user" if status.read_only else ""
+    inv.print(f"database    {status.database} ({status.database_bytes / 1e6:.1f} MB{access})")
     inv.print(f"files       {status.files}")
     inv.print(f"nodes       {status.nodes}")
     inv.print(f"edges       {status.edges}")

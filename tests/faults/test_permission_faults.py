@@ -5,6 +5,7 @@ traceback. Run as the `unprivileged` fixture's user, so they bind under CI (root
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -128,3 +129,27 @@ def test_index_in_a_workspace_the_user_cannot_write_is_a_one_line_error(
         assert not (ws / ".codesift").exists()
     finally:
         ws.chmod(0o755)
+
+
+def test_status_on_a_read_only_index_says_so(
+    read_only_index: Path, unprivileged: Unprivileged
+) -> None:
+    """`codesift status` by a user who cannot write the index reads it and says it
+    is read-only; "damaged" (and its rebuild advice) only when the check finds damage."""
+    result = unprivileged.codesift("status", cwd=read_only_index)
+    expect(result.returncode == 0, describe(result))
+    expect("damaged" not in result.stdout + result.stderr, describe(result))
+    expect("--rebuild" not in result.stdout + result.stderr, describe(result))
+    expect("read-only" in result.stdout, describe(result))
+    expect(re.search(r"^files +2$", result.stdout, re.M) is not None, describe(result))
+    as_json = unprivileged.codesift("status", "--json", cwd=read_only_index)
+    expect(as_json.returncode == 0, describe(as_json))
+    expect('"read_only": true' in as_json.stdout, describe(as_json))
+
+
+def test_status_of_the_owner_is_not_read_only(make_repo: MakeRepo, tmp_path: Path) -> None:
+    ws = make_repo({"ledger.py": LEDGER_PY, ".codesift.toml": NO_EMBEDDINGS}, name="owned")
+    assert run_as_owner(ws, "index", "--quiet", home=tmp_path).returncode == 0
+    result = run_as_owner(ws, "status", "--json", home=tmp_path)
+    expect(result.returncode == 0, describe(result))
+    expect('"read_only": false' in result.stdout, describe(result))

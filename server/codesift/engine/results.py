@@ -132,6 +132,7 @@ class IndexStatus:
     last_update: float | None = None
     history: HistoryStatus | None = None
     rerank: RerankStatus | None = None
+    read_only: bool = False  # this user may read the index but not write it
 
 
 @dataclass(frozen=True, slots=True)

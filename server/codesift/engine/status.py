@@ -15,7 +15,7 @@ from codesift.engine.models import load_rerank, query_path
 from codesift.engine.results import IndexStatus, RerankStatus, VectorStatus
 from codesift.engine.workspace import Workspace
 from codesift.history.update import history_status
-from codesift.store.database import integrity_problem
+from codesift.store.database import index_writable, integrity_problem
 from codesift.store.reader import index_counts
 
 __all__ = ["database_bytes", "index_status", "read_status", "rerank_status"]
@@ -88,7 +88,8 @@ def read_status(
 def index_status(ws: Workspace) -> IndexStatus:
     """The workspace's index status (`exists` False when there is none); the file
     is checked first (status is where people look when in doubt): CorruptIndexError
-    names `codesift index --rebuild` for a damaged one."""
+    names `codesift index --rebuild` for a damaged one. An index this user cannot
+    write is read read-only, and `read_only` says so."""
     if not ws.db_path.exists():
         return IndexStatus(root=str(ws.root), database=str(ws.db_path), exists=False)
     conn = open_existing(ws)
@@ -96,6 +97,6 @@ def index_status(ws: Workspace) -> IndexStatus:
         problem = integrity_problem(ws.db_path)
         if problem is not None:
             raise damaged_index(ws, problem)
-        return read_status(ws, conn)
+        return replace(read_status(ws, conn), read_only=not index_writable(ws.db_path))
     finally:
         conn.close()

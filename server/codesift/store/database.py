@@ -91,7 +91,11 @@ def integrity_problem(path: Path) -> str | None:
     """The first problem `PRAGMA quick_check` finds in the index at `path`, or None
     when it finds none (reads every page: seconds on a large index)."""
     try:
-        conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+        # As a search opens it: an index this user cannot write (a WAL file in a
+        # folder it cannot write) is read-only, not damaged.
+        conn = _readonly_connection(path)
+    except (apsw.CantOpenError, apsw.ReadOnlyError, apsw.PermissionsError):
+        return None  # cannot be read at all: opening it for the status says why
     except apsw.Error as exc:
         return str(exc)
     try:
