@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import subprocess
 import sys
 import time
@@ -35,6 +36,8 @@ from codesift.store.locks import IndexLock, writer_lock
 from codesift.store.reader import has_files, index_counts
 
 if TYPE_CHECKING:  # imported where used: reading an up-to-date index needs neither
+    from pathlib import Path
+
     from codesift.embedding import Embedder
     from codesift.indexer import IndexProgress, IndexSummary
 
@@ -226,10 +229,24 @@ def fill_missing_vectors(
     if missing <= 0:
         return 0
 
+    # The index file this fill writes (as the language server notices it): deleted
+    # or replaced under a long fill, the fill stops instead of writing on into it.
+    opened = _file_id(ws.db_path)
+
+    def index_gone() -> bool:
+        now = _file_id(ws.db_path)
+        if now != opened:
+            what = "deleted" if now is None else "replaced"
+            listener.warning(f"the index {ws.db_path} was {what}; stopped computing vectors")
+        return now != opened
+
     @contextlib.contextmanager
     def batch_guard() -> Iterator[bool]:
+        if index_gone():  # (its folder too, perhaps: no lock file can be made there)
+            yield False
+            return
         with writer_lock(ws.db_path, "codesift: writing vectors") as acquired:
-            yield acquired
+            yield acquired and not index_gone()
 
     if quiet:
         return fill_vectors(conn, embedder, layers=layers, batch_guard=batch_guard)
@@ -244,6 +261,15 @@ def fill_missing_vectors(
         )
     finally:
         listener.end()
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the file at `path`, None when there is none."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return (stat.st_dev, stat.st_ino)
 
 
 def fill_first_tier(ws: Workspace, conn: apsw.Connection, embedder: Embedder) -> int:
