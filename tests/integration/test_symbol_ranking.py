@@ -167,3 +167,25 @@ def test_a_go_signature_finds_its_method_first(conn: apsw.Connection) -> None:
             SearchRequest(query="func (b *Buffer) Write(p []byte) (n int, err error)", top_k=5)
         )
     assert response.results[0].qualified_name == "bytes.Buffer.Write"
+
+
+def test_initials_find_a_name_among_many_starting_with_the_same_letter(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace
+) -> None:
+    """`trfh` finds TimedRotatingFileHandler however many other names start with
+    `t` (the standard library has thousands): the docs' example of word initials."""
+    from codesift.engine.symbols import find_symbols
+
+    many = "".join(f"def tally_{i}(entries):\n    return {i}\n\n\n" for i in range(1500))
+    root = make_repo(
+        {
+            "tallies.py": many,
+            "handlers.py": (
+                'class TimedRotatingFileHandler:\n    """Rotate a log file at timed intervals."""\n'
+            ),
+        }
+    )
+    conn, _ = index_workspace(root)
+    found = find_symbols(conn, "trfh", 10)
+    names = [s.node.name for s in found.all]
+    assert names and names[0] == "TimedRotatingFileHandler", names

@@ -40,6 +40,16 @@ def _like_prefix(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
+def _initials_globs(initials: str) -> tuple[str, str]:
+    """GLOB patterns (case-sensitive) for names whose words start with the letters
+    after the first of `initials` (ASCII letters): camel case (`?*R*F*H*`) and
+    snake case (`?*_[rR]*_[fF]*_[hH]*`)."""
+    rest = initials[1:]
+    camel = "?" + "".join(f"*{c.upper()}" for c in rest) + "*"
+    snake = "?" + "".join(f"*_[{c.lower()}{c.upper()}]" for c in rest) + "*"
+    return camel, snake
+
+
 def _names_matching(conn: apsw.Connection, match: str, limit: int) -> set[int]:
     return {
         int(r[0])
@@ -57,14 +67,18 @@ def name_candidates(conn: apsw.Connection, tail: str) -> set[int]:
             "SELECT id FROM nodes WHERE name LIKE ? ESCAPE '\\' LIMIT 300", (_like_prefix(tail),)
         )
     }
-    if 2 <= len(tail) <= 6 and tail.isalpha():
+    if 2 <= len(tail) <= 6 and tail.isalpha() and tail.isascii():
         # Word initials (`trfh` for TimedRotatingFileHandler) share no trigram with the
-        # name; such names start with the query's first letter.
+        # name; such names start with the query's first letter (the name index reads
+        # that range) and have each further letter start a word, camel-case or after
+        # `_` (the GLOB filters the range before the limit: a large index has
+        # thousands of names starting with any one letter).
         ids.update(
             int(r[0])
             for r in conn.execute(
-                "SELECT id FROM nodes WHERE name LIKE ? ESCAPE '\\' LIMIT 500",
-                (_like_prefix(tail[0]),),
+                "SELECT id FROM nodes WHERE name LIKE ? ESCAPE '\\'"
+                " AND (name GLOB ? OR name GLOB ?) LIMIT 500",
+                (_like_prefix(tail[0]), *_initials_globs(tail)),
             )
         )
     tris = trigrams(tail)
