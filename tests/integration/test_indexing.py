@@ -1533,3 +1533,23 @@ def test_a_few_paths_parsed_again_do_not_make_an_old_index_current(
     assert summary.indexed == 1
     assert read_meta(conn, "extraction_version") == "0"
     assert Indexer(root, Settings(), conn).plan().reparse
+
+
+def test_declared_source_encodings_are_honoured(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace
+) -> None:
+    """A Latin-1 Python file with a PEP 263 coding line and a Ruby file with a magic
+    comment are indexed with their own names, not with replacement characters."""
+    root = make_repo(
+        {
+            "legacy.py": "# -*- coding: latin-1 -*-\ndef café_function():\n    return 1\n".encode(
+                "latin-1"
+            ),
+            "legacy.rb": "# encoding: iso-8859-1\ndef grüße\n  1\nend\n".encode("latin-1"),
+        }
+    )
+    conn, _ = index_workspace(root)
+    names = {str(r[0]) for r in conn.execute("SELECT name FROM nodes")}
+    assert {"café_function", "grüße"} <= names, names
+    flags = dict(conn.execute("SELECT path, invalid_utf8 FROM files").fetchall())
+    assert flags == {"legacy.py": 0, "legacy.rb": 0}, flags

@@ -191,3 +191,61 @@ def test_permission_denied_is_skipped(unprivileged: Unprivileged) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == repr(ContentSkip("unreadable: Permission denied"))
+
+
+# --- Declared encodings: PEP 263, Ruby's magic comment, the BOMs ---------------------------
+
+
+def test_python_coding_line_is_honoured(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.py"
+    path.write_bytes(
+        "# -*- coding: latin-1 -*-\ndef café_function():\n    return 'ñ'\n".encode("latin-1")
+    )
+    result = read_text_ok(path)
+    assert "def café_function():" in result.text
+    assert "'ñ'" in result.text
+    assert result.invalid_utf8 is False
+
+
+def test_python_coding_line_may_follow_a_shebang(tmp_path: Path) -> None:
+    path = tmp_path / "tool.py"
+    path.write_bytes(
+        "#!/usr/bin/env python\n# vim: set fileencoding=cp1252 :\nX = '€'\n".encode("cp1252")
+    )
+    assert "X = '€'" in read_text_ok(path).text
+
+
+def test_python_coding_line_after_code_is_not_a_declaration(tmp_path: Path) -> None:
+    # PEP 263: the second line counts only after a comment or blank first line.
+    path = tmp_path / "late.py"
+    path.write_bytes(b"import os\n# coding: latin-1\nX = '\xc3\xa9'\n")
+    assert "X = 'é'" in read_text_ok(path).text
+
+
+def test_ruby_magic_comment_is_honoured(tmp_path: Path) -> None:
+    path = tmp_path / "legacy.rb"
+    path.write_bytes("# Encoding: ISO-8859-1\ndef café\n  'ü'\nend\n".encode("latin-1"))
+    result = read_text_ok(path)
+    assert "def café" in result.text and "'ü'" in result.text
+    assert result.invalid_utf8 is False
+
+
+def test_a_coding_comment_in_another_language_changes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "script.js"
+    path.write_bytes(b"// coding: latin-1\nconst caf\xc3\xa9 = 1;\n")
+    assert "const café = 1;" in read_text_ok(path).text
+
+
+def test_an_unknown_declared_encoding_falls_back_to_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "odd.py"
+    path.write_bytes(b"# coding: no-such-codec\nX = '\xc3\xa9'\n")
+    result = read_text_ok(path)
+    assert "X = 'é'" in result.text and result.invalid_utf8 is False
+
+
+def test_utf32_with_bom_is_text(tmp_path: Path) -> None:
+    for bom, codec in ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be")):
+        path = tmp_path / f"wide-{codec}.py"
+        path.write_bytes(bom + "def café():\n    pass\n".encode(codec))
+        result = read_text_ok(path)
+        assert result.text == "def café():\n    pass\n"
