@@ -1553,3 +1553,18 @@ def test_declared_source_encodings_are_honoured(
     assert {"café_function", "grüße"} <= names, names
     flags = dict(conn.execute("SELECT path, invalid_utf8 FROM files").fetchall())
     assert flags == {"legacy.py": 0, "legacy.rb": 0}, flags
+
+
+def test_a_symlink_to_a_workspace_file_is_indexed_once(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace
+) -> None:
+    """Results name the file's own path, once; the link is reported as skipped."""
+    root = make_repo({"real/impl.py": "def settle_invoice():\n    return 1\n"}, commit=False)
+    (root / "alias.py").symlink_to("real/impl.py")
+    conn, summary = index_workspace(root)
+    rows = conn.execute(
+        "SELECT f.path FROM nodes n JOIN files f ON f.id = n.file_id WHERE n.name = ?",
+        ("settle_invoice",),
+    ).fetchall()
+    assert [str(r[0]) for r in rows] == ["real/impl.py"]
+    assert ("alias.py", "symlink to real/impl.py (indexed there)") in summary.skipped

@@ -6,9 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from harness import LspSession
+from harness import LspSession, make_workspace, ready_server
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
+
+LEDGER = 'def settle_invoice(amount):\n    """Mark an invoice paid."""\n    return amount\n'
 
 
 def doc(path: Path) -> types.TextDocumentIdentifier:
@@ -215,3 +217,23 @@ def test_position_past_the_end_of_the_file(
             )
         assert caught.value.code == -32602
         assert "past the end" in caught.value.message
+
+
+def test_a_file_opened_through_a_symlink_is_its_target(tmp_path: Path) -> None:
+    """The index holds a symlinked file once, under the target's path: workspace
+    symbols name it once, and a document opened through the link gets the
+    target's symbols."""
+    root = make_workspace(tmp_path / "linked-ws", {"real/ledger.py": LEDGER})
+    (root / "ledger_link.py").symlink_to("real/ledger.py")
+    with ready_server([root], tmp_path / "server.log") as session:
+        found = session.request(
+            types.WORKSPACE_SYMBOL, types.WorkspaceSymbolParams(query="settle_invoice")
+        )
+        assert [(s.name, s.location.uri.rsplit("/", 2)[-2:]) for s in found] == [
+            ("settle_invoice", ["real", "ledger.py"])
+        ]
+        symbols = session.request(
+            types.TEXT_DOCUMENT_DOCUMENT_SYMBOL,
+            types.DocumentSymbolParams(text_document=doc(root / "ledger_link.py")),
+        )
+        assert [s.name for s in symbols] == ["settle_invoice"]

@@ -506,17 +506,58 @@ def test_fifo_is_skipped_not_read(tmp_path: Path, settings: IndexSettings) -> No
 # --- symlinks --------------------------------------------------------------------------
 
 
-def test_symlink_to_file_inside_root_is_kept(tmp_path: Path, settings: IndexSettings) -> None:
+def test_symlink_to_an_indexed_file_is_indexed_once_under_the_target(
+    tmp_path: Path, settings: IndexSettings
+) -> None:
     root = tmp_path / "ws"
     write(root, "real/impl.py", "def f():\n    pass\n")
     (root / "alias.py").symlink_to("real/impl.py")
+    (root / "real" / "again.py").symlink_to("impl.py")
 
     result = discover_files(root, settings)
 
-    assert paths(result) == ["alias.py", "real/impl.py"]
+    assert paths(result) == ["real/impl.py"]
+    assert reasons(result) == {
+        "alias.py": "symlink to real/impl.py (indexed there)",
+        "real/again.py": "symlink to real/impl.py (indexed there)",
+    }
+
+
+def test_symlink_to_a_file_left_out_is_indexed_under_the_link(
+    tmp_path: Path, settings: IndexSettings
+) -> None:
+    # The target is only reached through the link (its folder is excluded): the
+    # link is kept, once, however many links point at the same file.
+    root = tmp_path / "ws"
+    write(root, "node_modules/lib/impl.py", "def f():\n    pass\n")
+    (root / "alias.py").symlink_to("node_modules/lib/impl.py")
+    (root / "zeta.py").symlink_to("node_modules/lib/impl.py")
+
+    result = discover_files(root, settings)
+
+    assert paths(result) == ["alias.py"]
     alias = result.files[0]
     assert alias.abs_path == root / "alias.py"
     assert alias.size == len("def f():\n    pass\n")  # the target's size, not the link's
+    assert reasons(result)["zeta.py"] == "symlink to node_modules/lib/impl.py (indexed as alias.py)"
+
+
+def test_git_symlink_to_a_tracked_file_is_indexed_once(
+    tmp_path: Path, settings: IndexSettings
+) -> None:
+    root = init_repo(tmp_path / "repo")
+    write(root, "real/impl.py", "def f():\n    pass\n")
+    (root / "alias.py").symlink_to("real/impl.py")
+    commit_all(root)
+
+    result = discover_files(root, settings)
+
+    assert paths(result) == ["real/impl.py"]
+    assert reasons(result) == {"alias.py": "symlink to real/impl.py (indexed there)"}
+    # The watcher's way (a few paths) gives the same verdict on the link.
+    asked = discover_paths(root, settings, ["alias.py"])
+    assert paths(asked) == []
+    assert reasons(asked) == {"alias.py": "symlink to real/impl.py (indexed there)"}
 
 
 def test_symlink_to_file_outside_root_is_skipped(tmp_path: Path, settings: IndexSettings) -> None:
@@ -546,8 +587,9 @@ def test_root_reached_through_a_symlink_keeps_inner_links(
 
     result = discover_files(via, settings)
 
-    assert paths(result) == ["a.py", "b.py"]
+    assert paths(result) == ["a.py"]
     assert result.files[0].abs_path == via / "a.py"
+    assert reasons(result) == {"b.py": "symlink to a.py (indexed there)"}
 
 
 def test_directory_symlink_loop_is_not_followed(tmp_path: Path, settings: IndexSettings) -> None:
@@ -750,8 +792,10 @@ def test_paths_match_files_in_walk_mode(tmp_path: Path) -> None:
     result = assert_paths_match_files(root, MIXED_SETTINGS)
 
     # Guard against a vacuous match: the tree does exercise the rules.
-    assert {"pkg/mod.py", "alias.py", "a[1].py", ":x.py", "nested/n.py"} <= set(paths(result))
-    assert {"big.py", "leak.py", "dirlink", "dangling.py", "logo.PNG"} <= set(reasons(result))
+    assert {"pkg/mod.py", "real/impl.py", "a[1].py", ":x.py", "nested/n.py"} <= set(paths(result))
+    assert {"big.py", "leak.py", "dirlink", "dangling.py", "logo.PNG", "alias.py"} <= set(
+        reasons(result)
+    )
     assert "hidden/a.py" not in paths(result)
 
 

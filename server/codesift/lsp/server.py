@@ -84,6 +84,20 @@ PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 
 
+def _linked_file(root: Path, rel: str) -> str:
+    """`rel`, or the path of the file it links to when it is a symlink to a file in
+    the same folder: the index holds such a file once, under its own path
+    (workspace/discovery.py), so a document opened through the link is that file."""
+    path = root / rel
+    if not path.is_symlink():
+        return rel
+    try:
+        target = Path(os.path.realpath(path, strict=True))
+        return target.relative_to(os.path.realpath(root)).as_posix()
+    except (OSError, ValueError):
+        return rel
+
+
 @attrs.define
 class _InvalidRequest:
     """A request whose params could not be read: answered with InvalidParams."""
@@ -527,7 +541,7 @@ class CodesiftServer(LanguageServer):
                     except (ValueError, OSError):
                         continue
                 if best is None or len(str(folder.root)) > len(str(best[0].root)):
-                    best = (folder, "" if rel == "." else rel)
+                    best = (folder, "" if rel == "." else _linked_file(root, rel))
                 break
         if best is None:
             raise invalid(f"{uri} is outside every workspace folder")

@@ -409,10 +409,51 @@ def _listing(root: Path, settings: IndexSettings) -> tuple[list[_Found], list[Sk
     else:
         found, skipped = _from_git(filters, listing)
         mode = "git"
+    found = _one_path_per_file(filters.real_root, found, skipped)
     logger.debug(
         "discovered %d files in %s (%s mode), skipped %d", len(found), root, mode, len(skipped)
     )
     return found, skipped, listing is not None
+
+
+def _link_target(real_root: Path, abs_path: str) -> str | None:
+    """The relative path of the file the symlink `abs_path` leads to (inside the
+    workspace: the listing checked it), None when `abs_path` is no symlink."""
+    if not os.path.islink(abs_path):
+        return None
+    try:
+        return Path(os.path.realpath(abs_path, strict=True)).relative_to(real_root).as_posix()
+    except (OSError, ValueError):
+        return None
+
+
+def _one_path_per_file(
+    real_root: Path, found: list[_Found], skipped: list[SkippedFile]
+) -> list[_Found]:
+    """`found` with each file reached through symlinks listed once: a symlink to a
+    file listed under its own path is skipped (`symlink to T (indexed there)`), and
+    of several symlinks to a file not listed otherwise (in an excluded folder, say)
+    the first by path is kept. Hard links are separate files. Links share their
+    target's stat, so only files sharing a device and inode are looked at."""
+    by_file: dict[tuple[int, int], list[_Found]] = {}
+    for entry in found:
+        by_file.setdefault((entry[2].st_dev, entry[2].st_ino), []).append(entry)
+    dropped: set[str] = set()
+    for entries in by_file.values():
+        if len(entries) < 2:
+            continue
+        targets = {e[0]: _link_target(real_root, e[1]) for e in entries}
+        own = sorted(path for path, target in targets.items() if target is None)
+        links = sorted(path for path, target in targets.items() if target is not None)
+        kept = set(own) if own else {links[0]}
+        for link in links:
+            if link in kept:
+                continue
+            target = targets[link] or ""
+            where = "there" if target in kept else f"as {min(kept)}"
+            skipped.append(SkippedFile(link, f"symlink to {target} (indexed {where})"))
+            dropped.add(link)
+    return [entry for entry in found if entry[0] not in dropped] if dropped else found
 
 
 def _source_files(found: Iterable[_Found]) -> list[SourceFile]:
@@ -464,9 +505,22 @@ def discover_paths(root: Path, settings: IndexSettings, paths: Iterable[str]) ->
         found, skipped = _walk_paths(filters, wanted)
     else:
         found, skipped = _from_git(filters, listing, query.list_nested)
+    found = [f for f in found if f[0] in wanted]
+    # A symlink to a file the workspace lists under its own path is that file.
+    targets = {f[0]: _link_target(filters.real_root, f[1]) for f in found}
+    linked = {t for t in targets.values() if t is not None and t not in wanted}
+    listed = {f.path for f in discover_paths(root, settings, linked).files} if linked else set()
+    for path, target in targets.items():
+        if target is not None and (target in listed or target in targets):
+            skipped.append(SkippedFile(path, f"symlink to {target} (indexed there)"))
+    found = _one_path_per_file(
+        filters.real_root,
+        [f for f in found if targets[f[0]] not in listed and targets[f[0]] not in targets],
+        skipped,
+    )
     # Git may list more than was asked (ancestor .codesiftignore files, whole
     # nested repositories when a call had to be widened): keep what was asked.
-    files = sorted(_source_files(f for f in found if f[0] in wanted), key=lambda f: f.path)
+    files = sorted(_source_files(found), key=lambda f: f.path)
     skipped = sorted((s for s in skipped if s.path in wanted), key=lambda s: s.path)
     return Discovery(files=files, skipped=skipped)
 
