@@ -106,6 +106,10 @@ def _scan(argv: list[str]) -> tuple[str, str | None, int] | None:
     for j, arg in enumerate(rest):
         if arg in ("-h", "--help", "--"):
             return None
+        if arg == "--verbose":  # -v counts after the command too
+            verbose += 1
+        elif len(arg) > 1 and set(arg[1:]) == {"v"} and arg[0] == "-":
+            verbose += len(arg) - 1
         if arg == "--config" or arg.startswith("--config="):
             return None  # settings the server was not started with: in-process
         if arg == "--root" or arg.startswith("--root="):

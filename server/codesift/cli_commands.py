@@ -1396,7 +1396,25 @@ def build_parser(
         help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (no auth: loopback)",
     )
     p.set_defaults(func=cmd_mcp)
+    # Common options in either place: `codesift -vv search x` = `codesift search x -vv`.
+    for command in sub.choices.values():
+        command.add_argument(
+            "-v",
+            "--verbose",
+            action="count",
+            default=0,
+            dest="verbose_after",
+            help="log to stderr (-v info, -vv debug; also before the command)",
+        )
     return parser
+
+
+def parse_command_line(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+    """`argv` parsed by `parser`: -v counted before and after the command together,
+    --root as one folder where one is given (see _one_root)."""
+    args = parser.parse_args(argv)
+    args.verbose += args.__dict__.pop("verbose_after", 0)
+    return _one_root(args)
 
 
 def _positive_seconds(raw: str) -> float:
@@ -1505,7 +1523,7 @@ def setup_logging(verbose: int) -> None:
 def run(argv: Sequence[str]) -> int:
     """The command `argv` in this process (what `codesift` does without a server)."""
     parser = build_parser()
-    args = _one_root(parser.parse_args(argv))
+    args = parse_command_line(parser, argv)
     setup_logging(args.verbose)
     inv = Invocation()
     try:
@@ -1673,7 +1691,7 @@ def _answer(
     if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
         raise _Decline("the request has no command line")
     with _PARSER_LOCK:
-        args = _one_root(_server_parser().parse_args(argv))
+        args = parse_command_line(_server_parser(), argv)
     if args.command not in SOCKET_COMMANDS:
         raise _Decline(f"`codesift {args.command}` runs in-process")
     if len(getattr(args, "roots", None) or ()) > 1:

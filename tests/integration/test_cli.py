@@ -666,3 +666,21 @@ def test_a_bad_settings_file_is_one_line_and_exit_2(repo: Path) -> None:
     assert "unknown setting search.bogus" in line
     assert "index.exclude must be a list of strings" in line
     assert not (repo / ".codesift").exists()
+
+
+# --- common options in either place -----------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [("search", "retry"), ("symbols", "submit")])
+def test_verbose_after_the_command_is_accepted(indexed: Path, command: tuple[str, ...]) -> None:
+    before = run_cli(indexed, "-vv", *command)
+    after = run_cli(indexed, *command, "-vv")
+    for result in (before, after):
+        ok(result)
+        assert "DEBUG" in result.stderr, result.stderr
+    assert after.stdout.splitlines()[:-1] == before.stdout.splitlines()[:-1]  # not the time
+    info = ok(run_cli(indexed, *command, "--verbose"))
+    assert "DEBUG" not in info.stderr
+    # Counted in both places together: -v before and -v after is -vv.
+    both = ok(run_cli(indexed, "-v", *command, "-v"))
+    assert "DEBUG" in both.stderr, both.stderr
