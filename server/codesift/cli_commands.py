@@ -1171,7 +1171,8 @@ def build_parser(
             p.add_argument(
                 "--as-of",
                 metavar="TIME",
-                help="only content created at or before TIME (date, time, 2w, '3 days ago', tag)",
+                help="only content created at or before TIME (date, time, 2w, '3 days ago',"
+                " Unix seconds, tag)",
             )
             p.add_argument(
                 "--since", metavar="TIME", help="only content last changed at or after TIME"

@@ -498,3 +498,22 @@ def test_a_workspace_inside_a_repository_uses_its_history(
     assert times["charge"] == (ts(T1), ts(T1))
     paths = [str(r[0]) for r in conn.execute("SELECT path FROM history_files")]
     assert paths == ["service/billing.py"]
+
+
+def test_cli_reads_unix_seconds_as_the_servers_do(
+    in_repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The CLI takes the Unix seconds the language server and MCP take for a time."""
+    import json
+    from datetime import UTC, datetime
+
+    def names(*options: str) -> set[str]:
+        assert main(["search", "ledger", "--no-embed", "--json", "-k", "50", *options]) == 0
+        data = json.loads(capsys.readouterr().out)
+        return {r["qualified_name"].split(".")[-1] for r in data["results"]}
+
+    march = datetime(2024, 3, 1, tzinfo=UTC).timestamp()
+    by_date = names("--since", "2024-03-01T00:00:00Z")
+    assert by_date and names("--since", str(int(march))) == by_date
+    assert names("--since", f"@{int(march)}") == by_date
+    assert names("--since", f"{march:.1f}") == by_date

@@ -126,3 +126,23 @@ def test_format_time() -> None:
     assert format_time(0) == "1970-01-01T00:00:00Z"
     assert format_time(UNCOMMITTED_TIME) == "uncommitted"
     assert format_time(None) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1714560000", 1714560000.0),
+        ("1714560000.25", 1714560000.25),
+        ("@1714560000", 1714560000.0),
+        (" 1714560000 ", 1714560000.0),
+        ("@0", 0.0),
+    ],
+)
+def test_unix_seconds_in_text_are_read_as_numbers_are(text: str, expected: float) -> None:
+    # The CLI passes text; the language server and MCP may pass a JSON number.
+    assert parse_time_spec(text, now=NOW) == expected == parse_time_spec(expected, now=NOW)
+
+
+def test_a_short_number_is_not_unix_seconds(tmp_path: Path) -> None:
+    with pytest.raises(QueryError, match="Unix seconds"):
+        parse_time_spec("2024", now=NOW)

@@ -7,6 +7,8 @@ One parser for every entry point (CLI, search request, LSP server):
     parse_time_spec("2w")                    # relative: 2 weeks before now
     parse_time_spec("3 days ago")            # relative, in words
     parse_time_spec("v1.2.0", root=repo)     # a tag, branch or commit: its commit time
+    parse_time_spec("1714560000")            # Unix seconds (9+ digits, or @N as git writes it)
+    parse_time_spec(1714560000)              # a number (JSON from the servers) likewise
 
 Values are Unix times in seconds (float). A value that is none of these raises
 QueryError with a message that says what is accepted. Times without an offset
@@ -65,8 +67,12 @@ _UNITS: dict[str, float] = {
 _RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([a-z]+?)s?(?:\s+ago)?$")
 _ACCEPTED = (
     "an ISO 8601 date or time (2024-05-01, 2024-05-01T14:30:00+02:00), a relative time "
-    "(2w, 36h, '3 days ago', yesterday) or a git tag, branch or commit"
+    "(2w, 36h, '3 days ago', yesterday), Unix seconds (1714560000 or @1714560000) or a git"
+    " tag, branch or commit"
 )
+# Unix seconds as text: `@N` (git's form) or 9 digits or more (1973 onwards), so a
+# year or a short commit id written in digits is not taken for a time in 1970.
+_UNIX_SECONDS = re.compile(r"^(?:@(\d+(?:\.\d+)?)|(\d{9,}(?:\.\d+)?))$")
 
 
 def _from_datetime(value: datetime) -> float:
@@ -151,6 +157,9 @@ def parse_time_spec(
     text = value.strip()
     if not text:
         raise QueryError(f"{name} is empty; give {_ACCEPTED}")
+    seconds = _UNIX_SECONDS.match(text)
+    if seconds is not None:
+        return float(seconds.group(1) or seconds.group(2))
     parsed = _iso(text, name)
     if parsed is None:
         parsed = _relative(text, current)
