@@ -98,6 +98,7 @@ class Generator:
     def __init__(self, files: int, seed: int = 5) -> None:
         self.rng = random.Random(seed)
         self.counter = 0
+        self.renamed = 0
         self.files: dict[str, list[list[str]]] = {}
         for i in range(files):
             path = f"pkg{i % 40:02d}/mod_{i:04d}.py"
@@ -123,6 +124,8 @@ class Generator:
         return "\n".join(line for fn in self.files[path] for line in fn).encode() + b"\n"
 
     def edit(self) -> list[str]:
+        """Edit 1-3 files (a line, a function added, deleted or moved); about one
+        commit in 60 also renames a file. Returns the paths whose content changed."""
         touched = []
         for _ in range(self.rng.randint(1, 3)):
             path = self.rng.choice(list(self.files))
@@ -141,8 +144,19 @@ class Generator:
             touched.append(path)
         return sorted(set(touched))
 
+    def rename(self) -> tuple[str, str]:
+        """Move a file to another package (its content unchanged)."""
+        old = self.rng.choice(list(self.files))
+        self.renamed += 1
+        new = f"pkg{self.rng.randrange(40):02d}/moved_{self.renamed:04d}_{old.rsplit('/', 1)[1]}"
+        self.files[new] = self.files.pop(old)
+        return old, new
 
-def fast_import(repo: Path, gen: Generator, commits: int) -> None:
+
+def fast_import(repo: Path, gen: Generator, commits: int, *, merges: bool = False) -> None:
+    """Write `commits` commits on main. With `merges`, about every 40th commit of
+    main is a merge of a side branch of 1-3 commits (counted in `commits`), and
+    about one commit in 60 renames a file."""
     proc = subprocess.Popen(["git", "fast-import", "--quiet"], cwd=repo, stdin=subprocess.PIPE)
     assert proc.stdin is not None
     out = proc.stdin
@@ -150,23 +164,60 @@ def fast_import(repo: Path, gen: Generator, commits: int) -> None:
     def data(payload: bytes) -> None:
         out.write(f"data {len(payload)}\n".encode() + payload + b"\n")
 
-    for n in range(1, commits + 1):
-        paths = list(gen.files) if n == 1 else gen.edit()
-        out.write(b"commit refs/heads/main\n")
-        out.write(f"mark :{n}\n".encode())
-        out.write(f"committer Bench <bench@example.com> {START_TIME + n * 3600} +0000\n".encode())
-        data(f"change {n}: {', '.join(p.rsplit('/', 1)[-1] for p in paths[:3])}".encode())
-        if n > 1:
-            out.write(f"from :{n - 1}\n".encode())
+    def commit(
+        ref: str,
+        mark: int,
+        parent: int | None,
+        merge: int | None,
+        paths: list[str],
+        renames: list[tuple[str, str]],
+        message: str,
+    ) -> None:
+        out.write(f"commit {ref}\n".encode())
+        out.write(f"mark :{mark}\n".encode())
+        when = START_TIME + mark * 3600
+        out.write(f"committer Bench <bench@example.com> {when} +0000\n".encode())
+        data(message.encode())
+        if parent is not None:
+            out.write(f"from :{parent}\n".encode())
+        if merge is not None:
+            out.write(f"merge :{merge}\n".encode())
+        for old, new in renames:
+            out.write(f'R "{old}" "{new}"\n'.encode())
         for path in paths:
             out.write(f"M 100644 inline {path}\n".encode())
             data(gen.text(path))
+
+    n = 1
+    commit("refs/heads/main", 1, None, None, list(gen.files), [], "change 1: the first files")
+    main = 1
+    while n < commits:
+        if merges and commits - n > 4 and gen.rng.random() < 1 / 40:
+            side_paths: set[str] = set()
+            side = main
+            for _ in range(gen.rng.randint(1, 3)):
+                n += 1
+                paths = gen.edit()
+                side_paths.update(paths)
+                commit("refs/heads/side", n, side, None, paths, [], f"side {n}: {', '.join(paths)}")
+                side = n
+            n += 1
+            # The merge's tree is the side branch's (main did not move meanwhile).
+            commit("refs/heads/main", n, main, side, sorted(side_paths), [], f"merge side {n}")
+            main = n
+            continue
+        n += 1
+        renames = [gen.rename()] if merges and gen.rng.random() < 1 / 60 else []
+        paths = gen.edit()
+        label = ", ".join(p.rsplit("/", 1)[-1] for p in paths[:3])
+        commit("refs/heads/main", n, main, None, paths, renames, f"change {n}: {label}")
+        main = n
     out.close()
     if proc.wait() != 0:
         raise SystemExit("git fast-import failed")
 
 
-def make_repo(path: Path, files: int, commits: int) -> Generator:
+def make_repo(path: Path, files: int, commits: int, *, merges: bool = False) -> Generator:
     if path.exists():
         shutil.rmtree(path)
     path.mkdir(parents=True)
@@ -180,7 +231,7 @@ def make_repo(path: Path, files: int, commits: int) -> Generator:
     ):
         subprocess.run([*git, "config", key, value], check=True)
     gen = Generator(files)
-    fast_import(path, gen, commits)
+    fast_import(path, gen, commits, merges=merges)
     subprocess.run([*git, "reset", "-q", "--hard", "main"], check=True)
     return gen
 

@@ -38,6 +38,7 @@ import pytest
 import codesift
 from codesift.config import load_settings
 from codesift.embedding import Embedder
+from codesift.history.update import update_history
 from codesift.indexer import Indexer, IndexSummary
 from codesift.store.database import open_database
 
@@ -137,6 +138,8 @@ def index_workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IndexW
                 db_path = tmp_path_factory.mktemp("index") / "index.db"
             conn = connections[root] = open_database(db_path)
         summary = Indexer(root, settings, conn).run()
+        # The history pass that follows an index run (engine/history.py), to its end.
+        update_history(conn, root)
         return conn, summary
 
     yield index

@@ -38,7 +38,7 @@ from rich.markup import escape
 from codesift import __version__
 from codesift.cli import SOCKET_COMMANDS
 from codesift.console_progress import DEFAULT_INTERVAL_SECONDS, ProgressLines
-from codesift.engine.access import summary_line
+from codesift.engine.access import open_existing, summary_line
 from codesift.engine.listener import EngineListener
 from codesift.engine.results import (
     EDGE_KINDS,
@@ -55,6 +55,7 @@ from codesift.errors import (
     CodesiftError,
     ConfigError,
     QueryError,
+    ReadOnlyIndexError,
     WorkspaceError,
     error_kind,
     error_message,
@@ -193,6 +194,16 @@ class Invocation:
         )
 
 
+# What each task of the engine counts (engine/access.py, engine/history.py).
+_TASK_UNITS = {
+    "indexing": "files",
+    "embedding": "chunks",
+    "static vectors": "chunks",
+    "git history: commits": "commits",
+    "git history: files": "files",
+}
+
+
 class ConsoleListener(EngineListener):
     """Engine events on stderr: notes dim, warnings yellow, progress as a bar on a
     terminal (for 20 files or more) and a line every `progress_every` seconds
@@ -224,6 +235,11 @@ class ConsoleListener(EngineListener):
         if self.quiet:
             return
         who = f" ({holder})" if holder else ""
+        if what == "the git history pass":
+            self.inv.say(
+                f"waiting for another codesift process{who} to finish the git history pass"
+            )
+            return
         after = "starts after it" if what == "this run" else "waits for the index"
         self.inv.say(
             f"waiting for another codesift process{who} to finish writing the index; {what} {after}"
@@ -233,11 +249,11 @@ class ConsoleListener(EngineListener):
         self._total = total
         if self.quiet:
             return
-        unit = "files" if task == "indexing" else "chunks"
+        unit = _TASK_UNITS.get(task, "chunks")
         if not self._console.is_terminal:
             self._lines = ProgressLines(self.inv.stderr, task, unit, interval=self.progress_every)
             return
-        if task == "indexing" and total < 20:
+        if task != "embedding" and total < 20:
             return
         # Loaded only for a bar (a search of an up-to-date index draws none).
         from rich.progress import (
@@ -441,6 +457,10 @@ def cmd_index(args: argparse.Namespace, inv: Invocation) -> int:
         elif not args.quiet:
             inv.print(summary_line(report.summary, conn))
         if dsn is not None:
+            # The shared index is written with the times: the history pass first.
+            from codesift.engine.history import complete_history
+
+            complete_history(ws, conn, listener, quiet=args.quiet, purpose="codesift index --db")
             _write_shared(args, inv, ws, conn, dsn)
     finally:
         conn.close()
@@ -536,6 +556,53 @@ def cmd_embed(args: argparse.Namespace, inv: Invocation) -> int:
     else:
         ratio = report.total_embedded / report.embeddable if report.embeddable else 1.0
         inv.print(f"embedded {report.embedded} chunks; vectors cover {ratio:.0%} of the index")
+    return EXIT_OK
+
+
+def cmd_history(args: argparse.Namespace, inv: Invocation) -> int:
+    """Complete the git history pass (created / last-changed times) now, with
+    progress; waits for another process's pass first. `--background` is how
+    `codesift index` and `codesift search` start it detached: timed log lines."""
+    from codesift.engine.history import complete_history
+    from codesift.history.update import history_pending
+
+    ws = inv.workspace(args)
+    quiet = args.quiet or args.json
+    listener = ConsoleListener(inv, quiet=quiet, progress_every=args.progress_every)
+    conn = open_existing(ws)
+    try:
+        before = history_pending(conn, ws.root)
+        started = time.perf_counter()
+        stats = complete_history(
+            ws, conn, listener, quiet=quiet, purpose="codesift history: computing git times"
+        )
+        after = history_pending(conn, ws.root)
+    finally:
+        conn.close()
+    seconds = time.perf_counter() - started
+    if stats is None:
+        raise ReadOnlyIndexError(f"the index {ws.db_path} is read-only for this user")
+    if args.json:
+        data = {
+            "source": stats.source,
+            "commits": stats.commits,
+            "files_timed": stats.files_timed,
+            "complete": not after.pending,
+            "error": stats.error,
+            "seconds": round(seconds, 3),
+            "pending_before": before.as_json(),
+        }
+        inv.print(json.dumps(data))
+    elif not args.quiet:
+        if stats.source == "mtime":
+            inv.print(
+                f"not a git repository: {stats.files_timed} file(s) timed by modification time"
+            )
+        else:
+            inv.print(
+                f"git history: walked {stats.commits:,} commit(s), timed {stats.files_timed:,}"
+                f" file(s) in {seconds:.1f}s" + ("" if not after.pending else " (not complete)")
+            )
     return EXIT_OK
 
 
@@ -1084,6 +1151,14 @@ def _print_status(inv: Invocation, status: IndexStatus) -> None:
             f"history     unavailable{at}: {history.error}"
             f" ({history.mtime_files} files dated by modification time)"
         )
+    elif history.pending:
+        walk = ""
+        if history.commits_done < history.commits_total:
+            walk = f"{history.commits_done:,} of {history.commits_total:,} commits walked, "
+        inv.print(
+            f"history     git, being computed: {walk}{history.files_pending:,} files to time"
+            " (codesift history waits for it)"
+        )
     else:
         inv.print(f"history     {'git' if history.source == 'git' else 'file modification times'}")
     inv.print("languages   " + ", ".join(f"{k} {v}" for k, v in status.languages.items()))
@@ -1254,6 +1329,21 @@ def build_parser(
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     progress_option(p)
     p.set_defaults(func=cmd_embed)
+
+    p = sub.add_parser(
+        "history",
+        help="compute the git history (created / last-changed times) now",
+        description="Complete the git history pass of an index now, with progress. An index"
+        " run makes search available first and computes the history afterwards (small"
+        " updates at once, a large history in a background `codesift history`); this"
+        " command waits for that one, then finishes what is left.",
+    )
+    p.add_argument("--root", help="workspace folder")
+    p.add_argument("--quiet", action="store_true", help="no progress or summary")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--background", action="store_true", help=argparse.SUPPRESS)
+    progress_option(p)
+    p.set_defaults(func=cmd_history)
 
     p = sub.add_parser("search", help="hybrid search: symbols, signatures or prose")
     p.add_argument("query")

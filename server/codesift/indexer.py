@@ -3,7 +3,10 @@
 plan   discover the workspace's files and compare (size, mtime) with the files
        table: added, possibly changed, deleted.
 apply  read, hash, parse and write each file; a file whose content hash is
-       unchanged only gets its mtime refreshed. A bulk of files is prepared
+       unchanged only gets its mtime refreshed. Git times are not computed here:
+       search works as soon as the rows are written, and the history pass
+       (history/update.py, run by engine/history.py or the live writer) times
+       them afterwards. A bulk of files is prepared
        (read, parsed, chunked) in worker processes while this process, the one
        writer, inserts rows. Writes are batched into transactions that each
        contain whole files, so a run killed at any moment leaves a consistent
@@ -33,10 +36,9 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 import apsw
-import pygit2
 
 from codesift.config import Settings
-from codesift.history.update import in_git_history, update_history
+from codesift.history.update import in_git_history
 from codesift.parsing.languages import detect_language
 from codesift.preparation import FileJob, PreparedFile, prepare_file, prepare_files
 from codesift.store.writer import FileChange, IndexWriter
@@ -554,7 +556,6 @@ class Indexer:
                 self.writer.set_run_marker(False)
             if total or full_resolve:
                 self.writer.record_update(str(self.root))
-        self._update_history()
         if bulk:
             # One FTS merge, and a VACUUM for the pages the run's deletes and updates
             # left half full.
@@ -564,22 +565,6 @@ class Indexer:
         if progress:
             progress(IndexProgress("done", done, total))
         return summary
-
-    def _update_history(self) -> None:
-        """Created / last-changed times from git (codesift.history); a failure there
-        leaves the times as they were and never fails the index run. History git
-        cannot read is recorded by update_history and reported once per HEAD."""
-        try:
-            stats = update_history(self.conn, self.root)
-        except (pygit2.GitError, KeyError, OSError, ValueError) as exc:
-            log.warning("git history not updated: %s", exc)
-            return
-        if stats.error is not None and stats.error_is_new:
-            log.warning(
-                "git history cannot be read (%s); files are timed by their modification"
-                " time where it is missing, until HEAD moves",
-                stats.error,
-            )
 
     def _write_one(
         self,

@@ -18,8 +18,9 @@ import pytest
 
 import codesift.history.update as history_update
 from codesift.config import load_settings
+from codesift.history.gitlog import CommitDiff
 from codesift.history.update import HistoryStatus, history_failure, history_status
-from codesift.indexer import Indexer
+from codesift.indexer import Indexer, IndexSummary
 from codesift.store.database import open_database
 
 pytestmark = pytest.mark.usefixtures("git_isolation")
@@ -79,16 +80,26 @@ def index(tmp_path: Path) -> Iterator[tuple[apsw.Connection, Indexer]]:
 
 @pytest.fixture
 def walks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The commits the history walk diffs, counted at its entry point."""
+    """The commits the history walk applies, counted at its entry point, once each
+    (git's reader stops at a missing object and libgit2's reads the same commits
+    again, file by file)."""
     seen: list[str] = []
     real = history_update._apply_commit
 
-    def counted(repo: object, commit: object, *args: object) -> set[str]:
-        seen.append(str(getattr(commit, "id", "")))
-        return real(repo, commit, *args)  # type: ignore[arg-type]
+    def counted(diff: CommitDiff, *args: object) -> set[str]:
+        if diff.oid not in seen:
+            seen.append(diff.oid)
+        return real(diff, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(history_update, "_apply_commit", counted)
     return seen
+
+
+def run(indexer: Indexer) -> IndexSummary:
+    """An index run and the history pass that follows it (engine/history.py)."""
+    summary = indexer.run()
+    history_update.update_history(indexer.conn, indexer.root)
+    return summary
 
 
 def times(conn: apsw.Connection) -> dict[str, tuple[int, int, int]]:
@@ -121,7 +132,7 @@ def test_missing_blob_is_recorded_once_and_not_walked_again(
     head = git(repo, "rev-parse", "HEAD")
     caplog.set_level(logging.WARNING)
 
-    indexer.run()
+    run(indexer)
 
     warnings = history_warnings(caplog)
     assert len(warnings) == 1 and CHANGE_WARNING in warnings[0]
@@ -138,9 +149,9 @@ def test_missing_blob_is_recorded_once_and_not_walked_again(
 
     caplog.clear()
     walks.clear()
-    indexer.run()
+    run(indexer)
     (repo / "b.py").write_text(fn("beta", 1) + fn("gamma", 3))  # uncommitted: re-indexed
-    indexer.run()
+    run(indexer)
 
     assert walks == []  # not walked again at the same HEAD
     assert history_warnings(caplog) == []
@@ -160,7 +171,7 @@ def test_history_is_read_again_when_head_moves(
     old_blob = object_file(repo, git(repo, "rev-parse", "HEAD~1:a.py"))
     kept = tmp_path / "kept-object"
     shutil.move(old_blob, kept)
-    indexer.run()
+    run(indexer)
     assert history_failure(conn) is not None
 
     # Still missing after a new commit: tried again, and recorded at the new HEAD.
@@ -170,7 +181,7 @@ def test_history_is_read_again_when_head_moves(
     walks.clear()
     caplog.clear()
     caplog.set_level(logging.WARNING)
-    indexer.run()
+    run(indexer)
     assert len(walks) == 3  # read again from the first commit
     assert len(history_warnings(caplog)) == 1
     failure = history_failure(conn)
@@ -179,7 +190,7 @@ def test_history_is_read_again_when_head_moves(
     # The object is back (say, fetched) and HEAD moves: the history is whole again.
     shutil.move(kept, old_blob)
     git(repo, "commit", "-q", "--allow-empty", "-m", "fourth", when=NEW)
-    indexer.run()
+    run(indexer)
     assert history_failure(conn) is None
     assert meta(conn, "history_unreadable") is None
     assert times(conn)["alpha"] == (OLD_TS, NEW_TS, 2)
@@ -195,7 +206,7 @@ def test_missing_tree_dates_every_file_by_modification_time(
     object_file(repo, git(repo, "rev-parse", "HEAD~1^{tree}")).unlink()
     caplog.set_level(logging.WARNING)
 
-    summary = indexer.run()
+    summary = run(indexer)
 
     assert summary.files == 2
     failure = history_failure(conn)
@@ -208,7 +219,7 @@ def test_missing_tree_dates_every_file_by_modification_time(
     }
     walks.clear()
     caplog.clear()
-    indexer.run()
+    run(indexer)
     assert walks == [] and history_warnings(caplog) == []
 
 
@@ -220,7 +231,7 @@ def test_shallow_clone_is_indexed_with_times(
     conn = open_database(tmp_path / "shallow-index" / "index.db")
     caplog.set_level(logging.WARNING)
     try:
-        summary = Indexer(clone, load_settings(clone), conn).run()
+        summary = run(Indexer(clone, load_settings(clone), conn))
         assert summary.files == 2
         assert history_warnings(caplog) == []
         assert history_failure(conn) is None
@@ -236,13 +247,13 @@ def test_no_op_run_with_recorded_failure_writes_nothing(
 ) -> None:
     conn, indexer = index
     object_file(repo, git(repo, "rev-parse", "HEAD~1:a.py")).unlink()
-    indexer.run()
+    run(indexer)
     assert history_failure(conn) is not None
     before = conn.total_changes()
 
     conn.execute("PRAGMA query_only = 1")  # any write now raises ReadOnlyError
     try:
-        summary = indexer.run()
+        summary = run(indexer)
     finally:
         conn.execute("PRAGMA query_only = 0")
 
@@ -261,8 +272,8 @@ def test_blobless_clone_dates_unreadable_files_by_modification_time(
     conn = open_database(tmp_path / "blobless-index" / "index.db")
     caplog.set_level(logging.WARNING)
     try:
-        Indexer(clone, load_settings(clone), conn).run()
-        Indexer(clone, load_settings(clone), conn).run()
+        run(Indexer(clone, load_settings(clone), conn))
+        run(Indexer(clone, load_settings(clone), conn))
         assert len(history_warnings(caplog)) == 1
         failure = history_failure(conn)
         assert failure is not None and failure.files == 1

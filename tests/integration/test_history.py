@@ -306,6 +306,7 @@ def test_incremental_updates_equal_a_full_pass(
     assert conn is not None
     full = open_database(tmp_path / "full.db")
     Indexer(root, load_settings(root), full).run()
+    update_history(full, root)
 
     def snapshot(c: apsw.Connection) -> tuple[list[Any], list[Any], list[Any]]:
         return (

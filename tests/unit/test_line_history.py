@@ -20,7 +20,13 @@ from codesift.history.lines import (
     encode_lines,
     span_times,
 )
-from codesift.history.update import _apply_commit, _first_parent_chain, _LineStore
+from codesift.history.update import (
+    _apply_commit,
+    _first_parent_chain,
+    _LineStore,
+    _pygit2_diff,
+    _Unreadable,
+)
 
 
 def patch(old: str, new: str) -> pygit2.Patch:
@@ -137,7 +143,7 @@ def test_last_change_of_every_line_equals_git_blame(make_repo: object) -> None:
     oid_of: dict[int, str] = {}
     for number, commit in enumerate(chain, start=1):
         oid_of[number] = str(commit.id)
-        _apply_commit(repo, commit, number, store, "")
+        _apply_commit(_pygit2_diff(commit, _Unreadable(set())), number, store, "")
     for name in files:
         blamed = [
             line.split()[0]

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import apsw
 
-from codesift.engine.freshness import index_is_current
+from codesift.engine.freshness import freshness
 from codesift.engine.listener import EngineListener
 from codesift.engine.workspace import Workspace
 from codesift.errors import CorruptIndexError, NotIndexedError, ReadOnlyIndexError
@@ -93,9 +93,27 @@ def open_existing(ws: Workspace) -> apsw.Connection:
 
 
 def run_index(
-    ws: Workspace, conn: apsw.Connection, listener: EngineListener, *, quiet: bool = False
+    ws: Workspace,
+    conn: apsw.Connection,
+    listener: EngineListener,
+    *,
+    quiet: bool = False,
+    history: bool = True,
 ) -> IndexSummary:
-    """One index run on `conn` (the caller holds the index's write lock)."""
+    """One index run on `conn` (the caller holds the index's write lock), then,
+    with `history`, the git history pass: now when it is small, else in the
+    background (engine/history.py `after_index`); search never waits for it."""
+    summary = _run_indexer(ws, conn, listener, quiet=quiet)
+    if history:
+        from codesift.engine.history import after_index
+
+        after_index(ws, conn, listener, quiet=quiet, held=True)
+    return summary
+
+
+def _run_indexer(
+    ws: Workspace, conn: apsw.Connection, listener: EngineListener, *, quiet: bool
+) -> IndexSummary:
     from codesift.indexer import Indexer  # its parsers, pygit2 and worker pool: ~100 ms
 
     indexer = Indexer(ws.root, ws.settings, conn)
@@ -165,8 +183,15 @@ def open_for_reading(
         )
     try:
         conn = open_database(db_path)
-        if has_files(conn) and index_is_current(ws.root.resolve(), ws.settings.index, conn):
-            return conn, None  # nothing changed: the indexer is not even loaded
+        if has_files(conn):
+            fresh_state = freshness(ws.root.resolve(), ws.settings.index, conn)
+            if fresh_state.files and fresh_state.history:
+                return conn, None  # nothing changed: the indexer is not even loaded
+            if fresh_state.files:  # only the git history has work (HEAD moved, say)
+                from codesift.engine.history import after_index
+
+                after_index(ws, conn, listener, quiet=quiet, held=True)
+                return conn, None
         fresh = not has_files(conn)
         summary = run_index(ws, conn, listener, quiet=quiet)
     finally:
@@ -181,6 +206,7 @@ def update_index(
     rebuild: bool = False,
     quiet: bool = False,
     purpose: str = "codesift index: indexing",
+    history: bool = True,
 ) -> tuple[apsw.Connection, IndexReport]:
     """Build or update the index; waits for the write lock (writers queue). With
     `rebuild`, the old index is moved aside (never deleted) first. The index is
@@ -197,7 +223,7 @@ def update_index(
         if problem is not None:
             conn.close()
             raise damaged_index(ws, problem)
-        summary = run_index(ws, conn, listener, quiet=quiet)
+        summary = run_index(ws, conn, listener, quiet=quiet, history=history)
     return conn, IndexReport(summary, None if moved is None else str(moved))
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import apsw
@@ -36,7 +37,13 @@ from codesift.store.history import HistoryRows
 from codesift.store.writer import IndexWriter
 from codesift.workspace import discover_stamps_listed
 
-__all__ = ["HISTORY_META_KEYS", "git_head", "index_is_current"]
+__all__ = [
+    "HISTORY_META_KEYS",
+    "Freshness",
+    "freshness",
+    "git_head",
+    "index_is_current",
+]
 
 # The meta values history/update.py keeps (a test compares them with its own).
 HISTORY_HEAD_KEY = "history_head"
@@ -57,22 +64,47 @@ _MAX_SYMREF_DEPTH = 5
 
 
 def index_is_current(root: Path, settings: IndexSettings, conn: apsw.Connection) -> bool:
-    """True when an index run on `conn` would find nothing to do (see the module
-    doc); False when it would, or when that cannot be told without it."""
+    """True when an index run on `conn` would find nothing to do and its git
+    history is complete (see the module doc); False when either has work, or
+    when that cannot be told without them."""
+    current, by_git = _files_current(root, settings, conn)
+    return current and _history_is_current(root, HistoryRows(conn), walked=not by_git)
+
+
+@dataclass(frozen=True, slots=True)
+class Freshness:
+    """files: an index run would find no file to read again; history: the git
+    history pass would find nothing to do."""
+
+    files: bool
+    history: bool
+
+
+def freshness(root: Path, settings: IndexSettings, conn: apsw.Connection) -> Freshness:
+    """What an index run and a history pass would find to do (see the module doc);
+    history is only looked at when the files are current (False otherwise)."""
+    current, by_git = _files_current(root, settings, conn)
+    if not current:
+        return Freshness(False, False)
+    return Freshness(True, _history_is_current(root, HistoryRows(conn), walked=not by_git))
+
+
+def _files_current(root: Path, settings: IndexSettings, conn: apsw.Connection) -> tuple[bool, bool]:
+    """Whether the files are current, and whether git listed them."""
     writer = IndexWriter(conn)
     if writer.run_marker() or not writer.extraction_current():
-        return False
+        return False, False
     listed, by_git = discover_stamps_listed(root, settings)
     known = writer.known_files()
     skipped = writer.skipped_files()
     if len(listed) != len(known) + len(skipped):
-        return False
+        return False, by_git
     for path, stamp in listed.items():
         if known.get(path) != stamp:
             was_skipped = skipped.get(path)
             if was_skipped is None or was_skipped[:2] != stamp:
-                return False
-    return _history_is_current(root, HistoryRows(conn), walked=not by_git)
+                return False, by_git
+    return True, by_git
 
 
 def _history_is_current(root: Path, rows: HistoryRows, *, walked: bool) -> bool:

@@ -21,10 +21,12 @@ class EngineListener:
 
     def waiting(self, holder: str, what: str) -> None:
         """This process waits for another one (`holder`, may be empty) to release
-        the index's write lock; `what` says what waits (`this run starts after it`)."""
+        the index's write lock; `what` says what waits (`this run starts after it`),
+        or, for "the git history pass", that it waits for another's history pass."""
 
     def begin(self, task: str, total: int) -> None:
-        """A task with `total` steps starts: `indexing` (files) or `embedding` (chunks)."""
+        """A task with `total` steps starts: `indexing` (files), `embedding` (chunks),
+        `git history: commits` or `git history: files` (engine/history.py)."""
 
     def advance(self, done: int, detail: str = "") -> None:
         """`done` steps of the current task are finished (`detail`: the current file)."""

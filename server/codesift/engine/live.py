@@ -59,8 +59,15 @@ from codesift.engine.symbols import find_symbols
 from codesift.engine.workspace import Workspace, db_path_for
 from codesift.errors import CodesiftError, EmbeddingError, NotIndexedError
 from codesift.history.timespec import TimeFilter
+from codesift.history.update import (
+    HistoryPending,
+    HistoryProgress,
+    history_pending,
+    update_history,
+)
 from codesift.indexer import Indexer, IndexPlan, IndexProgress
 from codesift.retrieval import Searcher, SearchRequest, SearchResponse
+from codesift.retrieval.request import SearchWarning
 from codesift.retrieval.rerank import Reranker, RerankerLoad
 from codesift.retrieval.vector_index import VectorIndex
 from codesift.store.database import open_database
@@ -239,6 +246,11 @@ class FolderProgress:
     error: str | None = None  # why the last work item failed (state `error`)
     waiting_for: str | None = None  # who holds the write lock (state `waiting`)
     embedding_elsewhere: str | None = None  # the other process computing the vectors
+    # The git history pass (engine/history.py): what is left of it, how far the walk
+    # is, and who runs it when another process does.
+    history: HistoryPending = field(default_factory=HistoryPending)
+    history_phase: str | None = None  # "walking" or "timing" while it runs here
+    history_elsewhere: str | None = None
 
 
 class FolderIndex:
@@ -276,6 +288,11 @@ class FolderIndex:
         self._work_done = 0  # bumped after each batch of work, for waiters
         self._embed_cancel = threading.Event()
         self._needs_vectors = settings.embedding.enabled
+        # The history pass comes after changes and before vectors; changes stop it
+        # at its next step (it goes on from there afterwards).
+        self._needs_history = False
+        self._history_cancel = threading.Event()
+        self._recheck_history_at: float | None = None
         self._thread = threading.Thread(
             target=self._run, name=f"codesift-writer-{name}", daemon=False
         )
@@ -462,6 +479,7 @@ class FolderIndex:
             self._pending.update(p for p in paths if p)
             if len(self._pending) != before:
                 self._embed_cancel.set()  # changes go before vectors
+                self._history_cancel.set()  # and before the history pass
                 self._cond.notify_all()
 
     def request_rescan(self) -> None:
@@ -470,6 +488,7 @@ class FolderIndex:
             self._rescan = True
             self._pending.clear()
             self._embed_cancel.set()
+            self._history_cancel.set()
             self._cond.notify_all()
 
     def request_vectors(self) -> None:
@@ -618,6 +637,9 @@ class FolderIndex:
                 elif self._pending:
                     item = ("paths", self._pending)
                     self._pending = set()
+                elif self._needs_history:
+                    self._needs_history = False
+                    item = ("history", set())
                 elif self._needs_vectors:
                     self._needs_vectors = False
                     item = ("vectors", set())
@@ -625,6 +647,8 @@ class FolderIndex:
                     wait = IDLE_CHECK_SECONDS
                     if self._recheck_vectors_at is not None:
                         wait = min(wait, max(0.0, self._recheck_vectors_at - time.monotonic()))
+                    if self._recheck_history_at is not None:
+                        wait = min(wait, max(0.0, self._recheck_history_at - time.monotonic()))
                     self._cond.wait(wait)
                     if self._db_id is not None and self._index_gone():
                         self._rescan = True  # the index was deleted: rebuild it
@@ -634,10 +658,17 @@ class FolderIndex:
                     ):
                         self._recheck_vectors_at = None
                         self._needs_vectors = self.settings.embedding.enabled
+                    if (
+                        self._recheck_history_at is not None
+                        and time.monotonic() >= self._recheck_history_at
+                    ):
+                        self._recheck_history_at = None
+                        self._needs_history = True
                     continue
                 self._busy = True
                 self._doing = item[0]
                 self._embed_cancel.clear()
+                self._history_cancel.clear()
                 return item
 
     def _requeue(self, item: _WorkItem) -> None:
@@ -647,6 +678,8 @@ class FolderIndex:
                 self._rescan = True
             elif kind == "paths":
                 self._pending |= paths
+            elif kind == "history":
+                self._needs_history = True
             else:
                 self._needs_vectors = self.settings.embedding.enabled
 
@@ -659,7 +692,7 @@ class FolderIndex:
 
     def _settle_state(self) -> None:
         with self._cond:
-            idle = not (self._pending or self._rescan or self._needs_vectors)
+            idle = not (self._pending or self._rescan or self._needs_vectors or self._needs_history)
             if idle and self.progress.state not in ("error", "stopped"):
                 self.progress.state = "ready"
         self.listener.state_changed(self)
@@ -669,6 +702,9 @@ class FolderIndex:
         if kind == "vectors":
             self._embed(conn)
             self._load_vectors()
+            return
+        if kind == "history":
+            self._history(conn)
             return
         lock = self._write_lock(f"indexing {self.root}")
         try:
@@ -802,8 +838,23 @@ class FolderIndex:
         """fill_vectors' batch guard: each batch of vectors is written under the
         write lock, so an index run of another process and this fill take turns.
         Yields False (the fill then stops) when the folder stops while waiting."""
+        with self._step_lock(f"writing vectors of {self.root}") as ok:
+            yield ok
+
+    @contextlib.contextmanager
+    def _history_step_lock(self) -> Iterator[bool]:
+        """update_history's batch guard: each step of the history pass under the
+        write lock, into the index file this writer opened."""
+        if self._index_gone():
+            yield False
+            return
+        with self._step_lock(f"writing git times of {self.root}") as ok:
+            yield ok
+
+    @contextlib.contextmanager
+    def _step_lock(self, doing: str) -> Iterator[bool]:
         try:
-            lock = self._write_lock(f"writing vectors of {self.root}")
+            lock = self._write_lock(doing)
         except _Stopping:
             yield False
             return
@@ -838,6 +889,9 @@ class FolderIndex:
         summary = indexer.apply(plan, report, cancel, started=started)
         if self._stopping:
             raise _Stopping
+        if paths is None or summary.indexed or summary.deleted:
+            with self._cond:  # new rows, or (a rescan) maybe a new HEAD: time them
+                self._needs_history = True
         self.progress.files_done = self.progress.files_total
         self.progress.last_update = time.time()
         if paths is None:
@@ -861,6 +915,67 @@ class FolderIndex:
                 # much for every save).
                 self._refresh_coverage(self._conn)
         self.listener.progress(self, "indexed", work, work)
+
+    # -- git history ---------------------------------------------------------------------
+
+    def _history(self, conn: apsw.Connection) -> None:
+        """Run the history pass (engine/history.py) in steps, unless another process
+        is at it: then look again every EMBED_RECHECK_SECONDS. New changes stop it
+        at its next step; it goes on after them from where it stopped."""
+        pending = history_pending(conn, self.root)
+        self.progress.history = pending
+        if not pending.pending:
+            self.progress.history_elsewhere = None
+            return
+        lock = IndexLock(
+            self.db_path, "history", purpose=f"codesift serve: git history of {self.root}"
+        )
+        if not lock.try_acquire():
+            holder = lock.holder() or "another process"
+            if self.progress.history_elsewhere != holder:
+                log.info("%s: the git history is computed by %s; not here", self.name, holder)
+            self.progress.history_elsewhere = holder
+            with self._cond:
+                self._recheck_history_at = time.monotonic() + EMBED_RECHECK_SECONDS
+            return
+        self.progress.history_elsewhere = None
+        started = time.perf_counter()
+
+        def report(event: HistoryProgress) -> None:
+            self.progress.history_phase = event.phase
+            if event.phase == "walking":
+                files = self.progress.history.files
+                self.progress.history = HistoryPending(event.done, event.total, files)
+            else:
+                self.progress.history = HistoryPending(files=event.total - event.done)
+            self.listener.progress(self, f"history {event.phase}", event.done, event.total)
+
+        try:
+            stats = update_history(
+                conn,
+                self.root,
+                progress=report,
+                cancel=self._history_cancel,
+                batch_guard=self._history_step_lock,
+            )
+        finally:
+            lock.release()
+            self.progress.history_phase = None
+        if self._stopping:
+            raise _Stopping
+        self.progress.history = history_pending(conn, self.root)
+        if not stats.complete:
+            with self._cond:  # stopped for changes: finish after them
+                self._needs_history = True
+            return
+        log.info(
+            "%s: git history: %d commit(s) walked, %d file(s) timed in %.0f ms",
+            self.name,
+            stats.commits,
+            stats.files_timed,
+            (time.perf_counter() - started) * 1000,
+        )
+        self.listener.progress(self, "history done", stats.files_timed, stats.files_timed)
 
     # -- vectors ---------------------------------------------------------------------------
 
@@ -975,6 +1090,37 @@ class FolderIndex:
 
     # -- what readers see ----------------------------------------------------------------
 
+    def history_pending_now(self) -> bool:
+        """Whether the git history pass is to come or under way (here or in
+        another process), or the first index is not done yet."""
+        with self._cond:
+            scheduled = self._needs_history or self._doing == "history" or self._rescan
+        p = self.progress
+        return scheduled or p.history.pending or not p.first_index_done
+
+    def history_warning(self) -> SearchWarning | None:
+        """`history_pending` while the git history pass is to come or under way
+        (here or in another process): a time filter then only sees the files
+        already timed. The answer does not wait for it."""
+        if not self.history_pending_now():
+            return None
+        p = self.progress
+        h = p.history
+        if h.commits_done < h.commits_total:
+            left = f"{h.commits_done:,}/{h.commits_total:,} commits walked"
+        elif h.files:
+            left = f"{h.files:,} files to time"
+        else:
+            left = "starting"
+        where = f" by {p.history_elsewhere}" if p.history_elsewhere else ""
+        return SearchWarning(
+            "history_pending",
+            f"the git history of {self.name} is still being computed{where} ({left}); the"
+            " time filter leaves out what is not timed yet: ask again when"
+            " codesift/status shows it complete",
+            self.name,
+        )
+
     def completeness(self) -> dict[str, Any]:
         """How complete the index is, for search responses and status."""
         p = self.progress
@@ -993,6 +1139,12 @@ class FolderIndex:
             "error": p.error,
             "waiting_for": p.waiting_for,
             "complete": p.first_index_done and not pending and not busy,
+            "history": {
+                **p.history.as_json(),
+                "pending": self.history_pending_now(),
+                "phase": p.history_phase,
+                "elsewhere": p.history_elsewhere,
+            },
             "files_done": p.files_done,
             "files_total": p.files_total,
             "files_ratio": round(files_ratio, 4) if not p.first_index_done or busy else 1.0,
@@ -1097,7 +1249,13 @@ class LiveReader:
             embedder: Embedder | None = None
             if folder.settings.embedding.enabled and has_vectors(conn):
                 embedder = self.embedder(folder)
-            return folder.searcher(conn, embedder).search(request, cancel=cancel.event)
+            response = folder.searcher(conn, embedder).search(request, cancel=cancel.event)
+        timed = request.as_of is not None or request.since is not None
+        if timed or request.until is not None:
+            warning = folder.history_warning()
+            if warning is not None:
+                response.warnings.append(warning)
+        return response
 
     def symbols(
         self,

@@ -82,6 +82,7 @@ class Engine:
         self.built: IndexSummary | None = None  # the run that built a new index
         self._conn: apsw.Connection | None = None
         self._searcher: Searcher | None = None
+        self._history_checked = False  # history_for_times ran on this connection
 
     @property
     def root(self) -> Path:
@@ -124,6 +125,39 @@ class Engine:
             )
         return self._conn
 
+    def history_for_times(self) -> None:
+        """Before a git-time filter: finish the history pass in this process (or
+        wait for the one another process runs, with its progress), so that no
+        file is filtered out for want of times. An index this user cannot write,
+        or one opened without updating, is filtered as it is."""
+        if self._history_checked or not self.update:
+            return
+        self._history_checked = True
+        conn = self.connection()
+        if not index_writable(self.workspace.db_path):
+            return
+        from codesift.engine.history import complete_history
+        from codesift.history.update import history_pending
+
+        pending = history_pending(conn, self.root)
+        if not pending.pending:
+            return
+        holder = IndexLock(self.workspace.db_path, "history").holder()
+        who = f" (another codesift process is at it: {holder})" if holder else ""
+        # Said even with --json (on stderr): the answer is delayed, and why.
+        self.listener.note(
+            "the time filter waits for the git history pass"
+            f" ({pending.commits_total - pending.commits_done:,} commits,"
+            f" {pending.files:,} files left){who}"
+        )
+        complete_history(
+            self.workspace,
+            conn,
+            self.listener,
+            quiet=self.quiet,
+            purpose=f"{self.command}: git history for a time filter",
+        )
+
     def refresh(self) -> None:
         """Let the next read bring the index up to date again (a long-running front
         end calls this when files changed); the connection is reopened."""
@@ -134,6 +168,7 @@ class Engine:
         if searcher is not None:
             searcher.close()
         conn, self._conn = self._conn, None
+        self._history_checked = False
         if conn is not None:
             conn.close()
 
@@ -158,6 +193,8 @@ class Engine:
         collection once: engine/folder_search.py)."""
         request = request.validated(root=self.root)
         conn = self.connection()
+        if request.as_of is not None or request.since is not None or request.until is not None:
+            self.history_for_times()
         if self._searcher is None:
             self._searcher = self._make_searcher(conn)
         response = self._searcher.search(request, cancel=cancel)
@@ -183,6 +220,8 @@ class Engine:
         if not 1 <= limit <= MAX_SYMBOLS:
             raise QueryError(f"limit must be between 1 and {MAX_SYMBOLS}, got {limit}")
         conn = self.connection()
+        if times:
+            self.history_for_times()
         with Searcher(conn, self.workspace.settings.search, parallel=False) as words:
             return find_symbols(conn, name, limit, times, searcher=words)
 
@@ -193,6 +232,8 @@ class Engine:
         if isinstance(target, str) and not target.strip():
             raise QueryError("the name is empty")
         conn = self.connection()
+        if query.times:
+            self.history_for_times()
         return walk_graph(conn, self.start_nodes(target, query.times), query)
 
     def status(self) -> IndexStatus:

@@ -80,7 +80,7 @@ def read_status(
             usable=coverage.usable,
             models=vector_models(conn),
         ),
-        history=history_status(conn),
+        history=history_status(conn, ws.root),
         rerank=rerank_status(ws) if rerank else None,
     )
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -30,21 +30,16 @@ __all__ = [
     "MOVE_MIN_LINES",
     "UNCOMMITTED",
     "FileLines",
+    "FilePatch",
     "apply_patch",
     "decode_lines",
     "encode_lines",
+    "patch_of",
 ]
 
 UNCOMMITTED = -1
 MOVE_MIN_LINES = 2
 MOVE_MIN_CHARS = 20
-
-
-class Hunk(Protocol):
-    old_start: int
-    old_lines: int
-    new_start: int
-    new_lines: int
 
 
 @dataclass(slots=True)
@@ -61,18 +56,37 @@ class FileLines:
         return len(self.last)
 
 
-def _moves(patch: Any) -> list[tuple[int, int]]:
+@dataclass(slots=True)
+class FilePatch:
+    """A zero-context diff of one file, as `apply_patch` needs it: each hunk's
+    (old_start, old_lines, new_start, new_lines), and the deleted and added lines
+    as (0-based line index, text without surrounding whitespace) for following
+    moved lines. Made from `git log -p` output (history/gitlog.py) or from a
+    pygit2 Patch (`patch_of`)."""
+
+    hunks: list[tuple[int, int, int, int]] = field(default_factory=list)
+    deleted: list[tuple[int, str]] = field(default_factory=list)
+    added: list[tuple[int, str]] = field(default_factory=list)
+
+
+def patch_of(patch: Any) -> FilePatch:
+    """A pygit2 Patch as a FilePatch."""
+    out = FilePatch()
+    for hunk in patch.hunks:
+        out.hunks.append((hunk.old_start, hunk.old_lines, hunk.new_start, hunk.new_lines))
+        for line in hunk.lines:
+            if line.origin == "-":
+                out.deleted.append((line.old_lineno - 1, line.content.strip()))
+            elif line.origin == "+":
+                out.added.append((line.new_lineno - 1, line.content.strip()))
+    return out
+
+
+def _moves(patch: FilePatch) -> list[tuple[int, int]]:
     """(new index, old index) of added lines that are deleted lines moved within the
     file (compared without surrounding whitespace), in blocks long enough not to
     be a coincidence."""
-    deleted: list[tuple[int, str]] = []
-    added: list[tuple[int, str]] = []
-    for hunk in patch.hunks:
-        for line in hunk.lines:
-            if line.origin == "-":
-                deleted.append((line.old_lineno - 1, line.content.strip()))
-            elif line.origin == "+":
-                added.append((line.new_lineno - 1, line.content.strip()))
+    deleted, added = patch.deleted, patch.added
     if not deleted or not added:
         return []
     where: dict[str, list[int]] = {}
@@ -111,12 +125,15 @@ def _moves(patch: Any) -> list[tuple[int, int]]:
 
 
 def apply_patch(
-    old: FileLines | None, patch: Any, commit: int, *, follow_moves: bool = True
+    old: FileLines | None, patch: FilePatch | Any, commit: int, *, follow_moves: bool = True
 ) -> FileLines:
-    """The file's lines after a zero-context `patch` (a pygit2 Patch) made by `commit`."""
-    hunks: Sequence[Hunk] = patch.hunks
+    """The file's lines after a zero-context `patch` (a FilePatch, or a pygit2
+    Patch) made by `commit`."""
+    if not isinstance(patch, FilePatch):
+        patch = patch_of(patch)
+    hunks = patch.hunks
     if old is None or not len(old):
-        count = sum(h.new_lines for h in hunks)
+        count = sum(h[3] for h in hunks)
         return FileLines.new(count, commit)
     last, born, gone = old.last, old.born, old.gone
     new_last: list[int] = []
@@ -124,21 +141,21 @@ def apply_patch(
     new_gone: list[int] = []
     pos = 0
     deletions = additions = False
-    for hunk in hunks:
-        start = hunk.old_start - 1 if hunk.old_lines else hunk.old_start
+    for old_start, old_lines, _new_start, new_lines in hunks:
+        start = old_start - 1 if old_lines else old_start
         new_last += last[pos:start]
         new_born += born[pos:start]
         new_gone += gone[pos:start]
-        if hunk.old_lines:
+        if old_lines:
             deletions = True
-            if not hunk.new_lines and new_gone:
+            if not new_lines and new_gone:
                 new_gone[-1] = commit  # lines were deleted right after this one
-        if hunk.new_lines:
+        if new_lines:
             additions = True
-            new_last += [commit] * hunk.new_lines
-            new_born += [commit] * hunk.new_lines
-            new_gone += [0] * hunk.new_lines
-        pos = start + hunk.old_lines
+            new_last += [commit] * new_lines
+            new_born += [commit] * new_lines
+            new_gone += [0] * new_lines
+        pos = start + old_lines
     new_last += last[pos:]
     new_born += born[pos:]
     new_gone += gone[pos:]

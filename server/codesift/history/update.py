@@ -32,8 +32,11 @@ import contextlib
 import json
 import logging
 import os
+import subprocess
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -43,16 +46,36 @@ import numpy as np
 import numpy.typing as npt
 import pygit2
 
-from codesift.history.lines import UNCOMMITTED, FileLines, apply_patch, decode_lines, encode_lines
+from codesift.history.gitlog import (
+    CommitDiff,
+    FileDelta,
+    GitLogError,
+    first_parent_ids,
+    git_program,
+    log_diffs,
+)
+from codesift.history.lines import (
+    UNCOMMITTED,
+    FileLines,
+    apply_patch,
+    decode_lines,
+    encode_lines,
+    patch_of,
+)
 from codesift.history.lines import span_times as _span_times
 from codesift.history.timespec import UNCOMMITTED_TIME
-from codesift.store.history import HistoryRows, SpanTimes
+from codesift.store.history import CommitRow, HistoryRows, SpanTimes
 
 __all__ = [
+    "CHECKPOINT_SECONDS",
+    "TIMING_BATCH",
     "HistoryFailure",
+    "HistoryPending",
+    "HistoryProgress",
     "HistoryStats",
     "HistoryStatus",
     "history_failure",
+    "history_pending",
     "history_status",
     "in_git_history",
     "update_history",
@@ -66,6 +89,26 @@ _RENAMED = pygit2.enums.DeltaStatus.RENAMED
 # git diff (and so git blame) slides hunks by indentation since git 2.14; libgit2
 # does so only when asked. Without it about 0.1% of lines blame another commit.
 _DIFF_FLAGS = pygit2.enums.DiffOption.INDENT_HEURISTIC
+_STATUS_LETTERS = {_ADDED: "A", _DELETED: "D", _RENAMED: "R"}
+# The walk is saved (and progress reported, a cancel looked at) this often; files
+# are timed this many per transaction.
+CHECKPOINT_SECONDS = 1.0
+TIMING_BATCH = 200
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryProgress:
+    """How far an update is: phase "walking" (commits walked of those to walk) or
+    "timing" (files timed of those to time)."""
+
+    phase: str
+    done: int
+    total: int
+
+
+HistoryProgressCallback = Callable[[HistoryProgress], None]
+# The caller's turn to write one step (its write lock): yields False to stop.
+_Step = Callable[[], AbstractContextManager[bool]]
 
 
 @dataclass(slots=True)
@@ -83,6 +126,9 @@ class HistoryStats:
     # this update found that out (False: recorded at this HEAD before, not retried).
     error: str | None = None
     error_is_new: bool = False
+    # False: cancelled or stopped half-way; what was done is saved and the next
+    # update goes on from there.
+    complete: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +142,10 @@ class HistoryFailure:
 
 _FAILURE_KEY = "history_error"
 _UNREADABLE_KEY = "history_unreadable"
+# Files that walked commits touched, to be timed again (kept across a walk that stops).
+_RETIME_KEY = "history_retime"
+# {"done": commits walked, "total": commits to walk} while a walk is unfinished.
+_WALK_KEY = "history_walk"
 # What a missing object raises in pygit2 (NotFoundError is both).
 _READ_ERRORS = (KeyError, pygit2.GitError)
 
@@ -122,6 +172,83 @@ def _failure(rows: HistoryRows) -> HistoryFailure | None:
 
 
 @dataclass(frozen=True, slots=True)
+class HistoryPending:
+    """What the history pass still has to do: commits to walk (`commits_done` of
+    `commits_total` in the walk under way, 0 of N before it starts) and files to
+    time. Nothing pending: search results carry git times and time filters see
+    every file."""
+
+    commits_done: int = 0
+    commits_total: int = 0
+    files: int = 0
+
+    @property
+    def pending(self) -> bool:
+        return self.commits_done < self.commits_total or self.files > 0
+
+    def as_json(self) -> dict[str, int | bool]:
+        return {
+            "pending": self.pending,
+            "commits_done": self.commits_done,
+            "commits_total": self.commits_total,
+            "files": self.files,
+        }
+
+
+def history_pending(conn: apsw.Connection, root: Path) -> HistoryPending:
+    """What is left of the history pass for the index on `conn` of the folder
+    `root` (cheap: git counts the commits, SQLite the files)."""
+    rows = HistoryRows(conn)
+    files = rows.untimed_count() + len(_retime_paths(rows))
+    found = _open_repository(root)
+    if found is None:
+        return HistoryPending(files=files)
+    repo, prefix = found
+    try:
+        head = str(repo.head.peel(pygit2.Commit).id)
+    except _READ_ERRORS:
+        return HistoryPending(files=files)
+    stored = rows.meta("history_head")
+    if rows.meta("history_prefix") not in (None, prefix):
+        stored = None
+    failure = _failure(rows)
+    if stored == head or (failure is not None and failure.head == head):
+        return HistoryPending(files=files)
+    walk = rows.meta(_WALK_KEY)
+    if walk is not None:
+        with contextlib.suppress(ValueError, KeyError, TypeError):
+            data = json.loads(walk)
+            done, total = int(data["done"]), int(data["total"])
+            return HistoryPending(done, max(total, done + 1), files)
+    return HistoryPending(0, max(1, _commits_between(repo, head, stored)), files)
+
+
+def _commits_between(repo: pygit2.Repository, head: str, stored: str | None) -> int:
+    """First-parent commits from `head` back to `stored` (all of them without)."""
+    git = git_program()
+    if git is not None and repo.workdir and not _partial_clone(repo):
+        revisions = [head] if stored is None else [head, "^" + stored]
+        with contextlib.suppress(OSError, subprocess.SubprocessError, ValueError):
+            out = subprocess.run(
+                [git, "rev-list", "--first-parent", "--count", *revisions],
+                cwd=repo.workdir,
+                capture_output=True,
+                check=True,
+                timeout=60,
+            ).stdout
+            return int(out.strip() or 0)
+    commit = repo.get(head)
+    count = 0
+    while isinstance(commit, pygit2.Commit) and str(commit.id) != stored:
+        count += 1
+        try:
+            commit = commit.parents[0] if commit.parents else None
+        except _READ_ERRORS:
+            break
+    return count
+
+
+@dataclass(frozen=True, slots=True)
 class HistoryStatus:
     """Where the index's times come from, for `codesift status`."""
 
@@ -130,18 +257,27 @@ class HistoryStatus:
     error: str | None  # why the history cannot be read
     head: str | None  # the HEAD the history was read (or failed) at
     mtime_files: int  # files dated by modification time because of `error`
+    # What the history pass still has to do (read when the folder is known): is
+    # anything left, commits walked of those to walk, files to time.
+    pending: bool = False
+    commits_done: int = 0
+    commits_total: int = 0
+    files_pending: int = 0
 
 
-def history_status(conn: apsw.Connection) -> HistoryStatus:
+def history_status(conn: apsw.Connection, root: Path | None = None) -> HistoryStatus:
     rows = HistoryRows(conn)
     failure = _failure(rows)
+    left = history_pending(conn, root) if root is not None else HistoryPending()
+    pending = (left.pending, left.commits_done, left.commits_total, left.files)
     if failure is None:
         head = rows.meta("history_head")
-        return HistoryStatus("git" if head else "mtime", True, None, head, 0)
+        in_git = head is not None or (root is not None and _open_repository(root) is not None)
+        return HistoryStatus("git" if in_git else "mtime", True, None, head, 0, *pending)
     files = failure.files
     if files is None:
         files = rows.file_count()
-    return HistoryStatus("git", False, failure.error, failure.head or None, files)
+    return HistoryStatus("git", False, failure.error, failure.head or None, files, *pending)
 
 
 def _record_failure(rows: HistoryRows, failure: HistoryFailure | None) -> None:
@@ -247,14 +383,65 @@ class _Unreadable:
         self.error: str | None = None
 
     def add(self, path: str, exc: BaseException) -> None:
+        self.add_message(path, _message(exc))
+
+    def add_message(self, path: str, message: str) -> None:
         self.paths.add(path)
         if self.error is None:
-            self.error = _message(exc)
+            self.error = message
+
+
+def _pygit2_diffs(
+    repo: pygit2.Repository,
+    commits: list[pygit2.Commit],
+    unreadable: _Unreadable,
+) -> Iterator[CommitDiff]:
+    """The commits' zero-context diffs against their first parents, read with
+    libgit2: the walk's way when no usable git is installed, and the one that
+    survives missing objects (a file whose diff needs one joins `unreadable`)."""
+    for commit in commits:
+        yield _pygit2_diff(commit, unreadable)
+
+
+def _pygit2_diff(commit: pygit2.Commit, unreadable: _Unreadable) -> CommitDiff:
+    try:
+        parent = commit.parents[0] if commit.parents else None
+    except (KeyError, pygit2.GitError):  # a shallow clone's boundary
+        parent = None
+    if parent is None:
+        diff = commit.tree.diff_to_tree(flags=_DIFF_FLAGS, context_lines=0, swap=True)
+    else:
+        diff = parent.tree.diff_to_tree(commit.tree, flags=_DIFF_FLAGS, context_lines=0)
+    statuses = {delta.status for delta in diff.deltas}
+    if _ADDED in statuses and _DELETED in statuses:
+        # Similarity needs the blobs: without them renames count as a delete and an add.
+        with contextlib.suppress(*_READ_ERRORS):
+            diff.find_similar()
+    out = CommitDiff(str(commit.id), int(commit.commit_time), _subject(commit))
+    for index, delta in enumerate(diff.deltas):
+        status = _STATUS_LETTERS.get(delta.status, "M")
+        item = FileDelta(status, delta.old_file.path, delta.new_file.path)
+        out.deltas.append(item)
+        if status == "D":
+            continue
+        try:
+            if item.new_path in unreadable.paths or (
+                status == "R" and item.old_path in unreadable.paths
+            ):
+                raise KeyError("earlier history of the file is missing")
+            patch = diff[index]
+        except _READ_ERRORS as exc:
+            item.unreadable = _message(exc)
+            continue
+        if patch is None or delta.is_binary or patch.delta.is_binary:
+            item.binary = True
+            continue
+        item.patch = patch_of(patch)
+    return out
 
 
 def _apply_commit(
-    repo: pygit2.Repository,
-    commit: pygit2.Commit,
+    diff: CommitDiff,
     number: int,
     store: _LineStore,
     prefix: str,
@@ -267,128 +454,96 @@ def _apply_commit(
     if unreadable is None:
         unreadable = _Unreadable(set())
     touched: set[str] = set()
-    try:
-        parent = commit.parents[0] if commit.parents else None
-    except (KeyError, pygit2.GitError):
-        parent = None
-    if parent is None:
-        diff = commit.tree.diff_to_tree(flags=_DIFF_FLAGS, context_lines=0, swap=True)
-    else:
-        diff = parent.tree.diff_to_tree(commit.tree, flags=_DIFF_FLAGS, context_lines=0)
-    statuses = {delta.status for delta in diff.deltas}
-    if _ADDED in statuses and _DELETED in statuses:
-        # Similarity needs the blobs: without them renames count as a delete and an add.
-        with contextlib.suppress(*_READ_ERRORS):
-            diff.find_similar()
-    for index, delta in enumerate(diff.deltas):
-        old_path, new_path = delta.old_file.path, delta.new_file.path
+    for delta in diff.deltas:
+        old_path, new_path = delta.old_path, delta.new_path
         if not (old_path.startswith(prefix) or new_path.startswith(prefix)):
             continue
         status = delta.status
-        if status == _DELETED:
+        if status == "D":
             store.put(old_path, None)
             touched.add(old_path)
             unreadable.paths.discard(old_path)
             continue
-        try:
-            if new_path in unreadable.paths or (
-                status == _RENAMED and old_path in unreadable.paths
-            ):
-                raise KeyError("earlier history of the file is missing")
-            patch = diff[index]
-        except _READ_ERRORS as exc:
-            unreadable.add(new_path, exc)
+        if (
+            delta.unreadable is not None
+            or new_path in unreadable.paths
+            or (status == "R" and old_path in unreadable.paths)
+        ):
+            unreadable.add_message(new_path, delta.unreadable or "earlier history is missing")
             store.put(new_path, None)
             touched.add(new_path)
-            if status == _RENAMED:
+            if status == "R":
                 unreadable.paths.discard(old_path)
                 store.put(old_path, None)
                 touched.add(old_path)
             continue
-        if patch is None or delta.is_binary or patch.delta.is_binary:
+        if delta.binary:
             store.put(new_path, None)
             touched.add(new_path)
-            if status == _RENAMED:
+            if status == "R":
                 store.put(old_path, None)
                 touched.add(old_path)
             continue
-        old_lines = None if status == _ADDED else store.get(old_path)
-        if status == _RENAMED:
+        old_lines = None if status == "A" else store.get(old_path)
+        if status == "R":
             store.put(old_path, None)
             touched.add(old_path)
-        store.put(new_path, apply_patch(old_lines, patch, number))
+        store.put(new_path, apply_patch(old_lines, delta.patch, number))
         touched.add(new_path)
     return touched
 
 
-def _walk(
-    rows: HistoryRows,
-    repo: pygit2.Repository,
-    prefix: str,
-    stats: HistoryStats,
-) -> tuple[_LineStore | None, set[str]]:
-    """Walk the commits since the stored HEAD. Returns the line store (None when
-    the history cannot be read at all) and the git paths whose history cannot be."""
-    started = time.perf_counter()
-    failure = _failure(rows)
-    try:
-        head = repo.head.peel(pygit2.Commit)
-    except _READ_ERRORS as exc:
-        _walk_failed(rows, stats, "", failure, exc)
-        return None, set()
-    stats.head = str(head.id)
-    stored = rows.meta("history_head")
-    stored_prefix = rows.meta("history_prefix")
-    if stored_prefix is not None and stored_prefix != prefix:
-        stored = None
-    store = _LineStore(rows)
-    if failure is not None:
-        if failure.head == stats.head:  # known, and nothing new to read
-            stats.error = failure.error
-            return (None if failure.files is None else store), _unreadable_paths(rows)
-        stored = None  # HEAD moved: the missing objects may be here now, read it all again
-    if stored == stats.head:
-        return store, _unreadable_paths(rows)
-    unreadable = _Unreadable(set() if stored is None else _unreadable_paths(rows))
-    try:
-        # A savepoint: a walk that fails leaves the stored history as it was.
-        with rows.transaction():
-            chain, found = _first_parent_chain(repo, head, stored)
-            if not found or stored is None:
-                if stored is not None:
-                    log.info(
-                        "history: %s is no longer on the first-parent chain; rebuilding", stored
-                    )
-                stats.rebuilt = stored is not None
-                rows.forget_history()
-                unreadable.paths.clear()
-                chain, _ = _first_parent_chain(repo, head, None)
-            number = rows.last_commit_number()
-            commits = []
-            touched: set[str] = set()
-            for commit in chain:
-                number += 1
-                commits.append((number, str(commit.id), int(commit.commit_time), _subject(commit)))
-                touched |= _apply_commit(repo, commit, number, store, prefix, unreadable)
-            rows.add_commits(commits)
-            store.save()
-            rows.set_meta("history_head", stats.head)
-            rows.set_meta("history_prefix", prefix)
-            paths = sorted(p for p in unreadable.paths if p.startswith(prefix))
-            rows.set_meta(_UNREADABLE_KEY, json.dumps(paths) if paths else None)
-            if unreadable.error is not None and paths:
-                stats.error = unreadable.error
-                stats.error_is_new = True
-                _record_failure(rows, HistoryFailure(stats.head, unreadable.error, len(paths)))
-            else:
-                _record_failure(rows, None)
-    except _READ_ERRORS as exc:
-        _walk_failed(rows, stats, stats.head, failure, exc)
-        return None, set()
-    stats.touched |= touched
-    stats.commits = len(chain)
-    stats.walk_seconds = time.perf_counter() - started
-    return store, unreadable.paths
+class _Walk:
+    """One walk of new commits, saved at checkpoints so that a walk killed or
+    cancelled half-way continues from the last one (meta `history_head` is the
+    last commit applied and saved; the commits before it are never walked again)."""
+
+    def __init__(
+        self,
+        rows: HistoryRows,
+        store: _LineStore,
+        unreadable: _Unreadable,
+        prefix: str,
+        step: _Step,
+    ) -> None:
+        self.rows = rows
+        self.store = store
+        self.unreadable = unreadable
+        self.prefix = prefix
+        self.step = step
+        self.number = rows.last_commit_number()
+        self.commits: list[CommitRow] = []
+        self.touched: set[str] = set()
+        self.walked = 0
+
+    def apply(self, diff: CommitDiff) -> None:
+        self.number += 1
+        self.commits.append((self.number, diff.oid, diff.time, diff.subject))
+        self.touched |= _apply_commit(diff, self.number, self.store, self.prefix, self.unreadable)
+
+    def save(self, head: str, done: int, total: int) -> bool:
+        """Write what was walked up to `head` (a commit on the first-parent chain);
+        False when the writer's turn could not be had (stopping)."""
+        rows, prefix = self.rows, self.prefix
+        retime = {p[len(prefix) :] for p in self.touched if p.startswith(prefix)}
+        with self.step() as ok:
+            if not ok:
+                return False
+            with rows.transaction():
+                rows.add_commits(self.commits)
+                self.store.save()
+                rows.set_meta("history_head", head)
+                rows.set_meta("history_prefix", prefix)
+                paths = sorted(p for p in self.unreadable.paths if p.startswith(prefix))
+                rows.set_meta(_UNREADABLE_KEY, json.dumps(paths) if paths else None)
+                if retime:
+                    rows.set_meta(_RETIME_KEY, json.dumps(sorted(retime | _retime_paths(rows))))
+                done_total = json.dumps({"done": done, "total": total}) if done < total else None
+                rows.set_meta(_WALK_KEY, done_total)
+        self.walked += len(self.commits)
+        self.commits = []
+        self.touched = set()
+        return True
 
 
 def _walk_failed(
@@ -397,13 +552,17 @@ def _walk_failed(
     head: str,
     failure: HistoryFailure | None,
     exc: BaseException,
+    step: _Step,
 ) -> None:
     """Record that the history cannot be read at this HEAD ("" when HEAD itself
     cannot be): every stale file is then timed by its modification time, and the
-    stored history stays as it was."""
+    stored history stays as it was at the last checkpoint."""
     stats.error = _message(exc)
     stats.error_is_new = failure is None or failure.head != head
-    _record_failure(rows, HistoryFailure(head, stats.error, None))
+    with step() as ok:
+        if ok:
+            with rows.transaction():
+                _record_failure(rows, HistoryFailure(head, stats.error, None))
 
 
 def _subject(commit: pygit2.Commit) -> str:
@@ -494,69 +653,340 @@ def _stale_files(rows: HistoryRows, root_paths: set[str]) -> tuple[list[int], se
     return out, paths
 
 
-def update_history(conn: apsw.Connection, root: Path) -> HistoryStats:
-    """Walk new commits and give every stale file's nodes and chunks their created
-    and last-changed times. Runs in one transaction; safe to interrupt."""
+def _walk(
+    rows: HistoryRows,
+    repo: pygit2.Repository,
+    prefix: str,
+    stats: HistoryStats,
+    step: _Step,
+    progress: HistoryProgressCallback | None,
+    cancel: threading.Event | None,
+) -> tuple[_LineStore | None, set[str]]:
+    """Walk the commits since the stored HEAD, saving at checkpoints. Returns the
+    line store (None when the history cannot be read at all, or the walk was
+    cancelled: `stats.complete` is then False) and the git paths whose history
+    cannot be read."""
     started = time.perf_counter()
+    failure = _failure(rows)
+    try:
+        head = repo.head.peel(pygit2.Commit)
+    except _READ_ERRORS as exc:
+        _walk_failed(rows, stats, "", failure, exc, step)
+        return None, set()
+    stats.head = str(head.id)
+    stored = rows.meta("history_head")
+    stored_prefix = rows.meta("history_prefix")
+    if stored_prefix is not None and stored_prefix != prefix:
+        stored = None
+    if failure is not None:
+        if failure.head == stats.head:  # known, and nothing new to read
+            stats.error = failure.error
+            store = _LineStore(rows)
+            return (None if failure.files is None else store), _unreadable_paths(rows)
+        stored = None  # HEAD moved: the missing objects may be here now, read it all again
+    if stored == stats.head:
+        return _LineStore(rows), _unreadable_paths(rows)
+    git = None if _partial_clone(repo) else git_program()
+    workdir = Path(repo.workdir) if repo.workdir else None
+    for reader in ("git", "libgit2") if git is not None and workdir is not None else ("libgit2",):
+        try:
+            walked = _walk_from(
+                rows,
+                repo,
+                head,
+                stored,
+                prefix,
+                stats,
+                step,
+                progress,
+                cancel,
+                git if reader == "git" else None,
+                workdir,
+            )
+        except GitLogError as exc:
+            # Missing objects (a partial or shallow clone) or an old git: libgit2
+            # reads what it can, file by file, from the last checkpoint.
+            log.info("history: git log failed (%s); reading with libgit2", exc)
+            stored = rows.meta("history_head")
+            if rows.meta("history_prefix") != prefix:
+                stored = None
+            continue
+        except _READ_ERRORS as exc:
+            _walk_failed(rows, stats, stats.head, failure, exc, step)
+            return None, set()
+        stats.walk_seconds = time.perf_counter() - started
+        return walked
+    raise AssertionError("unreachable: the libgit2 reader raises or returns")
+
+
+def _walk_from(
+    rows: HistoryRows,
+    repo: pygit2.Repository,
+    head: pygit2.Commit,
+    stored: str | None,
+    prefix: str,
+    stats: HistoryStats,
+    step: _Step,
+    progress: HistoryProgressCallback | None,
+    cancel: threading.Event | None,
+    git: str | None,
+    workdir: Path | None,
+) -> tuple[_LineStore | None, set[str]]:
+    head_id = str(head.id)
+    if git is not None and workdir is not None:
+        chain_ids = first_parent_ids(git, workdir, head_id)  # newest first
+    else:
+        chain_ids = [str(c.id) for c in reversed(_first_parent_chain(repo, head, None)[0])]
+    position = {oid: i for i, oid in enumerate(chain_ids)}
+    found = stored is not None and stored in position
+    unreadable = _Unreadable(_unreadable_paths(rows) if found else set())
+    if not found:
+        if stored is not None:
+            log.info("history: %s is no longer on the first-parent chain; rebuilding", stored)
+            stats.rebuilt = True
+        with step() as ok:
+            if not ok:
+                stats.complete = False
+                return None, set()
+            with rows.transaction():
+                rows.forget_history()
+                rows.set_meta("history_head", None)
+                rows.set_meta(_UNREADABLE_KEY, None)
+                rows.set_meta(_RETIME_KEY, None)
+                rows.set_meta("history_prefix", prefix)
+        todo = chain_ids[::-1]
+    else:
+        assert stored is not None
+        todo = chain_ids[: position[stored]][::-1]
+    total = len(todo)
+    index_of = {oid: i for i, oid in enumerate(todo)}
+    store = _LineStore(rows)
+    walk = _Walk(rows, store, unreadable, prefix, step)
+    if git is not None and workdir is not None:
+        revisions = [head_id] if not found else [head_id, "^" + str(stored)]
+        diffs: Iterator[CommitDiff] = log_diffs(git, workdir, revisions, prefix)
+    else:
+        commits: list[pygit2.Commit] = []
+        for oid in todo:
+            commit = repo.get(oid)
+            if isinstance(commit, pygit2.Commit):
+                commits.append(commit)
+        diffs = _pygit2_diffs(repo, commits, unreadable)
+    if progress:
+        progress(HistoryProgress("walking", 0, total))
+    last_save = time.perf_counter()
+    done = 0
+    try:
+        for diff in diffs:
+            walk.apply(diff)
+            done = index_of.get(diff.oid, done - 1) + 1
+            if time.perf_counter() - last_save >= CHECKPOINT_SECONDS:
+                if not walk.save(todo[done - 1], done, total):
+                    stats.complete = False
+                    return None, set()
+                last_save = time.perf_counter()
+                if progress:
+                    progress(HistoryProgress("walking", done, total))
+                if cancel is not None and cancel.is_set():
+                    stats.complete = False
+                    stats.commits = walk.walked
+                    return None, set()
+    finally:
+        close = getattr(diffs, "close", None)
+        if close is not None:
+            close()
+    if not walk.save(head_id, total, total):
+        stats.complete = False
+        return None, set()
+    if progress:
+        progress(HistoryProgress("walking", total, total))
+    paths = sorted(p for p in unreadable.paths if p.startswith(prefix))
+    with step() as ok:
+        if ok:
+            with rows.transaction():
+                if unreadable.error is not None and paths:
+                    stats.error = unreadable.error
+                    stats.error_is_new = True
+                    _record_failure(rows, HistoryFailure(head_id, unreadable.error, len(paths)))
+                else:
+                    _record_failure(rows, None)
+    stats.commits = walk.walked
+    return store, unreadable.paths
+
+
+def _partial_clone(repo: pygit2.Repository) -> bool:
+    """Whether objects may be missing on purpose (`git clone --filter`): git would
+    fetch them from the remote as the walk needs them; libgit2 reads what is here."""
+    try:
+        return "extensions.partialclone" in repo.config
+    except (pygit2.GitError, KeyError, ValueError):
+        return True
+
+
+def _retime_paths(rows: HistoryRows) -> set[str]:
+    """Files (relative to the root) that walked commits touched and that are not
+    timed again yet: kept across a walk that stops half-way."""
+    return set(json.loads(rows.meta(_RETIME_KEY) or "[]"))
+
+
+def _no_guard() -> AbstractContextManager[bool]:
+    return contextlib.nullcontext(True)
+
+
+def update_history(
+    conn: apsw.Connection,
+    root: Path,
+    *,
+    progress: HistoryProgressCallback | None = None,
+    cancel: threading.Event | None = None,
+    batch_guard: _Step | None = None,
+) -> HistoryStats:
+    """Walk new commits and give every stale file's nodes and chunks their created
+    and last-changed times.
+
+    Work is written in steps (a checkpoint of the walk about every
+    CHECKPOINT_SECONDS, then TIMING_BATCH files at a time), each in its own
+    transaction inside `batch_guard()` (the caller's turn on the index's write
+    lock; a guard that yields False stops the update). `cancel` stops it at the
+    next step; what was written stays, and the next update goes on from there
+    (`stats.complete` is False then). Safe to kill at any moment."""
+    started = time.perf_counter()
+    step = batch_guard or _no_guard
     stats = HistoryStats()
     found = _open_repository(root)
     rows = HistoryRows(conn)
-    dirty_before = set(json.loads(rows.meta("history_dirty") or "[]"))
-    with rows.transaction():
-        if found is None:
-            stats.source = "mtime"
-            had_git = rows.meta("history_head")
-            if had_git is not None:  # the folder stopped being a repository
-                rows.forget_history()
-                rows.set_meta("history_head", None)
-            _record_failure(rows, None)
-            rows.set_meta(_UNREADABLE_KEY, None)
-            stale, _ = _stale_files(rows, set())
-            now = time.time()
-            for fid, _path, mtime_ns in list(rows.file_stamps(stale)):
-                _time_by_mtime(rows, fid, mtime_ns, now)
-            stats.files_timed = len(stale)
-            rows.set_meta("history_dirty", None)
-            stats.seconds = time.perf_counter() - started
-            return stats
-        repo, prefix = found
-        stats.source = "git"
-        store, unreadable = _walk(rows, repo, prefix, stats)
-        root_touched = {p[len(prefix) :] for p in stats.touched if p.startswith(prefix)}
-        stale, indexed_paths = _stale_files(rows, root_touched)
-        times = _commit_times(rows)
-        head_tree: pygit2.Tree | None = None
-        if store is not None:
-            try:
-                head_tree = repo.head.peel(pygit2.Commit).tree
-            except _READ_ERRORS:
-                head_tree = None
-        dirty_now: list[str] = []
-        retimed: set[str] = set()
-        now = time.time()
-        for fid, path, mtime_ns in list(rows.file_stamps(stale)):
-            retimed.add(path)
-            git_path = prefix + path
-            if store is None or head_tree is None or git_path in unreadable:
-                _time_by_mtime(rows, fid, mtime_ns, now)
-                continue
-            try:
-                lines, uncommitted = _working_lines(
-                    repo, head_tree, git_path, root / path, store.get(git_path)
-                )
-            except _READ_ERRORS:
-                _time_by_mtime(rows, fid, mtime_ns, now)
-                continue
-            if uncommitted:
-                dirty_now.append(path)
-            if lines is None:
-                lines = FileLines([], [], [])
-            _write_times(rows, fid, partial(_span_times, lines, times))
-            rows.mark_timed(fid, now)
+    if found is None:
+        stats.source = "mtime"
+        with step() as ok:
+            if not ok:
+                stats.complete = False
+                return stats
+            with rows.transaction():
+                if rows.meta("history_head") is not None:  # the folder stopped being a repository
+                    rows.forget_history()
+                    rows.set_meta("history_head", None)
+                for key in (_FAILURE_KEY, _UNREADABLE_KEY, _RETIME_KEY, _WALK_KEY):
+                    rows.set_meta(key, None)
+        stale, _ = _stale_files(rows, set())
+        _time_files(rows, stale, stats, step, progress, cancel, timing=None)
+        if stats.complete:
+            with step() as ok:
+                if ok:
+                    with rows.transaction():
+                        rows.set_meta("history_dirty", None)
+        stats.seconds = time.perf_counter() - started
+        return stats
+    repo, prefix = found
+    stats.source = "git"
+    store, unreadable = _walk(rows, repo, prefix, stats, step, progress, cancel)
+    if stats.error is not None and stats.error_is_new:
+        log.warning(
+            "git history cannot be read (%s); files are timed by their modification time"
+            " where it is missing, until HEAD moves",
+            stats.error,
+        )
+    if not stats.complete:
+        stats.seconds = time.perf_counter() - started
+        return stats
+    retime = _retime_paths(rows)
+    stale, indexed_paths = _stale_files(rows, retime)
+    head_tree: pygit2.Tree | None = None
+    if store is not None:
+        try:
+            head_tree = repo.head.peel(pygit2.Commit).tree
+        except _READ_ERRORS:
+            head_tree = None
+    timing = _GitTiming(repo, root, prefix, store, head_tree, unreadable, _commit_times(rows))
+    _time_files(rows, stale, stats, step, progress, cancel, timing=timing)
+    if stats.complete:
+        dirty_before = set(json.loads(rows.meta("history_dirty") or "[]"))
         # Dirty files that were not re-timed stay dirty; those that were say it anew.
-        dirty = ((dirty_before - retimed) | set(dirty_now)) & indexed_paths
-        rows.set_meta("history_dirty", json.dumps(sorted(dirty)) if dirty else None)
-        stats.files_timed = len(stale)
+        dirty = ((dirty_before - timing.retimed) | timing.dirty) & indexed_paths
+        with step() as ok:
+            if ok:
+                with rows.transaction():
+                    rows.set_meta("history_dirty", json.dumps(sorted(dirty)) if dirty else None)
+                    rows.set_meta(_RETIME_KEY, None)
         stats.uncommitted_files = len(dirty)
     stats.seconds = time.perf_counter() - started
     return stats
+
+
+class _GitTiming:
+    """Times one file's nodes and chunks from its line history and working copy."""
+
+    def __init__(
+        self,
+        repo: pygit2.Repository,
+        root: Path,
+        prefix: str,
+        store: _LineStore | None,
+        head_tree: pygit2.Tree | None,
+        unreadable: set[str],
+        times: npt.NDArray[np.int64],
+    ) -> None:
+        self.repo = repo
+        self.root = root
+        self.prefix = prefix
+        self.store = store
+        self.head_tree = head_tree
+        self.unreadable = unreadable
+        self.times = times
+        self.retimed: set[str] = set()
+        self.dirty: set[str] = set()
+
+    def time_file(self, rows: HistoryRows, fid: int, path: str, mtime_ns: int, now: float) -> None:
+        self.retimed.add(path)
+        git_path = self.prefix + path
+        if self.store is None or self.head_tree is None or git_path in self.unreadable:
+            _time_by_mtime(rows, fid, mtime_ns, now)
+            return
+        try:
+            lines, uncommitted = _working_lines(
+                self.repo, self.head_tree, git_path, self.root / path, self.store.get(git_path)
+            )
+        except _READ_ERRORS:
+            _time_by_mtime(rows, fid, mtime_ns, now)
+            return
+        if uncommitted:
+            self.dirty.add(path)
+        if lines is None:
+            lines = FileLines([], [], [])
+        _write_times(rows, fid, partial(_span_times, lines, self.times))
+        rows.mark_timed(fid, now)
+
+
+def _time_files(
+    rows: HistoryRows,
+    stale: list[int],
+    stats: HistoryStats,
+    step: _Step,
+    progress: HistoryProgressCallback | None,
+    cancel: threading.Event | None,
+    *,
+    timing: _GitTiming | None,
+) -> None:
+    """Time the stale files, TIMING_BATCH at a time (modification times without
+    `timing`); stops at a cancel or a refused turn (`stats.complete` False)."""
+    total = len(stale)
+    if progress and total:
+        progress(HistoryProgress("timing", 0, total))
+    for start in range(0, total, TIMING_BATCH):
+        if cancel is not None and cancel.is_set():
+            stats.complete = False
+            return
+        batch = stale[start : start + TIMING_BATCH]
+        with step() as ok:
+            if not ok:
+                stats.complete = False
+                return
+            with rows.transaction():
+                now = time.time()
+                for fid, path, mtime_ns in list(rows.file_stamps(batch)):
+                    if timing is None:
+                        _time_by_mtime(rows, fid, mtime_ns, now)
+                    else:
+                        timing.time_file(rows, fid, path, mtime_ns, now)
+        stats.files_timed += len(batch)
+        if progress:
+            progress(HistoryProgress("timing", stats.files_timed, total))

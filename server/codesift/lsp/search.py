@@ -228,6 +228,7 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
                 if not tests:
                     response = _without_tests(response, request.top_k)
                 pages.append(FolderPage(shared_page.folder, response))
+        pages_by_name = {p.folder: p.response for p in pages}
         page = merge_pages(request, pages, plan.weights)
         results = list(page.results)
         resources: list[SearchResult] = []
@@ -260,6 +261,7 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
             "tokens": page.tokens,
             "truncated_by_budget": page.truncated_by_budget,
             "index": [folder.completeness() for folder in searched],
+            "warnings": [asdict(w) for _, page in pages_by_name.items() for w in page.warnings],
             "complete": all(folder.completeness()["complete"] for folder in searched),
             "shared": shared_status.as_json() if shared_status is not None else None,
         }

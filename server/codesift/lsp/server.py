@@ -266,8 +266,10 @@ class _Listener(FolderListener):
         now = time.monotonic()
         # The last file of a phase is always reported, however soon after the one
         # before: a quick index still says it parsed its files.
-        final = phase in ("indexed", "embedded", "scanning", "waiting") or (
-            phase in ("parsing", "embedding") and total > 0 and done >= total
+        final = phase in ("indexed", "embedded", "scanning", "waiting", "history done") or (
+            phase in ("parsing", "embedding", "history walking", "history timing")
+            and total > 0
+            and done >= total
         )
         with self._lock:
             if not final and now - self._last.get(folder.uri, 0.0) < REPORT_INTERVAL:
@@ -281,13 +283,19 @@ class _Listener(FolderListener):
             message = f"{folder.name}: embedding {done}/{total} chunks"
         elif phase == "indexed":
             message = f"{folder.name}: indexed {total} files"
+        elif phase == "history walking":
+            message = f"{folder.name}: git history {done}/{total} commits"
+        elif phase == "history timing":
+            message = f"{folder.name}: git times {done}/{total} files"
+        elif phase == "history done":
+            message = f"{folder.name}: git history complete"
         elif phase == "waiting":
             holder = folder.progress.waiting_for or "another process"
             message = f"{folder.name}: waiting for the index ({holder})"
         else:
             message = f"{folder.name}: embedded {done} chunks"
         percent = int(100 * done / total) if total else None
-        if phase in ("indexed", "embedded"):
+        if phase in ("indexed", "embedded", "history done"):
             self.server.end_progress(folder, message)
         else:
             self.server.report_progress(folder, message, percent)

@@ -60,6 +60,7 @@ async def status(server: CodesiftServer, params: Any) -> dict[str, Any]:
             completeness = folder.completeness()
             entry["complete"] = completeness["complete"]
             entry["vectors"] = completeness["vectors"]
+            entry["history"] = completeness["history"]
             try:
                 if opened is not None:
                     raise opened

@@ -167,6 +167,7 @@ def search_result(
         "resources": [_resource_json(i, r) for i, r in enumerate(response.resources, start=1)],
         "index": index,
         "shared": shared.as_json() if shared is not None else None,
+        "warnings": [asdict(w) for w in response.warnings],
     }
     if not response.results and not response.resources:
         text = f"no results for {response.query!r}"
@@ -183,7 +184,8 @@ def search_result(
             for i, resource in enumerate(response.resources, start=1):
                 lines.extend(_resource_text(i, resource))
         text = "\n".join(lines)
-    return _result(text + _index_note(index) + _shared_note(shared), data)
+    warned = "".join(f"\nwarning ({w.code}): {w.message}" for w in response.warnings)
+    return _result(text + warned + _index_note(index) + _shared_note(shared), data)
 
 
 # -- routing ------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ __all__ = [
     "SearchRequest",
     "SearchResponse",
     "SearchResult",
+    "SearchWarning",
     "StreamHit",
     "StreamReport",
     "normalize_languages",
@@ -226,6 +227,17 @@ class StreamReport:
     added_terms: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class SearchWarning:
+    """Something the caller should know about a page: `code` is a stable name
+    (`history_pending`: a time filter ran while the git history pass was not
+    done, so files not timed yet could not pass it), `message` says it to a person."""
+
+    code: str
+    message: str
+    folder: str | None = None
+
+
 @dataclass(slots=True)
 class SearchResponse:
     query: str
@@ -242,3 +254,4 @@ class SearchResponse:
     # The best resources of the workspace's document collections (engine/collections.py),
     # at most search.resource_top_k, each with its `collection` set.
     resources: list[SearchResult] = field(default_factory=list)
+    warnings: list[SearchWarning] = field(default_factory=list)

@@ -179,6 +179,15 @@ class HistoryRows:
     def file_count(self) -> int:
         return int(scalar(self._conn, "SELECT count(*) FROM files"))
 
+    def untimed_count(self) -> int:
+        """Files never timed, or indexed again since they were."""
+        return int(
+            scalar(
+                self._conn,
+                "SELECT count(*) FROM files WHERE history_at IS NULL OR history_at < indexed_at",
+            )
+        )
+
     def timing_states(self) -> list[FileTiming]:
         """Every indexed file with when it was last timed and last indexed."""
         return [

@@ -1,6 +1,6 @@
 """Advisory locks between processes (and threads) that write one index.
 
-Two locks per index database, each a small file beside it:
+Three locks per index database, each a small file beside it:
 
 write  held by whoever writes rows: an index run for its whole length, an
        embedder for one batch of vectors at a time. Writers queue on it, so two
@@ -8,6 +8,9 @@ write  held by whoever writes rows: an index run for its whole length, an
        SQLite's own lock (where the loser gets `database is locked`).
 embed  held for the whole of a vector fill: one embedder per index, always. A
        second would-be embedder sees it taken and leaves the vectors to the first.
+history
+       held for the whole of a git history pass (history/update.py): one per
+       index; it writes each step under the write lock, like an embedder.
 
 Readers take neither: SQLite's WAL lets them read the last committed state
 while a writer works.
@@ -35,7 +38,7 @@ from codesift.errors import ReadOnlyIndexError
 
 __all__ = ["LOCK_ROLES", "IndexLock", "lock_path", "writer_lock"]
 
-LOCK_ROLES = ("write", "embed")
+LOCK_ROLES = ("write", "embed", "history")
 
 # How often a waiting process tries the lock again.
 POLL_SECONDS = 0.1
