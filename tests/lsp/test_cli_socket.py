@@ -529,3 +529,38 @@ def test_a_connection_from_another_user_is_refused_by_the_server(
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signalled_mcp_server_removes_its_socket(
+    workspace: Path, tmp_path: Path, signum: signal.Signals
+) -> None:
+    with mcp_server(workspace, tmp_path / "mcp.log") as proc:
+        path = wait_for_socket(workspace)
+        wait_answered_by_server(workspace, "symbols", "submit")
+        proc.send_signal(signum)
+        assert proc.wait(60) == 0, (tmp_path / "mcp.log").read_text()
+        assert not path.exists()
+    assert "Traceback" not in (tmp_path / "mcp.log").read_text()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signalled_language_server_removes_its_socket(
+    workspace: Path, tmp_path: Path, signum: signal.Signals
+) -> None:
+    log = tmp_path / "serve.log"
+    session = LspSession([workspace], log_file=log)
+    session.start()
+    try:
+        session.wait_ready()
+        path = wait_for_socket(workspace)
+        assert session.pid is not None
+        os.kill(session.pid, signum)
+        server = session.client._server
+        assert server is not None
+        poll(lambda: server.returncode, lambda code: code is not None, "the server's exit")
+        assert server.returncode == 0, log.read_text()
+        assert not path.exists()
+    finally:
+        session.close()
+    assert "Traceback" not in log.read_text()

@@ -26,7 +26,11 @@ from typing import Any
 
 from lsprotocol import types
 
-from codesift.engine.exit_deadline import EXIT_GRACE_SECONDS, end_without_stuck_threads
+from codesift.engine.exit_deadline import (
+    EXIT_GRACE_SECONDS,
+    end_without_stuck_threads,
+    stop_on_signals,
+)
 from codesift.lsp import graph, hover, lifecycle, route, search, status, symbols
 from codesift.lsp.server import INDEX_STATUS, CodesiftServer, bind
 
@@ -114,6 +118,7 @@ def serve(*, tcp: tuple[str, int] | None = None) -> None:
     is meant to end after this returns: it ends at most EXIT_GRACE_SECONDS later."""
     _quiet_pygls()
     server = create_server()
+    stop_on_signals(server.shutdown_folders)  # their sockets are removed first
     try:
         if tcp is not None:
             server.start_tcp(*tcp)

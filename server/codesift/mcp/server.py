@@ -31,7 +31,11 @@ from mcp_types import (
 
 from codesift import __version__
 from codesift.engine import Workspace
-from codesift.engine.exit_deadline import EXIT_GRACE_SECONDS, end_without_stuck_threads
+from codesift.engine.exit_deadline import (
+    EXIT_GRACE_SECONDS,
+    end_without_stuck_threads,
+    stop_on_signals,
+)
 from codesift.errors import CodesiftError
 from codesift.mcp.errors import error_result
 from codesift.mcp.handlers import HANDLERS
@@ -161,6 +165,7 @@ def serve(
             log.info("codesift mcp: serving http://%s:%d/mcp", *address)
             anyio.run(_serve_http, server, *address)
         else:
+            stop_on_signals(live.stop)  # its socket is removed first
             anyio.run(_serve_stdio, server)
     finally:
         live.stop()
