@@ -95,7 +95,7 @@ def test_git_and_libgit2_readers_write_the_same_history(
 def test_a_cancelled_pass_goes_on_from_its_last_step(
     deep_repo: Path, tmp_path: Path, full_pass: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(history_update, "CHECKPOINT_SECONDS", 0.0)  # a step per commit
+    monkeypatch.setattr(history_update, "PROGRESS_SECONDS", 0.0)  # a report per commit
     conn = indexed(deep_repo, tmp_path / "cancelled.db")
     cancel = threading.Event()
     seen: list[history_update.HistoryProgress] = []
@@ -110,7 +110,9 @@ def test_a_cancelled_pass_goes_on_from_its_last_step(
         assert not stats.complete
         left = history_pending(conn, deep_repo)
         assert left.pending and 300 <= left.commits_done < left.commits_total
-        assert seen[-1].phase == "walking" and seen[-1].total == left.commits_total
+        assert seen[-1] == history_update.HistoryProgress(
+            "walking", left.commits_done, left.commits_total
+        )
         walked: list[int] = []
         rest = update_history(
             conn,

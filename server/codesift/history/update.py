@@ -90,9 +90,12 @@ _RENAMED = pygit2.enums.DeltaStatus.RENAMED
 # does so only when asked. Without it about 0.1% of lines blame another commit.
 _DIFF_FLAGS = pygit2.enums.DiffOption.INDENT_HEURISTIC
 _STATUS_LETTERS = {_ADDED: "A", _DELETED: "D", _RENAMED: "R"}
-# The walk is saved (and progress reported, a cancel looked at) this often; files
-# are timed this many per transaction.
-CHECKPOINT_SECONDS = 1.0
+# The walk is saved this often (and at once when cancelled: a cancel is looked at
+# after every commit), and reports progress this often; files are timed this many
+# per transaction. Each save writes the line histories of the files changed since
+# the last one: more often costs more (a save a second: a fifth of a deep walk).
+CHECKPOINT_SECONDS = 5.0
+PROGRESS_SECONDS = 0.5
 TIMING_BATCH = 200
 
 
@@ -776,21 +779,27 @@ def _walk_from(
         progress(HistoryProgress("walking", 0, total))
     last_save = time.perf_counter()
     done = 0
+    last_report = last_save
     try:
         for diff in diffs:
             walk.apply(diff)
             done = index_of.get(diff.oid, done - 1) + 1
-            if time.perf_counter() - last_save >= CHECKPOINT_SECONDS:
+            now = time.perf_counter()
+            cancelled = cancel is not None and cancel.is_set()
+            if cancelled or now - last_save >= CHECKPOINT_SECONDS:
                 if not walk.save(todo[done - 1], done, total):
                     stats.complete = False
                     return None, set()
                 last_save = time.perf_counter()
-                if progress:
-                    progress(HistoryProgress("walking", done, total))
-                if cancel is not None and cancel.is_set():
+                if cancelled:
                     stats.complete = False
                     stats.commits = walk.walked
+                    if progress:
+                        progress(HistoryProgress("walking", done, total))
                     return None, set()
+            if progress and now - last_report >= PROGRESS_SECONDS:
+                last_report = now
+                progress(HistoryProgress("walking", done, total))
     finally:
         close = getattr(diffs, "close", None)
         if close is not None:
