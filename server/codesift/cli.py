@@ -227,7 +227,7 @@ def _through_server(argv: list[str]) -> int | None:
     try:
         asked = ask(db_path, request)
     except KeyboardInterrupt:
-        sys.stderr.write("interrupted; the index keeps every file completed so far\n")
+        sys.stderr.write("interrupted\n")  # the server's index is none of this command's work
         return EXIT_INTERRUPTED
     answer = asked.answer
     if answer is None:

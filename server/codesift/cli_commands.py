@@ -240,9 +240,9 @@ class ConsoleListener(EngineListener):
                 f"waiting for another codesift process{who} to finish the git history pass"
             )
             return
-        after = "starts after it" if what == "this run" else "waits for the index"
+        # `what` is a whole clause (`this run starts after it`).
         self.inv.say(
-            f"waiting for another codesift process{who} to finish writing the index; {what} {after}"
+            f"waiting for another codesift process{who} to finish writing the index; {what}"
         )
 
     def begin(self, task: str, total: int) -> None:
@@ -287,7 +287,8 @@ class ConsoleListener(EngineListener):
 
     def end(self) -> None:
         if self._lines is not None:
-            self._lines.finish()
+            # Called from `finally`: an exception on its way out (Ctrl-C) is no end.
+            self._lines.finish(interrupted=sys.exc_info()[0] is not None)
             self._lines = None
         if self._bar is not None:
             self._bar.stop()
@@ -1611,6 +1612,14 @@ def setup_logging(verbose: int) -> None:
     )
 
 
+# What an interrupted command leaves in the index (batches are committed one by one).
+_KEPT_ON_INTERRUPT = {
+    "embed": "the index keeps the vectors computed so far",
+    "status": "nothing was changed",
+    "": "the index keeps the files indexed and the vectors computed so far",
+}
+
+
 def run(argv: Sequence[str]) -> int:
     """The command `argv` in this process (what `codesift` does without a server)."""
     parser = build_parser()
@@ -1620,7 +1629,9 @@ def run(argv: Sequence[str]) -> int:
     try:
         return run_command(args, inv)
     except KeyboardInterrupt:
-        inv.err_console().print("interrupted; the index keeps every file completed so far")
+        inv.err_console().print(
+            f"interrupted; {_KEPT_ON_INTERRUPT.get(args.command, _KEPT_ON_INTERRUPT[''])}"
+        )
         return EXIT_INTERRUPTED
 
 

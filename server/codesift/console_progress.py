@@ -62,14 +62,14 @@ class ProgressLines:
         self._last = now
         self._emit(now)
 
-    def finish(self) -> None:
-        """A closing line, if any progress line was printed."""
+    def finish(self, *, interrupted: bool = False) -> None:
+        """A closing line, if any progress line was printed: `done in 12 s`, or
+        `interrupted after 12 s`. No count: the command's summary gives the counts
+        (files prepared run ahead of files written, and some turn out skipped)."""
         if self._printed:
-            elapsed = self._clock() - self._started
-            self._write(
-                f"codesift: {self.what} done: {self._done:,} {self.unit} in"
-                f" {format_duration(elapsed)}"
-            )
+            elapsed = format_duration(self._clock() - self._started)
+            ended = f"interrupted after {elapsed}" if interrupted else f"done in {elapsed}"
+            self._write(f"codesift: {self.what} {ended}")
 
     def _emit(self, now: float) -> None:
         done, total = self._done, self._total

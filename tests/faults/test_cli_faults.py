@@ -338,7 +338,9 @@ def test_index_prints_progress_lines_when_not_on_a_terminal(billing_repo: Path) 
     lines = _progress_lines(result.stderr, "indexing")
     assert lines, result.stderr
     assert any("/13 files" in line for line in lines), lines
-    assert lines[-1].startswith("codesift: indexing done: 13 files in"), lines
+    # The counts are the summary's alone (one source): the closing line has none.
+    assert lines[-1].startswith("codesift: indexing done in"), lines
+    assert "indexed 13 file(s)" in result.stdout, result.stdout
     quiet = ok(run_cli(billing_repo, "index", "--no-embed", "--progress-every", "0", "--quiet"))
     assert not _progress_lines(quiet.stderr, "indexing")
 
@@ -349,6 +351,37 @@ def test_embedding_prints_progress_lines_with_a_rate(make_repo: MakeRepo) -> Non
     lines = _progress_lines(result.stderr, "embedding")
     assert lines, result.stderr
     assert any("chunks/s" in line and "/20 chunks" in line for line in lines), lines
-    assert lines[-1].startswith("codesift: embedding done: 20 chunks in"), lines
+    assert lines[-1].startswith("codesift: embedding done in"), lines
     status: dict[str, Any] = json.loads(ok(run_cli(root, "status", "--json")).stdout)
     assert status["vectors"]["embedded"] == status["vectors"]["embeddable"] == 20
+
+
+def test_an_interrupted_embed_says_what_it_keeps(make_repo: MakeRepo) -> None:
+    """Ctrl-C during `codesift embed`: no "done" line, and the closing sentence
+    speaks of what an embed keeps (vectors), not of files."""
+    root = make_repo(many_functions(400))
+    ok(run_cli(root, "index", "--no-embed", "--quiet"))
+    env = dict(os.environ, PYTHONPATH=str(SERVER_DIR), HF_HUB_OFFLINE="1")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "codesift.cli", "embed", "--progress-every", "0"],
+        cwd=root,
+        env=env,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    seen: list[str] = []
+    for line in process.stderr:  # the first progress line: a batch is written
+        seen.append(line)
+        if line.startswith("codesift: embedding") and "/" in line:
+            break
+    process.send_signal(signal.SIGINT)
+    _, rest = process.communicate(timeout=120)
+    stderr = "".join(seen) + rest
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert "embedding done" not in stderr, stderr
+    assert "codesift: embedding interrupted after" in stderr, stderr
+    assert "interrupted; the index keeps the vectors computed so far" in stderr, stderr
+    assert "every file" not in stderr, stderr
