@@ -244,12 +244,24 @@ class LspSession:
                     raise TimeoutError(f"condition not met; notifications: {self.notifications!r}")
                 self._lock.wait(left)
 
-    def wait_ready(self, timeout: float = 60) -> None:
-        """Wait until every folder's first index is complete."""
+    def wait_ready(self, timeout: float = 60, *, history: bool = True) -> None:
+        """Wait until every folder's first index is complete and, with `history`,
+        its git history pass too (it runs after the index, in the background)."""
         reply = self.request(
             "codesift/reindex", {"wait": True, "timeout_ms": int(timeout * 1000)}, timeout + 10
         )
         assert reply["done"], reply
+        if history:
+            self.wait_history(timeout)
+
+    def wait_history(self, timeout: float = DEADLINE) -> dict[str, Any]:
+        """Wait until no folder's git history pass is pending; the last status."""
+        return poll(
+            lambda: self.request("codesift/status", {}),
+            lambda status: all(not f["history"]["pending"] for f in status["folders"]),
+            "the git history pass of every folder",
+            timeout,
+        )
 
     def messages(self, method: str) -> list[Any]:
         with self._lock:
