@@ -62,6 +62,11 @@ class ProgressLines:
         self._last = now
         self._emit(now)
 
+    def phase(self, description: str) -> None:
+        """The run moved to a phase without a count of its own (`resolving calls`):
+        said at once, so a long one never looks like a hang."""
+        self._write(f"codesift: {self.what}: {description}")
+
     def finish(self, *, interrupted: bool = False) -> None:
         """A closing line, if any progress line was printed: `done in 12 s`, or
         `interrupted after 12 s`. No count: the command's summary gives the counts

@@ -340,6 +340,8 @@ def test_index_prints_progress_lines_when_not_on_a_terminal(billing_repo: Path) 
     assert any("/13 files" in line for line in lines), lines
     # The counts are the summary's alone (one source): the closing line has none.
     assert lines[-1].startswith("codesift: indexing done in"), lines
+    # Phases without a count of their own are said as they start.
+    assert "codesift: indexing: resolving calls" in lines, lines
     assert "indexed 13 file(s)" in result.stdout, result.stdout
     quiet = ok(run_cli(billing_repo, "index", "--no-embed", "--progress-every", "0", "--quiet"))
     assert not _progress_lines(quiet.stderr, "indexing")
@@ -352,6 +354,10 @@ def test_embedding_prints_progress_lines_with_a_rate(make_repo: MakeRepo) -> Non
     assert lines, result.stderr
     assert any("chunks/s" in line and "/20 chunks" in line for line in lines), lines
     assert lines[-1].startswith("codesift: embedding done in"), lines
+    # The static first tier, before MiniLM's vectors, has its own progress.
+    static = _progress_lines(result.stderr, "static vectors")
+    assert any("/20 chunks" in line for line in static), result.stderr
+    assert static[-1].startswith("codesift: static vectors done in"), static
     status: dict[str, Any] = json.loads(ok(run_cli(root, "status", "--json")).stdout)
     assert status["vectors"]["embedded"] == status["vectors"]["embeddable"] == 20
 

@@ -129,6 +129,8 @@ def _run_indexer(
             listener.advance(event.done, event.path)
         elif event.phase == "resolving":
             listener.phase("resolving calls")
+        elif event.phase == "compacting":
+            listener.phase("compacting the index")
 
     try:
         return indexer.apply(plan, report, started=started)
@@ -298,10 +300,18 @@ def _file_id(path: Path) -> tuple[int, int] | None:
     return (stat.st_dev, stat.st_ino)
 
 
-def fill_first_tier(ws: Workspace, conn: apsw.Connection, embedder: Embedder) -> int:
+def fill_first_tier(
+    ws: Workspace,
+    conn: apsw.Connection,
+    embedder: Embedder,
+    listener: EngineListener | None = None,
+    *,
+    quiet: bool = True,
+) -> int:
     """Give every chunk without a vector the first tier's vector (the static model:
     seconds for a whole index), which a later fill by `embedder` replaces; the
-    caller holds the embed lock. 0 when `embedder` has no first tier."""
+    caller holds the embed lock. 0 when `embedder` has no first tier. Progress
+    goes to `listener` as the task `static vectors` unless `quiet`."""
     from codesift.embedding import fill_vectors
 
     first = embedder.first_tier
@@ -313,9 +323,29 @@ def fill_first_tier(ws: Workspace, conn: apsw.Connection, embedder: Embedder) ->
         with writer_lock(ws.db_path, "codesift: writing vectors") as acquired:
             yield acquired
 
-    return fill_vectors(
-        conn, first, layers=ws.settings.embedding.layers, batch_guard=batch_guard, replace=False
-    )
+    begun = False
+
+    def progress(done: int, total: int) -> None:
+        nonlocal begun
+        if listener is None or quiet:
+            return
+        if not begun:
+            listener.begin("static vectors", total)
+            begun = True
+        listener.advance(done)
+
+    try:
+        return fill_vectors(
+            conn,
+            first,
+            layers=ws.settings.embedding.layers,
+            batch_guard=batch_guard,
+            replace=False,
+            progress=progress,
+        )
+    finally:
+        if begun and listener is not None:
+            listener.end()
 
 
 def start_background_embedding(ws: Workspace) -> bool:
@@ -328,8 +358,15 @@ def start_background_embedding(ws: Workspace) -> bool:
     log_path = ws.db_path.with_name("embed.log")
     try:
         with log_path.open("ab") as log_file:
+            # Not quiet: its progress lines (every 30 s) and its summary go to the log.
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+            log_file.write(f"{stamp} codesift embed --root {ws.root}\n".encode())
+            log_file.flush()
             subprocess.Popen(
-                [sys.executable, "-m", "codesift.cli", "embed", "--root", str(ws.root), "--quiet"],
+                [
+                    *(sys.executable, "-m", "codesift.cli", "embed"),
+                    *("--root", str(ws.root), "--progress-every", "30"),
+                ],
                 stdin=subprocess.DEVNULL,
                 stdout=log_file,
                 stderr=log_file,

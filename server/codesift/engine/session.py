@@ -308,7 +308,7 @@ class Engine:
             lock = embed_lock(ws, f"{self.command}: computing static vectors")
             if lock is not None:
                 try:
-                    fill_first_tier(ws, conn, embedder)
+                    fill_first_tier(ws, conn, embedder, self.listener, quiet=self.quiet)
                 except EmbeddingError as exc:
                     self.listener.warning(f"{exc}; no static vectors")
                 finally:
@@ -427,7 +427,7 @@ def _first_tier_then_background(
         holder = IndexLock(ws.db_path, "embed").holder()
         return EmbedReport(running_elsewhere=True, holder=holder or None)
     try:
-        embedded = fill_first_tier(ws, conn, embedder)
+        embedded = fill_first_tier(ws, conn, embedder, listener, quiet=quiet)
     except EmbeddingError as exc:
         listener.warning(f"{exc}; index has no vectors")
         return EmbedReport(failed=str(exc))
