@@ -15,12 +15,8 @@ apply  read, hash, parse and write each file; a file whose content hash is
 
 from __future__ import annotations
 
-import ctypes
-import io
 import logging
 import os
-import signal
-import sys
 import threading
 import time
 from collections import deque
@@ -29,22 +25,25 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from multiprocessing import get_context, reduction, spawn, util
-from multiprocessing import process as mp_process
-from multiprocessing.context import BaseContext, SpawnContext, SpawnProcess
-from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 import apsw
 
 from codesift.config import Settings
 from codesift.history.update import in_git_history
+from codesift.index_workers import (
+    StaleWorkerCode,
+    code_stamp,
+    init_worker,
+    note_workspace_root,
+    worker_context,
+)
 from codesift.parsing.languages import detect_language
 from codesift.preparation import FileJob, PreparedFile, prepare_file, prepare_files
 from codesift.store.writer import FileChange, IndexWriter
 from codesift.workspace import ContentSkip, SourceFile, discover_files, discover_paths
 
-__all__ = ["IndexPlan", "IndexProgress", "IndexSummary", "Indexer"]
+__all__ = ["IndexPlan", "IndexProgress", "IndexSummary", "Indexer", "StaleWorkerCode"]
 
 log = logging.getLogger(__name__)
 
@@ -103,157 +102,6 @@ class IndexSummary:
 ProgressCallback = Callable[[IndexProgress], None]
 
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
-
-
-def _stamp_of_package() -> str:
-    parts = sorted(
-        f"{p.relative_to(_PACKAGE_DIR)}:{st.st_size}:{st.st_mtime_ns}"
-        for p in _PACKAGE_DIR.rglob("*.py")
-        for st in (p.stat(),)
-    )
-    return "\n".join(parts)
-
-
-# Taken when this process imported codesift: a worker started after the package
-# changed on disk (an upgrade under a running server) would unpickle jobs and
-# settings with another code's field layout, so workers compare stamps first.
-_CODE_STAMP = _stamp_of_package()
-
-
-def code_stamp() -> str:
-    """Names, sizes and modification times of the codesift modules this process
-    imported."""
-    return _CODE_STAMP
-
-
-class StaleWorkerCode(RuntimeError):
-    """A worker process imported a different codesift than the indexer runs."""
-
-
-def _init_worker(parent_pid: int, stamp: str) -> None:
-    """Worker initializer: refuse to work with different code than the indexer's
-    (the pool then breaks and the indexer prepares files itself), and never
-    outlive an indexer that was killed."""
-    if code_stamp() != stamp:
-        raise StaleWorkerCode("codesift changed on disk since the indexer started")
-    _die_with_parent(parent_pid)
-
-
-def _die_with_parent(parent_pid: int) -> None:
-    """A worker must not outlive an indexer that was killed (SIGKILL gives the pool
-    no chance to stop it). Linux delivers SIGTERM to the worker when its parent
-    dies; elsewhere workers exit when their queue closes."""
-    if sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            pr_set_pdeathsig = 1
-            libc.prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
-        except (OSError, AttributeError):
-            return
-    if os.getppid() != parent_pid:  # the parent died before the signal was armed
-        os._exit(1)
-
-
-# Workspace folders this process indexes: never on a worker's import path.
-_WORKSPACE_ROOTS: set[str] = set()
-
-
-def _worker_sys_path() -> list[str]:
-    """This process's `sys.path` without the entries a workspace's own modules
-    would be imported from: '' and the current folder (`python -m` and `-c` put
-    them first) and the workspace folders. A workspace's `types.py` or `json.py`
-    there would shadow the standard library in a worker. The entry codesift
-    itself comes from stays, or the worker could not import it."""
-    own = os.path.realpath(_PACKAGE_DIR.parent)
-    unsafe = {os.path.realpath(os.getcwd()), *frozenset(_WORKSPACE_ROOTS)}
-    # Where this process started (spawn hands it to children as a fallback).
-    original_dir = getattr(mp_process, "ORIGINAL_DIR", None)
-    if isinstance(original_dir, str):
-        unsafe.add(os.path.realpath(original_dir))
-    kept: list[str] = []
-    for entry in sys.path:
-        if entry in ("", "."):
-            continue
-        real = os.path.realpath(entry)
-        if real in unsafe and real != own:
-            continue
-        kept.append(entry)
-    return kept
-
-
-if sys.platform != "win32":
-    from multiprocessing import popen_spawn_posix, resource_tracker
-
-    class _WorkerPopen(popen_spawn_posix.Popen):
-        """Spawn's launcher (CPython's `popen_spawn_posix.Popen._launch`) with two
-        changes: the child starts with `-P`, so `python -c` does not put the
-        current folder first on its path before it even imports multiprocessing,
-        and the path the child adopts is `_worker_sys_path()`."""
-
-        def _launch(self, process_obj: BaseProcess) -> None:
-            fds: list[int] = self._fds  # type: ignore[attr-defined]
-            tracker_fd = resource_tracker.getfd()
-            if tracker_fd is not None:  # always set once the tracker runs
-                fds.append(tracker_fd)
-            prep_data = spawn.get_preparation_data(process_obj.name)
-            prep_data["sys_path"] = _worker_sys_path()
-            fp = io.BytesIO()
-            popen_spawn_posix.set_spawning_popen(self)  # type: ignore[attr-defined]
-            try:
-                reduction.dump(prep_data, fp)
-                reduction.dump(process_obj, fp)
-            finally:
-                popen_spawn_posix.set_spawning_popen(None)  # type: ignore[attr-defined]
-            parent_r = child_w = child_r = parent_w = None
-            try:
-                parent_r, child_w = os.pipe()
-                child_r, parent_w = os.pipe()
-                cmd = spawn.get_command_line(tracker_fd=tracker_fd, pipe_handle=child_r)
-                # (A frozen executable takes no interpreter options, and has no '' entry.)
-                if not getattr(sys, "frozen", False) and "-P" not in cmd and "-I" not in cmd:
-                    cmd.insert(1, "-P")
-                fds.extend([child_r, child_w])
-                self.pid = util.spawnv_passfds(os.fsencode(spawn.get_executable()), cmd, fds)
-                self.sentinel = parent_r
-                with open(parent_w, "wb", closefd=False) as f:
-                    f.write(fp.getbuffer())
-            finally:
-                to_close = [fd for fd in (parent_r, parent_w) if fd is not None]
-                self.finalizer = util.Finalize(self, _close_fds, to_close)
-                for fd in (child_r, child_w):
-                    if fd is not None:
-                        os.close(fd)
-
-    def _close_fds(*fds: int) -> None:
-        for fd in fds:
-            os.close(fd)
-
-    class _WorkerProcess(SpawnProcess):
-        @staticmethod
-        def _Popen(process_obj: BaseProcess) -> popen_spawn_posix.Popen:
-            return _WorkerPopen(process_obj)
-
-    class _WorkerContext(SpawnContext):
-        """Spawned processes with a clean import path (see `_WorkerPopen`)."""
-
-        Process = _WorkerProcess
-
-
-def _worker_context() -> BaseContext:
-    """The context index workers are spawned with: never one that imports the
-    workspace's own modules."""
-    # multiprocessing's resource tracker is started by `python -c` too, outside
-    # our launcher, and so would import the current folder's `types.py` and die
-    # (and be restarted, and die...). Python children of this process never need
-    # the current folder on their path: PYTHONSAFEPATH (-P) leaves it off.
-    if not os.environ.get("PYTHONSAFEPATH"):
-        os.environ["PYTHONSAFEPATH"] = "1"
-    if sys.platform != "win32":
-        return _WorkerContext()
-    return get_context("spawn")
-
-
 def _normalize_rel_path(path: str) -> str:
     """`./a//b.py` or `a\\b.py` -> `a/b.py` (the form the files table uses)."""
     parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
@@ -268,7 +116,7 @@ class Indexer:
         self.settings = settings
         self.conn = conn
         self.writer = IndexWriter(conn)
-        _WORKSPACE_ROOTS.add(os.path.realpath(self.root))
+        note_workspace_root(self.root)
         self._package_dirs: dict[str, bool] = {}
         # Whether the folder's times come from git (None: not looked yet).
         self._in_git: bool | None = None
@@ -471,8 +319,8 @@ class Indexer:
         try:
             pool = ProcessPoolExecutor(
                 max_workers=min(workers, len(jobs)),
-                mp_context=_worker_context(),
-                initializer=_init_worker,
+                mp_context=worker_context(),
+                initializer=init_worker,
                 initargs=(os.getpid(), code_stamp()),
             )
         except (OSError, ValueError) as exc:  # no processes here: prepare in-process

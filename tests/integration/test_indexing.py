@@ -1425,7 +1425,7 @@ def test_workers_with_other_code_on_disk_leave_the_work_to_the_indexer(
 
 def test_a_worker_refuses_other_code() -> None:
     with pytest.raises(indexer_module.StaleWorkerCode):
-        indexer_module._init_worker(os.getpid(), "another stamp")
+        indexer_module.init_worker(os.getpid(), "another stamp")
 
 
 # --- parsing versions ------------------------------------------------------------------

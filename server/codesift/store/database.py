@@ -17,7 +17,6 @@ from typing import Any
 from urllib.parse import quote
 
 import apsw
-import sqlite_vec
 
 from codesift.errors import CorruptIndexError, ForeignIndexError, ReadOnlyIndexError
 from codesift.store.migrations import MIGRATIONS
@@ -109,7 +108,10 @@ def integrity_problem(path: Path) -> str | None:
 
 def _load_vector_extension(conn: apsw.Connection) -> None:
     """sqlite-vec provides the vec0 table; apsw can load it where the stdlib
-    sqlite3 module often cannot."""
+    sqlite3 module often cannot. Imported here: the package imports numpy, which a
+    process that only prepares files (an index worker) never needs."""
+    import sqlite_vec
+
     conn.enable_load_extension(True)
     try:
         conn.load_extension(sqlite_vec.loadable_path())
