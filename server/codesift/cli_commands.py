@@ -50,7 +50,12 @@ from codesift.engine.results import (
 )
 from codesift.engine.session import Engine, embed, reindex
 from codesift.engine.symbols import MAX_SYMBOLS
-from codesift.engine.workspace import Workspace, indexed_root
+from codesift.engine.workspace import (
+    Workspace,
+    indexed_folders_below,
+    indexed_root,
+    workspace_above,
+)
 from codesift.errors import (
     CodesiftError,
     ConfigError,
@@ -282,9 +287,7 @@ class ConsoleListener(EngineListener):
             self._bar.update(self._task, completed=done, path=detail[-50:])
 
     def phase(self, description: str) -> None:
-        if self._lines is not None:
-            self._lines.phase(description)
-        elif self._bar is not None and self._task is not None:
+        if self._bar is not None and self._task is not None:
             self._bar.update(self._task, description=description, path="")
 
     def end(self) -> None:
@@ -839,12 +842,18 @@ def cmd_route(args: argparse.Namespace, inv: Invocation) -> int:
     from codesift.engine.route import check_route, folder_names, route, route_json
 
     check_route(args.query, args.limit)  # before any index is touched
-    workspaces = _workspaces_of(args, args.root or [None])
+    roots, below = _route_roots(args.root)
+    workspaces = _workspaces_of(args, roots)
     args.db_path = workspaces[0].db_path
     listener = ConsoleListener(inv, quiet=bool(args.json))
     result = route(args.query, workspaces, listener, limit=args.limit)
     names = folder_names([ws.root for ws in workspaces])
     paths = {name: str(ws.root) for name, ws in zip(names, workspaces, strict=True)}
+    if not args.json:
+        which = f"indexed folders below {below}" if below is not None else "folders"
+        if len(names) == 1:
+            which = which.replace("folders", "folder", 1)
+        listener.note(f"routed among {len(names)} {which}: {', '.join(names)}")
     collections = {c.name: str(c.root) for ws in workspaces for c in collections_of(ws) if c.name}
 
     def where(match: RouteMatch) -> dict[str, Any]:
@@ -852,11 +861,31 @@ def cmd_route(args: argparse.Namespace, inv: Invocation) -> int:
         return {"path": pool.get(match.name)}
 
     data = route_json(result, where)
+    data["folders"] = [{"name": name, "path": path} for name, path in paths.items()]
     if args.json:
         inv.print(json.dumps(data, ensure_ascii=False))
         return EXIT_OK
     _print_route(inv, data)
     return EXIT_OK
+
+
+def _route_roots(given: Sequence[str] | None) -> tuple[Sequence[str | None], Path | None]:
+    """The folders `route` routes among: the ones given; else the current workspace;
+    outside any (no index above, no git work tree: a scratch or home folder) the
+    folders below that have an index, never an index built here (then the folder
+    they are under is returned too). WorkspaceError when there is none."""
+    if given:
+        return given, None
+    here = Path.cwd()
+    if workspace_above(here) is not None:
+        return [None], None
+    below = indexed_folders_below(here)
+    if not below:
+        raise WorkspaceError(
+            f"no codesift index at or below {here} (and no git work tree): run `codesift"
+            " index` in the folders to route among, or name them with --root"
+        )
+    return [str(folder) for folder in below], here.resolve()
 
 
 def _print_route(inv: Invocation, data: Mapping[str, Any]) -> None:

@@ -122,3 +122,39 @@ def test_search_lists_a_resource_no_code_mentions_and_a_code_results_related_res
     assert human.returncode == 0, human.stderr
     assert "mentioned in billing-prd refunds.md:3-" in human.stdout
     assert "from the document collections" in human.stdout
+
+
+def test_route_in_a_folder_that_is_no_workspace_routes_among_the_indexes_below(
+    corpus: RoutingCorpus, tmp_path: Path
+) -> None:
+    """Outside any workspace (no index above, no git work tree) `route` builds no
+    index: it routes among the folders below that have one, and says which."""
+    cache = tmp_path / "cache"
+    scratch = tmp_path / "src"  # holds shop/, search/ (git) and docs/ (plain)
+    none = cli(scratch, cache, "route", ROUTE_QUERY)
+    assert none.returncode == 2, none.stderr
+    assert "no codesift index" in none.stderr and "--root" in none.stderr
+    assert len(none.stderr.strip().splitlines()) == 1
+    assert not (scratch / ".codesift").exists()
+    for repo in (corpus.shop, corpus.search):
+        assert cli(repo, cache, "index", "--quiet").returncode == 0
+
+    human = cli(scratch, cache, "route", ROUTE_QUERY)
+    assert human.returncode == 0, human.stderr
+    assert not (scratch / ".codesift").exists()  # no index of the scratch folder
+    assert "routed among 2 indexed folders below" in human.stderr, human.stderr
+    assert "shop" in human.stderr and "search" in human.stderr
+    data = ok_json(cli(scratch, cache, "route", ROUTE_QUERY, "--json"))
+    assert [m["name"] for m in data["repositories"]][:1] == ["shop"]
+    assert sorted(f["path"] for f in data["folders"]) == sorted(
+        str(p.resolve()) for p in (corpus.shop, corpus.search)
+    )
+    assert not (scratch / ".codesift").exists()
+
+
+def test_route_names_the_folders_it_routed_among(corpus: RoutingCorpus, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    args = ("route", ROUTE_QUERY, "--root", corpus.shop, "--root", corpus.search)
+    human = cli(tmp_path, cache, *args)
+    assert human.returncode == 0, human.stderr
+    assert "routed among 2 folders: shop, search" in " ".join(human.stderr.split())

@@ -1160,3 +1160,42 @@ def test_a_folder_inside_a_repository_still_asks_git(
     calls = spy_on_git(monkeypatch)
     assert paths(discover_files(link, settings)) == [".gitignore", "a.py"]
     assert any("ls-files" in c for c in calls)
+
+
+# --- a nested folder with its own index ------------------------------------------------
+
+
+def test_a_nested_folder_with_its_own_index_is_left_to_that_index(
+    tmp_path: Path, settings: IndexSettings
+) -> None:
+    root = tmp_path / "scratch"
+    write(root, "notes.py")
+    write(root, "tools/cli.py")
+    write(root, "tools/.codesift/index.db", b"SQLite format 3\x00")
+    write(root, "libs/fmt/fmt.py")
+    write(root, "libs/fmt/.codesift/index.db", b"SQLite format 3\x00")
+
+    result = discover_files(root, settings)
+
+    assert paths(result) == ["notes.py"]
+    own = "folder with its own codesift index"
+    assert reasons(result) == {"tools": own, "libs/fmt": own}
+    asked = discover_paths(root, settings, ["tools/cli.py", "notes.py"])
+    assert paths(asked) == ["notes.py"]
+
+
+@needs_git
+def test_git_nested_folder_with_its_own_index_is_left_to_that_index(
+    tmp_path: Path, settings: IndexSettings
+) -> None:
+    root = init_repo(tmp_path / "mono")
+    write(root, "app.py")
+    write(root, "svc/api.py")
+    commit_all(root)
+    write(root, "svc/.codesift/.gitignore", "*\n")
+    write(root, "svc/.codesift/index.db", b"SQLite format 3\x00")
+
+    result = discover_files(root, settings)
+
+    assert paths(result) == ["app.py"]
+    assert reasons(result) == {"svc": "folder with its own codesift index"}

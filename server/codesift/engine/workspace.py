@@ -22,7 +22,9 @@ __all__ = [
     "db_path_for",
     "existing_folder",
     "find_root",
+    "indexed_folders_below",
     "indexed_root",
+    "workspace_above",
 ]
 
 _DEFAULT_DB_PATH = IndexSettings().db_path
@@ -85,6 +87,40 @@ def _git_toplevel(start: Path) -> Path | None:
     if out.returncode == 0 and out.stdout.strip():
         return Path(out.stdout.strip())
     return None
+
+
+def workspace_above(start: Path) -> Path | None:
+    """The workspace `start` is in: the nearest folder at or above it holding a
+    codesift index, else the enclosing git work tree; None when neither (a scratch
+    folder, a home folder)."""
+    start = start.resolve()
+    return indexed_root(start) or _git_toplevel(start)
+
+
+# Folders `indexed_folders_below` never looks into: dependencies and caches.
+_NOT_WORKSPACES = frozenset({"node_modules", "__pycache__", "venv", "site-packages"})
+
+
+def indexed_folders_below(start: Path, *, max_depth: int = 4) -> list[Path]:
+    """The folders under `start` (at most `max_depth` levels down) that hold a
+    codesift index, sorted: each is a workspace of its own, so none is looked
+    into further (a nested folder with its own index is that index). Hidden
+    folders and dependency folders are skipped."""
+    start = start.resolve()
+    found: list[Path] = []
+    for folder, dirs, _ in os.walk(start):
+        here = Path(folder)
+        if here != start and _index_of(here).is_file():
+            found.append(here)
+            dirs.clear()
+            continue
+        depth = len(here.relative_to(start).parts)
+        dirs[:] = (
+            []
+            if depth >= max_depth
+            else sorted(d for d in dirs if not d.startswith(".") and d not in _NOT_WORKSPACES)
+        )
+    return sorted(found)
 
 
 def find_root(start: Path, *, git: bool = True) -> Path:

@@ -201,6 +201,16 @@ class _DirVerdict(Enum):
     KEEP = "keep"
     IGNORED = "ignored"  # hidden by an ignore file or pattern: not reported
     EXCLUDED = "excluded"  # an excluded folder name: reported once
+    OWN_INDEX = "own index"  # a folder with a codesift index of its own: reported once
+
+
+# Why a folder's files are left out, for the folders that are reported.
+_DIR_REASONS = {
+    _DirVerdict.EXCLUDED: "excluded folder",
+    _DirVerdict.OWN_INDEX: "folder with its own codesift index",
+}
+# Where a folder's own index is (the default `index.db_path`).
+_OWN_INDEX = (".codesift", "index.db")
 
 
 class _IgnoreTree:
@@ -320,6 +330,10 @@ class _Filters:
             parent = reldir.rpartition("/")[0]
             if not parent or self._beside_manifest(parent):
                 return _DirVerdict.EXCLUDED
+        if reldir and os.path.isfile(self.root.joinpath(reldir, *_OWN_INDEX)):
+            # A workspace of its own (a nested repository someone indexed): its
+            # files are searched through its index, not indexed twice.
+            return _DirVerdict.OWN_INDEX
         return _DirVerdict.KEEP
 
     def _beside_manifest(self, reldir: str) -> bool:
@@ -596,8 +610,8 @@ def _walk(filters: _Filters) -> tuple[list[_Found], list[SkippedFile]]:
                 verdict = filters.dir_verdict(relpath)
                 if verdict is _DirVerdict.KEEP:
                     pending.append(relpath)
-                elif verdict is _DirVerdict.EXCLUDED:
-                    skipped.append(SkippedFile(relpath, "excluded folder"))
+                elif verdict in _DIR_REASONS:
+                    skipped.append(SkippedFile(relpath, _DIR_REASONS[verdict]))
                 continue
             # Git treats a symlink as a file, whatever it points to.
             if filters.ignored(relpath, is_dir=False):
@@ -874,8 +888,8 @@ def _from_git(
         result = dir_blocked(reldir[:cut] if cut >= 0 else "")
         if not result:
             verdict = filters.dir_verdict(reldir)
-            if verdict is _DirVerdict.EXCLUDED:
-                skipped.append(SkippedFile(reldir, "excluded folder"))
+            if verdict in _DIR_REASONS:
+                skipped.append(SkippedFile(reldir, _DIR_REASONS[verdict]))
             result = verdict is not _DirVerdict.KEEP
         blocked[reldir] = result
         return result
