@@ -17,6 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lsp"))
 
 from harness import DEADLINE, LspSession, make_workspace, plain, server_env
 
+from codesift.store.locks import IndexLock
+
 
 def workspace_files(count: int) -> dict[str, str]:
     files = {
@@ -84,3 +86,33 @@ def test_cli_search_and_index_while_the_server_indexes(tmp_path: Path) -> None:
         assert [n["name"] for n in json.loads(found.stdout)["exact"]] == ["settle_late_fees"]
     assert lsp.returncode == 0
     assert "Traceback" not in log.read_text()
+
+
+def test_search_while_another_process_writes_answers_with_the_vectors_there_are(
+    tmp_path: Path,
+) -> None:
+    """A search while another process holds the write lock (a first index, a long
+    history step) answers from what is written and says so: it used to start the
+    static vectors' fill, whose first batch waited for the lock in silence (32 s
+    behind a first index of the standard library)."""
+    root = make_workspace(tmp_path / "ws", workspace_files(3))
+    built = cli(root, "index", "--no-embed", "--quiet")
+    assert built.returncode == 0, built.stderr
+    writer = IndexLock(root / ".codesift" / "index.db", "write", purpose="test: a long index run")
+    assert writer.try_acquire()
+    try:
+        found = subprocess.run(
+            [sys.executable, "-m", "codesift.cli", "search", "reconcile_accounts", "--json"],
+            cwd=root,
+            env=server_env(),
+            capture_output=True,
+            text=True,
+            timeout=DEADLINE,  # the deadline is the failure: before the fix it waited
+            check=False,
+        )
+    finally:
+        writer.release()
+    assert found.returncode == 0, found.stderr
+    results = json.loads(found.stdout)["results"]
+    assert results[0]["qualified_name"] == "reconcile.reconcile_accounts"
+    assert "test: a long index run" in found.stderr and "searching it as it is" in found.stderr

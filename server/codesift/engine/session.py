@@ -14,6 +14,7 @@ unless `update=False`, under the policy of engine/access.py.
 
 from __future__ import annotations
 
+import logging
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,7 +35,7 @@ from codesift.engine.listener import EngineListener
 from codesift.engine.results import EmbedReport
 from codesift.engine.symbols import MAX_SYMBOLS, find_symbols
 from codesift.engine.workspace import Workspace
-from codesift.errors import EmbeddingError, QueryError
+from codesift.errors import EmbeddingError, QueryError, ReadOnlyIndexError
 from codesift.history.timespec import TimeFilter, TimeValue, time_filter
 from codesift.retrieval import BROAD_LAYERS, Searcher, SearchRequest, SearchResponse
 from codesift.store.database import index_writable, open_database
@@ -49,6 +50,8 @@ if TYPE_CHECKING:
     from codesift.indexer import IndexSummary
 
 __all__ = ["FOREGROUND_EMBED_LIMIT", "Engine", "embed", "reindex"]
+
+log = logging.getLogger(__name__)
 
 # A search computes this many missing vectors itself before answering; more are
 # left to a background `codesift embed` so the answer is not delayed.
@@ -303,6 +306,14 @@ class Engine:
         layers = ws.settings.embedding.layers
         coverage = vector_coverage(conn, layers, embedder.model_id)
         writable = index_writable(ws.db_path)
+        if writable and coverage.embedded < coverage.embeddable:
+            holder = _writing_elsewhere(ws)
+            if holder is not None:
+                # Vectors are written under the write lock: a fill now would wait
+                # for the other writer (a first index: the whole of it) in silence.
+                # (Opening the index said already that it is searched as it is.)
+                log.info("%s is writing the index: no vectors computed now", holder)
+                return coverage.usable > 0
         if embedder.first_tier is not None and coverage.usable < coverage.embeddable and writable:
             # The static first tier, now: seconds for a whole index.
             lock = embed_lock(ws, f"{self.command}: computing static vectors")
@@ -347,6 +358,19 @@ class Engine:
         # The query is embedded only when there are vectors to compare it with (the
         # query encoder then loads on this thread, during the search).
         return coverage.usable > 0
+
+
+def _writing_elsewhere(ws: Workspace) -> str | None:
+    """Who holds the index's write lock now ("another process" when it does not
+    say), or None when nobody does."""
+    lock = IndexLock(ws.db_path, "write", purpose="codesift: looking whether the index is busy")
+    try:
+        if lock.try_acquire():
+            lock.release()
+            return None
+    except ReadOnlyIndexError:
+        return None
+    return lock.holder() or "another process"
 
 
 def embed(
