@@ -305,6 +305,27 @@ def _report_built(inv: Invocation, engine: Engine | SharedSearch, args: argparse
     """The first run's summary (a new index), on stderr."""
     if isinstance(engine, Engine) and engine.built is not None and not args.json:
         inv.say(summary_line(engine.built, engine.connection()))
+        left_out = left_out_line(engine.workspace, engine.built.skipped)
+        if left_out:
+            inv.say(left_out)
+
+
+def left_out_line(ws: Workspace, skipped: Sequence[tuple[str, str]]) -> str | None:
+    """`left out by folder name: deps (index.excluded_dirs), ...`: each folder an index
+    run skipped by its name, with the setting that names it (the summary's count of
+    skipped files would hide a whole folder of tracked code); None when none."""
+    folders = sorted(path for path, reason in skipped if reason == "excluded folder")
+    if not folders:
+        return None
+    excluded = set(ws.settings.index.excluded_dirs)
+    setting = {
+        p: "excluded_dirs" if p.rsplit("/", 1)[-1] in excluded else "output_dirs" for p in folders
+    }
+    named = ", ".join(f"{path} (index.{setting[path]})" for path in folders)
+    return (
+        f"left out by folder name: {named}; to index one, leave its name out of that"
+        " setting in .codesift.toml"
+    )
 
 
 def config_overrides(raw: str) -> dict[str, Any]:
@@ -462,6 +483,9 @@ def cmd_index(args: argparse.Namespace, inv: Invocation) -> int:
             inv.print(json.dumps(data))
         elif not args.quiet:
             inv.print(summary_line(report.summary, conn))
+            left_out = left_out_line(ws, report.summary.skipped)
+            if left_out:
+                inv.print(left_out)
         if dsn is not None:
             # The shared index is written with the times: the history pass first.
             from codesift.engine.history import complete_history

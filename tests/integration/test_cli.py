@@ -684,3 +684,26 @@ def test_verbose_after_the_command_is_accepted(indexed: Path, command: tuple[str
     # Counted in both places together: -v before and -v after is -vv.
     both = ok(run_cli(indexed, "-v", *command, "-v"))
     assert "DEBUG" in both.stderr, both.stderr
+
+
+def test_the_summary_names_each_folder_left_out_and_the_setting(make_repo: MakeRepo) -> None:
+    """A tracked `deps/` left out by its name is named in the summary, with the
+    setting that brings it back, not folded into "N skipped"."""
+    root = make_repo(
+        {
+            "app.py": "def main():\n    return 1\n",
+            "deps/lib/a.py": "def a():\n    return 1\n",
+            "deps/lib/b.py": "def b():\n    return 2\n",
+            "build/gen.py": "X = 1\n",
+            "pyproject.toml": "[project]\nname = 'x'\n",
+        }
+    )
+    result = ok(run_cli(root, "index", "--no-embed"))
+    text = one_line(result.stdout + result.stderr)
+    assert "left out by folder name: build (index.output_dirs), deps (index.excluded_dirs)" in (
+        text
+    ), text
+    first = ok(
+        run_cli(make_repo({"deps/x.py": "X = 1\n", "a.py": "A = 1\n"}, name="r2"), "search", "X")
+    )
+    assert "deps (index.excluded_dirs)" in one_line(first.stderr), first.stderr
