@@ -72,6 +72,19 @@ Vectors = npt.NDArray[np.float32]
 # Texts per gather: the gathered rows of a chunk of texts (tokens x 384 float32)
 # stay ~a few MB at the usual chunk sizes.
 _GATHER_TEXTS = 256
+# Characters per kept token before which a long text is never cut (`token_ids`):
+# code and prose run ~3-5 characters a token, so a cut text nearly always still
+# fills the limit.
+_CUT_CHARS_PER_TOKEN = 8
+
+
+def _cut_at_whitespace(text: str, chars: int) -> str:
+    """`text` up to the first space or newline at or after `chars` (the same
+    object when it is shorter or has none there)."""
+    if len(text) <= chars:
+        return text
+    ends = [i for i in (text.find(" ", chars), text.find("\n", chars)) if i >= 0]
+    return text[: min(ends)] if ends else text
 
 
 def table_checksum(rows: npt.NDArray[np.int8], scales: npt.NDArray[np.float32]) -> str:
@@ -133,9 +146,29 @@ class StaticTable:
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids of each text ([CLS] ... [SEP], truncated). Without character
         offsets (`encode_batch_fast`, tokenizers 0.20+) when the library has it:
-        ~1.5x faster."""
+        ~1.5x faster.
+
+        The tokenizer reads a whole text before truncating it: a long text is cut
+        at a space or newline past `_CUT_CHARS_PER_TOKEN` characters per kept token
+        first. Words end at whitespace, so the cut text's tokens are the first
+        tokens of the whole text's; when they fill the limit the ids are the same,
+        and a cut text that does not fill it is tokenized whole again."""
         encode = getattr(self.tokenizer, "encode_batch_fast", None) or self.tokenizer.encode_batch
-        return [e.ids for e in encode(list(texts))]
+        truncation = self.tokenizer.truncation
+        limit = int(truncation["max_length"]) if truncation else 0
+        if not limit:
+            return [e.ids for e in encode(list(texts))]
+        cut = [_cut_at_whitespace(text, limit * _CUT_CHARS_PER_TOKEN) for text in texts]
+        ids = [e.ids for e in encode(cut)]
+        again = [
+            i
+            for i, (whole, part) in enumerate(zip(texts, cut, strict=True))
+            if part is not whole and len(ids[i]) < limit
+        ]
+        if again:
+            for i, encoding in zip(again, encode([texts[i] for i in again]), strict=True):
+                ids[i] = encoding.ids
+        return ids
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """One L2-normalised row per text, in order."""
