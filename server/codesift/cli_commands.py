@@ -794,6 +794,8 @@ def _print_search(
 ) -> None:
     """The page for people; `folders`: each result's folder (a search over several)."""
     console = inv.console()
+    for warning in response.warnings:  # a served search's `history_pending`, say
+        inv.warn(warning.message)
     if not response.results and not response.resources:
         console.print(f"no results for {escape(query)!r}")
         return
