@@ -37,6 +37,12 @@ def test_saved_file_gets_vectors(tmp_path: Path) -> None:
         before = settle(lambda v: 0 < v["embeddable"] <= v["embedded"], 60)
         assert before["embedded"] == before["embeddable"] > 0
         assert before["usable"] == before["embeddable"] and before["usable_coverage"] == 1.0
+        # Every phase reported its progress: the static tier's vectors too.
+        values = [p.value for m, p in lsp.notifications if m == "$/progress"]
+        messages = [
+            str((v.get("message") if isinstance(v, dict) else v.message) or "") for v in values
+        ]
+        assert any("static vectors" in m and "chunks" in m for m in messages), messages
         # The int8 query encoder is built and loaded in the background.
         assert settle(lambda v: v["queries"] == "int8", 60)["queries"] == "int8"
         # Loaded into memory after the fill, before any search asks for them.

@@ -148,6 +148,7 @@ def fill_vectors(
     batch_guard: BatchGuard | None = None,
     replace: bool = True,
     first_tier_done: Callable[[], None] | None = None,
+    first_tier_progress: ProgressFn | None = None,
 ) -> int:
     """Embed every chunk of `layers` that has no current vector, and (`replace`)
     every chunk whose vector another model made; return how many `embedder`
@@ -155,9 +156,9 @@ def fill_vectors(
 
     With a first tier (`embedder.first_tier`, the static model) and `replace`, the
     chunks without a vector get the first tier's vectors at once (thousands a
-    second, no progress reported), then `embedder` replaces them: the vector stream
-    covers every chunk within seconds, and `progress` follows the second pass;
-    `first_tier_done` is called between the two.
+    second; `first_tier_progress` follows them), then `embedder` replaces them: the
+    vector stream covers every chunk within seconds, and `progress` follows the
+    second pass; `first_tier_done` is called between the two.
 
     Pending chunks are read a page at a time (by id, after the last page's), and
     each page is embedded and written before the next is read: memory holds one
@@ -180,7 +181,15 @@ def fill_vectors(
         first = embedder.first_tier if replace else None
         if first is not None:
             _, stopped = _fill_pass(
-                conn, first, layers, batch_size, None, cancel, max_chunks, guard, None
+                conn,
+                first,
+                layers,
+                batch_size,
+                first_tier_progress,
+                cancel,
+                max_chunks,
+                guard,
+                None,
             )
             if stopped:
                 return 0

@@ -1021,6 +1021,9 @@ class FolderIndex:
             self.progress.vectors_embedded = embedded + done
             self.listener.progress(self, "embedding", done, total)
 
+        def first_tier_report(done: int, total: int) -> None:
+            self.listener.progress(self, "static vectors", done, total)
+
         def first_tier_done() -> None:
             self._refresh_coverage(conn, embedder)
             self.listener.progress(self, "embedding", 0, missing)
@@ -1035,6 +1038,7 @@ class FolderIndex:
                 cancel=self._embed_cancel,
                 batch_guard=self._vector_batch_lock,
                 first_tier_done=first_tier_done,
+                first_tier_progress=first_tier_report,
             )
         except EmbeddingError as exc:  # the model cannot run: nothing to retry
             self._warn(f"vectors are not computed: {exc}")

@@ -29,6 +29,7 @@ import os
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -82,6 +83,8 @@ REPORT_INTERVAL = 0.25
 # JSON-RPC error codes for messages that cannot be handled at all.
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+# The codes of a request refused for the client's own mistake (or cancelled).
+CLIENT_ERROR_CODES = frozenset({PARSE_ERROR, INVALID_REQUEST, -32601, -32602, -32800})
 
 
 def _linked_file(root: Path, rel: str) -> str:
@@ -190,12 +193,12 @@ class CodesiftProtocol(LanguageServerProtocol):
 
     def handle_message(self, message: Any) -> None:
         if isinstance(message, _InvalidRequest):
-            self._send_response(
-                message.id, None, JsonRpcInvalidParams(message=message.error).to_response_error()
-            )
+            error = JsonRpcInvalidParams(message=message.error)
+            log.info("answered %s with error %d: %s", message.method, error.code, error.message)
+            self._send_response(message.id, None, error.to_response_error())
             return
         if isinstance(message, _BadNotification):
-            log.warning("ignored %s with invalid params: %s", message.method, message.error)
+            log.info("ignored %s with invalid params: %s", message.method, message.error)
             return
         if isinstance(message, _NotAMessage):
             self.reply_error(message.id, INVALID_REQUEST, f"invalid request: {message.error}")
@@ -210,9 +213,23 @@ class CodesiftProtocol(LanguageServerProtocol):
             return
         super().handle_message(message)
 
+    def _send_handler_result(self, future: Future[Any], *, msg_id: int | str) -> None:
+        """A handler's answer. One that refused the request with a JSON-RPC error
+        (bad params: the client's mistake; a damaged or busy index: the user's to
+        fix) is one log line, INFO for a client's mistake: pygls would log it with
+        a traceback and report it again as an error outside any request."""
+        error = None if future.cancelled() else future.exception()
+        if not isinstance(error, JsonRpcException):
+            super()._send_handler_result(future, msg_id=msg_id)  # a bug: logged in full
+            return
+        self._request_futures.pop(msg_id, None)
+        level = logging.INFO if error.code in CLIENT_ERROR_CODES else logging.WARNING
+        log.log(level, "answered request %s with error %d: %s", msg_id, error.code, error.message)
+        self._send_response(msg_id, error=error.to_response_error())
+
     def reply_error(self, msg_id: int | str | None, code: int, message: str) -> None:
         """An error response written as plain JSON (its id may be null)."""
-        log.warning("answered with error %d: %s", code, message)
+        log.info("answered with error %d: %s", code, message)
         error = {"code": code, "message": message}
         self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": error})
 
@@ -267,7 +284,7 @@ class _Listener(FolderListener):
         # The last file of a phase is always reported, however soon after the one
         # before: a quick index still says it parsed its files.
         final = phase in ("indexed", "embedded", "scanning", "waiting", "history done") or (
-            phase in ("parsing", "embedding", "history walking", "history timing")
+            phase in ("parsing", "embedding", "static vectors", "history walking", "history timing")
             and total > 0
             and done >= total
         )
@@ -283,6 +300,8 @@ class _Listener(FolderListener):
             message = f"{folder.name}: embedding {done}/{total} chunks"
         elif phase == "indexed":
             message = f"{folder.name}: indexed {total} files"
+        elif phase == "static vectors":
+            message = f"{folder.name}: static vectors {done}/{total} chunks"
         elif phase == "history walking":
             message = f"{folder.name}: git history {done}/{total} commits"
         elif phase == "history timing":
