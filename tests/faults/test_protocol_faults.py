@@ -232,3 +232,23 @@ def test_reindex_paths_leading_outside_the_folder_are_rejected(
     search = server.request("codesift/search", {"query": "not_in_the_workspace"})
     assert search["result"]["results"] == []
     assert server.close() == 0
+
+
+def test_a_clients_bad_request_is_an_info_line_not_an_error(server: RawServer) -> None:
+    """A request the server rightly refuses (-32602) is the client's mistake: one
+    INFO line in the log, no ERROR, no traceback, no "error outside a request"."""
+    for method, params in (
+        ("codesift/search", {"query": ""}),
+        ("codesift/search", {"query": "x", "top_k": "many"}),
+        ("codesift/graph", []),
+    ):
+        reply = server.request(method, params)
+        assert error_of(reply)[1] == -32602, reply
+    assert "result" in server.request("codesift/status", {})
+    assert server.close() == 0
+    log = server.log_file.read_text()
+    assert " ERROR " not in log, log
+    assert "Exception occurred" not in log and "Traceback" not in log, log
+    assert "error outside a request" not in log, log
+    refusals = [line for line in log.splitlines() if "-32602" in line]
+    assert len(refusals) == 3 and all(" INFO " in line for line in refusals), log
