@@ -284,7 +284,7 @@ class _Listener(FolderListener):
         # The last file of a phase is always reported, however soon after the one
         # before: a quick index still says it parsed its files.
         final = phase in ("indexed", "embedded", "scanning", "waiting", "history done") or (
-            phase in ("parsing", "embedding", "history walking", "history timing")
+            phase in ("parsing", "embedding", "static vectors", "history walking", "history timing")
             and total > 0
             and done >= total
         )
@@ -300,6 +300,8 @@ class _Listener(FolderListener):
             message = f"{folder.name}: embedding {done}/{total} chunks"
         elif phase == "indexed":
             message = f"{folder.name}: indexed {total} files"
+        elif phase == "static vectors":
+            message = f"{folder.name}: static vectors {done}/{total} chunks"
         elif phase == "history walking":
             message = f"{folder.name}: git history {done}/{total} commits"
         elif phase == "history timing":
