@@ -287,7 +287,9 @@ class ConsoleListener(EngineListener):
             self._bar.update(self._task, completed=done, path=detail[-50:])
 
     def phase(self, description: str) -> None:
-        if self._bar is not None and self._task is not None:
+        if self._lines is not None:
+            self._lines.phase(description)
+        elif self._bar is not None and self._task is not None:
             self._bar.update(self._task, description=description, path="")
 
     def end(self) -> None:
