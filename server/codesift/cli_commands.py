@@ -53,7 +53,6 @@ from codesift.engine.symbols import MAX_SYMBOLS
 from codesift.engine.workspace import (
     Workspace,
     indexed_folders_below,
-    indexed_root,
     workspace_above,
 )
 from codesift.errors import (
@@ -422,8 +421,9 @@ def _open_reader(args: argparse.Namespace, inv: Invocation) -> Engine | SharedSe
 
 
 def _index_workspace(args: argparse.Namespace, inv: Invocation) -> Workspace:
-    """PATH or --root, else the nearest indexed folder at or above the current one
-    (a subfolder updates its workspace's index), else the current folder."""
+    """PATH or --root, else the workspace the current folder is in, as for every
+    command: the nearest indexed folder at or above it (a subfolder updates its
+    workspace's index), else the git work tree, else the current folder."""
     if args.path and args.root:
         raise WorkspaceError("give the folder once: as PATH or as --root")
     raw = args.path or args.root
@@ -433,8 +433,7 @@ def _index_workspace(args: argparse.Namespace, inv: Invocation) -> Workspace:
         if overrides:
             ws = Workspace.at(ws.root, overrides)
     else:
-        here = Path.cwd().resolve()
-        ws = Workspace.at(indexed_root(here) or here, overrides)
+        ws = Workspace.resolve(None, overrides=overrides)
     args.db_path = ws.db_path
     return ws
 
@@ -1359,7 +1358,12 @@ def build_parser(
         )
 
     p = sub.add_parser("index", help="build or update the index of a folder")
-    p.add_argument("path", nargs="?", help="workspace folder (default: current folder)")
+    p.add_argument(
+        "path",
+        nargs="?",
+        help="workspace folder (default: nearest indexed folder, else the git work tree, else"
+        " the current folder)",
+    )
     p.add_argument("--root", help="workspace folder (the same as PATH)")
     p.add_argument(
         "--rebuild",

@@ -603,6 +603,18 @@ def test_index_in_a_subfolder_updates_the_workspace_index(indexed: Path) -> None
     assert [n["path"] for n in found["exact"]] == ["billing/refunds.py"]
 
 
+def test_index_in_a_subfolder_of_a_repository_indexes_the_work_tree(repo: Path) -> None:
+    """One rule for every command: without PATH or --root, `index` works on the
+    nearest indexed folder, else the git work tree, else the current folder, as
+    `search` does (it indexed the subfolder alone)."""
+    data = run_json(repo / "billing", "index", "--json", "--no-embed")
+    assert data["root"] == str(repo.resolve())
+    assert (repo / ".codesift" / "index.db").is_file()
+    assert not (repo / "billing" / ".codesift").exists()
+    found = ok(run_cli(repo / "billing", "search", "Cache::evict", "--no-update"))
+    assert "cache/src/lib.rs:17-20" in found.stdout  # the same index as search's
+
+
 def test_index_path_or_root_names_the_folder_to_index(indexed: Path) -> None:
     data = run_json(indexed, "index", "--root", str(indexed / "cache"), "--json", "--no-embed")
     assert data["root"] == str((indexed / "cache").resolve())
