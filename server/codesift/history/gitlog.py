@@ -256,17 +256,17 @@ def _parse(stream: Iterator[bytes]) -> Iterator[CommitDiff]:
     # (an added line "++ x" would otherwise read as a +++ header).
     old_left = new_left = 0
     old_no = new_no = 0
-    deleted: list[tuple[int, str]] = []
-    added: list[tuple[int, str]] = []
+    deleted: list[tuple[int, bytes]] = []
+    added: list[tuple[int, bytes]] = []
     for line in stream:
         first = line[:1]
         if first == b"-" and old_left:
-            deleted.append((old_no, line[1:].decode("utf-8", "replace").strip()))
+            deleted.append((old_no, line[1:].strip()))
             old_no += 1
             old_left -= 1
             continue
         if first == b"+" and new_left:
-            added.append((new_no, line[1:].decode("utf-8", "replace").strip()))
+            added.append((new_no, line[1:].strip()))
             new_no += 1
             new_left -= 1
             continue

@@ -6,7 +6,7 @@ commits table, in walk order; 0 means none, UNCOMMITTED a working-tree edit):
 last  the commit that last changed the line: what `git blame` reports
 born  the commit whose version of the file first had the line's text, following
       lines that moved or were re-indented within the file in one commit
-      (blocks of at least MOVE_MIN_LINES lines and MOVE_MIN_CHARS characters)
+      (blocks of at least MOVE_MIN_LINES lines and MOVE_MIN_CHARS bytes)
 gone  the newest commit that deleted lines right after this line, so a node
       whose lines were only deleted still counts as changed (blame cannot see it)
 
@@ -60,13 +60,13 @@ class FileLines:
 class FilePatch:
     """A zero-context diff of one file, as `apply_patch` needs it: each hunk's
     (old_start, old_lines, new_start, new_lines), and the deleted and added lines
-    as (0-based line index, text without surrounding whitespace) for following
-    moved lines. Made from `git log -p` output (history/gitlog.py) or from a
-    pygit2 Patch (`patch_of`)."""
+    as (0-based line index, bytes without surrounding ASCII whitespace) for
+    following moved lines (never decoded: only compared). Made from `git log -p`
+    output (history/gitlog.py) or from a pygit2 Patch (`patch_of`)."""
 
     hunks: list[tuple[int, int, int, int]] = field(default_factory=list)
-    deleted: list[tuple[int, str]] = field(default_factory=list)
-    added: list[tuple[int, str]] = field(default_factory=list)
+    deleted: list[tuple[int, bytes]] = field(default_factory=list)
+    added: list[tuple[int, bytes]] = field(default_factory=list)
 
 
 def patch_of(patch: Any) -> FilePatch:
@@ -76,9 +76,9 @@ def patch_of(patch: Any) -> FilePatch:
         out.hunks.append((hunk.old_start, hunk.old_lines, hunk.new_start, hunk.new_lines))
         for line in hunk.lines:
             if line.origin == "-":
-                out.deleted.append((line.old_lineno - 1, line.content.strip()))
+                out.deleted.append((line.old_lineno - 1, line.raw_content.strip()))
             elif line.origin == "+":
-                out.added.append((line.new_lineno - 1, line.content.strip()))
+                out.added.append((line.new_lineno - 1, line.raw_content.strip()))
     return out
 
 
@@ -89,7 +89,7 @@ def _moves(patch: FilePatch) -> list[tuple[int, int]]:
     deleted, added = patch.deleted, patch.added
     if not deleted or not added:
         return []
-    where: dict[str, list[int]] = {}
+    where: dict[bytes, list[int]] = {}
     for i, (_, text) in enumerate(deleted):
         if text:
             where.setdefault(text, []).append(i)
