@@ -37,6 +37,7 @@ def test_time_filter_warns_while_the_history_is_pending(tmp_path: Path) -> None:
             )
             (warning,) = pending["warnings"]
             assert warning["code"] == "history_pending"
+            assert "history   being computed" in mcp.text(mcp.call("status", {}))
             assert "warning (history_pending)" in mcp.text(
                 mcp.call("search", {"query": "f3_1", "since": "2000-01-01"})
             )
@@ -48,5 +49,6 @@ def test_time_filter_warns_while_the_history_is_pending(tmp_path: Path) -> None:
             )
             assert done["warnings"] == [] and done["results"]
             assert done["results"][0]["history"]["source"] == "git"
+            assert "history   complete" in mcp.text(mcp.call("status", {}))
     finally:
         other.release()

@@ -379,6 +379,17 @@ def status_result(
         lines.append(f"vectors   {vectors.get('embedded', 0)} of {vectors.get('embeddable', 0)}")
     else:
         lines.append("vectors   off")
+    history = index.get("history") or {}
+    if history.get("pending"):
+        walked = ""
+        if history.get("commits_done", 0) < history.get("commits_total", 0):
+            walked = f"{history['commits_done']:,}/{history['commits_total']:,} commits walked, "
+        lines.append(
+            f"history   being computed: {walked}{history.get('files', 0):,} files to time"
+            " (time filters see only what is timed)"
+        )
+    else:
+        lines.append("history   complete")
     state = index.get("state", "")
     if index.get("error"):
         state += f": {index['error']}"
