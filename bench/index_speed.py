@@ -7,6 +7,14 @@ Run by hand from the repository root (with the project's interpreter):
         [--out bench/RESULTS.md] [--repeat 3] [--mmap-compare] [--profile cprofile]
     PYTHONPATH=server python bench/index_speed.py --embed-only [--embed-corpus go|rust|all]
         [--embed-limit 4000] [--write]
+    PYTHONPATH=server python bench/index_speed.py --side-by-side [--side-repeat 3]
+        [--side-corpora stdlib,devset2,deep] [--minilm-limit 2000] [--write]
+
+--side-by-side (bench/index_phases.py) times, in one run, when a cold index is
+ready for lexical search, with static vectors, with git history and with MiniLM,
+beside the peer (semble) and ctags, on the stdlib copy, the 20 dev-set-2 corpora
+and a synthetic deep-history repository; its --write section is
+`<!-- index_speed_side:begin -->` ... `<!-- index_speed_side:end -->`.
 
 Corpora (prepared under bench/.data/, which git ignores):
 
@@ -65,6 +73,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
+import index_phases
 from runinfo import head_commit, server_changes
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -1658,6 +1667,7 @@ def main(argv: list[str] | None = None) -> int:
         default=DEFAULT_EMBED_LIMIT,
         help="embed only the first N pending chunks (0: all)",
     )
+    index_phases.add_arguments(parser)
     args = parser.parse_args(argv)
 
     for folder in (CORPORA_DIR, DB_DIR, LOG_DIR):
@@ -1667,6 +1677,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.embed_only:
         return embed_main(args)
+    if args.side_by_side:
+        return index_phases.main(args)
     machine = machine_info()
     machine["load_start"] = loadavg()
     corpora: list[Corpus] = []
