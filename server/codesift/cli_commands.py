@@ -376,6 +376,13 @@ def _settings_dsn(ws: Workspace) -> str | None:
             'index.backend is "postgres" but index.dsn is empty: set index.dsn'
             " (.codesift.toml or --config) or give --db DSN"
         )
+    from codesift.engine.postgres import dsn_has_password
+
+    if dsn_has_password(settings.dsn):
+        raise ConfigError(
+            "index.dsn holds a password: settings files are read (and indexed) as text;"
+            " keep the password in ~/.pgpass, PGPASSWORD or a pg_service.conf service"
+        )
     return settings.dsn
 
 
@@ -448,6 +455,10 @@ def _index_target(args: argparse.Namespace, ws: Workspace) -> str | None:
             "--repo names the key in the shared index: give --db DSN"
             ' or set index.backend = "postgres"'
         )
+    if dsn is not None:
+        from codesift.engine.postgres import check_repo_key, repo_key
+
+        check_repo_key(repo_key(ws.root, args.repo or ws.settings.index.repo or None))
     return dsn
 
 
@@ -507,7 +518,7 @@ def _write_shared(
     from codesift.engine.postgres import repo_key, write_shared
 
     key = repo_key(ws.root, args.repo or ws.settings.index.repo or None)
-    shared = write_shared(conn, dsn, key, str(ws.root))
+    shared = write_shared(conn, dsn, key, str(ws.root), on_wait=inv.say)
     if args.json:
         inv.print(
             json.dumps(
@@ -869,6 +880,10 @@ def cmd_route(args: argparse.Namespace, inv: Invocation) -> int:
     from codesift.engine.route import check_route, folder_names, route, route_json
 
     check_route(args.query, args.limit)  # before any index is touched
+    if _given_dsn(args) is not None:
+        return _route_shared(args, inv)
+    if args.repo or args.principal:
+        raise QueryError("--repo and --principal route over the shared index: give --db DSN")
     roots, below = _route_roots(args.root)
     workspaces = _workspaces_of(args, roots)
     args.db_path = workspaces[0].db_path
@@ -893,6 +908,28 @@ def cmd_route(args: argparse.Namespace, inv: Invocation) -> int:
         inv.print(json.dumps(data, ensure_ascii=False))
         return EXIT_OK
     _print_route(inv, data)
+    return EXIT_OK
+
+
+def _route_shared(args: argparse.Namespace, inv: Invocation) -> int:
+    """`route --db`: the shared index's repositories this principal may read."""
+    from codesift.engine.postgres import route_shared
+    from codesift.engine.route import route_json
+
+    if args.root:
+        raise QueryError("--root routes among local folders: leave it out with --db")
+    result = route_shared(
+        args.db,
+        args.query,
+        principal=args.principal,
+        repos=tuple(args.repo or ()),
+        limit=args.limit,
+    )
+    data = route_json(result, lambda match: {"path": None})
+    if args.json:
+        inv.print(json.dumps(data, ensure_ascii=False))
+    else:
+        _print_route(inv, data)
     return EXIT_OK
 
 
@@ -1167,9 +1204,20 @@ def _print_repo_status(inv: Invocation, repo: RepoStatus) -> None:
     inv.print(f"chunks      {repo.chunks}")
     inv.print(f"vectors     {repo.vectors} ({repo.vectors / embeddable:.0%} of chunks){models}")
     inv.print(f"indexed     {_local_time(repo.indexed_at)}")
+    if repo.state in ("indexing", "interrupted"):
+        since = _local_time(repo.job_started_at)
+        if repo.state == "indexing":
+            inv.print(f"job         running since {since}")
+        else:
+            inv.print(
+                f"job         interrupted (started {since}): its committed files are in;"
+                " the next indexing job of this key writes the rest"
+            )
     if repo.commit:
         day = time.strftime("%Y-%m-%d", time.gmtime(repo.commit_time or 0))
         inv.print(f"commit      {repo.commit[:10]} {day} {(repo.subject or '')[:60]}")
+    elif repo.state != "indexed":
+        inv.print("commit      none yet")
     else:
         inv.print("commit      none (not a git repository)")
     inv.print("languages   " + ", ".join(f"{k} {v}" for k, v in repo.languages.items()))
@@ -1468,6 +1516,7 @@ def build_parser(
         help=f"sources listed per pool, 1..{ROUTE_LIMIT_MAX} (default 3)",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    shared_options(p, "route over")
     p.set_defaults(func=cmd_route)
 
     p = sub.add_parser("symbols", help="find definitions by name: exact first, then fuzzy")
@@ -1551,6 +1600,10 @@ def build_parser(
         help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (no auth: loopback)",
     )
     p.set_defaults(func=cmd_mcp)
+
+    from codesift.cli_team import add_team_parser
+
+    add_team_parser(sub)
     # Common options in either place: `codesift -vv search x` = `codesift search x -vv`.
     for command in sub.choices.values():
         command.add_argument(

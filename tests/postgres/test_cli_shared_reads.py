@@ -212,7 +212,7 @@ def test_status_reports_each_repository(
     repos = {r["repo"]: r for r in data["repositories"]}
     assert list(repos) == ["acme/app@main", "acme/secret@main"]
     app = repos["acme/app@main"]
-    assert app["files"] == 3  # two Python files and the settings file
+    assert app["files"] == 2  # two Python files: the settings file is never shared
     assert app["languages"]["python"] == 2
     assert app["nodes"] >= 6 and app["chunks"] > 0 and app["edges"] >= 4
     assert app["vectors"] == 0 and app["models"] is None
@@ -247,7 +247,7 @@ def test_index_backend_postgres_in_the_workspace_settings(
     )
     lines = run(capsys, "index", str(app), "--json")[1].splitlines()
     assert json.loads(lines[-1])["repo"] == "acme/app@main"
-    assert json.loads(lines[-1])["files_added"] == 3
+    assert json.loads(lines[-1])["files_added"] == 2  # the settings file is never shared
     # A second repository written with --db: the workspace's commands now see it.
     other: Path = make_repo({**SECRET, ".codesift.toml": NO_VECTORS}, name="secret")
     assert run(capsys, "index", str(other), "--quiet", "--db", pg_dsn, "--repo", "s")[0] == 0

@@ -28,10 +28,11 @@ import os
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from codesift.config import SearchSettings
 from codesift.embedding.model import Embedder
@@ -61,6 +62,7 @@ from codesift.store.search_store import SearchStore
 if TYPE_CHECKING:
     import psycopg
 
+    from codesift.engine.route import RouteResult
     from codesift.store.postgres import MirrorSummary, PostgresSearchStore
     from codesift.store.postgres.status import RepoStatus
 
@@ -71,15 +73,23 @@ _SIMILAR_CANDIDATES = 400
 
 __all__ = [
     "SharedIndexReport",
+    "SharedIndexUnavailable",
     "SharedSearch",
     "connect",
     "database_error",
+    "dsn_has_password",
     "index_into",
     "mirror_local",
     "open_shared_search",
     "repo_key",
+    "route_shared",
     "write_shared",
 ]
+
+
+class SharedIndexUnavailable(ConfigError):
+    """The shared index cannot be reached (down, restarting, the network): a
+    search says so instead of answering an empty page."""
 
 
 def one_line(exc: BaseException) -> str:
@@ -97,6 +107,22 @@ def database_error(exc: BaseException) -> ConfigError | None:
     if psycopg is None or not isinstance(exc, psycopg.Error):
         return None
     return ConfigError(f"the shared index: {one_line(exc)}")
+
+
+_URI_PASSWORD = re.compile(r"^[a-z][a-z0-9+.-]*://[^/@?#]*:[^/@?#]*@", re.I)
+_KEYWORD_PASSWORD = re.compile(r"(?:^|\s)password\s*=", re.I)
+
+
+def dsn_has_password(dsn: str) -> bool:
+    """Whether the libpq connection string or URI `dsn` holds a password
+    (`postgresql://user:secret@host`, `password=...`, `?password=`)."""
+    dsn = dsn.strip()
+    if _URI_PASSWORD.match(dsn) and not re.match(r"^[^:]+://[^/@?#]*:@", dsn):
+        return True
+    if "://" in dsn:
+        query = dsn.partition("?")[2]
+        return any(p.lower().startswith("password=") for p in query.split("&"))
+    return bool(_KEYWORD_PASSWORD.search(dsn))
 
 
 def _names_connect_timeout(dsn: str) -> bool:
@@ -167,6 +193,13 @@ def connect(dsn: str, *, autocommit: bool = False, upgrade: bool = True) -> psyc
     return conn
 
 
+def check_repo_key(key: str) -> str:
+    """`key`, or QueryError in one line (store/postgres/keys.py)."""
+    from codesift.store.postgres.keys import check_repo_key as check
+
+    return check(key)
+
+
 def _slug(url: str) -> str:
     """`git@github.com:acme/web.git`, `https://user@github.com/acme/web` ->
     `github.com/acme/web`."""
@@ -225,18 +258,26 @@ def index_into(
     codesift's own indexer, computing its vectors when `vectors`, then write it
     into the shared index at `dsn` under `repo` (default: `repo_key`)."""
     ws = Workspace.resolve(root, overrides=overrides)
+    key = check_repo_key(repo_key(ws.root, repo))  # before anything is indexed
     report, embedded, conn = reindex(ws, listener, vectors=vectors, quiet=True)
     try:
-        summary = _mirror(conn, dsn, repo_key(ws.root, repo), str(ws.root))
+        summary = _mirror(conn, dsn, key, str(ws.root), listener.note if listener else None)
     finally:
         conn.close()
     return SharedIndexReport(report, embedded, summary)
 
 
-def write_shared(local: Any, dsn: str, repo: str, root: str = "") -> MirrorSummary:
+def write_shared(
+    local: Any,
+    dsn: str,
+    repo: str,
+    root: str = "",
+    on_wait: Callable[[str], None] | None = None,
+) -> MirrorSummary:
     """Write the local index open on `local` (an apsw connection, e.g. the one
-    `reindex` returns) into the shared index at `dsn` as `repo`."""
-    return _mirror(local, dsn, repo, root)
+    `reindex` returns) into the shared index at `dsn` as `repo`; `on_wait` hears
+    (one line) that another job of `repo` runs, which this one waits for."""
+    return _mirror(local, dsn, repo, root, on_wait)
 
 
 def mirror_local(dsn: str, db_path: Path, repo: str, root: str = "") -> MirrorSummary:
@@ -248,40 +289,123 @@ def mirror_local(dsn: str, db_path: Path, repo: str, root: str = "") -> MirrorSu
         conn.close()
 
 
-def _mirror(local: Any, dsn: str, repo: str, root: str) -> MirrorSummary:
+def _mirror(
+    local: Any, dsn: str, repo: str, root: str, on_wait: Callable[[str], None] | None = None
+) -> MirrorSummary:
     from codesift.store.postgres import mirror_index
+    from codesift.store.postgres.schema import IdRangeError
 
-    with connect(dsn) as pg:
-        return mirror_index(local, pg, repo, root)
+    check_repo_key(repo)
+    with connect(dsn, autocommit=True) as pg:
+        try:
+            return mirror_index(local, pg, repo, root, on_wait=on_wait)
+        except IdRangeError as exc:
+            raise ConfigError(f"cannot write {repo} into the shared index: {exc}") from None
+
+
+@dataclass(slots=True)
+class _Opened:
+    """One set of connections a SharedSearch reads on: the caller's or its own
+    connection, its store, and the stream workers' connections."""
+
+    conn: psycopg.Connection[Any]
+    store: PostgresSearchStore
+    worker_stores: Callable[[], tuple[SearchStore, Callable[[], None]]] | None
+    workers: list[psycopg.Connection[Any]]
+
+    def lost(self) -> bool:
+        """Whether a connection of the set was lost (the server went away)."""
+        return any(c.closed or c.broken for c in (self.conn, *self.workers))
+
+
+T = TypeVar("T")
 
 
 class SharedSearch:
     """Searches over the shared index as one principal; see the module docstring.
-    Not shared between threads (one connection); close it when done."""
+    Not shared between threads (one connection); close it when done.
+
+    A connection lost (a restarted or unreachable server) is opened again on the
+    next read, and a read that failed because it was lost is asked once more on
+    the new one; when the server cannot be reached, the read raises
+    SharedIndexUnavailable: never an empty page. A connection the caller gave
+    (`open_shared_search(conn=...)`) is the caller's to reopen."""
 
     def __init__(
         self,
-        conn: psycopg.Connection[Any],
-        store: PostgresSearchStore,
+        opened: _Opened,
         settings: SearchSettings | None,
         embedder: Embedder | None,
-        worker_stores: Callable[[], tuple[SearchStore, Callable[[], None]]] | None = None,
-        *,
-        owns_connection: bool = True,
+        reopen: Callable[[], _Opened] | None,
     ) -> None:
+        self._settings = settings
+        self._embedder = embedder
+        self._reopen = reopen
+        self._use(opened)
+
+    def _use(self, opened: _Opened) -> None:
         from codesift.store.postgres.graph import PostgresGraphStore
 
-        self._conn = conn
-        self._owns_connection = owns_connection
-        self.store = store
-        self.graph_store = PostgresGraphStore(store)
+        self._opened = opened
+        self.store = opened.store
+        self.graph_store = PostgresGraphStore(opened.store)
         # The Searcher reads only through the stores; its connection argument is unused.
         self.searcher = Searcher(
-            cast(Any, conn), settings, embedder, store=store, worker_stores=worker_stores
+            cast(Any, opened.conn),
+            self._settings,
+            self._embedder,
+            store=opened.store,
+            worker_stores=opened.worker_stores,
         )
 
+    def _close_opened(self) -> None:
+        self.searcher.close()
+        for conn in self._opened.workers:
+            conn.close()
+        if self._reopen is not None:
+            self._opened.conn.close()
+
+    def _reconnect(self, cause: BaseException | None) -> None:
+        """Open the connections again; SharedIndexUnavailable when the server
+        cannot be reached (or the connection was the caller's)."""
+        if self._reopen is None:
+            said = one_line(cause) if cause else "connection lost"
+            raise SharedIndexUnavailable(f"the shared index is unavailable: {said}")
+        with suppress(Exception):  # closing what is already broken
+            self._close_opened()
+        try:
+            opened = self._reopen()
+        except ConfigError as exc:
+            raise SharedIndexUnavailable(f"the shared index is unavailable: {exc}") from None
+        self._use(opened)
+
+    def _read(self, read: Callable[[], T]) -> T:
+        """`read()` on live connections: reconnected first when one was lost,
+        asked again once when it fails (or its streams fail) because one was."""
+        import psycopg
+
+        if self._opened.lost():
+            self._reconnect(None)
+        try:
+            result = read()
+        except psycopg.OperationalError as exc:
+            if not self._opened.lost():
+                raise
+            self._reconnect(exc)
+            result = read()
+        else:
+            if not self._opened.lost():
+                return result
+            # A stream that failed on a lost connection answered nothing: ask again.
+            self._reconnect(None)
+            result = read()
+        if self._opened.lost():
+            raise SharedIndexUnavailable("the shared index is unavailable: connection lost")
+        return result
+
     def search(self, request: SearchRequest) -> SearchResponse:
-        return self.searcher.search(request)
+        _no_nul(request.query, "query")
+        return self._read(lambda: self.searcher.search(request))
 
     def times(
         self,
@@ -292,13 +416,18 @@ class SharedSearch:
         """A git-time window in Unix seconds; revisions are resolved in the folder
         the one repository in view was indexed from, when it is on this machine.
         QueryError for a malformed one."""
-        root = self.store.meta("root")
+        root = self._read(lambda: self.store.meta("root"))
         folder = Path(root) if root and Path(root).is_dir() else None
         return time_filter(as_of, since, until, root=folder)
 
     def start_nodes(self, target: str | int, times: TimeFilter | None = None) -> list[NodeRow]:
         """The definitions named `target` (at most 20), or the node with id `target`,
         among the repositories this principal may read."""
+        if isinstance(target, str):
+            _no_nul(target, "name")
+        return self._read(lambda: self._start_nodes(target, times))
+
+    def _start_nodes(self, target: str | int, times: TimeFilter | None) -> list[NodeRow]:
         if isinstance(target, int):
             return list(self.graph_store.node_rows([target]).values())
         return self.graph_store.nodes_named(target, limit=20, times=times if times else None)
@@ -312,6 +441,10 @@ class SharedSearch:
             raise QueryError("the name is empty")
         if not 1 <= limit <= MAX_SYMBOLS:
             raise QueryError(f"limit must be between 1 and {MAX_SYMBOLS}, got {limit}")
+        _no_nul(name, "name")
+        return self._read(lambda: self._symbols(name, limit, times))
+
+    def _symbols(self, name: str, limit: int, times: TimeFilter | None) -> SymbolMatches:
         window = times if times else None
         exact = self.graph_store.nodes_named(name, limit=limit, include_modules=True, times=window)
         shown = {n.id for n in exact}
@@ -346,7 +479,8 @@ class SharedSearch:
         check_graph_query(query)
         if isinstance(target, str) and not target.strip():
             raise QueryError("the name is empty")
-        return walk_graph(self.graph_store, self.start_nodes(target, query.times), query)
+        starts = self.start_nodes(target, query.times)
+        return self._read(lambda: walk_graph(self.graph_store, starts, query))
 
     def callers(self, name: str) -> list[tuple[NodeRow, NodeRow, int]]:
         """(callee, caller, line of the call) for each call resolved to a
@@ -365,20 +499,18 @@ class SharedSearch:
         when it was last written and its newest commit."""
         from codesift.store.postgres.status import repo_status
 
-        return repo_status(self.store)
+        return self._read(lambda: repo_status(self.store))
 
     def repos(self) -> list[str]:
         """The repositories this principal may read."""
-        return self.store.readable_repos()
+        return self._read(self.store.readable_repos)
 
     def counts(self) -> dict[str, dict[str, int]]:
         """Files, nodes, chunks and vectors of each repository it may read."""
-        return self.store.repo_counts()
+        return self._read(self.store.repo_counts)
 
     def close(self) -> None:
-        self.searcher.close()
-        if self._owns_connection:
-            self._conn.close()
+        self._close_opened()
 
     def __enter__(self) -> SharedSearch:
         return self
@@ -417,17 +549,95 @@ def open_shared_search(
 
     if model is None and embedder is not None:
         model = embedder.query_models
+    if principal is not None:
+        _check_text(principal, "principal")
+    for key in repos:
+        check_repo_key(key)
     reader = Reader(principal, tuple(repos))
-    owned = conn is None
-    if conn is None:
-        conn = connect(dsn, autocommit=True, upgrade=False)
-    store = PostgresSearchStore(conn, reader, model)
+    given = conn
 
-    def worker_store() -> tuple[SearchStore, Callable[[], None]]:
-        # Each stream worker thread reads on a connection of its own.
-        own = connect(dsn, autocommit=True, upgrade=False)
-        return PostgresSearchStore(own, reader, model), own.close
+    def open_all() -> _Opened:
+        own = given if given is not None else connect(dsn, autocommit=True, upgrade=False)
+        try:
+            if principal is not None:
+                check_principal(own, principal)
+        except BaseException:
+            if given is None:
+                own.close()
+            raise
+        workers: list[psycopg.Connection[Any]] = []
 
-    return SharedSearch(
-        conn, store, settings, embedder, worker_store if parallel else None, owns_connection=owned
+        def worker_store() -> tuple[SearchStore, Callable[[], None]]:
+            # Each stream worker thread reads on a connection of its own.
+            worker = connect(dsn, autocommit=True, upgrade=False)
+            workers.append(worker)
+            return PostgresSearchStore(worker, reader, model), worker.close
+
+        store = PostgresSearchStore(own, reader, model)
+        return _Opened(own, store, worker_store if parallel else None, workers)
+
+    return SharedSearch(open_all(), settings, embedder, reopen=open_all if given is None else None)
+
+
+def route_shared(
+    dsn: str,
+    query: str,
+    *,
+    principal: str | None = None,
+    repos: Sequence[str] = (),
+    limit: int = 3,
+) -> RouteResult:
+    """Which repositories of the shared index at `dsn` a question is about, among
+    those `principal` may read (and `repos`, when given), scored by the code that
+    routes local folders (engine/route.py, with the shared evidence of
+    store/postgres/route.py; no semantic score: no query model is loaded).
+    ConfigError in one line for a principal the role may not read as, or a
+    server that cannot be reached."""
+    from codesift.engine.route import check_route, route_sources
+    from codesift.engine.shared_overlay import SharedIndex
+
+    check_route(query, limit)
+    with open_shared_search(dsn, principal=principal, repos=repos, parallel=False) as shared:
+        keys = set(shared.repos())  # the principal checked, the keys in view
+    pool = SharedIndex(dsn, principal=principal)
+    try:
+        profiles, evidence, status = pool.route_pool()
+    finally:
+        pool.close()
+    if status.state != "ok":
+        raise SharedIndexUnavailable(f"the shared index is unavailable: {status.message}")
+    profiles = [p for p in profiles if p.name in keys]
+    found = {name: e for name, e in evidence.items() if name in keys}
+    return route_sources(query, profiles, (), limit, found, None)
+
+
+def check_principal(conn: psycopg.Connection[Any], principal: str) -> None:
+    """ConfigError (one line) unless the role that logged in on `conn` may read
+    as `principal`: itself, or any principal for a role that reads for others
+    (a superuser, BYPASSRLS, the tables' owner, a delegate: store/postgres/access.py)."""
+    from codesift.store.postgres.access import (
+        reads_for_others,
+        row_security_enabled,
+        session_role,
     )
+
+    role = session_role(conn)
+    if principal == role or reads_for_others(conn):
+        return
+    guarded = " (row security is on)" if row_security_enabled(conn) else ""
+    raise ConfigError(
+        f"the database role {role} may not read as another principal ({principal}){guarded}:"
+        f" the indexing role can let it (codesift team delegate {role}), or log in as"
+        f" {principal} and leave out --principal"
+    )
+
+
+def _check_text(value: str, what: str) -> None:
+    from codesift.store.postgres.keys import check_name
+
+    check_name(value, what)
+
+
+def _no_nul(value: str, what: str) -> None:
+    if "\x00" in value:
+        raise QueryError(f"the {what} holds a NUL character")

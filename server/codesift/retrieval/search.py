@@ -392,8 +392,10 @@ class Searcher:
             ranked, error = [], "interrupted"
             log.warning("stream %s was interrupted for %r", stream.name, inputs.analysis.text)
         except Exception as exc:  # a failing stream contributes nothing
-            log.warning("stream %s failed for %r: %s", stream.name, inputs.analysis.text, exc)
-            ranked, error = [], f"{type(exc).__name__}: {exc}"
+            # One line: a database's message spans several (psycopg's DETAIL, HINT).
+            said = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+            log.warning("stream %s failed for %r: %s", stream.name, inputs.analysis.text, said)
+            ranked, error = [], f"{type(exc).__name__}: {said}"
         finally:
             flight.leave(store)
         return ranked, StreamReport(

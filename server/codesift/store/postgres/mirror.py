@@ -10,28 +10,64 @@ So re-running after new commits writes only the files whose rows changed (a new
 definition elsewhere can re-resolve another file's edges: that file changes too).
 
 Node and chunk ids are the local ids offset by the repository's id
-(schema.global_id), so edges into files that are not rewritten stay right.
+(schema.global_id), so edges into files that are not rewritten stay right. A
+repository's id is drawn at random once, when its key is first written, and
+every id is checked to fit before anything is written.
+
+Each batch of files is committed on its own (the connection is used in
+autocommit mode, each batch in a transaction), so a job that is killed keeps
+what it committed and the next run of the key writes only the rest. A job
+holds an advisory lock on its key for its whole run: a second job of the key
+waits for it (saying which job it waits for), and the repository's metadata
+(its root, when it was indexed) are the last complete job's. While a job runs,
+`repos.job_started_at` says so; a job that ended without finishing leaves it
+set, which `status` reports as interrupted.
+
+codesift's own settings files are not written, and what looks like a credential
+in any text is redacted (redact.py).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import secrets
+import socket
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
 import apsw
 import numpy as np
 import psycopg
+from psycopg.pq import TransactionStatus
 
-from codesift.store.postgres.schema import ensure_vector_index, global_id
+from codesift.store.postgres.keys import check_repo_key
+from codesift.store.postgres.redact import REDACTION_VERSION, is_settings_file, redact
+from codesift.store.postgres.schema import (
+    MAX_REPO_ID,
+    check_id_range,
+    ensure_vector_index,
+    global_id,
+)
 from codesift.store.postgres.tsvector import doc_token_count, tsvector_literal
 from codesift.store.reader import chunk_rows
 from codesift.tokens import code_index_text
 
-__all__ = ["MirrorSummary", "mirror_index", "refresh_statistics", "repo_id_for"]
+__all__ = [
+    "KEY_LOCK_CLASS",
+    "MirrorSummary",
+    "key_lock",
+    "mirror_index",
+    "refresh_statistics",
+    "repo_id_for",
+]
+
+# The first half of a key's advisory lock (the second: hashtext(key)).
+KEY_LOCK_CLASS = 4346541
 
 # Files per transaction: a failed run keeps every batch it committed, and a
 # batch's digests are written with its rows, so the next run redoes only the rest.
@@ -109,23 +145,27 @@ def _vector_models(conn: apsw.Connection, default: str | None) -> str:
 def _read_files(conn: apsw.Connection, model: str | None) -> dict[int, _File]:
     """Every file with its rows; a chunk's last column is its vector's model (None
     without a current vector)."""
-    files = {
+    every = {
         int(fid): _File(int(fid), str(path), str(lang), str(digest), int(lines), bool(generated))
         for fid, path, lang, digest, lines, generated in conn.execute(
             "SELECT id, path, language, content_hash, line_count, generated FROM files"
         )
     }
+    # codesift's own settings may name a DSN with its password: never shared.
+    files = {fid: f for fid, f in every.items() if not is_settings_file(f.path)}
     for row in conn.execute(
         "SELECT file_id, id, parent_id, kind, name, qualified_name, start_line, end_line,"
         " signature, docstring, created, changed, changed_commit FROM nodes ORDER BY id"
     ):
-        files[int(row[0])].nodes.append(tuple(row[1:]))
+        if int(row[0]) in files:
+            files[int(row[0])].nodes.append(tuple(row[1:]))
     for row in conn.execute(
         "SELECT n.file_id, e.src_id, e.kind, e.dst_name, e.dst_id, e.dst_hint, e.line,"
         " e.resolution FROM edges e JOIN nodes n ON n.id = e.src_id"
         " ORDER BY e.src_id, e.kind, e.dst_name"
     ):
-        files[int(row[0])].edges.append(tuple(row[1:]))
+        if int(row[0]) in files:
+            files[int(row[0])].edges.append(tuple(row[1:]))
     has_vectors = _vector_format(conn) is not None
     vector_join = (
         " LEFT JOIN embedded e ON e.chunk_id = c.id AND e.text_hash = c.text_hash"
@@ -138,7 +178,8 @@ def _read_files(conn: apsw.Connection, model: str | None) -> dict[int, _File]:
         f" c.text_hash, c.created, c.changed, c.changed_commit, {vector_col}"
         f" FROM chunks c{vector_join} ORDER BY c.id"
     ):
-        files[int(row[0])].chunks.append(tuple(row[1:]))
+        if int(row[0]) in files:
+            files[int(row[0])].chunks.append(tuple(row[1:]))
     return files
 
 
@@ -149,6 +190,7 @@ def _digest(file: _File) -> str:
     head: tuple[Any, ...] = (file.path, file.language, file.content_hash, file.line_count)
     if file.generated:  # only then: the digests of other files stay what they were
         head += (True,)
+    head += (("redaction", REDACTION_VERSION),)
     h.update(repr(head).encode())
     h.update(repr(file.nodes).encode())
     h.update(repr(file.edges).encode())
@@ -179,14 +221,27 @@ def _fts_body(
 
 
 def repo_id_for(pg: psycopg.Connection[Any], key: str, root: str) -> int:
-    """The id of the repository `key`, created when new."""
-    row = pg.execute(
-        "INSERT INTO repos (key, root) VALUES (%s, %s)"
-        " ON CONFLICT (key) DO UPDATE SET root = excluded.root RETURNING id",
-        (key, root),
-    ).fetchone()
-    assert row is not None
-    return int(row[0])
+    """The id of the repository `key`; a new key gets an id drawn at random from
+    1..MAX_REPO_ID (ids then say nothing of other repositories, and a run of a
+    known key allocates nothing). Run inside a transaction."""
+    row = pg.execute("SELECT id FROM repos WHERE key = %s", (key,)).fetchone()
+    if row is not None:
+        return int(row[0])
+    for _ in range(64):
+        drawn = 1 + secrets.randbelow(MAX_REPO_ID)
+        row = pg.execute(
+            "INSERT INTO repos (id, key, root) OVERRIDING SYSTEM VALUE VALUES (%s, %s, %s)"
+            " ON CONFLICT DO NOTHING RETURNING id",
+            (drawn, key, root),
+        ).fetchone()
+        if row is not None:
+            return int(row[0])
+        row = pg.execute("SELECT id FROM repos WHERE key = %s", (key,)).fetchone()
+        if row is not None:
+            return int(row[0])
+    raise psycopg.errors.UniqueViolation(
+        f"no free repository id found for {key!r} in 64 draws of 1..{MAX_REPO_ID}"
+    )
 
 
 def _vectors(
@@ -259,7 +314,9 @@ def _write_files(
             for f in files:
                 for n in f.nodes:
                     node_id, parent, *rest = n
-                    docstrings[int(node_id)] = str(n[8] or "")
+                    rest[5] = redact(str(rest[5] or ""), f.language)  # signature
+                    rest[6] = redact(str(rest[6] or ""), f.language)  # docstring
+                    docstrings[int(node_id)] = rest[6]
                     copy.write_row(
                         (gid(node_id), repo_id, file_ids[f.local_id], gid(parent), *rest)
                     )
@@ -286,6 +343,7 @@ def _write_files(
                     summary.rows["edges"] += 1
         chunk_ids = [int(c[0]) for f in files for c in f.chunks]
         local_chunk = {int(c[0]): (f.local_id, c) for f in files for c in f.chunks}
+        language_of = {f.local_id: f.language for f in files}
         with cur.copy(
             "COPY chunks (id, repo_id, file_id, node_id, layer, part, start_line, end_line,"
             " title, text, text_hash, created, changed, changed_commit, tsv, tokens)"
@@ -299,7 +357,8 @@ def _write_files(
                     if r is None:
                         continue
                     local_file, c = local_chunk[cid]
-                    text = r.text.replace("\x00", "")
+                    language = language_of[local_file]
+                    text = redact(r.text.replace("\x00", ""), language)
                     node = None if r.node_id is None else int(r.node_id)
                     tsv, tokens = _fts_body(r.layer, node, int(r.part), text, docstrings)
                     copy.write_row(
@@ -312,7 +371,7 @@ def _write_files(
                             r.part,
                             r.start_line,
                             r.end_line,
-                            r.title,
+                            redact(r.title, language),
                             text,
                             c[7],
                             c[8],
@@ -352,7 +411,9 @@ def _batches(items: Sequence[_File], size: int) -> Iterable[Sequence[_File]]:
 def _sync_commits(
     local: apsw.Connection, pg: psycopg.Connection[Any], repo_id: int, summary: MirrorSummary
 ) -> None:
-    """The local history's commits whose number is new or now names another commit."""
+    """The local history's commits whose number is new or now names another
+    commit; commits the local history no longer holds (rewritten history: a
+    force-push) are deleted."""
     try:
         rows = list(local.execute("SELECT id, oid, time, subject FROM history_commits"))
     except apsw.SQLError:
@@ -363,6 +424,11 @@ def _sync_commits(
             "SELECT number, oid FROM commits WHERE repo_id = %s", (repo_id,)
         ).fetchall()
     }
+    numbers = {int(r[0]) for r in rows}
+    stale = [n for n in have if n not in numbers]
+    if stale:
+        pg.execute("DELETE FROM commits WHERE repo_id = %s AND number = ANY(%s)", (repo_id, stale))
+        summary.rows["commits"] += len(stale)
     changed = [r for r in rows if have.get(int(r[0])) != str(r[1])]
     if not changed:
         return
@@ -465,15 +531,74 @@ def refresh_statistics(pg: psycopg.Connection[Any], repo_id: int) -> int:
     return written
 
 
+def _job_holder(pg: psycopg.Connection[Any], key: str) -> str:
+    """Who holds the key's lock, as the job recorded itself (may be empty)."""
+    row = pg.execute(
+        "SELECT job_host, job_pid, job_root, extract(epoch FROM job_started_at)"
+        " FROM repos WHERE key = %s AND job_started_at IS NOT NULL",
+        (key,),
+    ).fetchone()
+    if row is None:
+        return ""
+    host, pid, root, since = row
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(since)))
+    return f" (process {pid} on {host}, indexing {root}, since {when})"
+
+
+@contextmanager
+def key_lock(
+    pg: psycopg.Connection[Any], key: str, on_wait: Callable[[str], None] | None = None
+) -> Iterator[None]:
+    """Hold the advisory lock of the repository `key` (a session lock on `pg`,
+    in autocommit mode); when another job holds it, say so through `on_wait` and
+    wait for it. Released when the block ends (or the connection closes)."""
+    lock = (KEY_LOCK_CLASS, key)
+    row = pg.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))", lock).fetchone()
+    if not (row and row[0]):
+        if on_wait is not None:
+            on_wait(
+                f"another indexing job is writing {key} into the shared index"
+                f"{_job_holder(pg, key)}: this one starts after it"
+            )
+        pg.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", lock)
+    try:
+        yield
+    finally:
+        if not pg.closed and not pg.broken:
+            # A failing connection takes its locks with it.
+            with suppress(psycopg.Error):
+                pg.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", lock)
+
+
 def mirror_index(
-    local: apsw.Connection, pg: psycopg.Connection[Any], key: str, root: str = ""
+    local: apsw.Connection,
+    pg: psycopg.Connection[Any],
+    key: str,
+    root: str = "",
+    *,
+    on_wait: Callable[[str], None] | None = None,
 ) -> MirrorSummary:
     """Bring the repository `key` in PostgreSQL up to date with the local index
-    (see the module docstring); `pg` must be migrated (schema.migrate)."""
+    (see the module docstring); `pg` must be migrated (schema.migrate). It is
+    used in autocommit mode for the run (each batch its own transaction), and
+    left as it was given. `on_wait` hears that another job of the key runs."""
+    check_repo_key(key)
+    if pg.info.transaction_status != TransactionStatus.IDLE:
+        pg.commit()
+    autocommit = pg.autocommit
+    pg.autocommit = True
+    try:
+        with key_lock(pg, key, on_wait):
+            return _mirror_locked(local, pg, key, root)
+    finally:
+        if not pg.closed:
+            pg.autocommit = autocommit
+
+
+def _mirror_locked(
+    local: apsw.Connection, pg: psycopg.Connection[Any], key: str, root: str
+) -> MirrorSummary:
     started = time.perf_counter()
-    with pg.transaction():
-        repo_id = repo_id_for(pg, key, root)
-    summary = MirrorSummary(key, repo_id)
     vector_format = _vector_format(local)
     model = None
     if vector_format is not None:
@@ -481,6 +606,21 @@ def mirror_index(
         if model is None and local.execute("SELECT 1 FROM embedded LIMIT 1").fetchone():
             model = _LEGACY_MODEL
     files = _read_files(local, model)
+    largest = max((int(row[0]) for f in files.values() for row in (*f.nodes, *f.chunks)), default=0)
+    with pg.transaction():
+        repo_id = repo_id_for(pg, key, root)
+        check_id_range(repo_id, largest)  # before a row of the job is written
+        before = pg.execute(
+            "SELECT indexed_at IS NOT NULL AND job_started_at IS NULL FROM repos WHERE id = %s",
+            (repo_id,),
+        ).fetchone()
+        complete = bool(before and before[0])
+        pg.execute(
+            "UPDATE repos SET job_started_at = now(), job_root = %s, job_host = %s,"
+            " job_pid = %s WHERE id = %s",
+            (root, socket.gethostname(), os.getpid(), repo_id),
+        )
+    summary = MirrorSummary(key, repo_id)
     for f in files.values():
         f.digest = _digest(f)
     mirrored = {
@@ -511,9 +651,8 @@ def mirror_index(
         replaced = [mirrored[f.path][0] for f in batch if f.path in mirrored]
         with pg.transaction():
             dims |= _write_files(local, pg, repo_id, batch, replaced, vector_format, summary)
-    fresh = pg.execute("SELECT indexed_at IS NOT NULL FROM repos WHERE id = %s", (repo_id,))
-    row = fresh.fetchone()
-    changed = bool(todo or gone) or not (row and row[0])
+    # An interrupted job's batches are in, its statistics are not: recompute them.
+    changed = bool(todo or gone) or not complete
     with pg.transaction():
         if changed:
             summary.rows["statistics"] += refresh_statistics(pg, repo_id)
@@ -526,13 +665,14 @@ def mirror_index(
         for d in sorted(dims | {int(r[0]) for r in held}):
             ensure_vector_index(pg, d)
         # The models of the repository's vectors (several while a better model
-        # replaces a first one), and their size.
+        # replaces a first one), and their size; the job's root and end.
         pg.execute(
             "UPDATE repos SET embedding_model = (SELECT string_agg(DISTINCT v.model, ','"
             " ORDER BY v.model) FROM chunk_vectors v WHERE v.repo_id = %s),"
             " dims = (SELECT max(v.dims) FROM chunk_vectors v WHERE v.repo_id = %s),"
-            " indexed_at = now() WHERE id = %s",
-            (repo_id, repo_id, repo_id),
+            " root = %s, indexed_at = now(), job_started_at = NULL, job_root = NULL,"
+            " job_host = NULL, job_pid = NULL WHERE id = %s",
+            (repo_id, repo_id, root, repo_id),
         )
     if summary.rows.get("nodes") or summary.rows.get("chunks"):
         merge_pending_entries(pg)

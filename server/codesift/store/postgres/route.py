@@ -25,6 +25,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from codesift.store.outline import OutlineFile
+from codesift.store.postgres.access import readable_condition
 from codesift.store.postgres.route_postings import MAX_PROBE_TERMS, RoutePostings, posting_rows
 from codesift.store.postgres.search import Reader
 from codesift.store.postgres.tsvector import fts_tokens, or_query
@@ -81,13 +82,9 @@ def _readable(reader: Reader, exclude: Iterable[str]) -> tuple[str, list[Any]]:
     read (and asked for), `exclude` left out."""
     sql = "WITH readable AS MATERIALIZED (SELECT r.id, r.key FROM repos r WHERE true"
     params: list[Any] = []
-    if reader.principal is not None:
-        sql += (
-            " AND r.id IN (SELECT g.repo_id FROM grants g JOIN principals p"
-            " ON p.name = %s WHERE g.principal_id = p.id OR g.principal_id IN"
-            " (SELECT m.group_id FROM memberships m WHERE m.member_id = p.id))"
-        )
-        params.append(reader.principal)
+    granted, granted_params = readable_condition(reader.principal)
+    sql += granted
+    params.extend(granted_params)
     if reader.repos:
         sql += " AND r.key = ANY(%s)"
         params.append(list(reader.repos))

@@ -25,6 +25,8 @@ Tables
                stream's BM25
   principals   users and groups; memberships (user in group); grants (principal
                may read repository)
+  delegates    database roles that may read as another principal (a search
+               service); see access.py
 """
 
 from __future__ import annotations
@@ -34,8 +36,11 @@ from typing import Any
 
 __all__ = [
     "ID_SPAN",
+    "MAX_REPO_ID",
     "MIGRATIONS",
+    "IdRangeError",
     "PgMigration",
+    "check_id_range",
     "ensure_vector_index",
     "global_id",
     "migrate",
@@ -43,12 +48,30 @@ __all__ = [
     "schema_version",
 ]
 
-# Node and chunk ids of repository r are r * ID_SPAN + the local index's id.
+# Node and chunk ids of repository r are r * ID_SPAN + the local index's id, in a
+# bigint: repository ids run from 1 to MAX_REPO_ID, local ids below ID_SPAN.
 ID_SPAN = 1 << 40
+MAX_REPO_ID = ((1 << 63) - 1) // ID_SPAN  # 8,388,607
+
+
+class IdRangeError(ValueError):
+    """A repository id or a local id outside what a bigint id can hold."""
 
 
 def global_id(repo_id: int, local_id: int) -> int:
     return repo_id * ID_SPAN + local_id
+
+
+def check_id_range(repo_id: int, largest_local_id: int) -> None:
+    """IdRangeError unless every id `global_id(repo_id, 0..largest_local_id)` fits
+    a bigint; checked before anything of a repository is written."""
+    if not 1 <= repo_id <= MAX_REPO_ID:
+        raise IdRangeError(f"repository id {repo_id} is outside 1..{MAX_REPO_ID}")
+    if not 0 <= largest_local_id < ID_SPAN:
+        raise IdRangeError(
+            f"the local index has an id ({largest_local_id}) of {ID_SPAN} or more:"
+            " rebuild it (codesift index --rebuild) before writing it into the shared index"
+        )
 
 
 def repo_of(global_row_id: int) -> int:
@@ -298,6 +321,62 @@ MIGRATIONS: tuple[PgMigration, ...] = (
         -- prose queries rank them like vendored code. Mirrored from the local
         -- index, whose next run reads every file again to tell.
         ALTER TABLE files ADD COLUMN generated boolean NOT NULL DEFAULT false;
+        """,
+    ),
+    PgMigration(
+        9,
+        "safe operation",
+        """
+        -- Repository ids are drawn at random once per key (mirror.repo_id_for):
+        -- an id says nothing of how many repositories there are, and runs no
+        -- longer consume ids. The job columns tell an interrupted indexing job
+        -- (job_started_at set, no job holding the key's lock) from a finished one.
+        ALTER TABLE repos ADD COLUMN job_started_at timestamptz,
+            ADD COLUMN job_root text, ADD COLUMN job_host text, ADD COLUMN job_pid integer;
+        -- Database roles entitled to read as another principal (a search service).
+        CREATE TABLE delegates (role text PRIMARY KEY);
+        -- Whether the role that logged in may read as any principal: a superuser,
+        -- a BYPASSRLS role, a member of the tables' owner, or a delegate.
+        CREATE OR REPLACE FUNCTION codesift_reads_for_others() RETURNS boolean
+            LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
+            SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = session_user
+                    AND (rolsuper OR rolbypassrls))
+                OR pg_has_role(session_user,
+                    (SELECT relowner FROM pg_class WHERE oid = 'repos'::regclass), 'MEMBER')
+                OR EXISTS (SELECT 1 FROM delegates d WHERE d.role = session_user) $$;
+        -- The repositories the principal `who` may read (its grants and its
+        -- groups'); an error for a role that may not read as someone else.
+        CREATE OR REPLACE FUNCTION codesift_readable_for(who text) RETURNS SETOF integer
+            LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
+            BEGIN
+                IF who IS DISTINCT FROM session_user::text
+                        AND NOT codesift_reads_for_others() THEN
+                    RAISE EXCEPTION 'the database role % may not read as another principal',
+                        session_user
+                        USING ERRCODE = 'insufficient_privilege',
+                        HINT = 'codesift team delegate ROLE, run by the indexing role';
+                END IF;
+                RETURN QUERY SELECT g.repo_id FROM grants g JOIN principals p ON p.name = who
+                    WHERE g.principal_id = p.id OR g.principal_id IN
+                        (SELECT m.group_id FROM memberships m WHERE m.member_id = p.id);
+            END $$;
+        -- Row-level security's view (access.enable_row_security): the repositories
+        -- of the principal named as the role that logged in; every repository for
+        -- a role that reads for others (its searches join the principal's grants).
+        CREATE OR REPLACE FUNCTION codesift_readable_repos() RETURNS SETOF integer
+            LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
+            SELECT r.id FROM repos r WHERE codesift_reads_for_others()
+            UNION
+            SELECT g.repo_id FROM grants g JOIN principals p ON p.id = g.principal_id
+            WHERE p.name = session_user OR p.id IN (SELECT m.group_id FROM memberships m
+                JOIN principals u ON u.id = m.member_id WHERE u.name = session_user) $$;
+        -- The principal named as the role that logged in, and its groups.
+        CREATE OR REPLACE FUNCTION codesift_own_principals() RETURNS SETOF integer
+            LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
+            SELECT p.id FROM principals p WHERE p.name = session_user
+            UNION
+            SELECT m.group_id FROM memberships m JOIN principals u ON u.id = m.member_id
+            WHERE u.name = session_user $$;
         """,
     ),
 )

@@ -48,6 +48,7 @@ import psycopg
 from codesift.history.timespec import TimeFilter
 from codesift.store.filters import SearchFilters, time_conditions
 from codesift.store.history import TimeRow
+from codesift.store.postgres.access import readable_condition
 from codesift.store.postgres.schema import ID_SPAN
 from codesift.store.postgres.tsvector import or_query
 from codesift.store.reader import ChunkRow, EdgeRow, NodeRow
@@ -234,13 +235,9 @@ class PostgresSearchStore:
         read (and asked for), and its parameters."""
         sql = "WITH readable AS MATERIALIZED (SELECT r.id, r.key FROM repos r WHERE true"
         params: list[Any] = []
-        if self._reader.principal is not None:
-            sql += (
-                " AND r.id IN (SELECT g.repo_id FROM grants g JOIN principals p"
-                " ON p.name = %s WHERE g.principal_id = p.id OR g.principal_id IN"
-                " (SELECT m.group_id FROM memberships m WHERE m.member_id = p.id))"
-            )
-            params.append(self._reader.principal)
+        granted, granted_params = readable_condition(self._reader.principal)
+        sql += granted
+        params.extend(granted_params)
         if self._reader.repos:
             sql += " AND r.key = ANY(%s)"
             params.append(list(self._reader.repos))

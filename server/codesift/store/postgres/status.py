@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from codesift.store.postgres.mirror import KEY_LOCK_CLASS
 from codesift.store.postgres.search import PostgresSearchStore
 
 __all__ = ["RepoStatus", "repo_status"]
@@ -23,7 +24,11 @@ class RepoStatus:
     models: the embedding models of its vectors (comma-separated; None without
     vectors); indexed_at: when an indexing job last wrote it (Unix seconds; None
     before its first complete run); commit, commit_time, subject: the newest
-    commit its git history holds (None outside git)."""
+    commit its git history holds (None outside git); state: "indexed" (the
+    last job finished), "indexing" (a job runs now), "interrupted" (a job ended
+    without finishing: its committed batches are in, the next job writes the
+    rest) or "never" (no job wrote it yet); job_started_at: when the running or
+    interrupted job started."""
 
     repo: str
     root: str
@@ -38,6 +43,16 @@ class RepoStatus:
     commit_time: int | None
     subject: str | None
     languages: dict[str, int] = field(default_factory=dict)
+    state: str = "indexed"
+    job_started_at: float | None = None
+
+
+def _state(indexed: float | None, job_started: float | None, running: bool) -> str:
+    if running:
+        return "indexing"
+    if job_started is not None:
+        return "interrupted"
+    return "indexed" if indexed is not None else "never"
 
 
 def repo_status(store: PostgresSearchStore) -> list[RepoStatus]:
@@ -50,12 +65,15 @@ def repo_status(store: PostgresSearchStore) -> list[RepoStatus]:
         " + (SELECT count(*) FROM nodes n WHERE n.repo_id = r.id AND n.parent_id IS NOT NULL),"
         " (SELECT count(*) FROM chunks c WHERE c.repo_id = r.id),"
         " (SELECT count(*) FROM chunk_vectors v WHERE v.repo_id = r.id),"
-        " h.oid, h.time, h.subject"
+        " h.oid, h.time, h.subject, extract(epoch FROM o.job_started_at),"
+        # A running job holds its key's advisory lock (mirror.key_lock).
+        " EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted"
+        " AND l.classid = %s AND l.objid = hashtext(r.key)::oid AND l.objsubid = 2)"
         " FROM readable r JOIN repos o ON o.id = r.id"
         " LEFT JOIN LATERAL (SELECT c.oid, c.time, c.subject FROM commits c"
         " WHERE c.repo_id = r.id ORDER BY c.time DESC, c.number DESC LIMIT 1) h ON true"
         " ORDER BY r.key",
-        [],
+        [KEY_LOCK_CLASS],
     )
     languages: dict[str, dict[str, int]] = {}
     for key, language, count in store._rows(
@@ -79,6 +97,8 @@ def repo_status(store: PostgresSearchStore) -> list[RepoStatus]:
             commit_time=None if when is None else int(when),
             subject=None if subject is None else str(subject),
             languages=languages.get(str(key), {}),
+            state=_state(indexed, job_started, bool(running)),
+            job_started_at=None if job_started is None else float(job_started),
         )
         for (
             key,
@@ -93,5 +113,7 @@ def repo_status(store: PostgresSearchStore) -> list[RepoStatus]:
             oid,
             when,
             subject,
+            job_started,
+            running,
         ) in rows
     ]
