@@ -221,6 +221,9 @@ class SharedIndex:
         self._down: str | None = None
         self._retry_at = 0.0
         self._profiles: dict[tuple[str, str], SourceProfile] = {}
+        # Open folders' keys -> the shared keys they overlay (until a time).
+        self._aliases: dict[frozenset[str], tuple[float, frozenset[str]]] = {}
+        self._warned: set[str] = set()
 
     # -- connections -------------------------------------------------------------------
 
@@ -251,7 +254,54 @@ class SharedIndex:
         from codesift.store.postgres import Reader
         from codesift.store.postgres.route import SharedRouteStore
 
-        return SharedRouteStore(self._catalog_conn(), Reader(self.principal), exclude)
+        overlaid = self._overlaid(frozenset(exclude))
+        return SharedRouteStore(self._catalog_conn(), Reader(self.principal), overlaid)
+
+    def _overlaid(self, keys: frozenset[str]) -> frozenset[str]:
+        """The shared repositories the open folders of `keys` overlay: each key,
+        and for a key the shared index does not hold, the one repository of the
+        same name and branch (a folder without a remote has the default key
+        `<folder>@<branch>`, which CI indexed as `<host>/<owner>/<folder>@<branch>`):
+        without it every definition would be shown twice. Several candidates:
+        none is taken, and a warning names the setting that says which."""
+        if not keys:
+            return keys
+        now = time.monotonic()
+        cached = self._aliases.get(keys)
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        from codesift.store.postgres import Reader
+        from codesift.store.postgres.route import SharedRouteStore
+
+        stamps = SharedRouteStore(self._catalog_conn(), Reader(self.principal)).stamps()
+        held = {s.key for s in stamps}
+        found = set(keys)
+        for key in sorted(keys - held):
+            name, branch = _name_and_branch(key)
+            same = sorted(
+                s.key
+                for s in stamps
+                if _name_and_branch(s.key)[1] == branch
+                and name in (_name_and_branch(s.key)[0], Path(s.root).name if s.root else None)
+            )
+            if len(same) == 1:
+                found.add(same[0])
+            if same and key not in self._warned:
+                self._warned.add(key)
+                chosen = (
+                    f"taken for it ({same[0]})"
+                    if len(same) == 1
+                    else f"it may be one of {', '.join(same)}"
+                )
+                log.warning(
+                    "the open folder's repository key %s is not in the shared index: %s;"
+                    ' set index.repo = "<key>" in the folder\'s .codesift.toml to name it',
+                    key,
+                    chosen,
+                )
+        result = frozenset(found)
+        self._aliases[keys] = (now + self.retry_seconds, result)
+        return result
 
     def _with_route_store(
         self, exclude: Iterable[str], read: Callable[[SharedRouteStore], T], fallback: T
@@ -452,6 +502,14 @@ def _cancellable(
         raise
     finally:
         cancel.detach(stop)
+
+
+def _name_and_branch(key: str) -> tuple[str, str]:
+    """`github.com/acme/web@main` -> (`web`, `main`); a key without `@` has no branch."""
+    slug, at, branch = key.rpartition("@")
+    if not at:
+        slug, branch = key, ""
+    return slug.rstrip("/").rsplit("/", 1)[-1], branch
 
 
 def _is_database_error(exc: BaseException) -> bool:
