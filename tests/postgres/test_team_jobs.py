@@ -257,3 +257,12 @@ def test_two_jobs_of_one_key_from_two_checkouts_run_one_after_the_other(
     assert one(pg_dsn, "SELECT root FROM repos WHERE key = %s", (key,)) == str(second)
     assert one(pg_dsn, "SELECT count(*) FROM files") == len(files) - 1  # no settings file
     assert one(pg_dsn, "SELECT job_started_at FROM repos") is None
+
+
+def test_an_id_that_cannot_be_packed_is_refused_before_anything_is_written() -> None:
+    from codesift.store.postgres.schema import IdRangeError, check_id_range
+
+    check_id_range(MAX_REPO_ID, ID_SPAN - 1)  # the largest that fit
+    for repo_id, local_id in ((0, 1), (MAX_REPO_ID + 1, 1), (1, ID_SPAN), (1, -1)):
+        with pytest.raises(IdRangeError):
+            check_id_range(repo_id, local_id)

@@ -169,12 +169,14 @@ def connect(dsn: str, *, autocommit: bool = False, upgrade: bool = True) -> psyc
             except (psycopg.errors.FeatureNotSupported, psycopg.errors.UndefinedFile) as exc:
                 raise ConfigError(
                     "the shared index needs the PostgreSQL extensions vector (pgvector),"
-                    f" pg_trgm and btree_gin: {one_line(exc)}"
+                    " pg_trgm and btree_gin (an administrator creates them: codesift team"
+                    f" sql prints the SQL): {one_line(exc)}"
                 ) from None
             except psycopg.errors.InsufficientPrivilege as exc:
                 raise ConfigError(
                     "this role cannot create the shared index's schema or extensions"
-                    f" (an indexing role must own them): {one_line(exc)}"
+                    " (an indexing role must own them; codesift team sql prints what an"
+                    f" administrator runs first): {one_line(exc)}"
                 ) from None
         else:
             version = schema_version(conn)
