@@ -426,9 +426,14 @@ def extract(
     )
     outline = _outline(module, prefix, found.defs, spec, src)
     edges = _contains_edges(outline.nodes)
+    if spec.qualifier == "python_module":
+        package = prefix if rel_path.endswith("__init__.py") else prefix.rpartition(".")[0]
+        found.imports = [_absolute_import(item, package) for item in found.imports]
     import_edges, import_hints = _import_edges(found.imports, spec)
     edges += import_edges
-    edges += _call_edges(found.calls, outline, import_hints, src)
+    edges += _call_edges(
+        found.calls, outline, import_hints, src, python=spec.qualifier == "python_module"
+    )
     edges += _inherit_edges(found.inherits, outline, import_hints)
     parsed.nodes = outline.nodes
     parsed.edges = edges
@@ -844,7 +849,12 @@ def _import_separator(spec: LanguageSpec) -> str:
 
 
 def _call_edges(
-    calls: list[_CallSite], outline: _Outline, import_hints: dict[str, str], src: bytes
+    calls: list[_CallSite],
+    outline: _Outline,
+    import_hints: dict[str, str],
+    src: bytes,
+    *,
+    python: bool = False,
 ) -> list[ParsedEdge]:
     """One calls edge per (caller, callee), at the first call site."""
     caller_at = _CallerLookup(outline.entries)
@@ -857,16 +867,13 @@ def _call_edges(
         if (caller, callee) in seen:
             continue
         seen.add((caller, callee))
-        dst = _local_callee(callee, caller, callee_node, outline, src)
+        if python:
+            dst, hint = _python_callee(callee, caller, callee_node, outline, import_hints, src)
+        else:
+            dst = _local_callee(callee, caller, callee_node, outline, src)
+            hint = "" if dst is not None else import_hints.get(callee, "")
         edges.append(
-            ParsedEdge(
-                src=caller,
-                kind="calls",
-                dst_name=callee,
-                line=line,
-                dst=dst,
-                dst_hint="" if dst is not None else import_hints.get(callee, ""),
-            )
+            ParsedEdge(src=caller, kind="calls", dst_name=callee, line=line, dst=dst, dst_hint=hint)
         )
     return edges
 
@@ -884,9 +891,21 @@ class _CallerLookup:
     def __call__(self, position: int) -> int:
         i = bisect.bisect_right(self._starts, position) - 1
         entry: _Def | None = self._entries[i] if i >= 0 else None
-        while entry is not None and entry.node.end_byte <= position:
+        while entry is not None and (
+            entry.node.end_byte <= position or _in_decorators(entry.node, position)
+        ):
             entry = self._parent_of[id(entry)]
         return entry.index if entry is not None else 0
+
+
+def _in_decorators(node: Node, position: int) -> bool:
+    """Whether `position` is in the decorators of a decorated definition (Python's
+    `@app.route(...)`): a decorator runs where the definition is made, so its calls
+    are the enclosing scope's, not the decorated function's."""
+    if node.type != "decorated_definition":
+        return False
+    inner = node.child_by_field_name("definition")
+    return inner is not None and position < inner.start_byte
 
 
 def _local_callee(
@@ -907,6 +926,232 @@ def _local_callee(
     if dst == caller and _receiver_is_other(callee_node, src):
         return None
     return dst
+
+
+# -- Python: calls that follow the language -----------------------------------------
+
+# Names Python calls without an import (`len`, `next`, `set`, `open`...): a bare call
+# of one that this file neither defines nor imports is the builtin, never a project
+# definition of the same name (its hint says so, and resolution leaves it alone).
+_PYTHON_BUILTINS = frozenset(
+    name for name in dir(__import__("builtins")) if not name.startswith("__")
+)
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def _absolute_import(item: _Import, package: str) -> _Import:
+    """`from .utils import x` in package `pkg.sub` -> `from pkg.sub.utils import x`
+    (each further leading dot climbs one package)."""
+    module = item.module
+    if not module.startswith("."):
+        return item
+    dots = len(module) - len(module.lstrip("."))
+    parts = package.split(".") if package else []
+    base = parts[: len(parts) - (dots - 1)] if dots - 1 <= len(parts) else []
+    rest = module[dots:]
+    absolute = ".".join([*base, rest] if rest else base)
+    return item._replace(module=absolute)
+
+
+def _python_receiver(name_node: Node, src: bytes) -> str | None:
+    """What a Python call is made on: None for a bare call `f()`, else the
+    receiver's source text (`self`, `super()`, `json`, `self.items`, `a.b`)."""
+    parent = name_node.parent
+    if parent is None or parent.type != "attribute":
+        return None
+    receiver = parent.child_by_field_name("object")
+    if receiver is None:
+        return ""
+    return src[receiver.start_byte : receiver.end_byte].decode("utf-8", "replace")
+
+
+def _python_callee(
+    callee: str,
+    caller: int,
+    callee_node: Node,
+    outline: _Outline,
+    import_hints: dict[str, str],
+    src: bytes,
+) -> tuple[int | None, str]:
+    """The node in this file a Python call reaches, and the hint for resolving it
+    elsewhere, following the language:
+
+    - `f()` reaches a function or class in scope (never a method): one defined here
+      (the innermost scope first), else an imported name (its hint), else a builtin;
+    - `self.f()` / `cls.f()` reach the caller's class's own method (else a base's,
+      elsewhere); `super().f()` a base's; `Klass.f()` that class's method;
+    - `mod.f()` / `a.b.f()` on an imported module or name reach that module's `f`
+      (its hint: `json.dumps` never resolves to a project method `dumps`);
+    - a call on any other object (`items.append()`) stays a guess by name."""
+    nodes = outline.nodes
+    candidates = outline.by_name.get(callee, ())
+    receiver = _python_receiver(callee_node, src)
+    if receiver is None:
+        if callee in import_hints and _imported_inside(callee, caller, outline, src):
+            return None, import_hints[callee]  # a function-level import shadows the module's
+        scoped = [c for c in candidates if c.kind != "method"]
+        # The innermost enclosing scope that defines it (a closure), then module level.
+        chain = [caller, *_ancestors(caller, nodes)]
+        for owner in chain:
+            for cand in scoped:
+                if cand.parent == owner:  # the caller itself too: recursion
+                    return cand.index, ""
+        top = [c for c in scoped if c.parent == 0]
+        if top:
+            return top[0].index, ""
+        if callee in import_hints:
+            return None, import_hints[callee]
+        if callee in _PYTHON_BUILTINS:
+            return None, f"builtins.{callee}"
+        return None, ""
+    if receiver in ("self", "cls"):
+        klass = _enclosing_class(caller, nodes)
+        for cand in candidates:
+            if klass is not None and cand.parent == klass and cand.index != caller:
+                return cand.index, ""
+        if klass is not None and any(c.parent == klass and c.index == caller for c in candidates):
+            return caller, ""  # recursion through self
+        # Not the class's own: a base's (never a module-level function of that name).
+        return _through_bases(callee, caller, outline, import_hints, src)
+    if receiver == "super()":
+        return _through_bases(callee, caller, outline, import_hints, src)
+    typed = _receiver_type(receiver, caller, outline, src)
+    if typed is not None:
+        classes = [c for c in outline.by_name.get(typed, ()) if c.kind in CLASS_LIKE]
+        if len(classes) == 1:  # `catalog: Catalog` ... `catalog.find()`
+            for cand in candidates:
+                if cand.parent == classes[0].index:
+                    return cand.index, ""
+            return None, ""
+        type_head = typed.split(".", 1)[0]
+        if type_head in import_hints:
+            return None, f"{import_hints[type_head]}{typed[len(type_head) :]}.{callee}"
+    head = receiver.split(".", 1)[0]
+    if _DOTTED.fullmatch(receiver):
+        classes = [c for c in outline.by_name.get(receiver, ()) if c.kind in CLASS_LIKE]
+        if len(classes) == 1:  # Klass.f()
+            for cand in candidates:
+                if cand.parent == classes[0].index:
+                    return cand.index, ""
+        if head in import_hints:
+            return None, f"{import_hints[head]}{receiver[len(head) :]}.{callee}"
+    return None, ""
+
+
+def _imported_inside(name: str, caller: int, outline: _Outline, src: bytes) -> bool:
+    """Whether the calling function itself imports `name` (`from x import name`
+    inside its body), which shadows a definition of that name in the module."""
+    definition = _tree_definition(caller, outline) if caller else None
+    if definition is None:
+        return False
+    text = src[definition.start_byte : definition.end_byte].decode("utf-8", "replace")
+    return (
+        re.search(rf"(?m)^\s+(?:from\s+\S+\s+)?import\s[^\n]*\b{re.escape(name)}\b", text)
+        is not None
+    )
+
+
+def _tree_definition(index: int, outline: _Outline) -> Node | None:
+    """The tree-sitter definition (without its decorators) of node `index`."""
+    entry = next((e for e in outline.entries if e.index == index), None)
+    if entry is None:
+        return None
+    definition = entry.node
+    if definition.type == "decorated_definition":
+        definition = definition.child_by_field_name("definition") or definition
+    return definition
+
+
+def _through_bases(
+    callee: str, caller: int, outline: _Outline, import_hints: dict[str, str], src: bytes
+) -> tuple[int | None, str]:
+    """`super().f()`: the first base of the caller's class, in source order, that
+    is defined here with a method `f` (the node), or is imported (a hint to its `f`)."""
+    klass = _enclosing_class(caller, outline.nodes)
+    definition = None if klass is None else _tree_definition(klass, outline)
+    bases = None if definition is None else definition.child_by_field_name("superclasses")
+    if bases is None:
+        return None, ""
+    for base in bases.named_children:
+        name = src[base.start_byte : base.end_byte].decode("utf-8", "replace")
+        if not _DOTTED.fullmatch(name):
+            continue
+        local = [c for c in outline.by_name.get(name, ()) if c.kind in CLASS_LIKE]
+        if len(local) == 1:
+            for cand in outline.by_name.get(callee, ()):
+                if cand.parent == local[0].index:
+                    return cand.index, ""
+            continue
+        head = name.split(".", 1)[0]
+        if head in import_hints:
+            return None, f"{import_hints[head]}{name[len(head) :]}.{callee}"
+    return None, ""
+
+
+def _receiver_type(receiver: str, caller: int, outline: _Outline, src: bytes) -> str | None:
+    """The class a receiver visibly holds: for a variable of the calling function,
+    a parameter's annotation (`catalog: Catalog`, `"Catalog"`, `Optional[Catalog]`)
+    or an assignment of a constructor call (`catalog = Catalog(...)`); for
+    `self.field`, the field's constructor call or annotation in its class
+    (`self.lock = Lock()`, `self.lock: Lock`, `lock: Lock` in the class body)."""
+    if receiver.startswith("self.") and receiver[5:].isidentifier():
+        return _field_type(receiver[5:], caller, outline, src)
+    if not caller or not receiver.isidentifier():
+        return None
+    definition = _tree_definition(caller, outline)
+    if definition is None:
+        return None
+    parameters = definition.child_by_field_name("parameters")
+    name = re.escape(receiver)
+    if parameters is not None:
+        header = src[parameters.start_byte : parameters.end_byte].decode("utf-8", "replace")
+        match = re.search(
+            rf"(?:^|[(,\s]){name}\s*:\s*[\"']?(?:Optional\[)?([A-Za-z_][\w.]*)", header
+        )
+        if match:
+            return match.group(1)
+    body = definition.child_by_field_name("body")
+    if body is not None:
+        text = src[body.start_byte : body.end_byte].decode("utf-8", "replace")
+        match = re.search(rf"(?m)^\s*{name}\s*(?::[^=\n]+)?=\s*([A-Z][\w.]*)\(", text)
+        if match:
+            return match.group(1)
+    return None
+
+
+def _field_type(field_name: str, caller: int, outline: _Outline, src: bytes) -> str | None:
+    klass = _enclosing_class(caller, outline.nodes)
+    definition = None if klass is None else _tree_definition(klass, outline)
+    if definition is None:
+        return None
+    text = src[definition.start_byte : definition.end_byte].decode("utf-8", "replace")
+    name = re.escape(field_name)
+    for pattern in (
+        rf"self\.{name}\s*(?::[^=\n]+)?=\s*([A-Z][\w.]*)\(",
+        rf"self\.{name}\s*:\s*[\"']?(?:Optional\[)?([A-Za-z_][\w.]*)",
+        rf"(?m)^\s+{name}\s*:\s*[\"']?(?:Optional\[)?([A-Za-z_][\w.]*)",
+    ):
+        match = re.search(pattern, text)
+        if match:
+            return match.group(1)
+    return None
+
+
+def _ancestors(index: int, nodes: list[ParsedNode]) -> list[int]:
+    out: list[int] = []
+    parent = nodes[index].parent if index else None
+    while parent:
+        out.append(parent)
+        parent = nodes[parent].parent
+    out.append(0)
+    return out
+
+
+def _enclosing_class(index: int, nodes: list[ParsedNode]) -> int | None:
+    for owner in [index, *_ancestors(index, nodes)]:
+        if owner and nodes[owner].kind in CLASS_LIKE:
+            return owner
+    return None
 
 
 # -- inherits --------------------------------------------------------------------------

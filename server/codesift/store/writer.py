@@ -45,6 +45,16 @@ _HINT_TAIL = (
 # Edges whose written name is not the hinted definition's name (`import foo as bar`);
 # the same expression as the partial index edges_aliased (migration 3), so it is used.
 _ALIASED = f"dst_hint != '' AND dst_name != {_HINT_TAIL.replace('edges.', '')}"
+# A Python edge (dotted hint, no path) whose hint's first component is no top-level
+# package or module of the project (temp.python_tops).
+_OUTSIDE_PYTHON_HINT = (
+    "edges.dst_hint != '' AND instr(edges.dst_hint, '/') = 0"
+    " AND instr(edges.dst_hint, ':') = 0 AND instr(edges.dst_hint, char(92)) = 0"
+    " AND substr(edges.dst_hint, 1, instr(edges.dst_hint || '.', '.') - 1)"
+    " NOT IN (SELECT name FROM temp.python_tops)"
+    " AND EXISTS (SELECT 1 FROM nodes s JOIN files f ON f.id = s.file_id"
+    " WHERE s.id = edges.src_id AND f.language = 'python')"
+)
 
 NodeKey = tuple[str, str, int]  # kind, qualified name, position among namesakes
 ChunkKey = tuple[object, str, int, int]  # owner, layer, part, position among equals
@@ -535,6 +545,17 @@ class IndexWriter:
                   -- through the name index: the hint's last component is the node's name
                   AND n.name = {_HINT_TAIL} AND n.qualified_name = edges.dst_hint"""
         )
+        # Top-level Python packages and modules of the project: a Python edge whose
+        # hint names another one (`json.dumps`, `builtins.next`) reaches outside the
+        # project and is never linked to a project definition by its name alone.
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS python_tops (name TEXT PRIMARY KEY)")
+        conn.execute("DELETE FROM temp.python_tops")
+        conn.execute(
+            "INSERT OR IGNORE INTO temp.python_tops"
+            " SELECT substr(n.qualified_name, 1, instr(n.qualified_name || '.', '.') - 1)"
+            " FROM files f JOIN nodes n ON n.file_id = f.id"
+            " WHERE f.language = 'python' AND n.kind = 'module'"
+        )
         conn.execute(
             f"""UPDATE edges SET dst_id = u.id, resolution = 'unique'
                 FROM (SELECT name, min(id) AS id FROM nodes
@@ -542,6 +563,7 @@ class IndexWriter:
                       GROUP BY name HAVING count(*) = 1) AS u
                 WHERE {where} AND edges.resolution IS NULL AND edges.dst_name = u.name
                   -- a call that did not resolve in its own file is not a self-call
-                  AND u.id != edges.src_id"""
+                  AND u.id != edges.src_id
+                  AND NOT ({_OUTSIDE_PYTHON_HINT})"""
         )
         return int(conn.changes())

@@ -17,6 +17,10 @@
 ; Calls: f(), obj.f(), pkg.mod.f()
 (call function: (identifier) @name) @reference.call
 (call function: (attribute attribute: (identifier) @name)) @reference.call
+; A bare decorator (@name, @pkg.name) calls the decorator where the definition is
+; made: in the enclosing scope (the extractor attributes decorators there).
+(decorator (identifier) @name) @reference.call
+(decorator (attribute attribute: (identifier) @name)) @reference.call
 
 ; Imports.
 (import_statement name: (dotted_name) @import.module) @import

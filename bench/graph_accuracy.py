@@ -1,0 +1,540 @@
+#!/usr/bin/env python3
+"""Call-graph accuracy against a reference tool: codesift's callers and callees
+compared with jedi's, at the level of enclosing definitions.
+
+Run from the repository root (with the project's interpreter and `jedi` installed,
+`pip install '.[bench]'`):
+
+    PYTHONPATH=server python bench/graph_accuracy.py [--library NAME ...] [--sample 60]
+        [--seed 7] [--write] [--out bench/RESULTS.md]
+
+Corpora: Python libraries nobody here wrote, as installed in this environment
+(so that jedi also resolves calls into their dependencies): each is copied from
+site-packages into bench/.data/graph/<name>/ and indexed there by codesift
+(no vectors). Defaults: rich (terminal rendering), anyio (async I/O) and
+jsonschema (validation), which the package's own dependencies bring; none is in
+a development set.
+
+For `--sample` functions and methods per library (a fixed seed), the truth is:
+
+- callers: jedi's references to the definition's name (`get_references`, scope
+  project) that are calls (`name(` follows) or decorations (`@name`), each taken
+  to the definition that encloses it (a decoration: the scope around the
+  decorated definition, where the decorator runs);
+- callees: each call inside the definition's own body (not in nested
+  definitions), resolved with jedi's `goto` (follow_imports), kept when it lands
+  on a definition of the library.
+
+codesift's answer is what `codesift callers` / `callees` show: the engine's graph
+walk (depth 1, `calls` edges) from the same node. Both sides are sets of
+definitions (codesift node ids; a jedi definition is matched to the node whose
+name is defined on its line). Precision, recall and F1 are micro-averaged over
+the sampled definitions, per library and in all; recall is also given per call
+shape of the truth's edges (`f()`, `self.f()`, `obj.f()`, `a.b.f()`,
+`super().f()`, `@decorator`), precision per call shape of codesift's edges (the
+shape at the edge's recorded line). Misses and false edges are listed in
+bench/.data/graph_accuracy-last.json. A fresh jedi Script is made per query (a
+reused one caches inference).
+
+With --write, the section between `<!-- graph_accuracy:begin -->` and
+`<!-- graph_accuracy:end -->` of --out is replaced (added at the end when missing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import platform
+import random
+import re
+import shutil
+import sys
+import sysconfig
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_DIR = BENCH_DIR.parent
+DATA_DIR = BENCH_DIR / ".data"
+GRAPH_DIR = DATA_DIR / "graph"
+sys.path.insert(0, str(REPO_DIR / "server"))
+
+import jedi  # noqa: E402
+
+from codesift.engine import Engine, GraphQuery, Workspace  # noqa: E402
+from runinfo import head_commit  # noqa: E402
+
+SECTION_BEGIN = "<!-- graph_accuracy:begin -->"
+SECTION_END = "<!-- graph_accuracy:end -->"
+# Not in either development set, and not the ones the call-graph report measured.
+DEFAULT_LIBRARIES = ("rich", "anyio", "jsonschema")
+SHAPES = ("f()", "self.f()", "obj.f()", "a.b.f()", "super().f()", "@decorator")
+_DEF = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_][A-Za-z0-9_]*)")
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    id: int
+    path: str
+    kind: str
+    name: str
+    qualified_name: str
+    start: int
+    end: int
+    def_line: int  # the line `def name` / `class name` is on
+
+
+@dataclass(slots=True)
+class Tally:
+    """Edges found by both, by the truth only and by codesift only."""
+
+    both: int = 0
+    truth_only: int = 0
+    ours_only: int = 0
+
+    def add(self, truth: set[int], ours: set[int]) -> None:
+        self.both += len(truth & ours)
+        self.truth_only += len(truth - ours)
+        self.ours_only += len(ours - truth)
+
+    def scores(self) -> tuple[float, float, float]:
+        found = self.both + self.ours_only
+        real = self.both + self.truth_only
+        p = self.both / found if found else 1.0
+        r = self.both / real if real else 1.0
+        f = 2 * p * r / (p + r) if p + r else 0.0
+        return p, r, f
+
+
+@dataclass(slots=True)
+class Result:
+    library: str
+    callers: Tally = field(default_factory=Tally)
+    callees: Tally = field(default_factory=Tally)
+    # shape -> [found, total] of the truth's edges; [right, total] of codesift's
+    recall_by_shape: dict[str, list[int]] = field(default_factory=dict)
+    precision_by_shape: dict[str, list[int]] = field(default_factory=dict)
+    misses: list[dict[str, Any]] = field(default_factory=list)
+    false_edges: list[dict[str, Any]] = field(default_factory=list)
+    sampled: int = 0
+    unmapped: int = 0  # truth edges whose definition codesift has no node for
+    seconds: float = 0.0
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def loadavg() -> str:
+    return "/".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def site_packages() -> Path:
+    return Path(sysconfig.get_paths()["purelib"])
+
+
+def prepare(library: str) -> Path:
+    """The library's copy (bench/.data/graph/<name>/<name>), refreshed when the
+    installed version changed; the folder indexed is its parent."""
+    source = site_packages() / library
+    if not source.is_dir():
+        raise SystemExit(f"{library} is not installed here ({source} missing)")
+    root = GRAPH_DIR / library
+    stamp = root / ".source"
+    version = f"{source}:{max(p.stat().st_mtime_ns for p in source.rglob('*.py'))}"
+    if not stamp.exists() or stamp.read_text() != version:
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.copytree(source, root / library, ignore=shutil.ignore_patterns("__pycache__"))
+        stamp.write_text(version)
+    # Always a fresh index: the run measures the extraction of this code.
+    shutil.rmtree(root / ".codesift", ignore_errors=True)
+    return root
+
+
+def def_line(lines: list[str], node_start: int, node_end: int, name: str) -> int:
+    for number in range(node_start, min(node_end, len(lines)) + 1):
+        match = _DEF.match(lines[number - 1])
+        if match and match.group(1) == name:
+            return number
+    return node_start
+
+
+class Library:
+    """One indexed library: its nodes by file, and codesift's graph."""
+
+    def __init__(self, name: str, root: Path) -> None:
+        self.name = name
+        self.root = root
+        ws = Workspace.at(root, {"embedding": {"enabled": False}})
+        self.engine = Engine(ws, vectors=False, quiet=True)
+        conn = self.engine.connection()
+        self.sources: dict[str, list[str]] = {}
+        self.nodes: dict[int, Node] = {}
+        self.by_file: dict[str, list[Node]] = defaultdict(list)
+        self.by_def: dict[tuple[str, int], Node] = {}
+        rows = conn.execute(
+            "SELECT n.id, f.path, n.kind, n.name, n.qualified_name, n.start_line, n.end_line"
+            " FROM nodes n JOIN files f ON f.id = n.file_id WHERE f.language = 'python'"
+        ).fetchall()
+        for node_id, path, kind, name_, qualified, start, end in rows:
+            lines = self.lines(str(path))
+            where = def_line(lines, int(start), int(end), str(name_))
+            node = Node(
+                int(node_id),
+                str(path),
+                str(kind),
+                str(name_),
+                str(qualified),
+                int(start),
+                int(end),
+                where,
+            )
+            self.nodes[node.id] = node
+            self.by_file[node.path].append(node)
+            if kind != "module":
+                self.by_def[(node.path, where)] = node
+        self.project = jedi.Project(
+            path=str(root), sys_path=[str(root), *sys.path], load_unsafe_extensions=False
+        )
+
+    def lines(self, path: str) -> list[str]:
+        if path not in self.sources:
+            text = (self.root / path).read_text(encoding="utf-8", errors="replace")
+            self.sources[path] = text.splitlines()
+        return self.sources[path]
+
+    def enclosing(self, path: str, line: int, *, decorated: bool = False) -> Node | None:
+        """The innermost node around `line` of `path` (a decoration: the scope
+        around the definition it decorates)."""
+        inside = [n for n in self.by_file.get(path, []) if n.start <= line <= n.end]
+        if decorated:  # not the decorated definition itself (its span may hold the @)
+            inside = [n for n in inside if not (n.kind != "module" and n.def_line > line)]
+        if not inside:
+            return None
+        return min(inside, key=lambda n: (n.end - n.start, -n.start))
+
+    def relative(self, module_path: Path | None) -> str | None:
+        if module_path is None:
+            return None
+        try:
+            return Path(module_path).resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return None
+
+
+def shape_at(text: str, column: int, name: str) -> str:
+    """The call shape of `name` written at `column` of a source line."""
+    before = text[:column].rstrip()
+    if text[:column].strip().startswith("@") and text.strip().startswith("@"):
+        return "@decorator"
+    if not before.endswith("."):
+        return "f()"
+    head = before[:-1]
+    if head.endswith("super()"):
+        return "super().f()"
+    receiver = re.search(r"([A-Za-z_][A-Za-z0-9_]*(?:\(\))?(?:\.[A-Za-z_][A-Za-z0-9_]*)*)$", head)
+    word = receiver.group(1) if receiver else ""
+    if word in ("self", "cls"):
+        return "self.f()"
+    if "." in word:
+        return "a.b.f()"
+    return "obj.f()"
+
+
+def truth_callers(lib: Library, node: Node) -> dict[int, str]:
+    """Enclosing definitions of the calls and decorations of `node`, with the
+    shape of each (first seen)."""
+    lines = lib.lines(node.path)
+    text = lines[node.def_line - 1]
+    column = text.index(node.name, text.index("def" if node.kind != "class" else "class"))
+    script = jedi.Script(path=str(lib.root / node.path), project=lib.project)
+    out: dict[int, str] = {}
+    for ref in script.get_references(node.def_line, column, include_builtins=False):
+        if ref.is_definition():
+            continue
+        path = lib.relative(ref.module_path)
+        if path is None or ref.line is None or ref.column is None:
+            continue
+        site = lib.lines(path)[ref.line - 1]
+        after = site[ref.column + len(node.name) :].lstrip()
+        # `@name` or `@name(...)` decorates with it; `@name.setter` does not call it.
+        decorated = site.strip().startswith("@") and (not after or after.startswith("("))
+        if not (after.startswith("(") or decorated):
+            continue
+        caller = lib.enclosing(path, ref.line, decorated=decorated)
+        if caller is not None:
+            out.setdefault(caller.id, shape_at(site, ref.column, node.name))
+    return out
+
+
+def _calls_in(tree: ast.AST, node: Node) -> list[ast.Call]:
+    """The calls in the body of the definition on `node.def_line`, nested
+    definitions left out."""
+    target: ast.AST | None = None
+    for item in ast.walk(tree):
+        kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        if isinstance(item, kinds) and item.lineno == node.def_line:
+            target = item
+            break
+    if target is None:
+        return []
+    calls: list[ast.Call] = []
+    stack: list[ast.AST] = list(ast.iter_child_nodes(target))
+    decorators = set(map(id, getattr(target, "decorator_list", [])))
+    while stack:
+        item = stack.pop()
+        if id(item) in decorators:
+            continue  # a decorator runs in the enclosing scope
+        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue  # a nested definition's calls are its own (a lambda's are not)
+        if isinstance(item, ast.Call):
+            calls.append(item)
+        stack.extend(ast.iter_child_nodes(item))
+    return calls
+
+
+def truth_callees(lib: Library, node: Node, trees: dict[str, ast.AST]) -> dict[int, str]:
+    path = node.path
+    if path not in trees:
+        trees[path] = ast.parse("\n".join(lib.lines(path)))
+    lines = lib.lines(path)
+    out: dict[int, str] = {}
+    for call in _calls_in(trees[path], node):
+        func = call.func
+        if isinstance(func, ast.Name):
+            line, column, name = func.lineno, func.col_offset, func.id
+        elif isinstance(func, ast.Attribute) and func.end_lineno and func.end_col_offset:
+            line, name = func.end_lineno, func.attr
+            column = func.end_col_offset - len(func.attr)
+        else:
+            continue
+        script = jedi.Script(path=str(lib.root / path), project=lib.project)
+        try:
+            found = script.goto(line, column, follow_imports=True)
+        except Exception:  # jedi gives up on some expressions: no truth there
+            continue
+        for definition in found:
+            target_path = lib.relative(definition.module_path)
+            if target_path is None or definition.line is None:
+                continue
+            target = lib.by_def.get((target_path, definition.line))
+            if target is not None and target.id != node.id:
+                out.setdefault(target.id, shape_at(lines[line - 1], column, name))
+    return out
+
+
+def ours(lib: Library, node: Node, direction: str) -> dict[int, int]:
+    """codesift's callers or callees of `node`: other node id -> the edge's line."""
+    walk = lib.engine.graph(node.id, GraphQuery(direction=direction, depth=1, max_nodes=1000))
+    out: dict[int, int] = {}
+    for edge in walk.edges:
+        if edge.kind != "calls" or edge.target is None:
+            continue
+        if direction == "callers" and edge.target == node.id and edge.source != node.id:
+            out.setdefault(edge.source, edge.line)
+        elif direction == "callees" and edge.source == node.id and edge.target != node.id:
+            out.setdefault(edge.target, edge.line)
+    return out
+
+
+def edge_shape(lib: Library, path: str, line: int, name: str) -> str:
+    lines = lib.lines(path)
+    if not 1 <= line <= len(lines):
+        return "f()"
+    text = lines[line - 1]
+    match = re.search(rf"\b{re.escape(name)}\b", text)
+    return shape_at(text, match.start(), name) if match else "f()"
+
+
+def measure(library: str, sample: int, seed: int) -> Result:
+    started = time.perf_counter()
+    root = prepare(library)
+    log(f"[{library}] indexing {root}")
+    lib = Library(library, root)
+    candidates = sorted(
+        (n for n in lib.nodes.values() if n.kind in ("function", "method")), key=lambda n: n.id
+    )
+    chosen = random.Random(seed).sample(candidates, min(sample, len(candidates)))
+    result = Result(library, sampled=len(chosen))
+    trees: dict[str, ast.AST] = {}
+    for number, node in enumerate(chosen, start=1):
+        if number % 10 == 0:
+            log(f"[{library}] {number}/{len(chosen)}")
+        for direction in ("callers", "callees"):
+            truth = (
+                truth_callers(lib, node)
+                if direction == "callers"
+                else truth_callees(lib, node, trees)
+            )
+            found = ours(lib, node, direction)
+            tally = result.callers if direction == "callers" else result.callees
+            tally.add(set(truth), set(found))
+            for other, shape in truth.items():
+                counts = result.recall_by_shape.setdefault(f"{direction} {shape}", [0, 0])
+                counts[1] += 1
+                if other in found:
+                    counts[0] += 1
+                else:
+                    result.misses.append(_edge_json(lib, direction, node, other, shape))
+            for other, line in found.items():
+                where = node.path if direction == "callees" else lib.nodes[other].path
+                name = lib.nodes[other].name if direction == "callees" else node.name
+                shape = truth.get(other) or edge_shape(lib, where, line, name)
+                counts = result.precision_by_shape.setdefault(f"{direction} {shape}", [0, 0])
+                counts[1] += 1
+                if other in truth:
+                    counts[0] += 1
+                else:
+                    result.false_edges.append(_edge_json(lib, direction, node, other, shape, line))
+    lib.engine.close()
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _edge_json(
+    lib: Library, direction: str, node: Node, other: int, shape: str, line: int | None = None
+) -> dict[str, Any]:
+    peer = lib.nodes[other]
+    return {
+        "direction": direction,
+        "definition": f"{node.qualified_name} ({node.path}:{node.def_line})",
+        "other": f"{peer.qualified_name} ({peer.path}:{peer.def_line})",
+        "shape": shape,
+        "line": line,
+    }
+
+
+def machine() -> str:
+    cpu = ""
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    python = platform.python_version()
+    return f"nproc {os.cpu_count()}, {cpu}; CPython {python}; jedi {jedi.__version__}"
+
+
+def _fmt(p: float, r: float, f: float) -> str:
+    return f"{p:.2f} / {r:.2f} / {f:.2f}"
+
+
+def render(results: list[Result], commit: str, seed: int, load: tuple[str, str]) -> str:
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    sample = max((r.sampled for r in results), default=0)
+    total_callers, total_callees = Tally(), Tally()
+    recall: Counter[str] = Counter()
+    recall_total: Counter[str] = Counter()
+    precision: Counter[str] = Counter()
+    precision_total: Counter[str] = Counter()
+    rows = []
+    for r in results:
+        for mine, total in ((r.callers, total_callers), (r.callees, total_callees)):
+            total.both += mine.both
+            total.truth_only += mine.truth_only
+            total.ours_only += mine.ours_only
+        for key, (hit, all_) in r.recall_by_shape.items():
+            recall[key] += hit
+            recall_total[key] += all_
+        for key, (hit, all_) in r.precision_by_shape.items():
+            precision[key] += hit
+            precision_total[key] += all_
+        rows.append(
+            f"| {r.library} | {r.sampled} | {_fmt(*r.callers.scores())} |"
+            f" {_fmt(*r.callees.scores())} | {r.seconds:.0f} |"
+        )
+    rows.append(
+        f"| **all** | {sum(r.sampled for r in results)} | {_fmt(*total_callers.scores())} |"
+        f" {_fmt(*total_callees.scores())} | |"
+    )
+    shape_rows = []
+    for direction in ("callers", "callees"):
+        for shape in SHAPES:
+            key = f"{direction} {shape}"
+            rec = (
+                f"{recall[key] / recall_total[key]:.2f} ({recall_total[key]})"
+                if recall_total[key]
+                else "-"
+            )
+            prec = (
+                f"{precision[key] / precision_total[key]:.2f} ({precision_total[key]})"
+                if precision_total[key]
+                else "-"
+            )
+            shape_rows.append(f"| {direction} | `{shape}` | {rec} | {prec} |")
+    return "\n".join(
+        [
+            "## Call-graph accuracy (`bench/graph_accuracy.py`)",
+            "",
+            f"Run {now} at commit `{commit}`; machine: {machine()}; load average {load[0]} at"
+            f" start, {load[1]} at end. Reference: jedi's references (callers) and goto"
+            f" (callees) at the level of enclosing definitions; {sample} functions and methods"
+            f" sampled per library (seed {seed}); libraries as installed"
+            " in this environment, copied and indexed without vectors.",
+            "",
+            "| library | sampled | callers P / R / F1 | callees P / R / F1 | s |",
+            "|---|---|---|---|---|",
+            *rows,
+            "",
+            "Recall by the shape of the reference's call, precision by the shape at codesift's"
+            " edge (count in brackets):",
+            "",
+            "| side | shape | recall | precision |",
+            "|---|---|---|---|",
+            *shape_rows,
+            "",
+            "Misses and false edges: bench/.data/graph_accuracy-last.json.",
+        ]
+    )
+
+
+def write_section(out: Path, body: str) -> None:
+    section = f"{SECTION_BEGIN}\n{body.rstrip()}\n{SECTION_END}\n"
+    text = out.read_text() if out.exists() else "# Benchmark results\n"
+    pattern = re.compile(
+        re.escape(SECTION_BEGIN) + r".*?" + re.escape(SECTION_END) + r"\n?", re.DOTALL
+    )
+    if pattern.search(text):
+        text = pattern.sub(lambda _m: section, text, count=1)
+    else:
+        text = text.rstrip() + "\n\n" + section
+    out.write_text(text)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--library", action="append", help="a library installed here (repeatable)")
+    parser.add_argument("--sample", type=int, default=60)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--write", action="store_true")
+    parser.add_argument("--out", type=Path, default=BENCH_DIR / "RESULTS.md")
+    args = parser.parse_args()
+    GRAPH_DIR.mkdir(parents=True, exist_ok=True)
+    start_load = loadavg()
+    results = [measure(name, args.sample, args.seed) for name in args.library or DEFAULT_LIBRARIES]
+    raw = {
+        r.library: {
+            "callers": r.callers.scores(),
+            "callees": r.callees.scores(),
+            "recall_by_shape": r.recall_by_shape,
+            "precision_by_shape": r.precision_by_shape,
+            "misses": r.misses,
+            "false_edges": r.false_edges,
+        }
+        for r in results
+    }
+    (DATA_DIR / "graph_accuracy-last.json").write_text(json.dumps(raw, indent=1))
+    body = render(results, head_commit(), args.seed, (start_load, loadavg()))
+    print(body)
+    if args.write:
+        write_section(args.out, body)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

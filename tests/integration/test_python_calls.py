@@ -1,0 +1,157 @@
+"""Python calls resolved the way the language resolves them, not by name alone:
+relative and aliased imports, module-qualified calls, builtins, `self`/`cls`
+within the caller's class, `super()`, typed receivers and decorators.
+
+A small package written to a real folder, indexed by the real indexer into a real
+SQLite file; the edges are read back as `codesift callers/callees` show them
+(engine graph walk).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from codesift.engine import Engine, GraphQuery, Workspace
+
+FILES = {
+    "shop/__init__.py": "from .pricing import total as grand_total\n",
+    "shop/util.py": (
+        "def slugify(text):\n"
+        "    return text.lower()\n"
+        "\n"
+        "\n"
+        "def values(mapping):\n"
+        "    return list(mapping)\n"
+        "\n"
+        "\n"
+        "def register(fn):\n"
+        "    return fn\n"
+    ),
+    "shop/pricing.py": (
+        "import json\n"
+        "\n"
+        "from . import util\n"
+        "from .util import slugify as make_slug, register\n"
+        "\n"
+        "\n"
+        "class Base:\n"
+        "    def get(self, key):\n"
+        "        return key\n"
+        "\n"
+        "    def dumps(self, data):\n"
+        "        return json.dumps(data)\n"
+        "\n"
+        "\n"
+        "class Cache:\n"
+        "    def get(self, key):\n"
+        "        return None\n"
+        "\n"
+        "\n"
+        "class Store(Base):\n"
+        "    def get(self, key):\n"
+        "        return super().get(key)\n"
+        "\n"
+        "    def name(self, key):\n"
+        "        return make_slug(self.get(key))\n"
+        "\n"
+        "    def keys(self, data):\n"
+        "        return util.values(data)\n"
+        "\n"
+        "    def next_key(self, items):\n"
+        "        return next(iter(items))\n"
+        "\n"
+        "\n"
+        "class Service:\n"
+        "    def __init__(self):\n"
+        "        self.cache = Cache()\n"
+        "\n"
+        "    def lookup(self, key):\n"
+        "        return self.cache.get(key)\n"
+        "\n"
+        "\n"
+        "@register\n"
+        "def total(store: Store, keys):\n"
+        "    cache = Cache()\n"
+        "    cache.get(keys)\n"
+        "    return store.name(keys)\n"
+    ),
+    "shop/special.py": (
+        "from .pricing import Base\n"
+        "\n"
+        "\n"
+        "class Special(Base):\n"
+        "    def dumps(self, data):\n"
+        "        return super().dumps(data)\n"
+    ),
+    # A project method named like a builtin and like json's function.
+    "shop/iterators.py": (
+        "class Walker:\n"
+        "    def next(self):\n"
+        "        return 1\n"
+        "\n"
+        "    def dumps(self):\n"
+        "        return 2\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
+    root = tmp_path_factory.mktemp("calls") / "ws"
+    for path, text in FILES.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    ws = Workspace.at(root, {"embedding": {"enabled": False}})
+    return Engine(ws, vectors=False, quiet=True)
+
+
+def callees(engine: Engine, qualified_name: str) -> set[str]:
+    walk = engine.graph(qualified_name, GraphQuery(direction="callees", depth=1))
+    (root,) = walk.roots
+    names = {s.node.id: s.node.qualified_name for s in walk.nodes}
+    return {names[e.target] for e in walk.edges if e.source == root and e.target is not None}
+
+
+def callers(engine: Engine, qualified_name: str) -> set[str]:
+    walk = engine.graph(qualified_name, GraphQuery(direction="callers", depth=1))
+    (root,) = walk.roots
+    names = {s.node.id: s.node.qualified_name for s in walk.nodes}
+    return {names[e.source] for e in walk.edges if e.target == root}
+
+
+def test_relative_and_aliased_imports_resolve_across_files(engine: Engine) -> None:
+    assert "shop.util.slugify" in callees(engine, "shop.pricing.Store.name")
+    assert "shop.util.values" in callees(engine, "shop.pricing.Store.keys")
+
+
+def test_self_calls_stay_in_the_callers_class(engine: Engine) -> None:
+    found = callees(engine, "shop.pricing.Store.name")
+    assert "shop.pricing.Store.get" in found
+    assert "shop.pricing.Cache.get" not in found and "shop.pricing.Base.get" not in found
+
+
+def test_super_calls_the_base_classs_method(engine: Engine) -> None:
+    assert callees(engine, "shop.pricing.Store.get") == {"shop.pricing.Base.get"}
+    # A base imported from another module.
+    assert callees(engine, "shop.special.Special.dumps") == {"shop.pricing.Base.dumps"}
+
+
+def test_module_qualified_and_builtin_calls_never_reach_namesakes(engine: Engine) -> None:
+    assert callees(engine, "shop.pricing.Base.dumps") == set()  # json.dumps
+    assert "shop.iterators.Walker.next" not in callees(engine, "shop.pricing.Store.next_key")
+    assert callers(engine, "shop.iterators.Walker.next") == set()
+    assert callers(engine, "shop.iterators.Walker.dumps") == set()
+
+
+def test_typed_receivers_reach_their_class(engine: Engine) -> None:
+    found = callees(engine, "shop.pricing.total")
+    assert "shop.pricing.Store.name" in found  # store: Store
+    assert "shop.pricing.Cache.get" in found  # cache = Cache()
+    assert "shop.pricing.Base.get" not in found
+    # A field its class's constructor sets: self.cache = Cache()
+    assert callees(engine, "shop.pricing.Service.lookup") == {"shop.pricing.Cache.get"}
+
+
+def test_a_decorator_is_called_by_the_enclosing_scope(engine: Engine) -> None:
+    assert callers(engine, "shop.util.register") == {"shop.pricing"}
+    assert "shop.util.register" not in callees(engine, "shop.pricing.total")
