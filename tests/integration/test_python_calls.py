@@ -155,3 +155,23 @@ def test_typed_receivers_reach_their_class(engine: Engine) -> None:
 def test_a_decorator_is_called_by_the_enclosing_scope(engine: Engine) -> None:
     assert callers(engine, "shop.util.register") == {"shop.pricing"}
     assert "shop.util.register" not in callees(engine, "shop.pricing.total")
+
+
+def test_a_name_with_many_definitions_is_never_cut_silently(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    root = tmp_path_factory.mktemp("many") / "ws"
+    root.mkdir()
+    (root / "models.py").write_text(
+        "".join(f"class Model{i}:\n    def __init__(self):\n        pass\n\n\n" for i in range(25))
+    )
+    engine = Engine(
+        Workspace.at(root, {"embedding": {"enabled": False}}), vectors=False, quiet=True
+    )
+    try:
+        every = engine.graph("__init__", GraphQuery(direction="callers", max_nodes=200))
+        assert len(every.roots) == 25 and not every.truncated
+        some = engine.graph("__init__", GraphQuery(direction="callers", max_nodes=10))
+        assert len(some.roots) == 10 and some.truncated
+    finally:
+        engine.close()

@@ -76,12 +76,12 @@ def walk_graph(
     queue: deque[tuple[int, int]] = deque()
     truncated = False
     for node in start:
-        roots.append(node.id)
         if node.id not in nodes:
             if len(nodes) >= query.max_nodes:
-                truncated = True
+                truncated = True  # more definitions than the walk may show
                 break
             nodes[node.id] = node
+        roots.append(node.id)
         queue.append((node.id, 0))
     seen_links: set[tuple[int, str, str, int]] = set()
     while queue and not truncated:

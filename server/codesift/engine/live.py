@@ -1293,11 +1293,14 @@ class LiveReader:
         history: bool = True,
         open_timeout: float | None = 30.0,
     ) -> GraphResult:
-        """The engine's graph walk from the definitions named `start` (at most 20),
-        or from the nodes `start(conn)` finds."""
+        """The engine's graph walk from the definitions named `start` (one more than
+        the walk may show, so that it says when it stopped: `truncated`), or from
+        the nodes `start(conn)` finds."""
         with self.connection(folder, cancel, open_timeout) as conn:
             if isinstance(start, str):
-                nodes = nodes_named(conn, start, limit=20, times=query.times or None)
+                nodes = nodes_named(
+                    conn, start, limit=query.max_nodes + 1, times=query.times or None
+                )
             else:
                 nodes = start(conn)
             return walk_graph(conn, nodes, query, history=history)

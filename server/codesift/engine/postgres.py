@@ -422,17 +422,21 @@ class SharedSearch:
         folder = Path(root) if root and Path(root).is_dir() else None
         return time_filter(as_of, since, until, root=folder)
 
-    def start_nodes(self, target: str | int, times: TimeFilter | None = None) -> list[NodeRow]:
-        """The definitions named `target` (at most 20), or the node with id `target`,
-        among the repositories this principal may read."""
+    def start_nodes(
+        self, target: str | int, times: TimeFilter | None = None, limit: int = 20
+    ) -> list[NodeRow]:
+        """The definitions named `target` (at most `limit`), or the node with id
+        `target`, among the repositories this principal may read."""
         if isinstance(target, str):
             _no_nul(target, "name")
-        return self._read(lambda: self._start_nodes(target, times))
+        return self._read(lambda: self._start_nodes(target, times, limit))
 
-    def _start_nodes(self, target: str | int, times: TimeFilter | None) -> list[NodeRow]:
+    def _start_nodes(
+        self, target: str | int, times: TimeFilter | None, limit: int = 20
+    ) -> list[NodeRow]:
         if isinstance(target, int):
             return list(self.graph_store.node_rows([target]).values())
-        return self.graph_store.nodes_named(target, limit=20, times=times if times else None)
+        return self.graph_store.nodes_named(target, limit=limit, times=times if times else None)
 
     def symbols(self, name: str, limit: int = 20, times: TimeFilter | None = None) -> SymbolMatches:
         """Definitions named `name` (a qualified name matches its ending after a
@@ -481,7 +485,8 @@ class SharedSearch:
         check_graph_query(query)
         if isinstance(target, str) and not target.strip():
             raise QueryError("the name is empty")
-        starts = self.start_nodes(target, query.times)
+        # One more than the walk may show: it then says it stopped (truncated).
+        starts = self.start_nodes(target, query.times, query.max_nodes + 1)
         return self._read(lambda: walk_graph(self.graph_store, starts, query))
 
     def callers(self, name: str) -> list[tuple[NodeRow, NodeRow, int]]:

@@ -237,7 +237,8 @@ class Engine:
         conn = self.connection()
         if query.times:
             self.history_for_times()
-        return walk_graph(conn, self.start_nodes(target, query.times), query)
+        # One more than the walk may show: it then says it stopped (truncated).
+        return walk_graph(conn, self.start_nodes(target, query.times, query.max_nodes + 1), query)
 
     def status(self) -> IndexStatus:
         """The index's status (see `index_status`); needs no open connection."""
@@ -259,11 +260,14 @@ class Engine:
         """Compute the missing vectors (see `embed`)."""
         return embed(self.workspace, self.listener, quiet=self.quiet)
 
-    def start_nodes(self, target: str | int, times: TimeFilter | None = None) -> list[NodeRow]:
+    def start_nodes(
+        self, target: str | int, times: TimeFilter | None = None, limit: int = 20
+    ) -> list[NodeRow]:
+        """The definitions named `target` (at most `limit`), or the node with id `target`."""
         conn = self.connection()
         if isinstance(target, int):
             return list(node_rows(conn, [target]).values())
-        return nodes_named(conn, target, limit=20, times=times if times else None)
+        return nodes_named(conn, target, limit=limit, times=times if times else None)
 
     # -- vectors for a one-shot search ----------------------------------------------------
 

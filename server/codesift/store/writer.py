@@ -45,8 +45,8 @@ _HINT_TAIL = (
 # Edges whose written name is not the hinted definition's name (`import foo as bar`);
 # the same expression as the partial index edges_aliased (migration 3), so it is used.
 _ALIASED = f"dst_hint != '' AND dst_name != {_HINT_TAIL.replace('edges.', '')}"
-# A Python edge (dotted hint, no path) whose hint's first component is no top-level
-# package or module of the project (temp.python_tops).
+# A Python edge (dotted hint, no path) whose hint's first component is no folder or
+# module name of the project's Python files (temp.python_tops).
 _OUTSIDE_PYTHON_HINT = (
     "edges.dst_hint != '' AND instr(edges.dst_hint, '/') = 0"
     " AND instr(edges.dst_hint, ':') = 0 AND instr(edges.dst_hint, char(92)) = 0"
@@ -545,16 +545,20 @@ class IndexWriter:
                   -- through the name index: the hint's last component is the node's name
                   AND n.name = {_HINT_TAIL} AND n.qualified_name = edges.dst_hint"""
         )
-        # Top-level Python packages and modules of the project: a Python edge whose
-        # hint names another one (`json.dumps`, `builtins.next`) reaches outside the
-        # project and is never linked to a project definition by its name alone.
+        # Every folder and module name of the project's Python files: a Python edge
+        # whose hint starts with another name (`json.dumps`, `builtins.next`) reaches
+        # outside the project and is never linked to a definition by its name alone.
+        # (Folder names too: `from shop.payments import x` in a folder `shop` without
+        # an `__init__.py`, whose modules are named `payments`, is the project's.)
         conn.execute("CREATE TEMP TABLE IF NOT EXISTS python_tops (name TEXT PRIMARY KEY)")
         conn.execute("DELETE FROM temp.python_tops")
-        conn.execute(
-            "INSERT OR IGNORE INTO temp.python_tops"
-            " SELECT substr(n.qualified_name, 1, instr(n.qualified_name || '.', '.') - 1)"
-            " FROM files f JOIN nodes n ON n.file_id = f.id"
-            " WHERE f.language = 'python' AND n.kind = 'module'"
+        segments: set[str] = set()
+        for (path,) in conn.execute("SELECT path FROM files WHERE language = 'python'"):
+            parts = str(path).split("/")
+            parts[-1] = parts[-1].rsplit(".", 1)[0]
+            segments.update(parts)
+        conn.executemany(
+            "INSERT OR IGNORE INTO temp.python_tops VALUES (?)", [(s,) for s in sorted(segments)]
         )
         conn.execute(
             f"""UPDATE edges SET dst_id = u.id, resolution = 'unique'
