@@ -3,7 +3,9 @@
 timespec  parse dates, relative times and git revisions into Unix times;
           TimeFilter, the SQL conditions every stream applies
 lines     per-line commit numbers of one file, updated one diff at a time
-update    walk new first-parent commits and time stale files' nodes and chunks
+gitlog    first-parent diffs read from `git log -p -U0` (the fast reader)
+update    walk new first-parent commits and time stale files' nodes and chunks,
+          in resumable steps
 records   read a node's or chunk's created / last-changed time and commit
 """
 

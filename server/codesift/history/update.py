@@ -4,14 +4,26 @@ and chunks of every file whose rows or history changed.
 The walk follows first parents from the last walked HEAD (meta `history_head`)
 to the current HEAD, oldest first, and applies each commit's zero-context diff
 to the per-line commit numbers of the files it touches (codesift.history.lines).
-Only those files' line histories are loaded and written back, so an update after
-a few commits costs a few diffs. When the stored HEAD is no longer on the first-
-parent chain (a rebase, a reset, another branch) the history is rebuilt.
+The diffs come from `git log -p` (history/gitlog.py: git diffs on the other core
+while this process applies them), limited to the indexed folder's path, so a
+folder of a monorepo walks only the commits that touch it; libgit2 reads them
+instead without git 2.31+, in a partial clone, or after git fails on a missing
+object. When the stored HEAD is no longer on the first-parent chain (a rebase, a
+reset, another branch) the history is rebuilt.
+
+The pass is written in steps, each its own transaction inside the caller's batch
+guard (its turn on the write lock): a checkpoint of the walk every
+CHECKPOINT_SECONDS (the commits walked, the changed line histories, and
+`history_head` set to the last commit applied), then the files TIMING_BATCH at a
+time. A pass killed or cancelled half-way goes on from its last step: commits
+already walked are never walked again, and the files their diffs touched wait in
+meta `history_retime`. `history_pending` says what is left (meta `history_walk`
+holds the walk's progress); search never waits for it (engine/history.py).
 
 Renames are followed: a commit whose diff both adds and deletes files runs
-libgit2's rename detection (`find_similar`, 50% similarity), and a renamed file
-keeps its lines' history. A merge counts as one commit on the first-parent line:
-what it brings in changed when it was merged. Times are committer times.
+rename detection (50% similarity), and a renamed file keeps its lines' history.
+A merge counts as one commit on the first-parent line: what it brings in changed
+when it was merged. Times are committer times.
 
 Lines that differ between HEAD and the working tree count as changed now
 (UNCOMMITTED_TIME); a file git does not track is uncommitted as a whole. Outside
