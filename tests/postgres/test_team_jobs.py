@@ -117,6 +117,8 @@ def test_a_job_killed_mid_way_keeps_its_batches_and_the_next_one_resumes(
         with psycopg.connect(pg_dsn) as holder:
             holder.execute("LOCK TABLE chunks IN SHARE MODE")
             wait_for("the job to wait for its next batch", lambda: blocking_backends(pg_dsn) > 0)
+            [running] = run_json(capsys, "status", "--db", pg_dsn, "--json")["repositories"]
+            assert running["state"] == "indexing"
             proc.send_signal(signal.SIGKILL)
             proc.wait()
             holder.rollback()
