@@ -175,3 +175,26 @@ def test_a_name_with_many_definitions_is_never_cut_silently(
         assert len(some.roots) == 10 and some.truncated
     finally:
         engine.close()
+
+
+def test_a_workspace_opened_on_a_subfolder_still_links_its_own_imports(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """`from app.core.util import helper` in a workspace opened on `app/core` (the
+    package name is no folder of the workspace): the call still reaches `helper`
+    by its name, while `json.dumps` (the standard library's) never reaches a
+    project `dumps`."""
+    root = tmp_path_factory.mktemp("sub") / "core"
+    root.mkdir()
+    (root / "util.py").write_text("def helper():\n    return 1\n\n\ndef dumps():\n    return 2\n")
+    (root / "main.py").write_text(
+        "import json\n\nfrom app.core.util import helper\n\n\n"
+        "def run():\n    helper()\n    return json.dumps({})\n"
+    )
+    engine = Engine(
+        Workspace.at(root, {"embedding": {"enabled": False}}), vectors=False, quiet=True
+    )
+    try:
+        assert callees(engine, "main.run") == {"util.helper"}
+    finally:
+        engine.close()

@@ -16,6 +16,7 @@ scattered ids.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -45,16 +46,21 @@ _HINT_TAIL = (
 # Edges whose written name is not the hinted definition's name (`import foo as bar`);
 # the same expression as the partial index edges_aliased (migration 3), so it is used.
 _ALIASED = f"dst_hint != '' AND dst_name != {_HINT_TAIL.replace('edges.', '')}"
-# A Python edge (dotted hint, no path) whose hint's first component is no folder or
-# module name of the project's Python files (temp.python_tops).
+# A Python edge (dotted hint, no path) whose hint starts with a standard-library
+# module or `builtins` that is no folder or module name of the project's Python
+# files (temp.python_tops): `json.dumps`, `os.path.join`, `builtins.next`. (Any
+# other unknown first name may be the project's own package seen from inside it,
+# a workspace opened on a subfolder: such edges may still resolve by name.)
 _OUTSIDE_PYTHON_HINT = (
     "edges.dst_hint != '' AND instr(edges.dst_hint, '/') = 0"
     " AND instr(edges.dst_hint, ':') = 0 AND instr(edges.dst_hint, char(92)) = 0"
     " AND substr(edges.dst_hint, 1, instr(edges.dst_hint || '.', '.') - 1)"
-    " NOT IN (SELECT name FROM temp.python_tops)"
+    " IN (SELECT name FROM temp.python_outside)"
     " AND EXISTS (SELECT 1 FROM nodes s JOIN files f ON f.id = s.file_id"
     " WHERE s.id = edges.src_id AND f.language = 'python')"
 )
+# What Python reaches without the project: its standard library and builtins.
+_PYTHON_OUTSIDE = frozenset(sys.stdlib_module_names) | {"builtins"}
 
 NodeKey = tuple[str, str, int]  # kind, qualified name, position among namesakes
 ChunkKey = tuple[object, str, int, int]  # owner, layer, part, position among equals
@@ -545,20 +551,20 @@ class IndexWriter:
                   -- through the name index: the hint's last component is the node's name
                   AND n.name = {_HINT_TAIL} AND n.qualified_name = edges.dst_hint"""
         )
-        # Every folder and module name of the project's Python files: a Python edge
-        # whose hint starts with another name (`json.dumps`, `builtins.next`) reaches
-        # outside the project and is never linked to a definition by its name alone.
-        # (Folder names too: `from shop.payments import x` in a folder `shop` without
-        # an `__init__.py`, whose modules are named `payments`, is the project's.)
-        conn.execute("CREATE TEMP TABLE IF NOT EXISTS python_tops (name TEXT PRIMARY KEY)")
-        conn.execute("DELETE FROM temp.python_tops")
+        # The standard library's modules that are no folder or module name of the
+        # project's Python files: a Python edge whose hint starts with one
+        # (`json.dumps`, `builtins.next`) reaches outside the project and is never
+        # linked to a definition by its name alone.
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS python_outside (name TEXT PRIMARY KEY)")
+        conn.execute("DELETE FROM temp.python_outside")
         segments: set[str] = set()
         for (path,) in conn.execute("SELECT path FROM files WHERE language = 'python'"):
             parts = str(path).split("/")
             parts[-1] = parts[-1].rsplit(".", 1)[0]
             segments.update(parts)
         conn.executemany(
-            "INSERT OR IGNORE INTO temp.python_tops VALUES (?)", [(s,) for s in sorted(segments)]
+            "INSERT OR IGNORE INTO temp.python_outside VALUES (?)",
+            [(name,) for name in sorted(_PYTHON_OUTSIDE - segments)],
         )
         conn.execute(
             f"""UPDATE edges SET dst_id = u.id, resolution = 'unique'
