@@ -412,6 +412,7 @@ class FolderIndex:
             self._stop_event.set()
             self._cond.notify_all()
         self._embed_cancel.set()
+        self._history_cancel.set()  # a history pass stops at its next commit
         self._drop_searchers()
         watcher, self._watcher = self._watcher, None
         if watcher is not None:
