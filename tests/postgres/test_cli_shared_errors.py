@@ -16,7 +16,7 @@ from typing import Any
 import psycopg
 import pytest
 
-import codesift.engine.postgres as engine_postgres
+import codesift.engine.shared_connect as shared_connect
 import codesift.store.postgres.schema as pg_schema
 from codesift.cli import main
 
@@ -151,7 +151,7 @@ def test_a_server_that_never_answers_is_given_up(
     # The DSN names no connect_timeout: codesift's own limit applies (libpq's
     # smallest, 2 s, here), not psycopg's 130 s.
     monkeypatch.delenv("PGCONNECT_TIMEOUT", raising=False)
-    monkeypatch.setattr(engine_postgres, "CONNECT_TIMEOUT_SECONDS", 2)
+    monkeypatch.setattr(shared_connect, "CONNECT_TIMEOUT_SECONDS", 2)
     dsn = f"postgresql://codesift@127.0.0.1:{silent_server}/x?sslmode=disable&gssencmode=disable"
     line = one_error(capsys, ["status", "--db", dsn])
     assert "cannot connect to the shared index" in line and "timeout" in line

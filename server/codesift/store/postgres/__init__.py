@@ -7,7 +7,10 @@ search.py   the search's reads (store/search_store.py) with the reader's grants
 graph.py    a graph walk's reads (store/graph_store.py) and name lookups, as
             the search store's reader
 status.py   what each readable repository holds (`codesift status --db`)
-access.py   principals, groups and grants
+access.py   principals, groups, grants and delegates; row security
+jobs.py     one indexing job per repository key: its lock, id and state
+keys.py     repository keys and names checked before they reach a statement
+redact.py   credentials kept out of the shared text
 tsvector.py the SQLite index's own tokens as tsvector / tsquery literals
 
 Needs the `postgres` extra (`pip install 'codesift[postgres]'`): psycopg 3.

@@ -30,13 +30,9 @@ in any text is redacted (redact.py).
 from __future__ import annotations
 
 import hashlib
-import os
-import secrets
-import socket
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,29 +41,15 @@ import numpy as np
 import psycopg
 from psycopg.pq import TransactionStatus
 
+from codesift.store.postgres.jobs import finish_job, key_lock, start_job
 from codesift.store.postgres.keys import check_repo_key
 from codesift.store.postgres.redact import REDACTION_VERSION, is_settings_file, redact
-from codesift.store.postgres.schema import (
-    MAX_REPO_ID,
-    check_id_range,
-    ensure_vector_index,
-    global_id,
-)
+from codesift.store.postgres.schema import ensure_vector_index, global_id
 from codesift.store.postgres.tsvector import doc_token_count, tsvector_literal
 from codesift.store.reader import chunk_rows
 from codesift.tokens import code_index_text
 
-__all__ = [
-    "KEY_LOCK_CLASS",
-    "MirrorSummary",
-    "key_lock",
-    "mirror_index",
-    "refresh_statistics",
-    "repo_id_for",
-]
-
-# The first half of a key's advisory lock (the second: hashtext(key)).
-KEY_LOCK_CLASS = 4346541
+__all__ = ["MirrorSummary", "mirror_index", "refresh_statistics"]
 
 # Files per transaction: a failed run keeps every batch it committed, and a
 # batch's digests are written with its rows, so the next run redoes only the rest.
@@ -218,30 +200,6 @@ def _fts_body(
     if layer == "doc":
         return None, doc_token_count(text)
     return None, None
-
-
-def repo_id_for(pg: psycopg.Connection[Any], key: str, root: str) -> int:
-    """The id of the repository `key`; a new key gets an id drawn at random from
-    1..MAX_REPO_ID (ids then say nothing of other repositories, and a run of a
-    known key allocates nothing). Run inside a transaction."""
-    row = pg.execute("SELECT id FROM repos WHERE key = %s", (key,)).fetchone()
-    if row is not None:
-        return int(row[0])
-    for _ in range(64):
-        drawn = 1 + secrets.randbelow(MAX_REPO_ID)
-        row = pg.execute(
-            "INSERT INTO repos (id, key, root) OVERRIDING SYSTEM VALUE VALUES (%s, %s, %s)"
-            " ON CONFLICT DO NOTHING RETURNING id",
-            (drawn, key, root),
-        ).fetchone()
-        if row is not None:
-            return int(row[0])
-        row = pg.execute("SELECT id FROM repos WHERE key = %s", (key,)).fetchone()
-        if row is not None:
-            return int(row[0])
-    raise psycopg.errors.UniqueViolation(
-        f"no free repository id found for {key!r} in 64 draws of 1..{MAX_REPO_ID}"
-    )
 
 
 def _vectors(
@@ -531,45 +489,6 @@ def refresh_statistics(pg: psycopg.Connection[Any], repo_id: int) -> int:
     return written
 
 
-def _job_holder(pg: psycopg.Connection[Any], key: str) -> str:
-    """Who holds the key's lock, as the job recorded itself (may be empty)."""
-    row = pg.execute(
-        "SELECT job_host, job_pid, job_root, extract(epoch FROM job_started_at)"
-        " FROM repos WHERE key = %s AND job_started_at IS NOT NULL",
-        (key,),
-    ).fetchone()
-    if row is None:
-        return ""
-    host, pid, root, since = row
-    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(since)))
-    return f" (process {pid} on {host}, indexing {root}, since {when})"
-
-
-@contextmanager
-def key_lock(
-    pg: psycopg.Connection[Any], key: str, on_wait: Callable[[str], None] | None = None
-) -> Iterator[None]:
-    """Hold the advisory lock of the repository `key` (a session lock on `pg`,
-    in autocommit mode); when another job holds it, say so through `on_wait` and
-    wait for it. Released when the block ends (or the connection closes)."""
-    lock = (KEY_LOCK_CLASS, key)
-    row = pg.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))", lock).fetchone()
-    if not (row and row[0]):
-        if on_wait is not None:
-            on_wait(
-                f"another indexing job is writing {key} into the shared index"
-                f"{_job_holder(pg, key)}: this one starts after it"
-            )
-        pg.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", lock)
-    try:
-        yield
-    finally:
-        if not pg.closed and not pg.broken:
-            # A failing connection takes its locks with it.
-            with suppress(psycopg.Error):
-                pg.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", lock)
-
-
 def mirror_index(
     local: apsw.Connection,
     pg: psycopg.Connection[Any],
@@ -607,19 +526,7 @@ def _mirror_locked(
             model = _LEGACY_MODEL
     files = _read_files(local, model)
     largest = max((int(row[0]) for f in files.values() for row in (*f.nodes, *f.chunks)), default=0)
-    with pg.transaction():
-        repo_id = repo_id_for(pg, key, root)
-        check_id_range(repo_id, largest)  # before a row of the job is written
-        before = pg.execute(
-            "SELECT indexed_at IS NOT NULL AND job_started_at IS NULL FROM repos WHERE id = %s",
-            (repo_id,),
-        ).fetchone()
-        complete = bool(before and before[0])
-        pg.execute(
-            "UPDATE repos SET job_started_at = now(), job_root = %s, job_host = %s,"
-            " job_pid = %s WHERE id = %s",
-            (root, socket.gethostname(), os.getpid(), repo_id),
-        )
+    repo_id, complete = start_job(pg, key, root, largest)
     summary = MirrorSummary(key, repo_id)
     for f in files.values():
         f.digest = _digest(f)
@@ -664,16 +571,7 @@ def _mirror_locked(
         ).fetchall()
         for d in sorted(dims | {int(r[0]) for r in held}):
             ensure_vector_index(pg, d)
-        # The models of the repository's vectors (several while a better model
-        # replaces a first one), and their size; the job's root and end.
-        pg.execute(
-            "UPDATE repos SET embedding_model = (SELECT string_agg(DISTINCT v.model, ','"
-            " ORDER BY v.model) FROM chunk_vectors v WHERE v.repo_id = %s),"
-            " dims = (SELECT max(v.dims) FROM chunk_vectors v WHERE v.repo_id = %s),"
-            " root = %s, indexed_at = now(), job_started_at = NULL, job_root = NULL,"
-            " job_host = NULL, job_pid = NULL WHERE id = %s",
-            (repo_id, repo_id, root, repo_id),
-        )
+        finish_job(pg, repo_id, root)
     if summary.rows.get("nodes") or summary.rows.get("chunks"):
         merge_pending_entries(pg)
     if summary.rows_written >= ANALYZE_AFTER_ROWS:

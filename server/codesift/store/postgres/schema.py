@@ -327,7 +327,7 @@ MIGRATIONS: tuple[PgMigration, ...] = (
         9,
         "safe operation",
         """
-        -- Repository ids are drawn at random once per key (mirror.repo_id_for):
+        -- Repository ids are drawn at random once per key (jobs.repo_id_for):
         -- an id says nothing of how many repositories there are, and runs no
         -- longer consume ids. The job columns tell an interrupted indexing job
         -- (job_started_at set, no job holding the key's lock) from a finished one.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from codesift.store.postgres.mirror import KEY_LOCK_CLASS
+from codesift.store.postgres.jobs import KEY_LOCK_CLASS
 from codesift.store.postgres.search import PostgresSearchStore
 
 __all__ = ["RepoStatus", "repo_status"]
@@ -66,7 +66,7 @@ def repo_status(store: PostgresSearchStore) -> list[RepoStatus]:
         " (SELECT count(*) FROM chunks c WHERE c.repo_id = r.id),"
         " (SELECT count(*) FROM chunk_vectors v WHERE v.repo_id = r.id),"
         " h.oid, h.time, h.subject, extract(epoch FROM o.job_started_at),"
-        # A running job holds its key's advisory lock (mirror.key_lock).
+        # A running job holds its key's advisory lock (jobs.key_lock).
         " EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted"
         " AND l.classid = %s AND l.objid = hashtext(r.key)::oid AND l.objsubid = 2)"
         " FROM readable r JOIN repos o ON o.id = r.id"
