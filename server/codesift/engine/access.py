@@ -18,8 +18,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import apsw
 
+from codesift.engine.detached import start_detached
 from codesift.engine.freshness import freshness
 from codesift.engine.listener import EngineListener
 from codesift.engine.workspace import Workspace
@@ -355,25 +354,5 @@ def start_background_embedding(ws: Workspace) -> bool:
     if probe is None:
         return False
     probe.release()  # the child takes it; a second starter's child just exits
-    log_path = ws.db_path.with_name("embed.log")
-    try:
-        with log_path.open("ab") as log_file:
-            # Not quiet: its progress lines (every 30 s) and its summary go to the log.
-            stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-            log_file.write(f"{stamp} codesift embed --root {ws.root}\n".encode())
-            log_file.flush()
-            subprocess.Popen(
-                [
-                    *(sys.executable, "-m", "codesift.cli", "embed"),
-                    *("--root", str(ws.root), "--progress-every", "30"),
-                ],
-                stdin=subprocess.DEVNULL,
-                stdout=log_file,
-                stderr=log_file,
-                start_new_session=True,
-                cwd=ws.root,
-            )
-    except OSError as exc:
-        log.warning("cannot start background embedding: %s", exc)
-        return False
-    return True
+    # Not quiet: its progress lines (every 30 s) and its summary go to the log.
+    return start_detached(ws, "embed", ["--progress-every", "30"], "embed.log")

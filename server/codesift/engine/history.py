@@ -27,14 +27,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 
 import apsw
 
+from codesift.engine.detached import start_detached
 from codesift.engine.listener import EngineListener
 from codesift.engine.workspace import Workspace
 from codesift.errors import ReadOnlyIndexError
@@ -263,29 +262,4 @@ def start_background_history(ws: Workspace) -> bool:
     if probe is None:
         return False
     probe.release()  # the child takes it; a second starter's child just waits and finds nothing
-    log_path = ws.db_path.with_name("history.log")
-    try:
-        with log_path.open("ab") as log_file:
-            stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-            log_file.write(f"{stamp} codesift history --root {ws.root}\n".encode())
-            log_file.flush()
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "codesift.cli",
-                    "history",
-                    "--root",
-                    str(ws.root),
-                    "--background",
-                ],
-                stdin=subprocess.DEVNULL,
-                stdout=log_file,
-                stderr=log_file,
-                start_new_session=True,
-                cwd=ws.root,
-            )
-    except OSError as exc:
-        log.warning("cannot start the background history pass: %s", exc)
-        return False
-    return True
+    return start_detached(ws, "history", ["--background"], "history.log")

@@ -1,0 +1,40 @@
+"""Work that goes on after the command that started it: a detached `codesift`
+process (the MiniLM vectors' `codesift embed`, the git history's `codesift
+history`), its output in a log beside the index."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+import time
+
+from codesift.engine.workspace import Workspace
+
+__all__ = ["start_detached"]
+
+log = logging.getLogger(__name__)
+
+
+def start_detached(ws: Workspace, command: str, options: list[str], log_name: str) -> bool:
+    """`codesift COMMAND --root ROOT OPTIONS` in a new session, detached from this
+    process, its output appended to `log_name` beside the index after a line that
+    says when it started; True when it started."""
+    log_path = ws.db_path.with_name(log_name)
+    try:
+        with log_path.open("ab") as log_file:
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+            log_file.write(f"{stamp} codesift {command} --root {ws.root}\n".encode())
+            log_file.flush()
+            subprocess.Popen(
+                [sys.executable, "-m", "codesift.cli", command, "--root", str(ws.root), *options],
+                stdin=subprocess.DEVNULL,
+                stdout=log_file,
+                stderr=log_file,
+                start_new_session=True,
+                cwd=ws.root,
+            )
+    except OSError as exc:
+        log.warning("cannot start codesift %s in the background: %s", command, exc)
+        return False
+    return True
