@@ -68,7 +68,7 @@ sys.path.insert(0, str(REPO_DIR / "server"))
 import jedi  # noqa: E402
 
 from codesift.engine import Engine, GraphQuery, Workspace  # noqa: E402
-from runinfo import head_commit  # noqa: E402
+from runinfo import head_commit, write_section  # noqa: E402
 
 SECTION_BEGIN = "<!-- graph_accuracy:begin -->"
 SECTION_END = "<!-- graph_accuracy:end -->"
@@ -493,19 +493,6 @@ def render(results: list[Result], commit: str, seed: int, load: tuple[str, str])
     )
 
 
-def write_section(out: Path, body: str) -> None:
-    section = f"{SECTION_BEGIN}\n{body.rstrip()}\n{SECTION_END}\n"
-    text = out.read_text() if out.exists() else "# Benchmark results\n"
-    pattern = re.compile(
-        re.escape(SECTION_BEGIN) + r".*?" + re.escape(SECTION_END) + r"\n?", re.DOTALL
-    )
-    if pattern.search(text):
-        text = pattern.sub(lambda _m: section, text, count=1)
-    else:
-        text = text.rstrip() + "\n\n" + section
-    out.write_text(text)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--library", action="append", help="a library installed here (repeatable)")
@@ -532,7 +519,7 @@ def main() -> int:
     body = render(results, head_commit(), args.seed, (start_load, loadavg()))
     print(body)
     if args.write:
-        write_section(args.out, body)
+        write_section(args.out, body, SECTION_BEGIN, SECTION_END)
     return 0
 
 

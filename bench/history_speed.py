@@ -36,7 +36,6 @@ import json
 import os
 import platform
 import random
-import re
 import resource
 import shutil
 import statistics
@@ -47,7 +46,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from runinfo import head_commit
+from runinfo import head_commit, write_section
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_DIR = BENCH_DIR.parent
@@ -614,17 +613,6 @@ def render_deep(r: dict[str, Any], commit: str) -> str:
     )
 
 
-def write_section(out: Path, body: str, begin: str = SECTION_BEGIN, end: str = SECTION_END) -> None:
-    section = f"{begin}\n{body.rstrip()}\n{end}\n"
-    text = out.read_text() if out.exists() else "# Benchmark results\n"
-    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end) + r"\n?", re.DOTALL)
-    if pattern.search(text):
-        text = pattern.sub(lambda _m: section, text, count=1)
-    else:
-        text = text.rstrip() + "\n\n" + section
-    out.write_text(text)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--commits", type=int, default=5000)
@@ -657,7 +645,7 @@ def main() -> int:
     body = render(results, commit)
     print(body)
     if args.write:
-        write_section(args.out, body)
+        write_section(args.out, body, SECTION_BEGIN, SECTION_END)
     return 0
 
 
