@@ -75,3 +75,15 @@ def test_two_candidates_are_warned_about_once_and_none_is_taken(
         assert len(warned) == 1 and "github.com/acme/web" in warned[0]
     finally:
         shared.close()
+
+
+def test_a_server_refuses_a_dsn_with_a_password(pg_dsn: str) -> None:
+    with_password = pg_dsn.replace("postgres:@", "postgres:hunter2pw@", 1)
+    shared = SharedIndex(with_password)
+    try:
+        status = shared.status()
+        assert status.state == "unavailable"
+        assert "index.dsn holds a password" in status.message
+        assert "hunter2pw" not in status.message
+    finally:
+        shared.close()

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from codesift.config import SearchSettings, Settings
 from codesift.engine.search import FolderPage
-from codesift.errors import CodesiftError, QueryError, SearchCancelled
+from codesift.errors import CodesiftError, ConfigError, QueryError, SearchCancelled
 from codesift.retrieval.request import (
     SearchRequest,
     SearchResponse,
@@ -244,8 +244,14 @@ class SharedIndex:
         return None
 
     def _catalog_conn(self) -> psycopg.Connection[Any]:
-        from codesift.engine.postgres import connect
+        from codesift.engine.postgres import connect, dsn_has_password
 
+        if dsn_has_password(self.dsn):
+            # Settings are files (and indexed text): the password belongs elsewhere.
+            raise ConfigError(
+                "index.dsn holds a password: keep it in ~/.pgpass, PGPASSWORD"
+                " or a pg_service.conf service"
+            )
         if self._catalog is None or self._catalog.closed:
             self._catalog = connect(self._connect_dsn, autocommit=True, upgrade=False)
         return self._catalog
