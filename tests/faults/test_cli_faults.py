@@ -20,6 +20,7 @@ import resource
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -391,3 +392,21 @@ def test_an_interrupted_embed_says_what_it_keeps(make_repo: MakeRepo) -> None:
     assert "codesift: embedding interrupted after" in stderr, stderr
     assert "interrupted; the index keeps the vectors computed so far" in stderr, stderr
     assert "every file" not in stderr, stderr
+
+
+def test_the_background_embedder_logs_what_it_does_and_when_it_ends(
+    billing_repo: Path,
+) -> None:
+    """`codesift index` leaves MiniLM's vectors to a detached `codesift embed`
+    (more than 256 missing): its log says when it started, and its summary when it
+    ended (it was started quiet: an empty log for minutes)."""
+    ok(run_cli(billing_repo, "index"))
+    log_path = billing_repo / ".codesift" / "embed.log"
+    lines: list[str] = []
+    deadline = time.monotonic() + DEADLINE
+    while not any(line.startswith("embedded ") for line in lines):
+        assert time.monotonic() < deadline, f"no summary in embed.log: {lines!r}"
+        lines = log_path.read_text().splitlines() if log_path.exists() else []
+        time.sleep(0.2)  # polling the child's log file; the deadline is the failure
+    assert "codesift embed --root" in lines[0]
+    assert lines[-1].startswith("embedded ") and "vectors cover 100%" in lines[-1], lines
