@@ -262,6 +262,8 @@ class SharedSearch:
         """Open the connections again; SharedIndexUnavailable when the server
         cannot be reached (or the connection was the caller's)."""
         if self._reopen is None:
+            if isinstance(cause, SharedIndexUnavailable):
+                raise cause
             said = one_line(cause) if cause else "connection lost"
             raise SharedIndexUnavailable(f"the shared index is unavailable: {said}")
         with suppress(Exception):  # closing what is already broken
@@ -281,8 +283,10 @@ class SharedSearch:
             self._reconnect(None)
         try:
             result = read()
-        except psycopg.OperationalError as exc:
-            if not self._opened.lost():
+        except (psycopg.OperationalError, SharedIndexUnavailable) as exc:
+            # A statement on a lost connection, or a stream worker that could
+            # not open its own (the server went away between two reads).
+            if isinstance(exc, psycopg.OperationalError) and not self._opened.lost():
                 raise
             self._reconnect(exc)
             result = read()
@@ -467,7 +471,10 @@ def open_shared_search(
 
         def worker_store() -> tuple[SearchStore, Callable[[], None]]:
             # Each stream worker thread reads on a connection of its own.
-            worker = connect(dsn, autocommit=True, upgrade=False)
+            try:
+                worker = connect(dsn, autocommit=True, upgrade=False)
+            except ConfigError as exc:
+                raise SharedIndexUnavailable(f"the shared index is unavailable: {exc}") from None
             workers.append(worker)
             return PostgresSearchStore(worker, reader, model), worker.close
 
