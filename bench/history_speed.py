@@ -512,6 +512,21 @@ def codesift_cli(*args: str, cwd: Path) -> tuple[float, float, str]:
     return wall, cpu, done.stdout
 
 
+def wait_for_background_history(repo: Path, timeout: float = 1800) -> None:
+    """Until every detached `codesift history` started in `repo` has written its
+    summary line to .codesift/history.log (one starts after an index run)."""
+    log_path = repo / ".codesift" / "history.log"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        text = log_path.read_text() if log_path.exists() else ""
+        started = text.count("codesift history --root")
+        ended = text.count("git history: walked") + text.count("not a git repository:")
+        if ended >= started:
+            return
+        time.sleep(0.5)
+    raise SystemExit(f"the background history pass of {repo} did not end")
+
+
 def deep_pass(repo: Path) -> dict[str, Any]:
     """The first answer on a fresh clone (`codesift search` builds the index, then
     answers), the index alone (`codesift index`), then the whole history pass in the
@@ -520,11 +535,11 @@ def deep_pass(repo: Path) -> dict[str, Any]:
     shutil.rmtree(repo / ".codesift", ignore_errors=True)
     wall, _, _ = codesift_cli("search", "ledger balance", "--no-embed", "--json", cwd=repo)
     out["first_answer_s"] = wall
-    codesift_cli("history", "--quiet", cwd=repo)  # waits for the pass the search started
+    wait_for_background_history(repo)  # the pass the search started
     shutil.rmtree(repo / ".codesift", ignore_errors=True)
     wall, cpu, _ = codesift_cli("index", "--no-embed", "--quiet", cwd=repo)
     out["index_s"], out["index_cpu_s"] = wall, cpu
-    codesift_cli("history", "--quiet", cwd=repo)
+    wait_for_background_history(repo)
     conn = open_database(repo / ".codesift" / "index.db")
     with conn:
         conn.execute("DELETE FROM history_files")
