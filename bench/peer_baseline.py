@@ -330,7 +330,7 @@ def codesift_dump_runs(
         record = json.loads(line)
         if record.get("system") != quality.SHIPPED:
             return None
-        style = "long" if record["suite"] in ("set 1", "set 2 long") else "short"
+        style = "short" if str(record["suite"]).endswith("short") else "long"
         pages[_query_key(style, record["query"])] = {
             "ms": record.get("ms", 0.0),
             "results": [
@@ -453,11 +453,23 @@ def git_commit() -> str:
 
 def parse_args(argv: Sequence[str] | None, quality: Any) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--devset", choices=("1", "2", "all"), default="all")
+    parser.add_argument(
+        "--devset",
+        choices=("1", "2", "all", "gen"),
+        default="all",
+        help="dev set 1, 2, both, or gen: the generated set of bench/docset.py (its "
+        "figures go to the peer-gen section)",
+    )
+    parser.add_argument(
+        "--split",
+        choices=("train", "held-out", "both"),
+        default="both",
+        help="the generated set's split (default: %(default)s)",
+    )
     parser.add_argument(
         "--corpus",
         action="append",
-        choices=(*quality.CORPUS_NAMES, *quality.DEVSET2_NAMES),
+        choices=(*quality.CORPUS_NAMES, *quality.DEVSET2_NAMES, *quality.DOCSET_NAMES),
         help="corpus to run (repeatable; default: every corpus of --devset)",
     )
     parser.add_argument(
@@ -608,18 +620,27 @@ def write_section(out: Path, section: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     quality = load_quality()
     args = parse_args(argv, quality)
+    global SECTION
+    if args.devset == "gen":
+        SECTION = "peer-gen"
+    quality.GEN_SPLITS = ("train", "held-out") if args.split == "both" else (args.split,)
     k = args.top_k
     names = list(args.corpus or [])
     if not names:
         names = [
             *(quality.CORPUS_NAMES if args.devset in ("1", "all") else ()),
             *(quality.DEVSET2_NAMES if args.devset in ("2", "all") else ()),
+            *(quality.docset_names(quality.GEN_SPLITS) if args.devset == "gen" else ()),
         ]
     machine = quality.machine_info()
     corpus_queries: list[tuple[Any, list[Any]]] = []
     for name in names:
         try:
-            corpus = quality.prepare_corpus(name, log)
+            corpus = (
+                quality.docset_corpus(name)
+                if name in quality.DOCSET_NAMES
+                else quality.prepare_corpus(name, log)
+            )
         except quality.CorpusUnavailable as exc:
             log(f"SKIPPING {name}: {exc}")
             continue
@@ -645,7 +666,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     lines = [
         f"<!-- {SECTION}:begin -->",
-        "## Peer baseline (`bench/peer_baseline.py`)",
+        "## Peer baseline (`bench/peer_baseline.py"
+        + (" --devset gen" if args.devset == "gen" else "")
+        + "`)",
         "",
         f"Run {machine['date']} at commit `{machine['commit']}`{dirty}; machine: nproc "
         f"{machine['nproc']}, {machine['mem_gib']:.1f} GiB RAM, {machine['cpu']}; "

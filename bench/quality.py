@@ -92,6 +92,7 @@ from corpora import (  # noqa: E402
     CorpusUnavailable,
     prepare_corpus,
 )
+from docset import DOCSET_NAMES, docset_corpus  # noqa: E402
 
 Json = dict[str, Any]
 
@@ -153,18 +154,33 @@ class DevQuery:
     devset: int = 1
     language: str = ""
     style: str = "long"  # "short": a dev set 2 search-box rewrite of a long query
+    split: str = ""  # the generated set's split (bench/docset.py): train or held-out
 
     @property
     def suite(self) -> str:
-        return suite_label(self.devset, self.style)
+        return suite_label(self.devset, self.style, self.split)
 
 
-def suite_label(devset: int, style: str) -> str:
+def suite_label(devset: int, style: str, split: str = "") -> str:
+    if devset == GENERATED:
+        return f"gen {split}" + (" short" if style == "short" else "")
     return "set 1" if devset == 1 else f"set 2 {style}"
 
 
+# The generated measuring stick's queries carry this dev-set number.
+GENERATED = 3
 # Report order of the query suites.
-SUITES: tuple[str, ...] = ("set 1", "set 2 long", "set 2 short")
+SUITES: tuple[str, ...] = (
+    "set 1",
+    "set 2 long",
+    "set 2 short",
+    "gen train",
+    "gen train short",
+    "gen held-out",
+    "gen held-out short",
+)
+# Which of the generated set's splits a run reads (--split; tuning reads train only).
+GEN_SPLITS: tuple[str, ...] = ("train", "held-out")
 
 
 def _target(raw: Any) -> Target:
@@ -175,6 +191,21 @@ def _target(raw: Any) -> Target:
 
 def load_queries(corpus: Corpus, styles: Collection[str] = ("long", "short")) -> list[DevQuery]:
     """The corpus's queries: its long ones, then (dev set 2) its short rewrites."""
+    if corpus.devset == GENERATED:
+        return [
+            DevQuery(
+                corpus.name,
+                str(item["query"]),
+                str(item["category"]),
+                tuple(_target(t) for t in item["relevant"]),
+                GENERATED,
+                corpus.language,
+                str(item["style"]),
+                str(item["split"]),
+            )
+            for item in json.loads(corpus.queries.read_text(encoding="utf-8"))
+            if item["style"] in styles and item["split"] in GEN_SPLITS
+        ]
     files = []
     if "long" in styles or corpus.devset == 1:
         files.append(("long", corpus.queries))
@@ -1573,13 +1604,31 @@ def result_json(results: Sequence[CorpusResult], machine: Json, k: int) -> Json:
 # --- main -------------------------------------------------------------------------------
 
 
+def docset_names(splits: Collection[str]) -> list[str]:
+    """The generated set's packages in the named splits (its manifest's order)."""
+    from docset import load_manifest
+
+    try:
+        packages = load_manifest()["packages"]
+    except FileNotFoundError as exc:
+        raise SystemExit(str(exc)) from exc
+    return [str(p["name"]) for p in packages if p["split"] in splits]
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument(
         "--devset",
-        choices=("1", "2", "all"),
+        choices=("1", "2", "all", "gen"),
         default="all",
-        help="which development set's corpora to run (default: %(default)s)",
+        help="which development set's corpora to run: 1, 2, all (both) or gen, the "
+        "generated set of bench/docset.py (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--split",
+        choices=("train", "held-out", "both"),
+        default="both",
+        help="the generated set's split to run (default: %(default)s; tuning reads train)",
     )
     parser.add_argument(
         "--queries",
@@ -1598,7 +1647,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--corpus",
         action="append",
-        choices=(*CORPUS_NAMES, *DEVSET2_NAMES),
+        choices=(*CORPUS_NAMES, *DEVSET2_NAMES, *DOCSET_NAMES),
         help="corpus to run (repeatable; default: every corpus of --devset)",
     )
     parser.add_argument("--top-k", type=int, default=10, help="results per query and metric cut")
@@ -1664,8 +1713,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    global DB_PREFIX, EMBED_MODEL, EMBED_LAYERS
+    global DB_PREFIX, EMBED_MODEL, EMBED_LAYERS, GEN_SPLITS
     args = parse_args(argv)
+    GEN_SPLITS = ("train", "held-out") if args.split == "both" else (args.split,)
     DB_PREFIX = args.db_prefix
     EMBED_MODEL = args.model
     EMBED_LAYERS = args.embed_layers.split(",") if args.embed_layers else None
@@ -1678,6 +1728,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         names = [
             *(CORPUS_NAMES if args.devset in ("1", "all") else ()),
             *(DEVSET2_NAMES if args.devset in ("2", "all") else ()),
+            *(docset_names(GEN_SPLITS) if args.devset == "gen" else ()),
         ]
     styles = ("long", "short") if args.queries == "both" else (args.queries,)
     for item in args.setting:
@@ -1697,7 +1748,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in names:
         log(f"\n== {name} ==")
         try:
-            corpus = prepare_corpus(name, log)
+            corpus = docset_corpus(name) if name in DOCSET_NAMES else prepare_corpus(name, log)
         except CorpusUnavailable as exc:
             log(f"SKIPPING {name}: {exc}")
             skipped.append(name)
