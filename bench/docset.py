@@ -3,7 +3,7 @@
 
 Run by hand from the repository root (with the project's interpreter):
 
-    PYTHONPATH=server python bench/docset.py [--check] [--list]
+    PYTHONPATH=server python bench/docset.py [--check] [--readme]
 
 The recipe (bench/docset/README.md says more):
 
@@ -99,7 +99,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "python",
         "python3-click",
         "8.1.3-2",
-        "",
+        "c3af7e231d711f7fdb9a2fac4954061fe423ea517279bc30bf95a0920738279b",
         ("usr/lib/python3/dist-packages/click",),
         licence="BSD-3-Clause",
     ),
@@ -108,7 +108,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "python",
         "python3-attr",
         "22.2.0-1",
-        "",
+        "6a12ea96a8a909445a982975279f96d7b9a1ff96c912efff39abc8d92372694a",
         ("usr/lib/python3/dist-packages/attr", "usr/lib/python3/dist-packages/attrs"),
         licence="MIT",
     ),
@@ -117,7 +117,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "python",
         "python3-requests",
         "2.28.1+dfsg-1",
-        "",
+        "c75b5c05d8d4a813bd83c3d432ffe65a2ca13e771bc91d4b9787690097598603",
         ("usr/lib/python3/dist-packages/requests",),
         licence="Apache-2.0",
     ),
@@ -126,7 +126,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "python",
         "python3-werkzeug",
         "2.2.2-3+deb12u1",
-        "",
+        "283e2d849e93531581948b0c49ebdd3831c0a5fc22edb7bc08efd3c38ae055b8",
         ("usr/lib/python3/dist-packages/werkzeug",),
         licence="BSD-3-Clause",
     ),
@@ -136,7 +136,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "go",
         "golang-github-spf13-cobra-dev",
         "1.6.1-1",
-        "",
+        "4f5d20855133319beef3c5b49d3c21a0406f270bf94fb4b6f4d406b691283cb2",
         ("usr/share/gocode/src/github.com/spf13/cobra",),
         licence="Apache-2.0",
     ),
@@ -145,7 +145,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "go",
         "golang-github-sirupsen-logrus-dev",
         "1.9.0-1",
-        "",
+        "51fb87b05452e96be38b97c03d5f997f6ce3a144421f911338d6c4ea2e8aa118",
         ("usr/share/gocode/src/github.com/sirupsen/logrus",),
         licence="MIT",
     ),
@@ -154,7 +154,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "go",
         "golang-github-google-go-cmp-dev",
         "0.5.9-1",
-        "",
+        "b68bd919daa7c1bdf02abfb68894e29e532f19b03b68c8615f50626c48f553b6",
         ("usr/share/gocode/src/github.com/google/go-cmp",),
         licence="BSD-3-Clause",
     ),
@@ -163,7 +163,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "go",
         "golang-github-pkg-errors-dev",
         "0.9.1-2",
-        "",
+        "87227544904795f81d8c660b7854045a1ef78d5c690993bb4a0c43e05104ca64",
         ("usr/share/gocode/src/github.com/pkg/errors",),
         licence="BSD-2-Clause",
     ),
@@ -173,7 +173,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "rust",
         "librust-anyhow-dev",
         "1.0.69-1",
-        "",
+        "f877f024d95d8af3c3f62e2cf74e6ba5eb976a3cf27c920bda786cd32029b79d",
         ("usr/share/cargo/registry/anyhow-1.0.69",),
         licence="MIT OR Apache-2.0",
     ),
@@ -182,7 +182,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "rust",
         "librust-itertools-dev",
         "0.10.3-1",
-        "",
+        "3e13fc328508275c2c84270133f41a300ffb58b9b77001b89373ba7f7ab57fde",
         ("usr/share/cargo/registry/itertools-0.10.3",),
         licence="MIT OR Apache-2.0",
     ),
@@ -191,7 +191,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "rust",
         "librust-semver-dev",
         "1.0.14-1",
-        "",
+        "bf3719b7aac4b7f16f0d68a7037306dbc1532758fe7a5dea01254e85cecaca8c",
         ("usr/share/cargo/registry/semver-1.0.14",),
         licence="MIT OR Apache-2.0",
     ),
@@ -200,7 +200,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "rust",
         "librust-clap-dev",
         "4.0.32-1",
-        "",
+        "00922f24c3eb5a899ae4438ebf7be2e82085559ee45055dbc856cdb113de9ebb",
         ("usr/share/cargo/registry/clap-4.0.32",),
         licence="MIT OR Apache-2.0",
     ),
@@ -210,7 +210,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "ruby",
         "ruby-rack",
         "2.2.22-0+deb12u2",
-        "",
+        "7ba26a66f6981b48ac604c9b829de51bdfc5d5ec8f329cf823b0aab72f718354",
         ("usr/share/rubygems-integration/all/gems/rack-2.2.22",),
         licence="MIT",
     ),
@@ -219,7 +219,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "ruby",
         "ruby-thor",
         "1.2.1-2",
-        "",
+        "509715d16039ee7336531718e2497d0f81ae125b9ee53f321dd909c2f03fd2e1",
         ("usr/share/rubygems-integration/all/gems/thor-1.2.1",),
         licence="MIT",
     ),
@@ -228,7 +228,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "ruby",
         "ruby-addressable",
         "2.8.1-1",
-        "",
+        "4d6027d0bd7c2d63e965a2f728d30aba0f64e2745742c2ac861f163b7aa887fb",
         ("usr/share/rubygems-integration/all/gems/addressable-2.8.1",),
         licence="Apache-2.0",
     ),
@@ -237,7 +237,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "ruby",
         "ruby-mustermann",
         "3.0.0-2",
-        "",
+        "951ce99726f797e9d28e4f64175733e007930109d295e8070e46ecf6f862c892",
         ("usr/share/rubygems-integration/all/gems/mustermann-3.0.0",),
         licence="MIT",
     ),
@@ -247,7 +247,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "php",
         "php-monolog",
         "2.9.1-1",
-        "",
+        "f8a26688b521e33cf6ef73b75ae5eac0cb026d986a336161456dd37dbb710681",
         ("usr/share/php/Monolog",),
         licence="MIT",
     ),
@@ -256,7 +256,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "php",
         "php-symfony-console",
         "5.4.53+dfsg-0+deb12u1",
-        "",
+        "64bd4cbdd9556ee3fd212e444a8df4aa0af00e09c81abb8634eff819a7bab62b",
         ("usr/share/php/Symfony/Component/Console",),
         licence="MIT",
     ),
@@ -265,7 +265,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "php",
         "php-guzzlehttp-psr7",
         "2.4.5-1+deb12u1",
-        "",
+        "62a536ac1e6f7fc47e6f36562e0049da3023b3adeac1be114c9fda2fbc08eb52",
         ("usr/share/php/GuzzleHttp/Psr7",),
         licence="MIT",
     ),
@@ -274,7 +274,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "php",
         "php-league-commonmark",
         "2.3.9-1+deb12u1",
-        "",
+        "c702ba9fbe6727f011f25eba2bdb89871b56f37d811092e51089816df8eecd81",
         ("usr/share/php/League/CommonMark",),
         licence="BSD-3-Clause",
     ),
@@ -284,7 +284,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "java",
         "openjdk-17-source",
         "17.0.21.1+2-1~deb12u1",
-        "",
+        "5106aa3881e3b49568823ebdfc3755d4043f6f53bbfc996d0efee03172dc0a9b",
         ("java.base/java/util/concurrent/",),
         zip_member="usr/lib/jvm/openjdk-17/lib/src.zip",
         licence="GPL-2.0 with Classpath exception",
@@ -294,7 +294,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "java",
         "openjdk-17-source",
         "17.0.21.1+2-1~deb12u1",
-        "",
+        "5106aa3881e3b49568823ebdfc3755d4043f6f53bbfc996d0efee03172dc0a9b",
         ("java.base/java/time/",),
         zip_member="usr/lib/jvm/openjdk-17/lib/src.zip",
         licence="GPL-2.0 with Classpath exception",
@@ -304,7 +304,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "java",
         "openjdk-17-source",
         "17.0.21.1+2-1~deb12u1",
-        "",
+        "5106aa3881e3b49568823ebdfc3755d4043f6f53bbfc996d0efee03172dc0a9b",
         ("java.net.http/",),
         zip_member="usr/lib/jvm/openjdk-17/lib/src.zip",
         licence="GPL-2.0 with Classpath exception",
@@ -315,35 +315,53 @@ SOURCES: tuple[DocsetSource, ...] = (
         "c",
         "libgit2-dev",
         "1.5.1+ds-1+deb12u2",
-        "",
+        "b2edeb232dfb007d9555bca1b20385b36f6c40710a38c315ad00e699414eaa81",
         ("usr/include/git2", "usr/include/git2.h"),
         licence="GPL-2.0 with linking exception",
     ),
     DocsetSource(
-        "c-json-c", "c", "libjson-c-dev", "0.16-2", "", ("usr/include/json-c",), licence="MIT"
+        "c-json-c",
+        "c",
+        "libjson-c-dev",
+        "0.16-2",
+        "b91a921675bde7c777930f9f77e49010a754d787219104464ea0fce04a887337",
+        ("usr/include/json-c",),
+        licence="MIT",
     ),
     DocsetSource(
         "c-zstd",
         "c",
         "libzstd-dev",
         "1.5.4+dfsg2-5+deb12u1",
-        "",
+        "c60334929a7e6407ab92ae0d3bdede3f15ece2e7cb0a8d3b940b415f5c4c809e",
         ("usr/include/zstd.h", "usr/include/zdict.h", "usr/include/zstd_errors.h"),
         licence="BSD-3-Clause OR GPL-2.0",
     ),
     DocsetSource(
-        "c-yaml", "c", "libyaml-dev", "0.2.5-1", "", ("usr/include/yaml.h",), licence="MIT"
+        "c-yaml",
+        "c",
+        "libyaml-dev",
+        "0.2.5-1",
+        "429a3853453346d971b7a6abc3a9dde4a7bb37ead65685de0eb031871b33b8e2",
+        ("usr/include/yaml.h",),
+        licence="MIT",
     ),
     # C++ (header-only libraries)
     DocsetSource(
-        "cpp-fmt", "cpp", "libfmt-dev", "9.1.0+ds1-2", "", ("usr/include/fmt",), licence="MIT"
+        "cpp-fmt",
+        "cpp",
+        "libfmt-dev",
+        "9.1.0+ds1-2",
+        "c8fa00dd0269e6eda9fd06668df3d720de4b5a1f647dcd3c6e0ba63f0cbf2150",
+        ("usr/include/fmt",),
+        licence="MIT",
     ),
     DocsetSource(
         "cpp-nlohmann-json",
         "cpp",
         "nlohmann-json3-dev",
         "3.11.2-2",
-        "",
+        "ec57940def6b6186c30be0e0ee81d1e58f86d11a54a145b28686a1e3e4aae801",
         ("usr/include/nlohmann",),
         licence="MIT",
     ),
@@ -352,7 +370,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "cpp",
         "libspdlog-dev",
         "1:1.10.0+ds-0.4",
-        "",
+        "4e19d647fe9bc9ec6a1fae81be00a69b1796b41660e8a7a4cf567264b463dcfb",
         ("usr/include/spdlog",),
         licence="MIT",
     ),
@@ -361,7 +379,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "cpp",
         "libcli11-dev",
         "2.1.2+ds-1",
-        "",
+        "f1f6ee9ec053e0e0bcec47345e241b6a8ee006321248b4329e9ce88d2b4b64a8",
         ("usr/include/CLI",),
         licence="BSD-3-Clause",
     ),
@@ -371,7 +389,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "javascript",
         "node-underscore",
         "1.13.4~dfsg+~1.11.4-3",
-        "",
+        "5cab162ca645c4736f11f87075c64cd69aaa1bad869b8bfaaf23c7e4c4136ecf",
         ("usr/share/nodejs/underscore/modules",),
         licence="MIT",
     ),
@@ -380,7 +398,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "javascript",
         "node-acorn",
         "8.8.1+ds+~cs25.17.7-2",
-        "",
+        "5c6814cf6536892b3a93cc72a0a3792beb0d3f6be3d69f499ca7d764583479a9",
         (
             "usr/share/nodejs/acorn/dist/acorn.js",
             "usr/share/nodejs/acorn-walk/dist/walk.js",
@@ -393,7 +411,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "javascript",
         "libjs-jquery",
         "3.6.1+dfsg+~3.5.14-1",
-        "",
+        "a58c9ff6afe96c769cb6535754c909410760e4efa1e1540236194e489adcfb25",
         ("usr/share/javascript/jquery/jquery.js",),
         licence="MIT",
     ),
@@ -402,7 +420,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "javascript",
         "node-semver",
         "7.3.5+~7.3.9-2",
-        "",
+        "1eeb2fa876308f117432ed87186f68fb5aac254c68eeec9bd9e4e942d40d1566",
         ("usr/share/nodejs/semver",),
         licence="ISC",
     ),
@@ -412,7 +430,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "typescript",
         "node-typescript",
         "4.8.4+ds1-2",
-        "",
+        "a892c2ada87115af8875b4cbe9746836ffe8b5a00724a63ffcaa79b3d83d2245",
         ("usr/share/nodejs/typescript/lib",),
         licence="Apache-2.0",
     ),
@@ -421,7 +439,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "typescript",
         "node-semver",
         "7.3.5+~7.3.9-2",
-        "",
+        "1eeb2fa876308f117432ed87186f68fb5aac254c68eeec9bd9e4e942d40d1566",
         ("usr/share/nodejs/@types/semver",),
         licence="MIT",
     ),
@@ -431,7 +449,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "lua",
         "lua-penlight",
         "1.13.1-3",
-        "",
+        "69918434ee650d06aa470d49ba05a1a16ae43e66b8216e135cc5075f7d5d9ff3",
         ("usr/share/lua/5.1/pl",),
         licence="MIT",
     ),
@@ -440,7 +458,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "lua",
         "lua-busted",
         "2.1.1-1",
-        "",
+        "2bd80d74768b090024c3c6852032c681d323fc0a94506a727d17809e9c9a69b3",
         ("usr/share/lua/5.1/busted",),
         licence="MIT",
     ),
@@ -449,7 +467,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "lua",
         "lua-luassert",
         "1.9.0-1",
-        "",
+        "ff140f3dbf622d544c5bfc740037b0dc5485d5662c0500d25dcccf6dcaa958d4",
         ("usr/share/lua/5.1/luassert",),
         licence="MIT",
     ),
@@ -458,18 +476,26 @@ SOURCES: tuple[DocsetSource, ...] = (
         "lua",
         "lua-argparse",
         "0.7.1-2",
-        "",
+        "7b3ff8338d9d3df94d1bfed0e191440ee3a56e2622b9e32ddf2a35016ae5b32f",
         ("usr/share/lua/5.1/argparse.lua",),
         licence="MIT",
     ),
     # Bash
-    DocsetSource("sh-bats", "bash", "bats", "1.8.2-1", "", ("usr/lib/bats-core",), licence="MIT"),
+    DocsetSource(
+        "sh-bats",
+        "bash",
+        "bats",
+        "1.8.2-1",
+        "9dc9e0421a621dae0878378a79deba0450b07aabd41be26e960add5aebc616a6",
+        ("usr/lib/bats-core",),
+        licence="MIT",
+    ),
     DocsetSource(
         "sh-bash-completion",
         "bash",
         "bash-completion",
         "1:2.11-6",
-        "",
+        "8f79fbfae64b85ea54f63c6db688f2cd8cb079f40b6164f8b1f9451e37790549",
         ("usr/share/bash-completion/bash_completion",),
         rename=(("bash_completion", "bash_completion.sh"),),
         licence="GPL-2.0-or-later",
@@ -479,7 +505,7 @@ SOURCES: tuple[DocsetSource, ...] = (
         "bash",
         "shunit2",
         "2.1.8-3",
-        "",
+        "8114c01821a9e0d81da4e078dbf67bb6edff35282aa4d8bfc62b4f2490c003ce",
         ("usr/bin/shunit2",),
         rename=(("shunit2", "shunit2.sh"),),
         licence="Apache-2.0",
@@ -1086,6 +1112,55 @@ def docset_corpus(name: str) -> Any:
     )
 
 
+README = BENCH_DIR / "docset" / "README.md"
+
+
+def readme_tables(manifest: Json) -> str:
+    """The README's generated part: packages, then counts by language and split."""
+    lines = [
+        "<!-- docset:begin -->",
+        f"Built from the manifest of digest `{manifest['digest'][:16]}`"
+        f" (seed `{manifest['seed']}`): {manifest['questions']:,} questions over"
+        f" {len(manifest['packages'])} packages.",
+        "",
+        "| package | language | Debian package = version | licence | split | source files |"
+        " documented definitions | questions (long / short / symbol) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    by_language: dict[tuple[str, str], Counter[str]] = {}
+    for p in manifest["packages"]:
+        styles = p["by_style"]
+        long_, short, symbol = (
+            styles.get("long/semantic", 0),
+            styles.get("short/semantic", 0),
+            styles.get("long/symbol", 0),
+        )
+        lines.append(
+            f"| {p['name']} | {p['language']} | `{p['package']}={p['version']}` | {p['licence']} |"
+            f" {p['split']} | {p['source_files']} | {p['candidates']} |"
+            f" {p['questions']} ({long_} / {short} / {symbol}) |"
+        )
+        count = by_language.setdefault((p["language"], p["split"]), Counter())
+        count["packages"] += 1
+        count["questions"] += p["questions"]
+    lines += ["", "| language | train: packages, questions | held-out: packages, questions |"]
+    lines.append("|---|---|---|")
+    for language in sorted({lang for lang, _ in by_language}):
+        cells = []
+        for split in ("train", "held-out"):
+            c = by_language.get((language, split), Counter())
+            cells.append(f"{c['packages']}, {c['questions']}")
+        lines.append(f"| {language} | {cells[0]} | {cells[1]} |")
+    lines.append("<!-- docset:end -->")
+    return "\n".join(lines) + "\n"
+
+
+def write_readme(manifest: Json) -> None:
+    text = README.read_text(encoding="utf-8")
+    pattern = re.compile(r"<!-- docset:begin -->.*?<!-- docset:end -->\n?", re.DOTALL)
+    README.write_text(pattern.sub(lambda _: readme_tables(manifest), text, count=1), "utf-8")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument(
@@ -1093,7 +1168,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="rebuild into a scratch folder and compare every digest with the cached build",
     )
+    parser.add_argument(
+        "--readme",
+        action="store_true",
+        help="rewrite the generated tables of bench/docset/README.md from the manifest",
+    )
     args = parser.parse_args(argv)
+    if args.readme:
+        write_readme(load_manifest())
+        return 0
     if args.check:
         before = load_manifest()
         with tempfile.TemporaryDirectory(prefix="docset-check-", dir=DOCSET_DIR) as tmp:
