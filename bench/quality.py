@@ -1475,7 +1475,9 @@ def markdown_section(
     dirty = " (plus uncommitted changes in server/)" if machine["dirty"] else ""
     lines = [
         f"<!-- {SECTION}:begin -->",
-        "## Search quality (`bench/quality.py`)",
+        "## Search quality (`bench/quality.py`)"
+        if SECTION == "quality"
+        else "## Search quality on the generated set (`bench/quality.py --devset gen`)",
         "",
         f"Run {machine['date']} at commit `{machine['commit']}`{dirty}, codesift sources "
         f"`{machine['sources']}`; machine: nproc {machine['nproc']}, "
@@ -1483,9 +1485,15 @@ def markdown_section(
         f"average {'/'.join(f'{x:.2f}' for x in machine['load'])} at start, "
         f"{'/'.join(f'{x:.2f}' for x in load_end)} at end.",
         "",
-        f"Dev sets `{_shown_path(DEVSET_DIR)}` (set 1) and `{_shown_path(DEVSET2_DIR)}` (set 2; "
-        "`short`: its search-box rewrites of the semantic and architecture queries, same "
-        f"targets): {n_queries} queries on {len(results)} corpora, "
+        (
+            f"Dev sets `{_shown_path(DEVSET_DIR)}` (set 1) and `{_shown_path(DEVSET2_DIR)}` (set "
+            "2; `short`: its search-box rewrites of the semantic and architecture queries, "
+            "same targets)"
+            if SECTION == "quality"
+            else "The generated set of `bench/docset.py` (bench/docset/README.md; `gen train` "
+            "and `gen held-out`: sentence and symbol questions, `short`: 3-4 words)"
+        )
+        + f": {n_queries} queries on {len(results)} corpora, "
         "each indexed whole (only `.git` and `.codesift` excluded; node_modules, vendor, tests are "
         f"distractors). Metric as its README defines it: NDCG@{k} with binary gains over "
         "relevant + secondary targets, a target hit at the first result chunk whose path "
@@ -1713,8 +1721,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    global DB_PREFIX, EMBED_MODEL, EMBED_LAYERS, GEN_SPLITS
+    global DB_PREFIX, EMBED_MODEL, EMBED_LAYERS, GEN_SPLITS, SECTION
     args = parse_args(argv)
+    if args.devset == "gen":
+        SECTION = "quality-gen"  # its own section of --out, beside the dev sets'
+
     GEN_SPLITS = ("train", "held-out") if args.split == "both" else (args.split,)
     DB_PREFIX = args.db_prefix
     EMBED_MODEL = args.model
