@@ -421,6 +421,7 @@ def extract(
     parsed = ParsedFile(language=spec.name)
     parsed.errors = _count_errors(root)
     found = _query_matches(root, src, spec.name)
+    _settle_prototypes(found.defs, rel_path)
     module, prefix = _module_node(
         root, src, text, rel_path, spec, module_path, found.package, found.defs
     )
@@ -533,9 +534,43 @@ def _add_definition(
     receiver = _name_text(receiver_nodes[0], src) if receiver_nodes else ""
     existing = defs.get(key)
     span = def_node.end_byte - def_node.start_byte
-    if existing is None or span > existing.node.end_byte - existing.node.start_byte:
+    if existing is None:
+        wins = True
+    elif role == f"definition.{PROTOTYPE}":
+        wins = False  # a prototype pattern never displaces another definition
+    else:
+        wins = (
+            existing.kind == PROTOTYPE or span > existing.node.end_byte - existing.node.start_byte
+        )
+    if wins:
         kind = role.removeprefix("definition.")
         defs[key] = _Def(kind, name, def_node, name_node, receiver)
+
+
+# C and C++ function prototypes (`@definition.prototype`): in a header they are the
+# library's API, documented there while the definition sits in a .c file or in no
+# file of the workspace at all. Elsewhere (forward declarations in a .c file) and
+# where the header defines the function too, the prototype is no node.
+PROTOTYPE = "prototype"
+HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".h++")
+
+
+def _settle_prototypes(defs: dict[tuple[int, int], _Def], rel_path: str) -> None:
+    prototypes = [key for key, d in defs.items() if d.kind == PROTOTYPE]
+    if not prototypes:
+        return
+    if not rel_path.lower().endswith(HEADER_SUFFIXES):
+        for key in prototypes:
+            del defs[key]
+        return
+    defined = {d.name for d in defs.values() if d.kind not in (PROTOTYPE, "scope")}
+    for key in prototypes:
+        entry = defs[key]
+        if entry.name in defined:
+            del defs[key]
+        else:
+            entry.kind = "function"
+            defined.add(entry.name)
 
 
 def _add_scope(

@@ -43,6 +43,14 @@ _HINT_TAIL = (
     "substr(edges.dst_hint, length(rtrim(edges.dst_hint, replace(replace(replace("
     "edges.dst_hint, '.', ''), ':', ''), '\\', ''))) + 1)"
 )
+# A C/C++ header file, by its path (parsing/extractor.py HEADER_SUFFIXES).
+_HEADER_FILE = (
+    "("
+    + " OR ".join(
+        f"files.path LIKE '%{suffix}'" for suffix in (".h", ".hh", ".hpp", ".hxx", ".h++")
+    )
+    + ")"
+)
 # Edges whose written name is not the hinted definition's name (`import foo as bar`);
 # the same expression as the partial index edges_aliased (migration 3), so it is used.
 _ALIASED = f"dst_hint != '' AND dst_name != {_HINT_TAIL.replace('edges.', '')}"
@@ -566,11 +574,19 @@ class IndexWriter:
             "INSERT OR IGNORE INTO temp.python_outside VALUES (?)",
             [(name,) for name in sorted(_PYTHON_OUTSIDE - segments)],
         )
+        node_filter = name_filter.replace("name IN", "nodes.name IN")
+        # A name defined once outside C/C++ headers resolves to that definition even
+        # when a header declares it too (a prototype, an in-class method declaration).
         conn.execute(
             f"""UPDATE edges SET dst_id = u.id, resolution = 'unique'
-                FROM (SELECT name, min(id) AS id FROM nodes
-                      WHERE kind != 'module' {name_filter}
-                      GROUP BY name HAVING count(*) = 1) AS u
+                FROM (SELECT name, CASE WHEN sum(NOT header) = 1
+                                        THEN min(CASE WHEN NOT header THEN id END)
+                                        WHEN sum(NOT header) = 0 AND count(*) = 1
+                                        THEN min(id) END AS id
+                      FROM (SELECT nodes.name, nodes.id, {_HEADER_FILE} AS header
+                            FROM nodes JOIN files ON files.id = nodes.file_id
+                            WHERE nodes.kind != 'module' {node_filter})
+                      GROUP BY name HAVING id IS NOT NULL) AS u
                 WHERE {where} AND edges.resolution IS NULL AND edges.dst_name = u.name
                   -- a call that did not resolve in its own file is not a self-call
                   AND u.id != edges.src_id

@@ -1,6 +1,6 @@
-; C. Function definitions (not prototypes: a forward declaration would shadow
-; its definition when calls are resolved), structs, unions, enums, typedefs and
-; function-like macros. Object-like #defines are left out (include guards and
+; C. Function definitions, the prototypes of header files (the API; a forward
+; declaration elsewhere would shadow its definition when calls are resolved), structs,
+; unions, enums, typedefs and function-like macros. Object-like #defines are left out (include guards and
 ; large constant tables would flood the index).
 
 ; Functions, including pointer-returning ones (`char **split(...)`).
@@ -49,3 +49,16 @@
 
 ; #include "x.h" / <x.h>
 (preproc_include path: [(string_literal) (system_lib_string)] @import.module) @import
+
+; Prototypes: in a header they are the library's API (its doc comments are there),
+; kept as functions by the extractor only in header files and only when the header
+; does not define the function as well (parsing/extractor.py, _settle_prototypes).
+; An all-caps name is a macro call the grammar reads as a declaration.
+((declaration
+  declarator: [
+    (function_declarator declarator: (identifier) @name)
+    (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))
+    (pointer_declarator
+      declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name)))
+  ]) @definition.prototype
+  (#not-match? @name "^[A-Z][A-Z0-9_]*$"))

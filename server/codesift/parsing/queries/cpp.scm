@@ -1,7 +1,7 @@
 ; C++. Qualified names use `::` (`geo::Shape::area`). Function definitions
 ; (free, in-class, out-of-class `Type::method` with @receiver = Type) and the
 ; method declarations inside class bodies (a header's class is its API); free
-; prototypes are left out as in C. Templates are captured through their inner
+; prototypes in header files as in C. Templates are captured through their inner
 ; class/function, whose doc comment is found above the `template <...>` line.
 
 ; --- Function definitions ---------------------------------------------------
@@ -159,3 +159,13 @@
   (qualified_identifier scope: (_) @import.module name: (_) @import.name)) @import
 ; using namespace std;
 (using_declaration "namespace" (identifier) @import.module) @import
+
+; Free prototypes outside class bodies: kept as functions only in header files that do
+; not define them too (parsing/extractor.py, _settle_prototypes), as in C.
+((declaration
+  declarator: [
+    (function_declarator declarator: (identifier) @name)
+    (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))
+    (reference_declarator (function_declarator declarator: (identifier) @name))
+  ]) @definition.prototype
+  (#not-match? @name "^[A-Z][A-Z0-9_]*$"))
