@@ -1568,3 +1568,32 @@ def test_a_symlink_to_a_workspace_file_is_indexed_once(
     ).fetchall()
     assert [str(r[0]) for r in rows] == ["real/impl.py"]
     assert ("alias.py", "symlink to real/impl.py (indexed there)") in summary.skipped
+
+
+def test_c_call_resolves_to_the_definition_not_the_header_prototype(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace
+) -> None:
+    root = make_repo(
+        {
+            "include/ring.h": (
+                "/** Pushes a value. */\nint ring_push(int v);\nint ring_only_declared(void);\n"
+            ),
+            "src/ring.c": '#include "ring.h"\nint ring_push(int v) { return v; }\n',
+            "src/main.c": (
+                '#include "ring.h"\nint main(void) { ring_only_declared(); return ring_push(1); }\n'
+            ),
+        }
+    )
+    conn, _ = index_workspace(root)
+
+    nodes = set(conn.execute("SELECT f.path, n.name FROM nodes n JOIN files f ON f.id = n.file_id"))
+    assert ("include/ring.h", "ring_push") in nodes  # the prototype is a node of its header
+    calls = dict(
+        conn.execute(
+            "SELECT e.dst_name, f.path FROM edges e JOIN nodes d ON d.id = e.dst_id"
+            " JOIN files f ON f.id = d.file_id WHERE e.kind = 'calls'"
+        )
+    )
+    # The definition wins over the header's declaration; a function only declared
+    # resolves to its prototype.
+    assert calls == {"ring_push": "src/ring.c", "ring_only_declared": "include/ring.h"}

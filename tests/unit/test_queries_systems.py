@@ -450,12 +450,57 @@ def test_c_pointer_returning_and_typedef_forms() -> None:
         "static int fwd(int a);\n",
     )
     # `typedef struct tag {...} name;` is one struct node named by its tag;
-    # prototypes are not definitions.
+    # a prototype outside a header is no definition.
     assert definitions(parsed) == {
         ("struct", "node"),
         ("type", "size"),
         ("function", "split"),
     }
+
+
+def test_c_header_prototypes_are_functions_with_their_doc() -> None:
+    parsed = parse_source(
+        "c",
+        "/** Compresses src into dst. */\n"
+        "API size_t lib_compress(void *dst, const void *src);\n"
+        "char **lib_split(const char *s);\n"
+        "int lib_inline(int a);\n"
+        "static inline int lib_inline(int a) { return a; }\n"
+        "DECLARE_THING(widget);\n",
+        "include/lib.h",
+    )
+    # The header's API: each prototype once, none where the header defines it, and no
+    # all-caps macro call.
+    assert definitions(parsed) == {
+        ("function", "lib_compress"),
+        ("function", "lib_split"),
+        ("function", "lib_inline"),
+    }
+    compress = next(n for n in parsed.nodes if n.name == "lib_compress")
+    assert compress.docstring == "Compresses src into dst."
+    inline = [n for n in parsed.nodes if n.name == "lib_inline"]
+    assert [(n.start_line, n.end_line) for n in inline] == [(5, 5)]
+
+
+def test_cpp_header_prototypes_beside_class_methods() -> None:
+    parsed = parse_source(
+        "cpp",
+        "namespace fmt {\n"
+        "// Formats the arguments.\n"
+        "std::string format(const char *spec);\n"
+        "class Writer {\n public:\n  void flush();\n};\n"
+        "}\n",
+        "fmt/core.hpp",
+    )
+    assert definitions(parsed) == {
+        ("namespace", "fmt"),
+        ("function", "fmt::format"),
+        ("class", "fmt::Writer"),
+        ("method", "fmt::Writer::flush"),
+    }
+    assert next(n for n in parsed.nodes if n.name == "format").docstring == (
+        "Formats the arguments."
+    )
 
 
 def test_cpp_out_of_class_definitions_join_their_class() -> None:
