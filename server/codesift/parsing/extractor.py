@@ -701,10 +701,11 @@ def _definition_node(
         doc, doc_start = _leading_comment(entry.node, src)
     if not doc and not doc_start:
         doc, doc_start = _attribute_doc(entry.node, src)
+    kind = _node_kind(entry, enclosing)
     return ParsedNode(
         index=entry.index,
-        kind=_node_kind(entry, enclosing),
-        name=entry.name,
+        kind=kind,
+        name=_short_name(entry.name, kind, spec),
         qualified_name=_qualified_name(entry, enclosing, prefix, spec),
         parent=parent.index if parent is not None else 0,
         start_line=_attached_start(entry.node, entry.name, src),
@@ -713,6 +714,15 @@ def _definition_node(
         docstring=doc,
         doc_start_line=doc_start,
     )
+
+
+def _short_name(name: str, kind: str, spec: LanguageSpec) -> str:
+    """The name a person calls a definition by: an Elixir module `App.Query` is
+    `Query` (its qualified name keeps `App.Query`), as a class is called by its own
+    name in every other language."""
+    if spec.name == "elixir" and kind in ("module", "interface") and "." in name:
+        return name.rsplit(".", 1)[1]
+    return name
 
 
 # Siblings written right above a definition that belong to it: Rust `#[attr]`, TS
