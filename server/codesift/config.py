@@ -237,6 +237,9 @@ class SearchSettings:
     # ... but for short prose queries (at most 5 words) only, it gains on both dev sets
     # (set 2 short +0.015 without vectors, +0.003 with MiniLM's; set 1 +0.002).
     prior_path_short: bool = True
+    # For a prose query, a C/C++ header's prototype counts half when the function's
+    # definition in a source file is a candidate too (the header/implementation pair).
+    prior_headers: bool = True
     # A chunk gains this much of the scores of the next best chunks of its file: a
     # file where several chunks match is more likely what the question is about.
     file_evidence: float = field(default=0.2, metadata=_NOT_NEGATIVE)

@@ -155,7 +155,7 @@ def test_the_vscode_clients_defaults_are_the_servers() -> None:
     priors = contributed["codesift.ranking.priors"]["default"]
     snake = {p: re.sub(r"(?<!^)([A-Z])", r"_\1", p).lower() for p in priors}
     assert priors == {p: by_key[f"search.prior_{snake[p]}"] for p in priors}
-    assert len(priors) == 4
+    assert len(priors) == 5
     # settings.ts sends result count and snippet width only when the person set them
     # (the server's search.top_k / snippet_chars apply otherwise): no copy of the numbers
     source = (REPO / "vscode-client" / "src" / "settings.ts").read_text(encoding="utf-8")

@@ -15,13 +15,14 @@ from codesift.retrieval.ranking import (
     diversify_files,
     diversity_keys,
     file_evidence,
+    header_twins,
     is_declaration_path,
     is_test_like_path,
     stem_hits,
 )
 
 ALL = RankingPriors()
-NONE = RankingPriors(definition=False, tests=False, path=False, path_short=False)
+NONE = RankingPriors(definition=False, tests=False, path=False, path_short=False, headers=False)
 
 
 def ranked(
@@ -306,3 +307,28 @@ def test_short_prose_queries_lift_the_file_their_words_name() -> None:
     # A long question lifts nothing unless `path` asks for every query.
     assert ranked(features, scores, long, RankingPriors(path=False)) == [1, 2]
     assert ranked(features, scores, long, RankingPriors(path=True)) == [1, 2]  # 1 word of 7
+
+
+def test_header_twins_are_header_declarations_of_functions_defined_in_sources() -> None:
+    places = [
+        (1, "src/builtin.h", "builtins_bind"),
+        (2, "src/builtin.c", "builtins_bind"),
+        (3, "include/api.h", "only_declared"),
+        (4, "src/ring.hpp", "push"),
+        (5, "src/ring.cc", "push"),
+        (6, "src/notes.txt", ""),
+    ]
+    assert header_twins(places) == {1, 4}
+
+
+def test_a_header_twin_counts_half_for_prose_only() -> None:
+    features = {
+        1: ChunkFeatures("src/builtin.h", 0.0, "c", header_twin=True),
+        2: ChunkFeatures("src/builtin.c", 0.0, "c"),
+    }
+    scores = {1: 1.0, 2: 0.8}
+    assert ranked(features, scores, "bind the builtin functions", ALL) == [2, 1]
+    assert ranked(features, scores, "bind the builtin functions", NONE) == [1, 2]
+    off = RankingPriors(headers=False)
+    assert ranked(features, scores, "bind the builtin functions", off) == [1, 2]
+    assert ranked(features, scores, "builtins_bind", ALL) == [1, 2]

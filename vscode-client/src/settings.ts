@@ -43,6 +43,7 @@ const PRIORS: Record<string, string> = {
   tests: "prior_tests",
   path: "prior_path",
   pathShort: "prior_path_short",
+  headers: "prior_headers",
 };
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -11,6 +11,9 @@ definition   for a symbol-shaped query, the chunk that defines the symbol (an
 tests        for a prose query that is not about tests, test, example, vendored
              and generated code is demoted (test files by each language's naming
              convention), and so are line windows of files without a grammar
+headers      for a prose query, a C/C++ header's declaration of a function whose
+             definition in a source file is also a candidate counts half (the
+             header/implementation pair: the question is about the code)
 path         query words that name the file (its stem's identifier parts: `Filtering`
              and `Sink` in `FilteringSink.cs`) lift the result by the share of the
              query's words they cover, so a 3-word query naming a module counts more
@@ -36,6 +39,7 @@ __all__ = [
     "diversify_files",
     "diversity_keys",
     "file_evidence",
+    "header_twins",
     "is_declaration_path",
     "is_test_like_path",
     "stem_hits",
@@ -102,6 +106,7 @@ class RankingPriors:
     tests: bool = True
     path: bool = True
     path_short: bool = True
+    headers: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +120,9 @@ class ChunkFeatures:
     window: bool | None = None
     # The file's header says a tool generated it (parsing/generated.py).
     generated: bool = False
+    # A C/C++ header's declaration of a function defined in a source file among the
+    # candidates (`header_twins`).
+    header_twin: bool = False
 
     @property
     def is_window(self) -> bool:
@@ -131,6 +139,17 @@ def is_declaration_path(path: str) -> bool:
     """A type declaration (`.d.ts`, `.pyi`) or an interface named as its language
     names interfaces."""
     return bool(_DECLARATION_FILE.search(path) or _INTERFACE_FILE.search(path))
+
+
+_HEADER_FILE = re.compile(r"\.(h|hh|hpp|hxx|h\+\+)$", re.IGNORECASE)
+_C_SOURCE_FILE = re.compile(r"\.(c|cc|cpp|cxx|c\+\+|m|mm)$", re.IGNORECASE)
+
+
+def header_twins(places: Sequence[tuple[int, str, str]]) -> set[int]:
+    """Of (chunk id, path, node name) triples, the chunks in C/C++ headers whose name
+    is also defined by a chunk of a C/C++ source file: header/implementation pairs."""
+    defined = {name for _, path, name in places if name and _C_SOURCE_FILE.search(path)}
+    return {cid for cid, path, name in places if name in defined and _HEADER_FILE.search(path)}
 
 
 @functools.lru_cache(maxsize=16_384)
@@ -186,6 +205,8 @@ def apply_priors(
             if priors.tests and prose and feat.is_window:
                 score *= TEXT_FACTOR
             if priors.tests and prose and is_declaration_path(feat.path):
+                score *= DECLARATION_FACTOR
+            if priors.headers and prose and feat.header_twin:
                 score *= DECLARATION_FACTOR
             if prose and query_words and stem_lift:
                 hits = path_hits.get(feat.path)

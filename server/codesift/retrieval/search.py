@@ -40,6 +40,7 @@ from codesift.retrieval.ranking import (
     diversify_files,
     diversity_keys,
     file_evidence,
+    header_twins,
 )
 from codesift.retrieval.request import (
     SearchRequest,
@@ -559,6 +560,7 @@ class Searcher:
         path_of = {p.chunk_id: p.path for p in places}
         language_of = {p.chunk_id: p.language for p in places}
         generated = {p.chunk_id for p in places if p.generated}
+        twins = header_twins([(p.chunk_id, p.path, p.name) for p in places])
         symbol_score: dict[int, float] = {}  # as its provenance says: the first listing
         for cid, raw in rankings.get("symbol", ()):
             symbol_score.setdefault(cid, raw)
@@ -569,6 +571,7 @@ class Searcher:
                 language_of[cid],
                 window=meta[cid][1] == "code" and meta[cid][0] is None,
                 generated=cid in generated,
+                header_twin=cid in twins,
             )
             for cid in (cand.chunk_id for cand in wide)
             if cid in path_of
@@ -578,6 +581,7 @@ class Searcher:
             tests=self.settings.prior_tests,
             path=self.settings.prior_path,
             path_short=self.settings.prior_path_short,
+            headers=self.settings.prior_headers,
         )
         rescored = apply_priors(wide, features, analysis, priors)
         rescored = file_evidence(rescored, path_of, self.settings.file_evidence)

@@ -51,8 +51,8 @@ class SymbolCandidate(NamedTuple):
 
 
 class ChunkPlace(NamedTuple):
-    """Where a chunk is: its node, layer, file path, the file's language and
-    whether the file was generated."""
+    """Where a chunk is: its node, layer, file path, the file's language, whether
+    the file was generated, and its node's name ("" for a line window)."""
 
     chunk_id: int
     node_id: int | None
@@ -60,6 +60,7 @@ class ChunkPlace(NamedTuple):
     path: str
     language: str
     generated: bool = False  # the file's header says a tool generated it
+    name: str = ""
 
 
 class ChildSpan(NamedTuple):

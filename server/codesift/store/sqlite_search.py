@@ -345,10 +345,11 @@ class SqliteSearchStore:
         if not chunk_ids:
             return []
         return [
-            ChunkPlace(int(r[0]), r[1], str(r[2]), str(r[3]), str(r[4]), bool(r[5]))
+            ChunkPlace(int(r[0]), r[1], str(r[2]), str(r[3]), str(r[4]), bool(r[5]), str(r[6]))
             for r in self._conn.execute(
-                "SELECT c.id, c.node_id, c.layer, f.path, f.language, f.generated FROM chunks c"
-                " JOIN files f ON f.id = c.file_id"
+                "SELECT c.id, c.node_id, c.layer, f.path, f.language, f.generated,"
+                " coalesce(n.name, '') FROM chunks c JOIN files f ON f.id = c.file_id"
+                " LEFT JOIN nodes n ON n.id = c.node_id"
                 f" WHERE c.id IN ({','.join('?' * len(chunk_ids))})",
                 list(chunk_ids),
             )

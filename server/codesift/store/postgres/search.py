@@ -747,12 +747,13 @@ class PostgresSearchStore:
                 self._path(str(key), str(path)),
                 str(language),
                 bool(generated),
+                str(name or ""),
             )
-            for cid, node, layer, key, path, language, generated in self._rows(
-                "SELECT c.id, c.node_id, c.layer, r.key, f.path, f.language, f.generated"
-                " FROM chunks c"
+            for cid, node, layer, key, path, language, generated, name in self._rows(
+                "SELECT c.id, c.node_id, c.layer, r.key, f.path, f.language, f.generated,"
+                " n.name FROM chunks c"
                 " JOIN files f ON f.id = c.file_id JOIN readable r ON r.id = c.repo_id"
-                " WHERE c.id = ANY(%s)",
+                " LEFT JOIN nodes n ON n.id = c.node_id WHERE c.id = ANY(%s)",
                 [list(chunk_ids)],
             )
         ]
