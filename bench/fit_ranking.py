@@ -41,10 +41,10 @@ __all__ = ["GRID", "language_mean", "main"]
 
 # The values each setting may take (the shipped value is always tried as well).
 GRID: dict[str, tuple[Any, ...]] = {
+    "lexical_max_df": (0.05, 0.1, 0.2, 0.5, 1.0),
     "rrf_k": (20, 40, 60, 100),
     "weight_symbol": (0.6, 0.8, 1.0, 1.3, 1.6),
     "weight_feedback": (0.0, 0.3, 0.6, 0.9),
-    "feedback_terms": (0, 3, 5, 8),
     "symbol_threshold": (0.2, 0.3, 0.4, 0.5),
     "file_evidence": (0.0, 0.1, 0.2, 0.3, 0.5),
     "file_diversity": (0.1, 0.3, 0.5, 1.0),
