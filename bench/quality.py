@@ -374,7 +374,16 @@ SHIPPED = "codesift"
 # Rows for ranking priors, tuned weights or new streams; they run after the stream
 # ablations on every corpus. A row whose overrides name a SearchSettings field this
 # codesift does not have is left out.
-_PRIORS = ("prior_definition", "prior_tests", "prior_path")
+_PRIORS = ("prior_definition", "prior_tests", "prior_path", "prior_path_short", "prior_headers")
+# What bench/fit_ranking.py found on the generated set's train split (2026-12-05), and
+# the part of it that changes fusion only.
+FITTED_FUSION = {
+    "rrf_k": 20,
+    "weight_symbol": 0.6,
+    "weight_feedback": 0.9,
+    "symbol_threshold": 0.5,
+}
+FITTED = {**FITTED_FUSION, "file_diversity": 1.0, "prior_tests": False, "prior_path_short": False}
 EXTRA_CONFIGS: list[SearchConfig] = [
     SearchConfig(
         "no priors", "ranking priors off (plain RRF)", overrides={p: False for p in _PRIORS}
@@ -394,6 +403,16 @@ EXTRA_CONFIGS: list[SearchConfig] = [
         )
         for p in _PRIORS
     ],
+    SearchConfig(
+        "fitted (train)",
+        "every setting bench/fit_ranking.py changed on the generated set's train split",
+        overrides=FITTED,
+    ),
+    SearchConfig(
+        "fitted fusion",
+        "the fitted fusion settings only (rrf_k, weight_symbol, weight_feedback, symbol_threshold)",
+        overrides=FITTED_FUSION,
+    ),
     SearchConfig(
         "- file evidence",
         "no lift from other matching chunks of the same file",
