@@ -485,8 +485,8 @@ def parse_args(argv: Sequence[str] | None, quality: Any) -> argparse.Namespace:
     parser.add_argument(
         "--codesift-json",
         type=Path,
-        default=DATA_DIR / "quality-last.json",
-        help="quality.py's summary that gives codesift's row (default: %(default)s)",
+        help="quality.py's summary that gives codesift's row (default: "
+        "bench/.data/quality-last.json, quality-gen-last.json with --devset gen)",
     )
     parser.add_argument(
         "--write", action="store_true", help=f"replace the {SECTION} section of --out"
@@ -623,6 +623,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     global SECTION
     if args.devset == "gen":
         SECTION = "peer-gen"
+    if args.codesift_json is None:
+        gen = "-gen" if args.devset == "gen" else ""
+        args.codesift_json = DATA_DIR / f"quality{gen}-last.json"
     quality.GEN_SPLITS = ("train", "held-out") if args.split == "both" else (args.split,)
     k = args.top_k
     names = list(args.corpus or [])

@@ -1828,7 +1828,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         log(line)
     if skipped:
         log(f"\nskipped corpora: {', '.join(skipped)}")
-    last_json = DATA_DIR / f"{DB_PREFIX}-last.json"
+    gen = "-gen" if SECTION == "quality-gen" else ""  # the generated set's summary apart
+    last_json = DATA_DIR / f"{DB_PREFIX}{gen}-last.json"
     last_json.write_text(json.dumps(result_json(results, machine, k), indent=1) + "\n")
     log(f"\nper-query dumps: {DATA_DIR}/{DB_PREFIX}-<corpus>.jsonl; summary: {last_json}")
     if args.write:
