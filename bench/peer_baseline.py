@@ -3,7 +3,7 @@
 
 Run by hand from the repository root (with the project's interpreter):
 
-    PYTHONPATH=server python bench/peer_baseline.py [--devset 1|2|all] [--corpus NAME ...]
+    PYTHONPATH=server python bench/peer_baseline.py [--devset 1|2|all|gen] [--corpus NAME ...]
         [--files semble|codesift] [--rerun] [--top-k 10] [--write] [--out bench/RESULTS.md]
 
 semble (PyPI `semble`, MIT) is a peer code-search library: BM25 over tree-sitter

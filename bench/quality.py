@@ -3,7 +3,8 @@
 
 Run by hand from the repository root (with the project's interpreter):
 
-    PYTHONPATH=server python bench/quality.py [--devset 1|2|all] [--queries long|short|both]
+    PYTHONPATH=server python bench/quality.py [--devset 1|2|all|gen] [--split train|held-out|both]
+        [--queries long|short|both]
         [--corpus NAME ...] [--top-k 10] [--write] [--embed | --no-vectors]
         [--config NAME ...] [--no-bm25] [--keep-stale-index] [--out bench/RESULTS.md]
 
@@ -12,7 +13,10 @@ dev set 2 twenty repositories in 19 languages, each with its long queries
 (NAME.json) and the search-box rewrites of its prose queries (NAME.short.json,
 `--queries short` or `--short` for those alone). Results are reported per query
 suite (set 1; set 2 long; set 2 short) side by side, by category, by language and by
-corpus. For each corpus:
+corpus. `--devset gen` runs the generated set of bench/docset.py instead (44 Debian
+packages in 12 languages; suites `gen train` / `gen held-out`, each with its `short`
+3-4 word questions; `--split` picks one split): its section of --out is `quality-gen`
+and its summary bench/.data/quality-gen-last.json. For each corpus:
 
 1. obtain it as corpora.json says (bench/corpora.py; skipped with a message when it
    cannot be obtained);
