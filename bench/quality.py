@@ -530,25 +530,29 @@ def _with_vectors(searcher: Searcher) -> Searcher:
 
 
 def setting_config(item: str) -> SearchConfig:
-    """The row `--setting KEY=VALUE` asks for: the shipped Searcher with one
-    SearchSettings field changed (the value parsed as the field's type)."""
-    key, sep, raw = item.partition("=")
+    """The row `--setting KEY=VALUE[,KEY=VALUE...]` asks for: the shipped Searcher with
+    those SearchSettings fields changed (each value parsed as its field's type)."""
     types = {f.name: f.type for f in fields(SearchSettings)}
-    if not sep or key not in types:
-        raise SystemExit(f"--setting {item!r}: expected KEY=VALUE with KEY one of {sorted(types)}")
-    kind = str(types[key])
-    value: Any
-    if "bool" in kind:
-        value = raw.strip().lower() in ("1", "true", "yes", "on")
-    elif "int" in kind:
-        value = int(raw)
-    elif "float" in kind:
-        value = float(raw)
-    else:
-        value = raw
-    return SearchConfig(
-        item, f"the shipped Searcher with search.{key} = {raw}", overrides={key: value}
-    )
+    overrides: dict[str, Any] = {}
+    for pair in item.split(","):
+        key, sep, raw = pair.partition("=")
+        if not sep or key not in types:
+            raise SystemExit(
+                f"--setting {item!r}: expected KEY=VALUE with KEY one of {sorted(types)}"
+            )
+        kind = str(types[key])
+        value: Any
+        if "bool" in kind:
+            value = raw.strip().lower() in ("1", "true", "yes", "on")
+        elif "int" in kind:
+            value = int(raw)
+        elif "float" in kind:
+            value = float(raw)
+        else:
+            value = raw
+        overrides[key] = value
+    changed = ", ".join(f"search.{k} = {v}" for k, v in overrides.items())
+    return SearchConfig(item, f"the shipped Searcher with {changed}", overrides=overrides)
 
 
 def search_configs(streams: Sequence[str]) -> list[SearchConfig]:
