@@ -77,7 +77,7 @@ def test_folder_settings_report_file_problems_and_apply_the_rest(tmp_path: Path)
     assert len(problems) == 1 and "search.top_k must be between 1 and 200" in problems[0]
     (tmp_path / ".codesift.toml").write_text("[search\n")
     settings, problems = folder_settings(tmp_path, options)
-    assert settings.search.snippet_chars == 90 and settings.search.rrf_k == 60
+    assert settings.search.snippet_chars == 90 and settings.search.rrf_k == 40  # the default
     assert len(problems) == 1 and "using the defaults" in problems[0]
 
 
