@@ -167,7 +167,7 @@ def test_rows_after_fusion(conn: apsw.Connection, store: SqliteSearchStore) -> N
     method = node_id(conn, "billing.Invoice.charge_card")
     chunk = store.chunks_for_nodes([method], ("code",))[method]
     (place,) = store.chunk_places([chunk])
-    assert place == (chunk, method, "code", "billing.py", "python", False)
+    assert place == (chunk, method, "code", "billing.py", "python", False, "charge_card")
     assert store.chunk_places([]) == []
     assert store.chunk_rows([chunk])[chunk].qualified_name == "billing.Invoice.charge_card"
     spans = store.child_spans([invoice])[invoice]
