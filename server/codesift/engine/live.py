@@ -693,7 +693,9 @@ class FolderIndex:
 
     def _settle_state(self) -> None:
         with self._cond:
-            idle = not (self._pending or self._rescan or self._needs_vectors or self._needs_history)
+            # The git history pass is not waited for: the index is ready without it
+            # (`history` in the completeness record says how far it is).
+            idle = not (self._pending or self._rescan or self._needs_vectors)
             if idle and self.progress.state not in ("error", "stopped"):
                 self.progress.state = "ready"
         self.listener.state_changed(self)
