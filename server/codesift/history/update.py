@@ -43,19 +43,13 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
-import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 
 import apsw
-import numpy as np
-import numpy.typing as npt
 import pygit2
 
 from codesift.history.gitlog import (
@@ -67,16 +61,46 @@ from codesift.history.gitlog import (
     log_diffs,
 )
 from codesift.history.lines import (
-    UNCOMMITTED,
     FileLines,
     apply_patch,
     decode_lines,
     encode_lines,
     patch_of,
 )
-from codesift.history.lines import span_times as _span_times
-from codesift.history.timespec import UNCOMMITTED_TIME
-from codesift.store.history import CommitRow, HistoryRows, SpanTimes
+from codesift.history.state import (
+    _DIFF_FLAGS,
+    _FAILURE_KEY,
+    _READ_ERRORS,
+    _RETIME_KEY,
+    _UNREADABLE_KEY,
+    _WALK_KEY,
+    HistoryFailure,
+    HistoryPending,
+    HistoryProgress,
+    HistoryProgressCallback,
+    HistoryStats,
+    HistoryStatus,
+    _failure,
+    _message,
+    _open_repository,
+    _partial_clone,
+    _record_failure,
+    _retime_paths,
+    _Step,
+    _unreadable_paths,
+    history_failure,
+    history_pending,
+    history_status,
+    in_git_history,
+)
+from codesift.history.timing import (
+    TIMING_BATCH,
+    _commit_times,
+    _GitTiming,
+    _stale_files,
+    _time_files,
+)
+from codesift.store.history import CommitRow, HistoryRows
 
 __all__ = [
     "CHECKPOINT_SECONDS",
@@ -98,251 +122,13 @@ log = logging.getLogger(__name__)
 _ADDED = pygit2.enums.DeltaStatus.ADDED
 _DELETED = pygit2.enums.DeltaStatus.DELETED
 _RENAMED = pygit2.enums.DeltaStatus.RENAMED
-# git diff (and so git blame) slides hunks by indentation since git 2.14; libgit2
-# does so only when asked. Without it about 0.1% of lines blame another commit.
-_DIFF_FLAGS = pygit2.enums.DiffOption.INDENT_HEURISTIC
 _STATUS_LETTERS = {_ADDED: "A", _DELETED: "D", _RENAMED: "R"}
 # The walk is saved this often (and at once when cancelled: a cancel is looked at
-# after every commit), and reports progress this often; files are timed this many
-# per transaction. Each save writes the line histories of the files changed since
-# the last one: more often costs more (a save a second: a fifth of a deep walk).
+# after every commit), and reports progress this often. Each save writes the line
+# histories of the files changed since the last one: more often costs more (a save
+# a second: a fifth of a deep walk).
 CHECKPOINT_SECONDS = 5.0
 PROGRESS_SECONDS = 0.5
-TIMING_BATCH = 200
-
-
-@dataclass(frozen=True, slots=True)
-class HistoryProgress:
-    """How far an update is: phase "walking" (commits walked of those to walk) or
-    "timing" (files timed of those to time)."""
-
-    phase: str
-    done: int
-    total: int
-
-
-HistoryProgressCallback = Callable[[HistoryProgress], None]
-# The caller's turn to write one step (its write lock): yields False to stop.
-_Step = Callable[[], AbstractContextManager[bool]]
-
-
-@dataclass(slots=True)
-class HistoryStats:
-    source: str = "none"  # "git", "mtime" or "none"
-    commits: int = 0  # commits walked in this update
-    rebuilt: bool = False  # the stored history was discarded and walked again
-    files_timed: int = 0  # files whose nodes and chunks got new times
-    uncommitted_files: int = 0
-    walk_seconds: float = 0.0
-    seconds: float = 0.0
-    head: str | None = None
-    touched: set[str] = field(default_factory=set)
-    # The history could not be read (wholly, or for some files): why, and whether
-    # this update found that out (False: recorded at this HEAD before, not retried).
-    error: str | None = None
-    error_is_new: bool = False
-    # False: cancelled or stopped half-way; what was done is saved and the next
-    # update goes on from there.
-    complete: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class HistoryFailure:
-    """Git history this index could not read, recorded at HEAD `head`."""
-
-    head: str
-    error: str  # git's message, e.g. "object not found - ..."
-    files: int | None  # files timed by modification time instead; None: every file
-
-
-_FAILURE_KEY = "history_error"
-_UNREADABLE_KEY = "history_unreadable"
-# Files that walked commits touched, to be timed again (kept across a walk that stops).
-_RETIME_KEY = "history_retime"
-# {"done": commits walked, "total": commits to walk} while a walk is unfinished.
-_WALK_KEY = "history_walk"
-# What a missing object raises in pygit2 (NotFoundError is both).
-_READ_ERRORS = (KeyError, pygit2.GitError)
-
-
-def history_failure(conn: apsw.Connection) -> HistoryFailure | None:
-    """The recorded reason the index's git history is incomplete, if it is."""
-    return _failure(HistoryRows(conn))
-
-
-def _failure(rows: HistoryRows) -> HistoryFailure | None:
-    raw = rows.meta(_FAILURE_KEY)
-    if raw is None:
-        return None
-    try:
-        data = json.loads(raw)
-        files = data.get("files")
-        return HistoryFailure(
-            head=str(data["head"]),
-            error=str(data["error"]),
-            files=None if files is None else int(files),
-        )
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return None  # written by another version: as if nothing were recorded
-
-
-@dataclass(frozen=True, slots=True)
-class HistoryPending:
-    """What the history pass still has to do: commits to walk (`commits_done` of
-    `commits_total` in the walk under way, 0 of N before it starts) and files to
-    time. Nothing pending: search results carry git times and time filters see
-    every file."""
-
-    commits_done: int = 0
-    commits_total: int = 0
-    files: int = 0
-
-    @property
-    def pending(self) -> bool:
-        return self.commits_done < self.commits_total or self.files > 0
-
-    def as_json(self) -> dict[str, int | bool]:
-        return {
-            "pending": self.pending,
-            "commits_done": self.commits_done,
-            "commits_total": self.commits_total,
-            "files": self.files,
-        }
-
-
-def history_pending(conn: apsw.Connection, root: Path) -> HistoryPending:
-    """What is left of the history pass for the index on `conn` of the folder
-    `root` (cheap: git counts the commits, SQLite the files)."""
-    rows = HistoryRows(conn)
-    files = rows.untimed_count() + len(_retime_paths(rows))
-    found = _open_repository(root)
-    if found is None:
-        return HistoryPending(files=files)
-    repo, prefix = found
-    try:
-        head = str(repo.head.peel(pygit2.Commit).id)
-    except _READ_ERRORS:
-        return HistoryPending(files=files)
-    stored = rows.meta("history_head")
-    if rows.meta("history_prefix") not in (None, prefix):
-        stored = None
-    failure = _failure(rows)
-    if stored == head or (failure is not None and failure.head == head):
-        return HistoryPending(files=files)
-    walk = rows.meta(_WALK_KEY)
-    if walk is not None:
-        with contextlib.suppress(ValueError, KeyError, TypeError):
-            data = json.loads(walk)
-            done, total = int(data["done"]), int(data["total"])
-            return HistoryPending(done, max(total, done + 1), files)
-    return HistoryPending(0, max(1, _commits_between(repo, head, stored)), files)
-
-
-def _commits_between(repo: pygit2.Repository, head: str, stored: str | None) -> int:
-    """First-parent commits from `head` back to `stored` (all of them without)."""
-    git = git_program()
-    if git is not None and repo.workdir and not _partial_clone(repo):
-        revisions = [head] if stored is None else [head, "^" + stored]
-        with contextlib.suppress(OSError, subprocess.SubprocessError, ValueError):
-            out = subprocess.run(
-                [git, "rev-list", "--first-parent", "--count", *revisions],
-                cwd=repo.workdir,
-                capture_output=True,
-                check=True,
-                timeout=60,
-            ).stdout
-            return int(out.strip() or 0)
-    commit = repo.get(head)
-    count = 0
-    while isinstance(commit, pygit2.Commit) and str(commit.id) != stored:
-        count += 1
-        try:
-            commit = commit.parents[0] if commit.parents else None
-        except _READ_ERRORS:
-            break
-    return count
-
-
-@dataclass(frozen=True, slots=True)
-class HistoryStatus:
-    """Where the index's times come from, for `codesift status`."""
-
-    source: str  # "git", or "mtime" (not a git repository, or not updated yet)
-    available: bool  # False: git history this clone lacks, see `error`
-    error: str | None  # why the history cannot be read
-    head: str | None  # the HEAD the history was read (or failed) at
-    mtime_files: int  # files dated by modification time because of `error`
-    # What the history pass still has to do (read when the folder is known): is
-    # anything left, commits walked of those to walk, files to time.
-    pending: bool = False
-    commits_done: int = 0
-    commits_total: int = 0
-    files_pending: int = 0
-
-
-def history_status(conn: apsw.Connection, root: Path | None = None) -> HistoryStatus:
-    rows = HistoryRows(conn)
-    failure = _failure(rows)
-    left = history_pending(conn, root) if root is not None else HistoryPending()
-    pending = (left.pending, left.commits_done, left.commits_total, left.files)
-    if failure is None:
-        head = rows.meta("history_head")
-        in_git = head is not None or (root is not None and _open_repository(root) is not None)
-        return HistoryStatus("git" if in_git else "mtime", True, None, head, 0, *pending)
-    files = failure.files
-    if files is None:
-        files = rows.file_count()
-    return HistoryStatus("git", False, failure.error, failure.head or None, files, *pending)
-
-
-def _record_failure(rows: HistoryRows, failure: HistoryFailure | None) -> None:
-    value = None
-    if failure is not None:
-        value = json.dumps({"head": failure.head, "error": failure.error, "files": failure.files})
-    rows.set_meta(_FAILURE_KEY, value)
-
-
-def _unreadable_paths(rows: HistoryRows) -> set[str]:
-    return set(json.loads(rows.meta(_UNREADABLE_KEY) or "[]"))
-
-
-def _message(exc: BaseException) -> str:
-    """pygit2's KeyErrors print quoted: the message itself."""
-    return str(exc.args[0]) if exc.args else type(exc).__name__
-
-
-def _open_repository(root: Path) -> tuple[pygit2.Repository, str] | None:
-    """The repository whose work tree holds `root`, and root's path inside it
-    ('' or 'sub/dir/'); None outside git, in a bare repository, before the first
-    commit, or when the repository ignores `root`."""
-    ceiling = os.environ.get("GIT_CEILING_DIRECTORIES", "")
-    try:
-        found = pygit2.discover_repository(str(root), False, ceiling)
-        if found is None:
-            return None
-        repo = pygit2.Repository(found)
-    except (pygit2.GitError, KeyError, ValueError):
-        return None
-    if repo.is_bare or repo.head_is_unborn or repo.workdir is None:
-        return None
-    try:
-        rel = root.resolve().relative_to(Path(repo.workdir).resolve())
-    except ValueError:
-        return None
-    prefix = "" if str(rel) == "." else rel.as_posix() + "/"
-    if prefix and repo.path_is_ignored(prefix):
-        # A folder its enclosing repository ignores is walked, not listed by git
-        # (workspace discovery): git knows nothing of its files, so their times
-        # are modification times, as outside git.
-        return None
-    return repo, prefix
-
-
-def in_git_history(root: Path) -> bool:
-    """True when `root` is in a git work tree with commits: its times come from git.
-    Otherwise they are file modification times, which the writer sets as it inserts
-    rows (so `update_history` has nothing left to do for those files)."""
-    return _open_repository(root) is not None
 
 
 class _LineStore:
@@ -588,86 +374,6 @@ def _subject(commit: pygit2.Commit) -> str:
     return message.strip().split("\n", 1)[0][:200]
 
 
-def _commit_times(rows: HistoryRows) -> npt.NDArray[np.int64]:
-    """Commit number -> time; index 0 (no commit) is 0 and the last element, which
-    UNCOMMITTED (-1) reaches, is UNCOMMITTED_TIME."""
-    size = rows.last_commit_number() + 2
-    times = np.zeros(size, dtype=np.int64)
-    for number, when in rows.commit_times():
-        times[number] = when
-    times[-1] = UNCOMMITTED_TIME
-    return times
-
-
-def _working_lines(
-    repo: pygit2.Repository,
-    head_tree: pygit2.Tree,
-    git_path: str,
-    abs_path: Path,
-    committed: FileLines | None,
-) -> tuple[FileLines | None, bool]:
-    """The file's line history with uncommitted edits applied, and whether it has any."""
-    try:
-        data = abs_path.read_bytes()
-    except OSError:
-        return committed, False
-    try:
-        entry = head_tree[git_path]
-    except KeyError:
-        entry = None
-    if entry is None or entry.type != pygit2.enums.ObjectType.BLOB or committed is None:
-        count = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
-        return FileLines.new(count, UNCOMMITTED), True
-    if pygit2.hash(data) == entry.id:
-        return committed, False
-    blob = repo.get(entry.id)
-    if not isinstance(blob, pygit2.Blob):
-        return committed, False
-    patch = pygit2.Patch.create_from(blob.data, data, flag=_DIFF_FLAGS, context_lines=0)
-    return apply_patch(committed, patch, UNCOMMITTED), True
-
-
-# What `_write_times` asks of a timing: the times of each 1-based line span.
-Timing = Callable[[list[tuple[int, int]]], Sequence[SpanTimes]]
-
-
-def _write_times(rows: HistoryRows, file_id: int, timing: Timing) -> None:
-    """Store times for one file's nodes and chunks. `timing(spans)` returns
-    (created, created_commit, changed, changed_commit) per 1-based line span."""
-    nodes = rows.node_spans(file_id)
-    loose = rows.loose_chunk_spans(file_id)
-    if nodes:
-        node_times = timing([(n.start_line, n.end_line) for n in nodes])
-        # A node's chunks (code parts, ast, summary) carry the node's times.
-        rows.set_node_times(file_id, [(t, n.id) for t, n in zip(node_times, nodes, strict=True)])
-    if loose:
-        chunk_times = timing([(c.start_line, c.end_line) for c in loose])
-        rows.set_chunk_times([(t, c.id) for t, c in zip(chunk_times, loose, strict=True)])
-
-
-def _time_by_mtime(rows: HistoryRows, file_id: int, mtime_ns: int, now: float) -> None:
-    """Date a file's nodes and chunks by its modification time (commit 0: a
-    file-time fallback), as the writer does outside git."""
-    seconds = mtime_ns // 1_000_000_000
-    _write_times(rows, file_id, lambda spans: [(seconds, 0, seconds, 0) for _ in spans])
-    rows.mark_timed(file_id, now)
-
-
-def _stale_files(rows: HistoryRows, root_paths: set[str]) -> tuple[list[int], set[str]]:
-    """Files whose times must be computed again (never timed, re-indexed since, or
-    touched by new commits), and the paths of every indexed file.
-
-    A file with uncommitted lines is not re-timed while neither its content nor
-    HEAD changes: its uncommitted lines already count as changed now."""
-    out = []
-    paths: set[str] = set()
-    for fid, path, history_at, indexed_at in rows.timing_states():
-        paths.add(path)
-        if history_at is None or float(history_at) < float(indexed_at) or path in root_paths:
-            out.append(fid)
-    return out, paths
-
-
 def _walk(
     rows: HistoryRows,
     repo: pygit2.Repository,
@@ -835,21 +541,6 @@ def _walk_from(
     return store, unreadable.paths
 
 
-def _partial_clone(repo: pygit2.Repository) -> bool:
-    """Whether objects may be missing on purpose (`git clone --filter`): git would
-    fetch them from the remote as the walk needs them; libgit2 reads what is here."""
-    try:
-        return "extensions.partialclone" in repo.config
-    except (pygit2.GitError, KeyError, ValueError):
-        return True
-
-
-def _retime_paths(rows: HistoryRows) -> set[str]:
-    """Files (relative to the root) that walked commits touched and that are not
-    timed again yet: kept across a walk that stops half-way."""
-    return set(json.loads(rows.meta(_RETIME_KEY) or "[]"))
-
-
 def _no_guard() -> AbstractContextManager[bool]:
     return contextlib.nullcontext(True)
 
@@ -931,83 +622,3 @@ def update_history(
         stats.uncommitted_files = len(dirty)
     stats.seconds = time.perf_counter() - started
     return stats
-
-
-class _GitTiming:
-    """Times one file's nodes and chunks from its line history and working copy."""
-
-    def __init__(
-        self,
-        repo: pygit2.Repository,
-        root: Path,
-        prefix: str,
-        store: _LineStore | None,
-        head_tree: pygit2.Tree | None,
-        unreadable: set[str],
-        times: npt.NDArray[np.int64],
-    ) -> None:
-        self.repo = repo
-        self.root = root
-        self.prefix = prefix
-        self.store = store
-        self.head_tree = head_tree
-        self.unreadable = unreadable
-        self.times = times
-        self.retimed: set[str] = set()
-        self.dirty: set[str] = set()
-
-    def time_file(self, rows: HistoryRows, fid: int, path: str, mtime_ns: int, now: float) -> None:
-        self.retimed.add(path)
-        git_path = self.prefix + path
-        if self.store is None or self.head_tree is None or git_path in self.unreadable:
-            _time_by_mtime(rows, fid, mtime_ns, now)
-            return
-        try:
-            lines, uncommitted = _working_lines(
-                self.repo, self.head_tree, git_path, self.root / path, self.store.get(git_path)
-            )
-        except _READ_ERRORS:
-            _time_by_mtime(rows, fid, mtime_ns, now)
-            return
-        if uncommitted:
-            self.dirty.add(path)
-        if lines is None:
-            lines = FileLines([], [], [])
-        _write_times(rows, fid, partial(_span_times, lines, self.times))
-        rows.mark_timed(fid, now)
-
-
-def _time_files(
-    rows: HistoryRows,
-    stale: list[int],
-    stats: HistoryStats,
-    step: _Step,
-    progress: HistoryProgressCallback | None,
-    cancel: threading.Event | None,
-    *,
-    timing: _GitTiming | None,
-) -> None:
-    """Time the stale files, TIMING_BATCH at a time (modification times without
-    `timing`); stops at a cancel or a refused turn (`stats.complete` False)."""
-    total = len(stale)
-    if progress and total:
-        progress(HistoryProgress("timing", 0, total))
-    for start in range(0, total, TIMING_BATCH):
-        if cancel is not None and cancel.is_set():
-            stats.complete = False
-            return
-        batch = stale[start : start + TIMING_BATCH]
-        with step() as ok:
-            if not ok:
-                stats.complete = False
-                return
-            with rows.transaction():
-                now = time.time()
-                for fid, path, mtime_ns in list(rows.file_stamps(batch)):
-                    if timing is None:
-                        _time_by_mtime(rows, fid, mtime_ns, now)
-                    else:
-                        timing.time_file(rows, fid, path, mtime_ns, now)
-        stats.files_timed += len(batch)
-        if progress:
-            progress(HistoryProgress("timing", stats.files_timed, total))
