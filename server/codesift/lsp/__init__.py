@@ -115,7 +115,15 @@ def _quiet_pygls() -> None:
 
 def serve(*, tcp: tuple[str, int] | None = None) -> None:
     """Run the server on stdio (or TCP) until the client says exit. The process
-    is meant to end after this returns: it ends at most EXIT_GRACE_SECONDS later."""
+    is meant to end after this returns: it ends at most EXIT_GRACE_SECONDS later.
+    TCP on an address that is not loopback is refused (ConfigError): the language
+    server has no authentication (codesift/web/listen.py)."""
+    if tcp is not None:
+        from codesift.web.listen import check_listen
+
+        check_listen(
+            tcp[0], False, "codesift serve --tcp", "the language server has no authentication"
+        )
     _quiet_pygls()
     server = create_server()
     stop_on_signals(server.shutdown_folders)  # their sockets are removed first
