@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from starlette.requests import Request
@@ -35,6 +35,9 @@ from codesift.web import api
 from codesift.web.auth import COOKIE_NAME, Guard, Limits
 from codesift.web.listen import check_listen, is_loopback, parse_address
 from codesift.web.openapi import openapi_document
+
+if TYPE_CHECKING:
+    from codesift.local_socket_server import CliSocketStarter
 
 __all__ = ["DEFAULT_LISTEN", "Readers", "WebOptions", "WebServer", "build_app", "serve"]
 
@@ -241,7 +244,7 @@ class WebServer:
     root, an unreadable token store); `start` starts indexing, `server` is the
     uvicorn server to run, `close` stops it all."""
 
-    def __init__(self, options: WebOptions) -> None:
+    def __init__(self, options: WebOptions, cli_socket: CliSocketStarter | None = None) -> None:
         self.host, self.port = parse_address(options.listen, "--listen")
         workspace = Workspace.resolve(options.root)
         if options.config:
@@ -261,7 +264,8 @@ class WebServer:
             self.store.close()
             raise
         self.tokens = self.store if authenticated else None
-        self.live = LiveWorkspace(workspace)
+        # `codesift search` & co. on the folder ask this server (the CLI's handler).
+        self.live = LiveWorkspace(workspace, cli_socket=cli_socket)
         if options.db is not None:  # --db: the shared index besides the local one
             if self.live.shared is not None:
                 self.live.shared.close()
@@ -309,12 +313,16 @@ class WebServer:
         self.store.close()
 
 
-def serve(options: WebOptions, announce: Callable[[str], None] | None = None) -> int:
+def serve(
+    options: WebOptions,
+    announce: Callable[[str], None] | None = None,
+    cli_socket: CliSocketStarter | None = None,
+) -> int:
     """Serve until interrupted (SIGINT, SIGTERM); see WebServer. `announce` hears
     one line: where the console is, and whether tokens are needed."""
     from codesift.engine.exit_deadline import EXIT_GRACE_SECONDS, end_without_stuck_threads
 
-    web = WebServer(options)
+    web = WebServer(options, cli_socket)
     server = web.server()
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     (announce or log.warning)(f"codesift web: {web.describe()}")

@@ -79,6 +79,7 @@ def add_web_parsers(sub: Any, config_option: Any) -> None:
 
 
 def cmd_web(args: argparse.Namespace, inv: Output) -> int:
+    from codesift.cli.served import serve_cli_socket
     from codesift.web.app import WebOptions, serve
 
     if args.log_file:
@@ -94,7 +95,7 @@ def cmd_web(args: argparse.Namespace, inv: Output) -> int:
         logging.getLogger("mcp").setLevel(logging.WARNING)
     config: dict[str, Any] | None = None
     if args.config:
-        from codesift.cli_commands import config_overrides
+        from codesift.cli.invocation import config_overrides
 
         config = config_overrides(args.config)
     options = WebOptions(
@@ -105,7 +106,11 @@ def cmd_web(args: argparse.Namespace, inv: Output) -> int:
         tokens_file=Path(args.tokens).expanduser() if args.tokens else None,
         allowed_hosts=tuple(args.allow_host),
     )
-    return serve(options, announce=lambda line: print(line, file=sys.stderr, flush=True))
+    return serve(
+        options,
+        announce=lambda line: print(line, file=sys.stderr, flush=True),
+        cli_socket=serve_cli_socket,
+    )
 
 
 def cmd_token(args: argparse.Namespace, inv: Output) -> int:
