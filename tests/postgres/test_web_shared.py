@@ -6,6 +6,7 @@ symbols, graph or file; a token revoked in the table stops at once."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -114,3 +115,32 @@ def test_a_token_revoked_in_the_table_stops_at_once(
     assert web.get("/api/status", token=secrets["ana"]).status_code == 401
     assert web.post("/api/search", {"query": "key"}, token=secrets["ana"]).status_code == 401
     assert web.get("/api/status", token=secrets["nobody"]).status_code == 200
+
+
+def test_mcp_reads_as_the_token_s_principal_too(
+    team: tuple[WebHarness, dict[str, str], SharedTokens],
+) -> None:
+    """/mcp behind the same guard: each tool call reads as its request's token."""
+    import asyncio
+
+    import httpx
+    from mcp.client.streamable_http import streamable_http_client
+
+    from mcp import ClientSession
+
+    web, secrets, _ = team
+
+    async def ask(secret: str) -> str:
+        headers = {"authorization": f"Bearer {secret}"}
+        async with (
+            httpx.AsyncClient(headers=headers, timeout=60) as http,
+            streamable_http_client(web.base + "/mcp", http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            found = await session.call_tool("search", {"query": "master encryption key"})
+            status = await session.call_tool("status", {})
+            return json.dumps([found.structured_content, status.structured_content])
+
+    assert named_repos(asyncio.run(ask(secrets["ana"]))) == {VAULT_KEY}
+    assert named_repos(asyncio.run(ask(secrets["nobody"]))) == set()

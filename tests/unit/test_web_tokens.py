@@ -12,8 +12,8 @@ import pytest
 
 from codesift.engine.web_tokens import TOKEN_PREFIX, TokenFile, default_token_file, secret_hash
 from codesift.errors import ConfigError, QueryError
-from codesift.web.auth import RateLimiter
-from codesift.web.listen import check_listen, is_loopback, parse_address
+from codesift.serving.guard import RateLimiter
+from codesift.serving.listen import check_listen, is_loopback, parse_address
 
 
 def test_tokens_are_stored_hashed_with_mode_0600(tmp_path: Path) -> None:

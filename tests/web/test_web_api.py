@@ -15,7 +15,7 @@ import pytest
 from web_harness import WORKSPACE, WebHarness, make_workspace
 
 from codesift.mcp.handlers import HANDLERS
-from codesift.web.auth import Limits
+from codesift.serving.guard import Limits
 
 
 def test_search_answers_the_mcp_vocabulary(web: WebHarness) -> None:

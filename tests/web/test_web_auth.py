@@ -13,7 +13,7 @@ import pytest
 from web_harness import WORKSPACE, WebHarness, make_workspace
 
 from codesift.engine.web_tokens import TokenFile
-from codesift.web.auth import Limits
+from codesift.serving.guard import Limits
 
 
 @pytest.fixture(scope="module")

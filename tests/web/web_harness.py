@@ -17,8 +17,8 @@ from typing import Any
 
 import httpx
 
+from codesift.serving.guard import Limits
 from codesift.web.app import WebOptions, WebServer
-from codesift.web.auth import Limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lsp"))
 import harness as lsp_harness

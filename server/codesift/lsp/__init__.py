@@ -125,9 +125,9 @@ def serve(
     is meant to end after this returns: it ends at most EXIT_GRACE_SECONDS later.
     `cli_socket` (the CLI's) answers `codesift search` & co. on each folder's local
     socket. TCP on an address that is not loopback is refused (ConfigError): the
-    language server has no authentication (codesift/web/listen.py)."""
+    language server has no authentication (codesift/serving/listen.py)."""
     if tcp is not None:
-        from codesift.web.listen import check_listen
+        from codesift.serving.listen import check_listen
 
         check_listen(
             tcp[0], False, "codesift serve --tcp", "the language server has no authentication"

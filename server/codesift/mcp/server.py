@@ -158,16 +158,16 @@ async def _serve_http(app: Any, host: str, port: int) -> None:
 
 
 def http_app(live: LiveWorkspace, host: str) -> tuple[Any, Callable[[], None]]:
-    """The SDK's streamable HTTP app behind `codesift web`'s guard (codesift/web):
+    """The SDK's streamable HTTP app behind the HTTP servers' guard (codesift/serving):
     with tokens (`codesift token add`) every request needs one, and with a shared
     index it reads as the token's principal; without tokens the host must be
     loopback (ConfigError otherwise, before anything is served). Returns the app
     and what closes it."""
     from codesift.engine.shared_overlay import shared_dsn
     from codesift.engine.web_tokens import open_token_store
-    from codesift.web.app import Readers
-    from codesift.web.auth import Guard
-    from codesift.web.listen import check_listen, is_loopback
+    from codesift.mcp.views import PrincipalViews
+    from codesift.serving.guard import Guard
+    from codesift.serving.listen import check_listen, is_loopback
 
     dsn = shared_dsn(live.workspace.settings)
     store = open_token_store(dsn)
@@ -179,7 +179,7 @@ def http_app(live: LiveWorkspace, host: str) -> tuple[Any, Callable[[], None]]:
     except BaseException:
         store.close()
         raise
-    readers = Readers(live, dsn)
+    readers = PrincipalViews(live, dsn, require_token=authenticated)
     server = build_server(live, view=readers.for_request)
     app = Guard(
         server.streamable_http_app(host=host),

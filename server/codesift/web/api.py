@@ -33,8 +33,16 @@ from codesift.errors import CodesiftError, QueryError, error_kind, error_message
 from codesift.mcp import tools
 from codesift.mcp.handlers import HANDLERS
 from codesift.mcp.live import LiveWorkspace
+from codesift.mcp.views import Unauthenticated
 
-__all__ = ["FILE_MAX_LINES", "HTTP_STATUS", "error_response", "json_answer", "routes_of"]
+__all__ = [
+    "FILE_MAX_LINES",
+    "HTTP_STATUS",
+    "NotFound",
+    "error_response",
+    "json_answer",
+    "routes_of",
+]
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +71,12 @@ class NotFound(CodesiftError):
 
 
 def error_response(exc: BaseException) -> JSONResponse:
-    kind = "not_found" if isinstance(exc, NotFound) else error_kind(exc)
+    if isinstance(exc, NotFound):
+        kind = "not_found"
+    elif isinstance(exc, Unauthenticated):
+        kind = "unauthorized"
+    else:
+        kind = error_kind(exc)
     message = error_message(exc)
     if kind == "internal":
         message = "unexpected failure (see the server log)"

@@ -5,17 +5,15 @@
 
 The MCP SDK's streamable HTTP app is the base (its lifespan runs the MCP
 sessions); the API (api.py), the sign-in and the console's files are its
-other routes; the Guard (auth.py) is in front of all of them. With a shared
+other routes; the Guard (codesift/serving/guard.py) is in front of all of them. With a shared
 index (`--db`, or `index.backend = "postgres"` in the settings), each request
-reads it as its token's principal (`Readers`).
+reads it as its token's principal (mcp/views.py).
 """
 
 from __future__ import annotations
 
-import copy
 import logging
 import signal
-import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from importlib import resources
@@ -31,15 +29,16 @@ from codesift.engine import Workspace
 from codesift.engine.shared_overlay import SharedIndex, shared_dsn
 from codesift.engine.web_tokens import TokenStore, WebToken, open_token_store
 from codesift.mcp.live import LiveWorkspace
+from codesift.mcp.views import PrincipalViews
+from codesift.serving.guard import COOKIE_NAME, Guard, Limits
+from codesift.serving.listen import check_listen, is_loopback, parse_address
 from codesift.web import api
-from codesift.web.auth import COOKIE_NAME, Guard, Limits
-from codesift.web.listen import check_listen, is_loopback, parse_address
 from codesift.web.openapi import openapi_document
 
 if TYPE_CHECKING:
     from codesift.local_socket_server import CliSocketStarter
 
-__all__ = ["DEFAULT_LISTEN", "Readers", "WebOptions", "WebServer", "build_app", "serve"]
+__all__ = ["DEFAULT_LISTEN", "WebOptions", "WebServer", "build_app", "serve"]
 
 log = logging.getLogger(__name__)
 
@@ -54,47 +53,6 @@ _CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';"
     " connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
-
-
-class Readers:
-    """The workspace as each principal reads it: with a shared index, a view of
-    the live workspace whose shared index reads as that principal; without one,
-    the live workspace itself (its folders are served to every token)."""
-
-    def __init__(self, live: LiveWorkspace, dsn: str | None) -> None:
-        self.live = live
-        self.dsn = dsn
-        self._views: dict[str | None, LiveWorkspace] = {}
-        self._lock = threading.Lock()
-
-    def for_token(self, token: WebToken | None) -> LiveWorkspace:
-        if self.dsn is None:
-            return self.live
-        principal = token.principal if token is not None else None
-        with self._lock:
-            view = self._views.get(principal)
-            if view is None:
-                view = copy.copy(self.live)  # the same index, reader, writer
-                view.shared = SharedIndex(
-                    self.dsn,
-                    principal=principal,
-                    settings=self.live.workspace.settings.search,
-                    embedder=self.live.query_embedder,
-                )
-                self._views[principal] = view
-            return view
-
-    def for_request(self, request: Any) -> LiveWorkspace:
-        scope = getattr(request, "scope", None) or {}
-        token = scope.get("codesift.token")
-        return self.for_token(token if isinstance(token, WebToken) else None)
-
-    def close(self) -> None:
-        with self._lock:
-            for view in self._views.values():
-                if view.shared is not None:
-                    view.shared.close()
-            self._views.clear()
 
 
 def _static(name: str) -> bytes:
@@ -136,8 +94,6 @@ def _console_routes(auth: bool, tokens: TokenStore | None) -> list[Route]:
                 COOKIE_NAME, path="/", httponly=True, samesite="strict", secure=secure
             )
             return answer
-        if request.method == "GET":
-            return JSONResponse({"auth": auth, "signed_in": False if auth else None})
         try:
             body = await request.json()
             secret = body["token"] if isinstance(body, dict) else None
@@ -180,7 +136,7 @@ def _console_routes(auth: bool, tokens: TokenStore | None) -> list[Route]:
         Route("/", home, methods=["GET"]),
         Route("/search", page, methods=["GET"]),
         *(Route(f"/static/{name}", asset(name), methods=["GET"]) for name in _STATIC),
-        Route("/api/session", sign_in, methods=["GET", "POST", "DELETE"]),
+        Route("/api/session", sign_in, methods=["POST", "DELETE"]),
         Route("/api/whoami", whoami, methods=["GET"]),
         Route("/api/openapi.json", document, methods=["GET"]),
     ]
@@ -191,17 +147,17 @@ def build_app(
     *,
     tokens: TokenStore | None,
     host: str,
-    readers: Readers | None = None,
+    readers: PrincipalViews | None = None,
     limits: Limits | None = None,
     allowed_hosts: frozenset[str] = frozenset(),
 ) -> Guard:
     """The whole server as one ASGI app. `tokens` None: no authentication (only
-    for a loopback listener: see listen.py)."""
+    for a loopback listener: see codesift/serving/listen.py)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     from codesift.mcp.server import build_server
 
-    readers = readers or Readers(live, None)
+    readers = readers or PrincipalViews(live, None, require_token=tokens is not None)
     limits = limits or Limits()
     server = build_server(live, view=readers.for_request)
     routes = [
@@ -240,7 +196,7 @@ class WebOptions:
 
 class WebServer:
     """Everything `serve` runs, resolved and checked (ConfigError, one line,
-    before anything starts: a bad address, a refused one (listen.py), a bad
+    before anything starts: a bad address, a refused one (serving/listen.py), a bad
     root, an unreadable token store); `start` starts indexing, `server` is the
     uvicorn server to run, `close` stops it all."""
 
@@ -272,7 +228,7 @@ class WebServer:
             self.live.shared = SharedIndex(
                 options.db, settings=workspace.settings.search, embedder=self.live.query_embedder
             )
-        self.readers = Readers(self.live, self.dsn)
+        self.readers = PrincipalViews(self.live, self.dsn, require_token=self.tokens is not None)
         self.app = build_app(
             self.live,
             tokens=self.tokens,

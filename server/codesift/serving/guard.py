@@ -40,7 +40,7 @@ import anyio
 import anyio.to_thread
 
 from codesift.engine.web_tokens import TokenStore, WebToken
-from codesift.web.listen import LOOPBACK_NAMES
+from codesift.serving.listen import LOOPBACK_NAMES
 
 __all__ = [
     "COOKIE_NAME",
