@@ -29,7 +29,9 @@ class Output(Protocol):
 
 def add_web_parsers(sub: Any, config_option: Any) -> None:
     """`web` and `token` on the subparsers `sub` of the codesift parser."""
-    from codesift.web.app import DEFAULT_LISTEN
+    # Not codesift.web.app: the parser is built for every command, and a search
+    # must not load the web server (tests/integration/test_cold_search_imports.py).
+    from codesift.serving.listen import DEFAULT_WEB_LISTEN as DEFAULT_LISTEN
 
     p = sub.add_parser("web", help="serve the REST API, the /search console and MCP over HTTP")
     p.add_argument(

@@ -12,9 +12,17 @@ import ipaddress
 
 from codesift.errors import ConfigError
 
-__all__ = ["LOOPBACK_NAMES", "check_listen", "is_loopback", "parse_address"]
+__all__ = [
+    "DEFAULT_WEB_LISTEN",
+    "LOOPBACK_NAMES",
+    "check_listen",
+    "is_loopback",
+    "parse_address",
+]
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+# Where `codesift web` listens unless told otherwise.
+DEFAULT_WEB_LISTEN = "127.0.0.1:8731"
 
 
 def parse_address(raw: str, option: str) -> tuple[str, int]:

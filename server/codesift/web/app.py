@@ -31,7 +31,12 @@ from codesift.engine.web_tokens import TokenStore, WebToken, open_token_store
 from codesift.mcp.live import LiveWorkspace
 from codesift.mcp.views import PrincipalViews
 from codesift.serving.guard import COOKIE_NAME, Guard, Limits
-from codesift.serving.listen import check_listen, is_loopback, parse_address
+from codesift.serving.listen import (
+    DEFAULT_WEB_LISTEN,
+    check_listen,
+    is_loopback,
+    parse_address,
+)
 from codesift.web import api
 from codesift.web.openapi import openapi_document
 
@@ -42,7 +47,7 @@ __all__ = ["DEFAULT_LISTEN", "WebOptions", "WebServer", "build_app", "serve"]
 
 log = logging.getLogger(__name__)
 
-DEFAULT_LISTEN = "127.0.0.1:8731"
+DEFAULT_LISTEN = DEFAULT_WEB_LISTEN
 _STATIC = {
     "search.html": "text/html; charset=utf-8",
     "search.js": "text/javascript; charset=utf-8",
