@@ -119,3 +119,25 @@ def test_each_token_is_rate_limited(tmp_path: Path) -> None:
         limited = web.get("/api/whoami", token=first)
         assert int(limited.headers["retry-after"]) >= 1
         assert web.get("/api/whoami", token=second).status_code == 200  # its own bucket
+
+
+def test_no_token_reads_nothing_while_tokens_are_required() -> None:
+    """The second lock behind the guard: a request that reached a handler without
+    a token (a route the guard let through by mistake) reads no index."""
+    from typing import Any, cast
+
+    from codesift.engine.web_tokens import WebToken
+    from codesift.mcp.views import PrincipalViews, Unauthenticated
+
+    live = cast(Any, object())
+    views = PrincipalViews(live, None, require_token=True)
+
+    class Request:
+        def __init__(self, scope: dict[str, object]) -> None:
+            self.scope = scope
+
+    with pytest.raises(Unauthenticated):
+        views.for_request(Request({}))
+    token = WebToken("ana-laptop", "ana")
+    assert views.for_request(Request({"codesift.token": token})) is live
+    assert PrincipalViews(live, None, require_token=False).for_request(object()) is live

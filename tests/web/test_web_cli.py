@@ -95,3 +95,9 @@ def test_codesift_token_add_list_revoke(tmp_path: Path) -> None:
     gone = codesift("token", "revoke", "ana-laptop", env_tokens=tokens)
     assert gone.returncode == 2 and "no token named ana-laptop" in gone.stderr
     assert "no tokens" in codesift("token", "list", env_tokens=tokens).stdout
+
+
+def test_one_root_per_server(tmp_path: Path) -> None:
+    done = codesift("web", "--root", str(tmp_path), "--root", "/", env_tokens=tmp_path / "t.json")
+    assert done.returncode == 2
+    assert "codesift web serves one folder" in done.stderr and "Traceback" not in done.stderr

@@ -36,8 +36,9 @@ def add_web_parsers(sub: Any, config_option: Any) -> None:
     p = sub.add_parser("web", help="serve the REST API, the /search console and MCP over HTTP")
     p.add_argument(
         "--root",
+        action="append",
         help="workspace folder (default: nearest indexed folder, "
-        "else the git work tree, else the current folder)",
+        "else the git work tree, else the current folder); one per server",
     )
     p.add_argument(
         "--db", metavar="DSN", help="also serve this shared PostgreSQL index (tokens: its table)"
@@ -95,13 +96,21 @@ def cmd_web(args: argparse.Namespace, inv: Output) -> int:
             root.setLevel(logging.INFO)
     if logging.getLogger().level > logging.DEBUG:
         logging.getLogger("mcp").setLevel(logging.WARNING)
+    roots = list(dict.fromkeys(args.root or ()))
+    if len(roots) > 1:
+        from codesift.errors import QueryError
+
+        raise QueryError(
+            "codesift web serves one folder: give one --root (the shared index, --db,"
+            " serves many repositories)"
+        )
     config: dict[str, Any] | None = None
     if args.config:
         from codesift.cli.invocation import config_overrides
 
         config = config_overrides(args.config)
     options = WebOptions(
-        root=args.root,
+        root=roots[0] if roots else None,
         db=args.db,
         listen=args.listen,
         config=config,
