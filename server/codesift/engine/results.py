@@ -1,4 +1,11 @@
-"""The engine's typed results: frozen records every front end renders its own way."""
+"""The engine's typed results: frozen records every front end renders its own way.
+
+This module is the front ends' vocabulary: besides the engine's own records it
+names the search's (SearchRequest, SearchResponse, SearchResult: defined in
+retrieval/request.py) and a definition's row (NodeRow, store/reader.py), so that
+no front end imports retrieval/ or store/ for a type (the import contracts in
+pyproject.toml forbid it).
+"""
 
 from __future__ import annotations
 
@@ -6,20 +13,37 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from codesift.history.records import ChangeInfo
-from codesift.history.timespec import TimeFilter
+from codesift.retrieval.request import (
+    BROAD_LAYERS,
+    MAX_QUERY_CHARS,
+    SearchRequest,
+    SearchResponse,
+    SearchResult,
+    SearchWarning,
+    StreamReport,
+)
 from codesift.store.reader import NodeRow
+from codesift.timespec import TimeFilter
 
 if TYPE_CHECKING:  # history/update.py loads pygit2 and numpy: not for an annotation
     from codesift.history.update import HistoryStatus
 
 __all__ = [
+    "BROAD_LAYERS",
     "EDGE_KINDS",
+    "MAX_QUERY_CHARS",
     "EmbedReport",
     "GraphLink",
     "GraphQuery",
     "GraphResult",
     "IndexStatus",
+    "NodeRow",
     "RerankStatus",
+    "SearchRequest",
+    "SearchResponse",
+    "SearchResult",
+    "SearchWarning",
+    "StreamReport",
     "Symbol",
     "SymbolMatches",
     "VectorStatus",

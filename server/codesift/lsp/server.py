@@ -28,7 +28,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
@@ -488,7 +488,7 @@ class CodesiftServer(LanguageServer):
         for index in self.collections.unmount(uri):
             self.readers.forget(index.db_path)
 
-    def mounted(self, folders: list[FolderIndex]) -> list[Mounted]:
+    def mounted(self, folders: Sequence[FolderIndex]) -> list[Mounted]:
         """The collections `folders` list, each collection folder once."""
         return self.collections.distinct([f.uri for f in folders])
 

@@ -15,11 +15,9 @@ from mcp_types import CallToolResult, TextContent
 from codesift.engine import GraphLink, GraphResult, IndexStatus, Symbol, SymbolMatches
 from codesift.engine.live import FolderIndex
 from codesift.engine.live_collections import Mounted
-from codesift.engine.route import RouteResult, route_json
+from codesift.engine.results import SearchRequest, SearchResponse, SearchResult, StreamReport
+from codesift.engine.route import RouteMatch, RouteResult, route_json
 from codesift.engine.shared_overlay import SharedStatus
-from codesift.retrieval import SearchRequest, SearchResponse
-from codesift.retrieval.request import SearchResult, StreamReport
-from codesift.retrieval.routing import RouteMatch
 
 __all__ = [
     "graph_result",
