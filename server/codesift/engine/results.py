@@ -9,7 +9,7 @@ pyproject.toml forbid it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from codesift.history.records import ChangeInfo
@@ -47,6 +47,9 @@ __all__ = [
     "Symbol",
     "SymbolMatches",
     "VectorStatus",
+    "link_json",
+    "result_json",
+    "symbol_json",
 ]
 
 EDGE_KINDS: tuple[str, ...] = ("calls", "contains", "imports", "inherits", "references")
@@ -180,3 +183,28 @@ class EmbedReport:
             "running_elsewhere": False,
             "vectors": {"embedded": self.total_embedded, "embeddable": self.embeddable},
         }
+
+
+# -- the JSON of each record (front ends add only their own fields: URIs, folders,
+# citations, string ids) --------------------------------------------------------------
+
+
+def result_json(result: SearchResult) -> dict[str, Any]:
+    """A search result (or a collection's resource) as JSON: its fields, each
+    provenance entry (stream, rank, raw score) an object."""
+    data = asdict(result)
+    data["provenance"] = [dict(hit) for hit in data["provenance"]]
+    return data
+
+
+def symbol_json(symbol: Symbol) -> dict[str, Any]:
+    """A definition as JSON: the node's fields and its git history (null until
+    the history pass has timed its file)."""
+    data = asdict(symbol.node)
+    data["history"] = asdict(symbol.history) if symbol.history is not None else None
+    return data
+
+
+def link_json(link: GraphLink) -> dict[str, Any]:
+    """An edge of a graph walk as JSON (its ids as numbers)."""
+    return asdict(link)

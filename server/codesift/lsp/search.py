@@ -40,6 +40,7 @@ from codesift.engine.results import (
     MAX_QUERY_CHARS,
     SearchRequest,
     SearchResult,
+    result_json,
 )
 from codesift.engine.search import search_request
 from codesift.errors import QueryError
@@ -122,8 +123,7 @@ def _result_json(
     when a shared index is in use)."""
     from codesift.lsp.server import path_to_uri
 
-    data = asdict(result)
-    data["provenance"] = [dict(h) for h in data["provenance"]]
+    data = result_json(result)
     data["chunk_id"] = str(result.chunk_id)
     data["node_id"] = None if result.node_id is None else str(result.node_id)
     data["folder"] = folder.name
@@ -138,8 +138,7 @@ def _shared_result_json(repo: str, result: SearchResult) -> dict[str, Any]:
     """A result of the shared index: its repository key and its path within the
     repository; no folder and no file URI (the repository is not open here: the
     open ones are searched locally). Its ids are the shared index's."""
-    data = asdict(result)
-    data["provenance"] = [dict(h) for h in data["provenance"]]
+    data = result_json(result)
     data["chunk_id"] = str(result.chunk_id)
     data["node_id"] = None if result.node_id is None else str(result.node_id)
     data["folder"] = None
@@ -154,8 +153,7 @@ def _resource_json(mounted: list[Mounted], result: SearchResult) -> dict[str, An
     from codesift.lsp.server import path_to_uri
 
     roots = {c.name: c.root for c, _ in mounted}
-    data = asdict(result)
-    data["provenance"] = [dict(h) for h in data["provenance"]]
+    data = result_json(result)
     data["chunk_id"] = str(result.chunk_id)
     data["node_id"] = None if result.node_id is None else str(result.node_id)
     data["title"] = result.qualified_name or result.path
