@@ -16,7 +16,10 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from codesift.cli.invocation import Invocation
 
 __all__ = ["add_web_parsers", "cmd_token", "cmd_web"]
 
@@ -81,8 +84,7 @@ def add_web_parsers(sub: Any, config_option: Any) -> None:
     token.set_defaults(func=cmd_token)
 
 
-def cmd_web(args: argparse.Namespace, inv: Output) -> int:
-    from codesift.cli.served import serve_cli_socket
+def cmd_web(args: argparse.Namespace, inv: Invocation) -> int:
     from codesift.web.app import WebOptions, serve
 
     if args.log_file:
@@ -120,7 +122,7 @@ def cmd_web(args: argparse.Namespace, inv: Output) -> int:
     return serve(
         options,
         announce=lambda line: print(line, file=sys.stderr, flush=True),
-        cli_socket=serve_cli_socket,
+        cli_socket=inv.cli_socket,  # `codesift search` & co. ask this server
     )
 
 
