@@ -59,3 +59,10 @@ def test_serve_tcp_refuses_a_public_address(tmp_path: Path) -> None:
     assert done.returncode != 0
     assert "codesift serve --tcp refuses to listen on 0.0.0.0" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_web_with_a_shared_index_needs_a_root(tmp_path: Path) -> None:
+    """The folder is served to every token: never the one the server starts in."""
+    options = WebOptions(db="postgresql://nobody@127.0.0.1:1/none", tokens_file=tmp_path / "t")
+    with pytest.raises(ConfigError, match="name it with --root"):
+        WebServer(options)

@@ -28,6 +28,7 @@ from starlette.routing import Route
 from codesift.engine import Workspace
 from codesift.engine.shared_overlay import SharedIndex, shared_dsn
 from codesift.engine.web_tokens import TokenStore, WebToken, open_token_store
+from codesift.errors import ConfigError
 from codesift.mcp.live import LiveWorkspace
 from codesift.mcp.views import PrincipalViews
 from codesift.serving.guard import COOKIE_NAME, Guard, Limits
@@ -207,6 +208,13 @@ class WebServer:
 
     def __init__(self, options: WebOptions, cli_socket: CliSocketStarter | None = None) -> None:
         self.host, self.port = parse_address(options.listen, "--listen")
+        if options.db is not None and options.root is None:
+            # The folder is served to every token: never one picked from where the
+            # server happens to start.
+            raise ConfigError(
+                "codesift web --db also serves a local folder to every token: name it"
+                " with --root (an empty folder serves the shared index alone)"
+            )
         workspace = Workspace.resolve(options.root)
         if options.config:
             workspace = Workspace.at(workspace.root, options.config)
