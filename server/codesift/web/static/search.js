@@ -230,7 +230,9 @@
     }
     const others = results.filter((r) => !LAYERS.includes(r.layer));
     for (const result of others) groups.append(resultItem(result, words));
-    const streams = data.streams.map((s) => `${s.name} ${s.candidates}`).join(", ");
+    const streams = data.streams
+      .map((s) => `${s.source === "shared" ? "shared " : ""}${s.stream} ${s.candidates}${s.error ? " (failed)" : ""}`)
+      .join(", ");
     $("summary").textContent = results.length
       ? `${results.length} results in ${Math.round(data.took_ms)} ms (streams: ${streams})`
       : `no results for "${data.query}"`;
