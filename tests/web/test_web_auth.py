@@ -119,6 +119,9 @@ def test_each_token_is_rate_limited(tmp_path: Path) -> None:
         limited = web.get("/api/whoami", token=first)
         assert int(limited.headers["retry-after"]) >= 1
         assert web.get("/api/whoami", token=second).status_code == 200  # its own bucket
+        # Sign-in attempts carry no token: they are counted per client address.
+        tries = [web.post("/api/session", {"token": "csk_guess"}).status_code for _ in range(5)]
+        assert tries[:3] == [401, 401, 401] and tries[3:] == [429, 429]
 
 
 def test_no_token_reads_nothing_while_tokens_are_required() -> None:
