@@ -117,6 +117,9 @@ def test_huge_bodies_and_query_strings_are_refused(web: WebHarness) -> None:
     )
     assert chunked.status_code == 413
     assert web.get("/api/symbols", {"name": "x" * (Limits().max_query + 1)}).status_code == 414
+    # A NUL would end SQLite's text early: refused as a bad request, not a 500.
+    nul = web.get("/api/symbols", {"name": "a\x00b"})
+    assert nul.status_code == 400 and "NUL" in nul.json()["error"]["message"]
     assert web.get("/api/status").status_code == 200
 
 

@@ -197,6 +197,7 @@ def read_lines(root: Path, raw: str, line: int, context: int) -> dict[str, Any]:
     if found.stat().st_size > FILE_MAX_BYTES:
         raise gone
     text = found.read_bytes().decode("utf-8", errors="replace").splitlines()
+    line = min(line, max(1, len(text)))
     context = max(0, min(context, FILE_MAX_LINES // 2))
     first = max(1, line - context)
     last = min(len(text), max(first, line + context))
