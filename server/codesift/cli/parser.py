@@ -26,6 +26,7 @@ from codesift.cli.queries import (
 )
 from codesift.console_progress import DEFAULT_INTERVAL_SECONDS
 from codesift.engine.results import EDGE_KINDS
+from codesift.engine.search import TESTS_CHOICES
 from codesift.engine.symbols import MAX_SYMBOLS
 from codesift.front_defaults import (
     GRAPH_MAX_NODES,
@@ -226,6 +227,13 @@ def build_parser(
         action="store_true",
         help="with several --root: search every folder, merged by score alone",
     )
+    p.add_argument(
+        "--tests",
+        choices=TESTS_CHOICES,
+        default="include",
+        help="exclude: leave out results in test files (tests/, test_*.py, *_test.go,"
+        " *.spec.ts, FooTest.java...; default include)",
+    )
     config_option(p)
     common(p, several=True)
     shared_options(p, "search")
@@ -327,13 +335,16 @@ def build_parser(
     p.add_argument(
         "--http",
         metavar="HOST:PORT",
-        help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (no auth: loopback)",
+        help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio"
+        " (other than loopback only with tokens: codesift token add)",
     )
     p.set_defaults(func=cmd_mcp)
 
     from codesift.cli.team import add_team_parser
+    from codesift.cli.web import add_web_parsers
 
     add_team_parser(sub)
+    add_web_parsers(sub, config_option)
     # Common options in either place: `codesift -vv search x` = `codesift search x -vv`.
     for command in sub.choices.values():
         command.add_argument(

@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any
 import apsw
 from lsprotocol import types
 
-from codesift.engine import GraphLink, GraphQuery, check_graph_query, walk_graph
+from codesift.engine import GraphLink, GraphQuery, check_graph_query
 from codesift.engine.live import Cancellation, FolderIndex
+from codesift.engine.navigation import calls_of, definitions_by_id
+from codesift.engine.results import NodeRow
 from codesift.errors import QueryError
-from codesift.history.timespec import TimeFilter, time_filter
 from codesift.lsp.navigation import (
     document_lines,
     read_lines,
@@ -29,7 +30,7 @@ from codesift.lsp.params import (
     parse_time_filters,
     require_object,
 )
-from codesift.store.reader import NodeRow, node_rows
+from codesift.timespec import TimeFilter, time_filter
 
 if TYPE_CHECKING:
     from codesift.lsp.server import CodesiftServer
@@ -231,25 +232,6 @@ def _call_ranges(lines: list[str], line: int, name: str) -> list[types.Range]:
     return [types.Range(start=start, end=start)]
 
 
-def _calls(
-    conn: apsw.Connection, node_id: int, direction: str
-) -> list[tuple[NodeRow, list[GraphLink]]]:
-    """The definitions calling (`callers`) or called by (`callees`) a node, each
-    with its call edges, in the order the engine's walk lists them."""
-    start = list(node_rows(conn, [node_id]).values())
-    if not start:
-        return []
-    walk = walk_graph(conn, start, GraphQuery(direction, 1, ("calls",), 2000), history=False)
-    out: dict[int, tuple[NodeRow, list[GraphLink]]] = {}
-    for link in walk.edges:
-        other_id = link.source if direction == "callers" else link.target
-        other = walk.node(other_id) if other_id is not None else None
-        if other is None:
-            continue
-        out.setdefault(other.node.id, (other.node, []))[1].append(link)
-    return list(out.values())
-
-
 async def incoming_calls(
     server: CodesiftServer, params: types.CallHierarchyIncomingCallsParams
 ) -> list[types.CallHierarchyIncomingCall]:
@@ -259,7 +241,7 @@ async def incoming_calls(
         conn = server.live.open(folder)
         cache: dict[str, list[str]] = {}
         out: list[types.CallHierarchyIncomingCall] = []
-        for caller, links in _calls(conn, node_id, "callers"):
+        for caller, links in calls_of(conn, node_id, "callers"):
             lines = _lines(cache, folder.root, caller.path)
             ranges = [r for link in links for r in _call_ranges(lines, link.line, link.target_name)]
             out.append(
@@ -279,13 +261,13 @@ async def outgoing_calls(
 
     def run(cancel: Cancellation) -> list[types.CallHierarchyOutgoingCall]:
         conn = server.live.open(folder)
-        source = node_rows(conn, [node_id]).get(node_id)
+        source = definitions_by_id(conn, [node_id]).get(node_id)
         if source is None:
             return []
         cache: dict[str, list[str]] = {}
         own = _lines(cache, folder.root, source.path)
         out: list[types.CallHierarchyOutgoingCall] = []
-        for callee, links in _calls(conn, node_id, "callees"):
+        for callee, links in calls_of(conn, node_id, "callees"):
             ranges = [r for link in links for r in _call_ranges(own, link.line, link.target_name)]
             out.append(
                 types.CallHierarchyOutgoingCall(
