@@ -531,7 +531,7 @@ def codesift_figures(
             if figures:
                 dirty = " plus uncommitted changes" if machine.get("dirty") else ""
                 notes.append(
-                    f"{', '.join(figures)}: {summary_path.relative_to(REPO_DIR)} (quality.py run "
+                    f"{', '.join(figures)}: {summary_path.resolve().relative_to(REPO_DIR)} (quality.py run "
                     f"{machine.get('date', '?')} at {machine.get('commit', '?')}{dirty})"
                 )
     missing = [s for s in suites if s not in figures]
