@@ -144,3 +144,35 @@ def test_no_token_reads_nothing_while_tokens_are_required() -> None:
     token = WebToken("ana-laptop", "ana")
     assert views.for_request(Request({"codesift.token": token})) is live
     assert PrincipalViews(live, None, require_token=False).for_request(object()) is live
+
+
+def test_cors_only_for_the_origins_named(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path / "ws", WORKSPACE)
+    tokens = TokenFile(tmp_path / "tokens.json")
+    secret = tokens.add("dash", "ana")
+    dash = "https://dash.example.com"
+    with WebHarness(root, tokens_file=tokens.path, cors_origins=(dash,)) as web:
+        preflight = web.client.options(
+            web.base + "/api/search",
+            headers={
+                "origin": dash,
+                "access-control-request-method": "POST",
+                "access-control-request-headers": "authorization, content-type",
+            },
+        )
+        assert preflight.status_code == 204
+        assert preflight.headers["access-control-allow-origin"] == dash
+        assert "authorization" in preflight.headers["access-control-allow-headers"]
+        found = web.post("/api/search", {"query": "retry"}, token=secret, headers={"origin": dash})
+        assert found.status_code == 200
+        assert found.headers["access-control-allow-origin"] == dash
+        assert "access-control-allow-credentials" not in found.headers
+        other = web.post(
+            "/api/search",
+            {"query": "retry"},
+            token=secret,
+            headers={"origin": "https://other.example.com"},
+        )
+        assert other.status_code == 403 and "access-control-allow-origin" not in other.headers
+        # Still a token to show: CORS opens reading, not the door.
+        assert web.post("/api/search", {"query": "x"}, headers={"origin": dash}).status_code == 401
