@@ -237,7 +237,7 @@ class WebServer:
             raise
         self.tokens = self.store if authenticated else None
         # `codesift search` & co. on the folder ask this server (the CLI's handler).
-        self.live = LiveWorkspace(workspace, cli_socket=cli_socket)
+        self.live = LiveWorkspace(workspace, cli_socket=cli_socket, command="codesift web")
         if options.db is not None:  # --db: the shared index besides the local one
             if self.live.shared is not None:
                 self.live.shared.close()
