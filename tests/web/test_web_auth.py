@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -176,3 +177,30 @@ def test_cors_only_for_the_origins_named(tmp_path: Path) -> None:
         assert other.status_code == 403 and "access-control-allow-origin" not in other.headers
         # Still a token to show: CORS opens reading, not the door.
         assert web.post("/api/search", {"query": "x"}, headers={"origin": dash}).status_code == 401
+
+
+def test_a_token_store_that_cannot_be_read_lets_nobody_in() -> None:
+    """A shared index down: 503 for every token (never the open door), and the
+    guard goes on answering."""
+    import asyncio
+
+    from codesift.serving.guard import Guard
+
+    class Down:
+        def lookup(self, secret: str) -> None:
+            raise OSError("connection refused")
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        raise AssertionError("the app must not be reached")
+
+    guard = Guard(app, tokens=cast(Any, Down()), loopback=True)
+
+    async def ask() -> list[int]:
+        transport = httpx.ASGITransport(app=guard)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as c:
+            return [
+                (await c.get("/api/status", headers={"authorization": "Bearer x"})).status_code,
+                (await c.get("/api/status")).status_code,
+            ]
+
+    assert asyncio.run(ask()) == [503, 401]

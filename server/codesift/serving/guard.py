@@ -12,7 +12,8 @@ An ASGI middleware, in this order, for every HTTP request:
 4. with authentication on (any token exists), every route but the console's
    static files, the OpenAPI document and the sign-in needs a token: an
    `Authorization: Bearer` header or the console's HttpOnly cookie. A missing,
-   unknown or revoked token gets 401 with no detail;
+   unknown or revoked token gets 401 with no detail (503 while the token store
+   cannot be read: a shared index that is down);
 5. each token (each client address for the sign-in) may make `Limits.rate`
    requests a second on average, `Limits.burst` at once (429, Retry-After);
 6. the body is at most `Limits.max_body` bytes (`max_mcp_body` for /mcp): 413,
@@ -66,6 +67,10 @@ COOKIE_NAME = "codesift_token"
 PUBLIC_PATHS = frozenset({"/", "/search", "/favicon.ico", "/api/openapi.json", "/api/session"})
 PUBLIC_PREFIXES = ("/static/",)
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+class _StoreDown(Exception):
+    """The token store could not be read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,7 +235,11 @@ class Guard:
         public = path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES)
         token: WebToken | None = None
         if self.tokens is not None and not public:
-            token = await self._authenticate(scope)
+            try:
+                token = await self._authenticate(scope)
+            except _StoreDown:  # nobody gets in, and the client may try again later
+                await _reply(send, 503, "unavailable", "tokens cannot be checked now")
+                return
             if token is None:
                 await _reply(send, 401, "unauthorized", "unauthorized", www_authenticate="Bearer")
                 return
@@ -280,9 +289,9 @@ class Guard:
         store = self.tokens
         try:
             return await anyio.to_thread.run_sync(store.lookup, secret)
-        except Exception as exc:  # the token store cannot be read: nobody gets in
+        except Exception as exc:  # the token store cannot be read (a database down)
             log.warning("cannot check a token: %s", " ".join(str(exc).split()))
-            return None
+            raise _StoreDown from None
 
     async def _limited(self, scope: Scope, receive: Receive, send: Send, path: str) -> None:
         """The body limit and the time limit. /mcp's body is limited by the MCP
