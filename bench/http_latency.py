@@ -262,7 +262,9 @@ def render(result: Json, machine: Json) -> str:
         "",
         "`codesift web --root COPY` (the console script, no tokens) on a copy of the stdlib,"
         " embeddings off; `POST /api/search` over loopback with httpx, wall clock per"
-        " request, ms.",
+        f" request, ms. Run as `python bench/http_latency.py --rounds {result['rounds']}"
+        f" --clients {many['clients']} --seconds {result['seconds']:.0f}"
+        f" --browser-rounds {result['browser_rounds']} --write`.",
         "",
         "| mode | p50 | p95 | mean | min | n | errors | target |",
         "|---|---|---|---|---|---|---|---|",
@@ -323,6 +325,7 @@ def main() -> int:
     load_end = "/".join(f"{v:.2f}" for v in os.getloadavg())
     result: Json = {
         "rounds": args.rounds,
+        "seconds": args.seconds,
         "browser_rounds": args.browser_rounds,
         "one": one,
         "one_errors": one_errors,

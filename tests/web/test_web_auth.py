@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -144,3 +145,62 @@ def test_no_token_reads_nothing_while_tokens_are_required() -> None:
     token = WebToken("ana-laptop", "ana")
     assert views.for_request(Request({"codesift.token": token})) is live
     assert PrincipalViews(live, None, require_token=False).for_request(object()) is live
+
+
+def test_cors_only_for_the_origins_named(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path / "ws", WORKSPACE)
+    tokens = TokenFile(tmp_path / "tokens.json")
+    secret = tokens.add("dash", "ana")
+    dash = "https://dash.example.com"
+    with WebHarness(root, tokens_file=tokens.path, cors_origins=(dash,)) as web:
+        preflight = web.client.options(
+            web.base + "/api/search",
+            headers={
+                "origin": dash,
+                "access-control-request-method": "POST",
+                "access-control-request-headers": "authorization, content-type",
+            },
+        )
+        assert preflight.status_code == 204
+        assert preflight.headers["access-control-allow-origin"] == dash
+        assert "authorization" in preflight.headers["access-control-allow-headers"]
+        found = web.post("/api/search", {"query": "retry"}, token=secret, headers={"origin": dash})
+        assert found.status_code == 200
+        assert found.headers["access-control-allow-origin"] == dash
+        assert "access-control-allow-credentials" not in found.headers
+        other = web.post(
+            "/api/search",
+            {"query": "retry"},
+            token=secret,
+            headers={"origin": "https://other.example.com"},
+        )
+        assert other.status_code == 403 and "access-control-allow-origin" not in other.headers
+        # Still a token to show: CORS opens reading, not the door.
+        assert web.post("/api/search", {"query": "x"}, headers={"origin": dash}).status_code == 401
+
+
+def test_a_token_store_that_cannot_be_read_lets_nobody_in() -> None:
+    """A shared index down: 503 for every token (never the open door), and the
+    guard goes on answering."""
+    import asyncio
+
+    from codesift.serving.guard import Guard
+
+    class Down:
+        def lookup(self, secret: str) -> None:
+            raise OSError("connection refused")
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        raise AssertionError("the app must not be reached")
+
+    guard = Guard(app, tokens=cast(Any, Down()), loopback=True)
+
+    async def ask() -> list[int]:
+        transport = httpx.ASGITransport(app=guard)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as c:
+            return [
+                (await c.get("/api/status", headers={"authorization": "Bearer x"})).status_code,
+                (await c.get("/api/status")).status_code,
+            ]
+
+    assert asyncio.run(ask()) == [503, 401]

@@ -101,3 +101,52 @@ def test_one_root_per_server(tmp_path: Path) -> None:
     done = codesift("web", "--root", str(tmp_path), "--root", "/", env_tokens=tmp_path / "t.json")
     assert done.returncode == 2
     assert "codesift web serves one folder" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_cli_search_names_codesift_web_when_it_answers(tmp_path: Path) -> None:
+    """`codesift search` on the served folder asks the web server over the index's
+    local socket, and -vv names it."""
+    root = make_workspace(tmp_path / "ws", WORKSPACE)
+    port = free_port()
+    tokens = tmp_path / "none.json"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "codesift.cli",
+            "web",
+            "--root",
+            str(root),
+            "--listen",
+            f"127.0.0.1:{port}",
+        ],
+        env={**_env(), "CODESIFT_TOKENS": str(tokens)},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        done = poll(
+            lambda: subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "codesift.cli",
+                    "search",
+                    "retry_failed_charge",
+                    "--root",
+                    str(root),
+                    "-vv",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=DEADLINE,
+                env=_env(),
+            ),
+            lambda run: "answered by codesift web" in run.stderr,
+            "a CLI search answered by codesift web",
+        )
+        assert "billing.py" in done.stdout
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(DEADLINE)

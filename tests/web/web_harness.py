@@ -58,6 +58,7 @@ class WebHarness:
         db: str | None = None,
         limits: Limits | None = None,
         listen: str = "127.0.0.1:0",
+        cors_origins: tuple[str, ...] = (),
     ) -> None:
         self.web = WebServer(
             WebOptions(
@@ -66,6 +67,7 @@ class WebHarness:
                 listen=listen,
                 tokens_file=tokens_file,
                 limits=limits or Limits(),
+                cors_origins=cors_origins,
             )
         )
         self.server: Any = self.web.server()

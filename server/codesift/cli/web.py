@@ -1,7 +1,8 @@
 """`codesift web` and `codesift token` (docs/http.md).
 
     codesift web [--root DIR] [--db DSN] [--listen HOST:PORT] [--config FILE]
-                 [--tokens FILE] [--allow-host HOST]... [--log-file FILE]
+                 [--tokens FILE] [--allow-host HOST]... [--cors-origin ORIGIN]...
+                 [--log-file FILE]
     codesift token add NAME --principal P [--db DSN | --tokens FILE] [--json]
     codesift token revoke NAME [--db DSN | --tokens FILE] [--json]
     codesift token list [--db DSN | --tokens FILE] [--json]
@@ -59,6 +60,13 @@ def add_web_parsers(sub: Any, config_option: Any) -> None:
         default=[],
         metavar="HOST",
         help="a Host name a loopback server also answers to (a local proxy's)",
+    )
+    p.add_argument(
+        "--cors-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a page origin (https://dash.example.com) allowed to call /api/ from a browser",
     )
     p.add_argument("--log-file", help="write logs to this file instead of stderr")
     config_option(p)
@@ -118,6 +126,7 @@ def cmd_web(args: argparse.Namespace, inv: Invocation) -> int:
         config=config,
         tokens_file=Path(args.tokens).expanduser() if args.tokens else None,
         allowed_hosts=tuple(args.allow_host),
+        cors_origins=tuple(args.cors_origin),
     )
     return serve(
         options,

@@ -12,7 +12,8 @@ An ASGI middleware, in this order, for every HTTP request:
 4. with authentication on (any token exists), every route but the console's
    static files, the OpenAPI document and the sign-in needs a token: an
    `Authorization: Bearer` header or the console's HttpOnly cookie. A missing,
-   unknown or revoked token gets 401 with no detail;
+   unknown or revoked token gets 401 with no detail (503 while the token store
+   cannot be read: a shared index that is down);
 5. each token (each client address for the sign-in) may make `Limits.rate`
    requests a second on average, `Limits.burst` at once (429, Retry-After);
 6. the body is at most `Limits.max_body` bytes (`max_mcp_body` for /mcp): 413,
@@ -21,8 +22,10 @@ An ASGI middleware, in this order, for every HTTP request:
    (504).
 
 The token a request carries is put in the ASGI scope as `codesift.token`
-(a WebToken, or None with authentication off). No CORS headers are sent:
-cross-origin pages cannot read the answers.
+(a WebToken, or None with authentication off). No CORS headers are sent
+unless `--cors-origin ORIGIN` names the page's origin: then its requests to
+/api/ (and their preflights) get `Access-Control-Allow-Origin` for it, never
+`Allow-Credentials` (such a page sends a bearer token, not the cookie).
 """
 
 from __future__ import annotations
@@ -64,6 +67,10 @@ COOKIE_NAME = "codesift_token"
 PUBLIC_PATHS = frozenset({"/", "/search", "/favicon.ico", "/api/openapi.json", "/api/session"})
 PUBLIC_PREFIXES = ("/static/",)
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+class _StoreDown(Exception):
+    """The token store could not be read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +160,35 @@ async def _reply(send: Send, status: int, kind: str, message: str, **headers: st
     await send({"type": "http.response.body", "body": body})
 
 
+async def _preflight(send: Send, origin: str) -> None:
+    """The answer to a CORS preflight from an origin `--cors-origin` names."""
+    headers = [
+        (b"access-control-allow-origin", origin.encode("latin-1")),
+        (b"access-control-allow-methods", b"GET, POST"),
+        (b"access-control-allow-headers", b"authorization, content-type"),
+        (b"access-control-max-age", b"600"),
+        (b"vary", b"Origin"),
+        (b"content-length", b"0"),
+    ]
+    await send({"type": "http.response.start", "status": 204, "headers": headers})
+    await send({"type": "http.response.body", "body": b""})
+
+
+def _with_cors(send: Send, origin: str) -> Send:
+    """`send` adding the CORS headers that let `origin` read the answer (never
+    credentials: a page of another origin sends a bearer token, not the cookie)."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers", []))
+            headers.append((b"access-control-allow-origin", origin.encode("latin-1")))
+            headers.append((b"vary", b"Origin"))
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return sending
+
+
 class Guard:
     """The middleware (see the module docstring). `tokens` None: no authentication."""
 
@@ -163,12 +199,14 @@ class Guard:
         tokens: TokenStore | None,
         loopback: bool,
         allowed_hosts: frozenset[str] = frozenset(),
+        cors_origins: frozenset[str] = frozenset(),
         limits: Limits | None = None,
     ) -> None:
         self.app = app
         self.tokens = tokens
         self.loopback = loopback
         self.allowed_hosts = frozenset(h.lower() for h in allowed_hosts)
+        self.cors_origins = frozenset(o.strip().lower().rstrip("/") for o in cors_origins)
         self.limits = limits or Limits()
         self.rates = RateLimiter(self.limits.rate, self.limits.burst)
 
@@ -185,13 +223,23 @@ class Guard:
             await _reply(send, 403, "forbidden", "this server answers to loopback hosts only")
             return
         method: str = scope.get("method", "GET")
-        if method not in _SAFE_METHODS and not self._origin_allowed(scope, host):
+        cors = self._cors_origin(scope, path)
+        if cors is not None and method == "OPTIONS":
+            await _preflight(send, cors)
+            return
+        if cors is not None:
+            send = _with_cors(send, cors)
+        elif method not in _SAFE_METHODS and not self._origin_allowed(scope, host):
             await _reply(send, 403, "forbidden", "cross-origin request refused")
             return
         public = path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES)
         token: WebToken | None = None
         if self.tokens is not None and not public:
-            token = await self._authenticate(scope)
+            try:
+                token = await self._authenticate(scope)
+            except _StoreDown:  # nobody gets in, and the client may try again later
+                await _reply(send, 503, "unavailable", "tokens cannot be checked now")
+                return
             if token is None:
                 await _reply(send, 401, "unauthorized", "unauthorized", www_authenticate="Bearer")
                 return
@@ -207,6 +255,15 @@ class Guard:
                 await _reply(send, 429, "rate_limited", "too many requests", retry_after=retry)
                 return
         await self._limited(scope, receive, send, path)
+
+    def _cors_origin(self, scope: Scope, path: str) -> str | None:
+        """The request's Origin when it is one `--cors-origin` names and the path
+        is the API's; else None (no CORS headers at all)."""
+        origin = _header(scope, b"origin")
+        if origin is None or not path.startswith("/api/"):
+            return None
+        origin = origin.strip()
+        return origin if origin.lower().rstrip("/") in self.cors_origins else None
 
     def _host_allowed(self, host: str) -> bool:
         name = _host_name(host)
@@ -232,9 +289,9 @@ class Guard:
         store = self.tokens
         try:
             return await anyio.to_thread.run_sync(store.lookup, secret)
-        except Exception as exc:  # the token store cannot be read: nobody gets in
+        except Exception as exc:  # the token store cannot be read (a database down)
             log.warning("cannot check a token: %s", " ".join(str(exc).split()))
-            return None
+            raise _StoreDown from None
 
     async def _limited(self, scope: Scope, receive: Receive, send: Send, path: str) -> None:
         """The body limit and the time limit. /mcp's body is limited by the MCP

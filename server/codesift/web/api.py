@@ -53,6 +53,7 @@ HTTP_STATUS = {
     "not_found": 404,
     "rate_limited": 429,
     "cancelled": 503,
+    "unavailable": 503,
     "index_busy": 503,
     "not_indexed": 503,
     "timeout": 504,

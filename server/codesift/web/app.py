@@ -156,6 +156,7 @@ def build_app(
     readers: PrincipalViews | None = None,
     limits: Limits | None = None,
     allowed_hosts: frozenset[str] = frozenset(),
+    cors_origins: frozenset[str] = frozenset(),
 ) -> Guard:
     """The whole server as one ASGI app. `tokens` None: no authentication (only
     for a loopback listener: see codesift/serving/listen.py)."""
@@ -184,6 +185,7 @@ def build_app(
         tokens=tokens,
         loopback=is_loopback(host),
         allowed_hosts=allowed_hosts,
+        cors_origins=cors_origins,
         limits=limits,
     )
 
@@ -196,6 +198,7 @@ class WebOptions:
     config: dict[str, Any] | None = None
     tokens_file: Path | None = None
     allowed_hosts: tuple[str, ...] = ()
+    cors_origins: tuple[str, ...] = ()
     limits: Limits = field(default_factory=Limits)
     log_file: str | None = None
 
@@ -234,7 +237,7 @@ class WebServer:
             raise
         self.tokens = self.store if authenticated else None
         # `codesift search` & co. on the folder ask this server (the CLI's handler).
-        self.live = LiveWorkspace(workspace, cli_socket=cli_socket)
+        self.live = LiveWorkspace(workspace, cli_socket=cli_socket, command="codesift web")
         if options.db is not None:  # --db: the shared index besides the local one
             if self.live.shared is not None:
                 self.live.shared.close()
@@ -249,6 +252,7 @@ class WebServer:
             readers=self.readers,
             limits=options.limits,
             allowed_hosts=frozenset(options.allowed_hosts),
+            cors_origins=frozenset(options.cors_origins),
         )
 
     def start(self) -> None:

@@ -32,7 +32,7 @@ _ERRORS = {
     "403": "forbidden: a cross-origin request, or a Host that is not this server",
     "413": "the body is too large",
     "429": "rate_limited: too many requests for this token (Retry-After)",
-    "503": "index_busy, not_indexed or cancelled",
+    "503": "index_busy, not_indexed, cancelled, or unavailable (tokens cannot be checked)",
     "504": "timeout: the request took too long",
 }
 
