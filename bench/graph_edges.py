@@ -213,10 +213,19 @@ class Project:
         )
         self.nodes: dict[int, Node] = {}
         self.by_file: dict[str, list[Node]] = defaultdict(list)
+        # TypeScript overloads are one function: its signatures and implementation
+        # (nodes of one qualified name in one file) count as the last of them.
+        self.canonical: dict[int, int] = {}
+        last: dict[tuple[str, str], int] = {}
         for node_id, path, kind, name, qualified, start, end in rows:
             node = Node(int(node_id), str(path), str(kind), str(name), str(qualified), start, end)
             self.nodes[node.id] = node
             self.by_file[node.path].append(node)
+            if kind in ("function", "method"):
+                key = (node.path, node.qualified_name)
+                last[key] = max(last.get(key, node.id), node.id)
+        for node in self.nodes.values():
+            self.canonical[node.id] = last.get((node.path, node.qualified_name), node.id)
 
     def line(self, path: str, number: int) -> str:
         if path not in self._lines:
@@ -244,16 +253,20 @@ class Project:
     def ours(self, node: Node, direction: str) -> dict[int, tuple[int, str]]:
         """codesift's callers or callees: other node id -> (edge line, confidence)."""
         query = GraphQuery(direction=direction, depth=1, max_nodes=2000)
-        walk = self.engine.graph(node.id, query)
         out: dict[int, tuple[int, str]] = {}
-        for edge in walk.edges:
+        group = [n for n, c in self.canonical.items() if c == node.id]
+        edges = [e for n in group for e in self.engine.graph(n, query).edges]
+        for edge in edges:
             if edge.kind != "calls" or edge.target is None or edge.source == edge.target:
                 continue
+            source, target = self.canonical[edge.source], self.canonical[edge.target]
+            if source == target:
+                continue
             confidence = str(getattr(edge, "confidence", None) or edge.resolution or "")
-            if direction == "callers" and edge.target == node.id:
-                out.setdefault(edge.source, (edge.line, confidence))
-            elif direction == "callees" and edge.source == node.id:
-                out.setdefault(edge.target, (edge.line, confidence))
+            if direction == "callers" and target == node.id:
+                out.setdefault(source, (edge.line, confidence))
+            elif direction == "callees" and source == node.id:
+                out.setdefault(target, (edge.line, confidence))
         return out
 
 
@@ -299,8 +312,9 @@ def measure(language: str, library: str, sample: int, seed: int) -> Result:
         if caller is None or callee is None:
             result.unmapped += 1
             continue
-        if caller.id != callee.id:
-            truth.setdefault((caller.id, callee.id), site["shape"])
+        caller_id, callee_id = project.canonical[caller.id], project.canonical[callee.id]
+        if caller_id != callee_id:
+            truth.setdefault((caller_id, callee_id), site["shape"])
     callers_of: dict[int, dict[int, str]] = defaultdict(dict)
     callees_of: dict[int, dict[int, str]] = defaultdict(dict)
     for (caller_id, callee_id), shape in truth.items():

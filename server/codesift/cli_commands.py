@@ -1035,6 +1035,7 @@ def _graph_command(args: argparse.Namespace, inv: Invocation, direction: str) ->
                             "line": link.line,
                             "name": link.target_name,
                             "resolution": link.resolution,
+                            "confidence": link.confidence,
                         },
                         "node": _symbol_json(other),
                     }
@@ -1059,7 +1060,10 @@ def _graph_command(args: argparse.Namespace, inv: Invocation, direction: str) ->
                 where = f"line {link.line}" if direction == "callers" else f"called at {link.line}"
                 arrow = "←" if direction == "callers" else "→"
                 _print_symbol(console, other, f"  {arrow} ")
-                console.print(f"      [dim]{where} ({link.resolution or 'unresolved'})[/]")
+                how = link.confidence or "unresolved"
+                if link.guessed:
+                    how += ", by name: a guess"
+                console.print(f"      [dim]{where} ({how})[/]")
             else:
                 name = escape(link.target_name)
                 console.print(f"  → [bold]{name}[/] [dim](unresolved, line {link.line})[/]")
@@ -1122,7 +1126,7 @@ def cmd_graph(args: argparse.Namespace, inv: Invocation) -> int:
         dst = target.node.qualified_name if target else f"{link.target_name} (unresolved)"
         console.print(
             f"  [bold]{escape(src)}[/] [magenta]{link.kind}[/] [bold]{escape(dst)}[/]"
-            f"  [dim]line {link.line}[/]"
+            f"  [dim]line {link.line}{f' ({link.confidence})' if link.confidence else ''}[/]"
         )
     if walk.truncated:
         console.print(f"[dim]stopped at {args.max_nodes} definitions (--max-nodes)[/]")

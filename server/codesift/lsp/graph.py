@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +34,8 @@ from codesift.store.reader import NodeRow, node_rows
 
 if TYPE_CHECKING:
     from codesift.lsp.server import CodesiftServer
+
+log = logging.getLogger(__name__)
 
 __all__ = ["GRAPH", "graph", "incoming_calls", "outgoing_calls", "prepare_call_hierarchy"]
 
@@ -148,6 +151,7 @@ def _link_json(link: GraphLink) -> dict[str, Any]:
         "kind": link.kind,
         "line": link.line,
         "resolution": link.resolution,
+        "confidence": link.confidence,
     }
 
 
@@ -162,17 +166,21 @@ def _window(times: TimeFilters, folder: FolderIndex) -> TimeFilter:
 # -- call hierarchy ---------------------------------------------------------------------
 
 
-def _item(folder: FolderIndex, node: NodeRow, lines: list[str] | None) -> types.CallHierarchyItem:
+def _item(
+    folder: FolderIndex, node: NodeRow, lines: list[str] | None, *, guessed: bool = False
+) -> types.CallHierarchyItem:
     from codesift.lsp.navigation import node_range
     from codesift.lsp.server import path_to_uri
 
+    detail = node.qualified_name if node.qualified_name != node.name else node.signature[:200]
     return types.CallHierarchyItem(
         name=node.name,
         kind=symbol_kind(node.kind),
         uri=path_to_uri(folder.root / node.path),
         range=node_range(node, lines),
         selection_range=selection_range(node, lines),
-        detail=node.qualified_name if node.qualified_name != node.name else node.signature[:200],
+        # A call found by the name alone says so (graph.guesses = "apart").
+        detail=f"(guess) {detail}" if guessed else detail,
         data={"folder": folder.uri, "id": str(node.id)},
     )
 
@@ -231,15 +239,30 @@ def _call_ranges(lines: list[str], line: int, name: str) -> list[types.Range]:
     return [types.Range(start=start, end=start)]
 
 
+# The call hierarchy lists at most this many callers or callees of one definition
+# (LSP has no way to say a list was cut: the server logs it).
+HIERARCHY_MAX_NODES = 2000
+
+
 def _calls(
-    conn: apsw.Connection, node_id: int, direction: str
-) -> list[tuple[NodeRow, list[GraphLink]]]:
+    conn: apsw.Connection, node_id: int, direction: str, guesses: str = "apart"
+) -> list[tuple[NodeRow, list[GraphLink], bool]]:
     """The definitions calling (`callers`) or called by (`callees`) a node, each
-    with its call edges, in the order the engine's walk lists them."""
+    with its call edges and whether all of them were found by the name alone
+    (a guess), in the order the engine's walk lists them; guesses last
+    (`guesses` "apart"), left out ("hide") or in place ("show")."""
     start = list(node_rows(conn, [node_id]).values())
     if not start:
         return []
-    walk = walk_graph(conn, start, GraphQuery(direction, 1, ("calls",), 2000), history=False)
+    query = GraphQuery(direction, 1, ("calls",), HIERARCHY_MAX_NODES)
+    walk = walk_graph(conn, start, query, history=False)
+    if walk.truncated:
+        log.warning(
+            "call hierarchy of node %s: %s cut at %d definitions",
+            node_id,
+            direction,
+            HIERARCHY_MAX_NODES,
+        )
     out: dict[int, tuple[NodeRow, list[GraphLink]]] = {}
     for link in walk.edges:
         other_id = link.source if direction == "callers" else link.target
@@ -247,7 +270,12 @@ def _calls(
         if other is None:
             continue
         out.setdefault(other.node.id, (other.node, []))[1].append(link)
-    return list(out.values())
+    found = [(node, links, all(link.guessed for link in links)) for node, links in out.values()]
+    if guesses == "hide":
+        return [item for item in found if not item[2]]
+    if guesses == "apart":
+        return [item for item in found if not item[2]] + [item for item in found if item[2]]
+    return [(node, links, False) for node, links, _ in found]
 
 
 async def incoming_calls(
@@ -259,12 +287,13 @@ async def incoming_calls(
         conn = server.live.open(folder)
         cache: dict[str, list[str]] = {}
         out: list[types.CallHierarchyIncomingCall] = []
-        for caller, links in _calls(conn, node_id, "callers"):
+        guesses = folder.settings.graph.guesses
+        for caller, links, guessed in _calls(conn, node_id, "callers", guesses):
             lines = _lines(cache, folder.root, caller.path)
             ranges = [r for link in links for r in _call_ranges(lines, link.line, link.target_name)]
             out.append(
                 types.CallHierarchyIncomingCall(
-                    from_=_item(folder, caller, lines), from_ranges=ranges
+                    from_=_item(folder, caller, lines, guessed=guessed), from_ranges=ranges
                 )
             )
         return out
@@ -285,11 +314,13 @@ async def outgoing_calls(
         cache: dict[str, list[str]] = {}
         own = _lines(cache, folder.root, source.path)
         out: list[types.CallHierarchyOutgoingCall] = []
-        for callee, links in _calls(conn, node_id, "callees"):
+        guesses = folder.settings.graph.guesses
+        for callee, links, guessed in _calls(conn, node_id, "callees", guesses):
             ranges = [r for link in links for r in _call_ranges(own, link.line, link.target_name)]
+            lines = _lines(cache, folder.root, callee.path)
             out.append(
                 types.CallHierarchyOutgoingCall(
-                    to=_item(folder, callee, _lines(cache, folder.root, callee.path)),
+                    to=_item(folder, callee, lines, guessed=guessed),
                     from_ranges=ranges,
                 )
             )

@@ -11,9 +11,11 @@ import bisect
 
 from tree_sitter import Node
 
-from codesift.parsing.calls_python import python_callee
+from codesift.parsing.calls_go import go_callee, go_imports
+from codesift.parsing.calls_python import python_callee, python_receiver
+from codesift.parsing.calls_script import SCRIPT_LANGUAGES, script_callee, script_imports
 from codesift.parsing.model import ParsedEdge, ParsedNode
-from codesift.parsing.outline import CLASS_LIKE, CallSite, Def, Outline, nearest_node
+from codesift.parsing.outline import CLASS_LIKE, CallSite, Def, Import, Outline, nearest_node
 
 __all__ = ["call_edges", "local_callee", "receiver_is_other", "resolve_local"]
 
@@ -21,15 +23,23 @@ __all__ = ["call_edges", "local_callee", "receiver_is_other", "resolve_local"]
 def call_edges(
     calls: list[CallSite],
     outline: Outline,
+    imports: list[Import],
     import_hints: dict[str, str],
     src: bytes,
     *,
-    python: bool = False,
+    language: str,
+    rel_path: str,
+    prefix: str,
 ) -> list[ParsedEdge]:
-    """One calls edge per (caller, callee), at the first call site."""
+    """One calls edge per (caller, callee), at the first call site, with how its
+    target was found when the file tells (`confidence`: scope, type or guess)."""
     caller_at = _CallerLookup(outline.entries)
     edges: list[ParsedEdge] = []
     seen: set[tuple[int, str]] = set()
+    script = (
+        script_imports(imports, import_hints, rel_path) if language in SCRIPT_LANGUAGES else None
+    )
+    packages = go_imports(imports) if language == "go" else {}
     for position, line, callee, callee_node in calls:
         if not callee:
             continue
@@ -37,13 +47,38 @@ def call_edges(
         if (caller, callee) in seen:
             continue
         seen.add((caller, callee))
-        if python:
+        confidence = ""
+        if language == "python":
             dst, hint = python_callee(callee, caller, callee_node, outline, import_hints, src)
+            if dst is not None:
+                confidence = "scope" if python_receiver(callee_node, src) is None else "type"
+        elif script is not None:
+            dst, hint, confidence = script_callee(callee, caller, callee_node, outline, script, src)
+        elif language == "go":
+            dst, hint, confidence = go_callee(
+                callee, caller, callee_node, outline, packages, src, rel_path, prefix
+            )
         else:
+            dst, hint = None, import_hints.get(callee, "")
+        if dst is None and not hint and language != "python":
+            # The language tells no more: a name defined in this file, picked by
+            # where it is (a bare call of it is in scope; any other, a guess).
             dst = local_callee(callee, caller, callee_node, outline, src)
-            hint = "" if dst is not None else import_hints.get(callee, "")
+            if dst is not None:
+                bare = callee_node.parent is None or callee_node.parent.type not in _MEMBER_TYPES
+                confidence = "scope" if bare and language != "go" else "guess"
+        if dst is not None and not confidence:
+            confidence = "guess"
         edges.append(
-            ParsedEdge(src=caller, kind="calls", dst_name=callee, line=line, dst=dst, dst_hint=hint)
+            ParsedEdge(
+                src=caller,
+                kind="calls",
+                dst_name=callee,
+                line=line,
+                dst=dst,
+                dst_hint="" if dst is not None else hint,
+                confidence=confidence if dst is not None else "",
+            )
         )
     return edges
 
@@ -70,12 +105,24 @@ class _CallerLookup:
 
 def _in_decorators(node: Node, position: int) -> bool:
     """Whether `position` is in the decorators of a decorated definition (Python's
-    `@app.route(...)`): a decorator runs where the definition is made, so its calls
-    are the enclosing scope's, not the decorated function's."""
-    if node.type != "decorated_definition":
-        return False
-    inner = node.child_by_field_name("definition")
-    return inner is not None and position < inner.start_byte
+    `@app.route(...)`, TypeScript's `@Component(...) class`): a decorator runs
+    where the definition is made, so its calls are the enclosing scope's, not
+    the decorated definition's."""
+    if node.type == "decorated_definition":
+        inner = node.child_by_field_name("definition")
+        return inner is not None and position < inner.start_byte
+    if node.type in _DECORATED_SCRIPT:
+        return any(
+            child.type == "decorator" and child.start_byte <= position < child.end_byte
+            for child in node.children
+        )
+    return False
+
+
+# Script definitions whose decorators are their own children.
+_DECORATED_SCRIPT = frozenset(
+    {"class_declaration", "abstract_class_declaration", "export_statement", "class"}
+)
 
 
 def local_callee(

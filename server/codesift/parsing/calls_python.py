@@ -18,7 +18,7 @@ from codesift.parsing.outline import (
     tree_definition,
 )
 
-__all__ = ["PYTHON_BUILTINS", "absolute_import", "python_callee"]
+__all__ = ["PYTHON_BUILTINS", "absolute_import", "python_callee", "python_receiver"]
 
 # Names Python calls without an import (`len`, `next`, `set`, `open`...): a bare call
 # of one that this file neither defines nor imports is the builtin, never a project
@@ -42,7 +42,7 @@ def absolute_import(item: Import, package: str) -> Import:
     return item._replace(module=absolute)
 
 
-def _python_receiver(name_node: Node, src: bytes) -> str | None:
+def python_receiver(name_node: Node, src: bytes) -> str | None:
     """What a Python call is made on: None for a bare call `f()`, else the
     receiver's source text (`self`, `super()`, `json`, `self.items`, `a.b`)."""
     parent = name_node.parent
@@ -74,7 +74,7 @@ def python_callee(
     - a call on any other object (`items.append()`) stays a guess by name."""
     nodes = outline.nodes
     candidates = outline.by_name.get(callee, ())
-    receiver = _python_receiver(callee_node, src)
+    receiver = python_receiver(callee_node, src)
     if receiver is None:
         if callee in import_hints and _imported_inside(callee, caller, outline, src):
             return None, import_hints[callee]  # a function-level import shadows the module's

@@ -391,8 +391,16 @@ def extract(
         found.imports = [absolute_import(item, package) for item in found.imports]
     import_edges, import_hints = _import_edges(found.imports, spec)
     edges += import_edges
+    language = "python" if spec.qualifier == "python_module" else spec.name
     edges += call_edges(
-        found.calls, outline, import_hints, src, python=spec.qualifier == "python_module"
+        found.calls,
+        outline,
+        found.imports,
+        import_hints,
+        src,
+        language=language,
+        rel_path=rel_path,
+        prefix=prefix,
     )
     edges += _inherit_edges(found.inherits, outline, import_hints)
     parsed.nodes = outline.nodes
