@@ -77,45 +77,84 @@ def _method_here(type_name: str, callee: str, outline: Outline) -> int | None:
     return None
 
 
+# Declarations a scope's text shows, each pattern finding every name at once (one
+# pass per scope, not a compiled pattern per call).
+_TYPE_NAME = rf"{_IDENT}(?:\.{_IDENT})?"
+_NAMES = rf"((?:{_IDENT}[ \t]*,[ \t]*)*{_IDENT})"
+_PARAMETERS = re.compile(rf"[(,]\s*{_NAMES}[ \t]+\*?(?:\[\])?({_TYPE_NAME})")
+_COMPOSITE = re.compile(rf"\b({_IDENT})\s*:=\s*&?({_TYPE_NAME})\s*{{")
+_VAR = re.compile(rf"\bvar\s+({_IDENT})\s+\*?(?:\[\])?({_TYPE_NAME})")
+_FIELDS = re.compile(rf"(?m)^[ \t]*{_NAMES}[ \t]+\*?(?:\[\])?({_TYPE_NAME})")
+_EMBEDDED = re.compile(rf"(?m)^[ \t]*\*?({_IDENT})[ \t]*(?://.*)?$")
+_IDENT_RE = re.compile(_IDENT)
+
+
+def _first_types(pattern: re.Pattern[str], text: str) -> dict[str, str]:
+    """name -> the type of its first match of `pattern` (a list of names shares it)."""
+    found: dict[str, str] = {}
+    for match in pattern.finditer(text):
+        for name in match.group(1).split(","):
+            found.setdefault(name.strip(), match.group(2))
+    return found
+
+
+def _text(node: Node, src: bytes) -> str:
+    return src[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def _scope_types(caller: int, outline: Outline, src: bytes) -> list[dict[str, str]]:
+    """The caller's variables and their types, in order of preference: its own
+    parameters (the receiver too), a function literal's, `x := &T{`, `var x T`."""
+    key = ("go-locals", caller)
+    facts = outline.scope_facts.get(key)
+    if facts is None:
+        definition = tree_definition(caller, outline) if caller else None
+        facts = []
+        if definition is not None:
+            text = _text(definition, src)
+            body = definition.child_by_field_name("body")
+            header = text if body is None else text[: body.start_byte - definition.start_byte]
+            facts = [
+                _first_types(_PARAMETERS, header),
+                _first_types(_PARAMETERS, text),
+                _first_types(_COMPOSITE, text),
+                _first_types(_VAR, text),
+            ]
+        outline.scope_facts[key] = facts
+    return list(facts)
+
+
 def _visible_type(receiver: str, caller: int, outline: Outline, src: bytes) -> str | None:
     """The type a Go variable visibly holds: the method's receiver or a
     parameter (`s *Server`, `a, b pkg.T`), `x := &T{`, `x := T{`, `var x T`."""
-    definition = tree_definition(caller, outline) if caller else None
-    if definition is None or not re.fullmatch(_IDENT, receiver):
+    if _IDENT_RE.fullmatch(receiver) is None:
         return None
-    text = src[definition.start_byte : definition.end_byte].decode("utf-8", "replace")
-    body = definition.child_by_field_name("body")
-    header = text if body is None else text[: body.start_byte - definition.start_byte]
-    name = re.escape(receiver)
-    parameter = rf"[(,]\s*{name}(?:\s*,\s*{_IDENT})*\s+{_TYPE}"
-    # The definition's own parameters first, then a function literal's inside it.
-    match = re.search(parameter, header) or re.search(parameter, text)
-    if match is None:
-        match = re.search(rf"\b{name}\s*:=\s*&?({_IDENT}(?:\.{_IDENT})?)\s*{{", text)
-    if match is None:
-        match = re.search(rf"\bvar\s+{name}\s+{_TYPE}", text)
-    return match.group(1) if match else None
+    for found in _scope_types(caller, outline, src):
+        if receiver in found:
+            return found[receiver]
+    return None
 
 
 def _field_type(receiver: str, caller: int, outline: Outline, src: bytes) -> str | None:
     """`s.cache` where `s` holds a struct of this file: the field's type."""
     head, _, field = receiver.partition(".")
-    if not field or not re.fullmatch(_IDENT, field):
+    if not field or _IDENT_RE.fullmatch(field) is None:
         return None
     owner = _visible_type(head, caller, outline, src)
     structs = [c for c in outline.by_name.get(owner or "", ()) if c.kind in CLASS_LIKE]
-    definition = tree_definition(structs[0].index, outline) if len(structs) == 1 else None
-    if definition is None:
+    if len(structs) != 1:
         return None
-    text = src[definition.start_byte : definition.end_byte].decode("utf-8", "replace")
-    name = re.escape(field)
-    match = re.search(rf"(?m)^[ \t]*{name}(?:[ \t]*,[ \t]*{_IDENT})*[ \t]+{_TYPE}", text)
-    if match:
-        return match.group(1)
-    # An embedded field is named by its type: `s.Base.Get()` with `Base` (or `*Base`).
-    if re.search(rf"(?m)^[ \t]*\*?{name}[ \t]*(?://.*)?$", text):
-        return field
-    return None
+    key = ("go-fields", structs[0].index)
+    facts = outline.scope_facts.get(key)
+    if facts is None:
+        definition = tree_definition(structs[0].index, outline)
+        text = "" if definition is None else _text(definition, src)
+        # An embedded field is named by its type: `s.Base.Get()` with `Base` (or `*Base`).
+        embedded = {match.group(1): match.group(1) for match in _EMBEDDED.finditer(text)}
+        facts = (_first_types(_FIELDS, text), embedded)
+        outline.scope_facts[key] = facts
+    named, embedded = facts
+    return named.get(field) or embedded.get(field)
 
 
 def go_callee(

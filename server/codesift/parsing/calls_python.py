@@ -130,14 +130,18 @@ def python_callee(
 def _imported_inside(name: str, caller: int, outline: Outline, src: bytes) -> bool:
     """Whether the calling function itself imports `name` (`from x import name`
     inside its body), which shadows a definition of that name in the module."""
-    definition = tree_definition(caller, outline) if caller else None
-    if definition is None:
+    if not caller:
         return False
-    text = src[definition.start_byte : definition.end_byte].decode("utf-8", "replace")
-    return (
-        re.search(rf"(?m)^\s+(?:from\s+\S+\s+)?import\s[^\n]*\b{re.escape(name)}\b", text)
-        is not None
-    )
+    key = ("imports", caller)
+    names = outline.scope_facts.get(key)
+    if names is None:
+        definition = tree_definition(caller, outline)
+        names = set()
+        if definition is not None:
+            for match in _INDENTED_IMPORT.finditer(_text(definition, src)):
+                names.update(_WORD_RUN.findall(match.group(1)))
+        outline.scope_facts[key] = names
+    return name in names
 
 
 def _through_bases(
@@ -166,6 +170,36 @@ def _through_bases(
     return None, ""
 
 
+# The patterns call resolution reads types with, each finding every name of a
+# scope at once (one pass per scope, not one compiled pattern per call).
+_IDENT = r"[^\W\d]\w*"
+_INDENTED_IMPORT = re.compile(r"(?m)^\s+(?:from\s+\S+\s+)?import\s([^\n]*)")
+_WORD_RUN = re.compile(r"\w+")
+_ANNOTATION = r"\s*:\s*[\"']?(?:Optional\[)?([A-Za-z_][\w.]*)"
+_CONSTRUCTED = r"\s*(?::[^=\n]+)?=\s*([A-Z][\w.]*)\("
+# The type is read in a lookahead, so that a match consumes no more than the name
+# and never hides the next name from the scan.
+_PARAMETER_TYPE = re.compile(rf"(?:^|[(,\s])({_IDENT})(?={_ANNOTATION})")
+_LOCAL_CONSTRUCTED = re.compile(rf"(?m)^\s*({_IDENT})(?={_CONSTRUCTED})")
+_FIELD_TYPES = (  # in order of preference
+    re.compile(rf"self\.({_IDENT})(?={_CONSTRUCTED})"),
+    re.compile(rf"self\.({_IDENT})(?={_ANNOTATION})"),
+    re.compile(rf"(?m)^\s+({_IDENT})(?={_ANNOTATION})"),
+)
+
+
+def _text(node: Node, src: bytes) -> str:
+    return src[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def _first_types(pattern: re.Pattern[str], text: str) -> dict[str, str]:
+    """name -> the type of its first match of `pattern` in `text`."""
+    found: dict[str, str] = {}
+    for match in pattern.finditer(text):
+        found.setdefault(match.group(1), match.group(2))
+    return found
+
+
 def _receiver_type(receiver: str, caller: int, outline: Outline, src: bytes) -> str | None:
     """The class a receiver visibly holds: for a variable of the calling function,
     a parameter's annotation (`catalog: Catalog`, `"Catalog"`, `Optional[Catalog]`)
@@ -176,40 +210,35 @@ def _receiver_type(receiver: str, caller: int, outline: Outline, src: bytes) -> 
         return _field_type(receiver[5:], caller, outline, src)
     if not caller or not receiver.isidentifier():
         return None
-    definition = tree_definition(caller, outline)
-    if definition is None:
-        return None
-    parameters = definition.child_by_field_name("parameters")
-    name = re.escape(receiver)
-    if parameters is not None:
-        header = src[parameters.start_byte : parameters.end_byte].decode("utf-8", "replace")
-        match = re.search(
-            rf"(?:^|[(,\s]){name}\s*:\s*[\"']?(?:Optional\[)?([A-Za-z_][\w.]*)", header
-        )
-        if match:
-            return match.group(1)
-    body = definition.child_by_field_name("body")
-    if body is not None:
-        text = src[body.start_byte : body.end_byte].decode("utf-8", "replace")
-        match = re.search(rf"(?m)^\s*{name}\s*(?::[^=\n]+)?=\s*([A-Z][\w.]*)\(", text)
-        if match:
-            return match.group(1)
-    return None
+    key = ("locals", caller)
+    facts = outline.scope_facts.get(key)
+    if facts is None:
+        facts = ({}, {})
+        definition = tree_definition(caller, outline)
+        if definition is not None:
+            parameters = definition.child_by_field_name("parameters")
+            body = definition.child_by_field_name("body")
+            facts = (
+                {} if parameters is None else _first_types(_PARAMETER_TYPE, _text(parameters, src)),
+                {} if body is None else _first_types(_LOCAL_CONSTRUCTED, _text(body, src)),
+            )
+        outline.scope_facts[key] = facts
+    annotated, constructed = facts
+    return annotated.get(receiver) or constructed.get(receiver)
 
 
 def _field_type(field_name: str, caller: int, outline: Outline, src: bytes) -> str | None:
     klass = enclosing_class(caller, outline.nodes)
-    definition = None if klass is None else tree_definition(klass, outline)
-    if definition is None:
+    if klass is None:
         return None
-    text = src[definition.start_byte : definition.end_byte].decode("utf-8", "replace")
-    name = re.escape(field_name)
-    for pattern in (
-        rf"self\.{name}\s*(?::[^=\n]+)?=\s*([A-Z][\w.]*)\(",
-        rf"self\.{name}\s*:\s*[\"']?(?:Optional\[)?([A-Za-z_][\w.]*)",
-        rf"(?m)^\s+{name}\s*:\s*[\"']?(?:Optional\[)?([A-Za-z_][\w.]*)",
-    ):
-        match = re.search(pattern, text)
-        if match:
-            return match.group(1)
+    key = ("fields", klass)
+    facts = outline.scope_facts.get(key)
+    if facts is None:
+        definition = tree_definition(klass, outline)
+        text = "" if definition is None else _text(definition, src)
+        facts = [_first_types(pattern, text) for pattern in _FIELD_TYPES]
+        outline.scope_facts[key] = facts
+    for types in facts:
+        if field_name in types:
+            return str(types[field_name])
     return None

@@ -55,6 +55,8 @@ _BUILTIN_METHODS = frozenset(
 )
 # What a receiver is: `this`, `super`, a name, or `this.name`.
 _THIS_FIELD = re.compile(rf"this\.(#?{_IDENT})")
+_IDENT_RE = re.compile(_IDENT)
+_EXTENDS = re.compile(rf"\bextends\s+({_IDENT}(?:\.{_IDENT})*)")
 
 
 class Callee(NamedTuple):
@@ -149,7 +151,7 @@ def _bases(klass: int, outline: Outline, src: bytes) -> list[str]:
     for child in definition.named_children:
         if child.type == "class_heritage":
             text = src[child.start_byte : child.end_byte].decode("utf-8", "replace")
-            match = re.search(rf"\bextends\s+({_IDENT}(?:\.{_IDENT})*)", text)
+            match = _EXTENDS.search(text)
             return [match.group(1)] if match else []
     return []
 
@@ -184,38 +186,68 @@ def _method_of_type(
     return None, f"{bound.base}::{bound.name or head}.{callee}"
 
 
+# Declarations a scope's text shows, each pattern finding every name at once (one
+# pass per scope, not a compiled pattern per call): `name: Type` (a parameter,
+# variable, field or parameter property) and `name = new Type(`; for members,
+# `this.name` too.
+_TYPE_NAME = rf"{_IDENT}(?:\.{_IDENT})?"
+_ANNOTATED = rf"\s*[!?]?\s*:\s*(?:readonly\s+)?({_TYPE_NAME})"
+_CONSTRUCTED = rf"\s*(?::[^=;\n]+)?=\s*new\s+({_TYPE_NAME})"
+_LOCAL_LEAD = r"(?<![\w$.])"
+_MEMBER_LEAD = r"(?:this\.|(?<![\w$.]))"
+_DECLARED = {
+    False: (
+        re.compile(rf"{_LOCAL_LEAD}(#?{_IDENT}){_ANNOTATED}"),
+        re.compile(rf"{_LOCAL_LEAD}(#?{_IDENT}){_CONSTRUCTED}"),
+    ),
+    True: (
+        re.compile(rf"{_MEMBER_LEAD}(#?{_IDENT}){_ANNOTATED}"),
+        re.compile(rf"{_MEMBER_LEAD}(#?{_IDENT}){_CONSTRUCTED}"),
+    ),
+}
+
+
+def _declared(owner: int, outline: Outline, src: bytes, *, member: bool) -> list[dict[str, str]]:
+    """name -> the type of its first declaration of each kind in node `owner`."""
+    key = ("script-members" if member else "script-locals", owner)
+    facts = outline.scope_facts.get(key)
+    if facts is None:
+        definition = tree_definition(owner, outline)
+        text = "" if definition is None else _text(definition, src)
+        facts = []
+        for pattern in _DECLARED[member]:
+            found: dict[str, str] = {}
+            for match in pattern.finditer(text):
+                found.setdefault(match.group(1), match.group(2))
+            facts.append(found)
+        outline.scope_facts[key] = facts
+    return list(facts)
+
+
 def _visible_type(receiver: str, caller: int, outline: Outline, src: bytes) -> str | None:
-    """The class a variable or `this.field` visibly holds."""
+    """The class a variable or `this.field` visibly holds (a capitalised name)."""
     field = _THIS_FIELD.fullmatch(receiver)
     if field is not None:
-        klass = _enclosing_class(caller, outline)
-        definition = None if klass is None else tree_definition(klass, outline)
-        if definition is None:
+        owner = _enclosing_class(caller, outline)
+        name = field.group(1)
+        member = True
+    else:
+        owner = caller or None
+        name = receiver
+        member = False
+        if _IDENT_RE.fullmatch(receiver) is None:
             return None
-        text = src[definition.start_byte : definition.end_byte].decode("utf-8", "replace")
-        return _declared_type(field.group(1), text, member=True)
-    if not caller or not re.fullmatch(_IDENT, receiver):
+    if owner is None:
         return None
-    definition = tree_definition(caller, outline)
-    if definition is None:
-        return None
-    text = src[definition.start_byte : definition.end_byte].decode("utf-8", "replace")
-    return _declared_type(receiver, text, member=False)
-
-
-def _declared_type(name: str, text: str, *, member: bool) -> str | None:
-    """`name: Type` (a parameter, variable, field or parameter property) or
-    `name = new Type(` (with `this.` for a member) in `text`."""
-    escaped = re.escape(name)
-    lead = r"(?:this\.)?" if member else r"(?<![\w$.])"
-    for pattern in (
-        rf"{lead}{escaped}\s*[!?]?\s*:\s*(?:readonly\s+)?({_IDENT}(?:\.{_IDENT})?)",
-        rf"{lead}{escaped}\s*(?::[^=;\n]+)?=\s*new\s+({_IDENT}(?:\.{_IDENT})?)",
-    ):
-        match = re.search(pattern, text)
-        if match and match.group(1)[0].isupper():
-            return match.group(1)
+    for found in _declared(owner, outline, src, member=member):
+        typed = found.get(name)
+        if typed and typed[0].isupper():
+            return typed
     return None
+
+
+def _text(node: Node, src: bytes) -> str:
+    return src[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
 def script_callee(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from tree_sitter import Node
 
@@ -68,6 +68,10 @@ class Outline:
     index_by_ts_id: dict[int, int] = field(default_factory=dict)  # tree-sitter id -> node
     by_name: dict[str, list[ParsedNode]] = field(default_factory=dict)
     types_by_name: dict[str, int] = field(default_factory=dict)
+    # What call resolution reads from a scope's source, found once per scope:
+    # (role, node index) -> name -> type, or the names a function imports.
+    scope_facts: dict[tuple[str, int], Any] = field(default_factory=dict)
+    entry_by_index: dict[int, Def] = field(default_factory=dict)
 
 
 def last_component(name: str) -> str:
@@ -89,7 +93,9 @@ def nearest_node(entry: Def | None) -> Def | None:
 
 def tree_definition(index: int, outline: Outline) -> Node | None:
     """The tree-sitter definition (without its decorators) of node `index`."""
-    entry = next((e for e in outline.entries if e.index == index), None)
+    if not outline.entry_by_index:
+        outline.entry_by_index = {e.index: e for e in reversed(outline.entries)}
+    entry = outline.entry_by_index.get(index)
     if entry is None:
         return None
     definition = entry.node
