@@ -251,6 +251,12 @@ class SearchSettings:
     # A chunk gains this much of the scores of the next best chunks of its file: a
     # file where several chunks match is more likely what the question is about.
     file_evidence: float = field(default=0.2, metadata=_NOT_NEGATIVE)
+    # ... except when the lexical stream's best match scores at least this many times
+    # its second: one chunk that says what the question says outweighs a file's many
+    # partial matches (0: file evidence always applies). Fitted on the generated
+    # set's train split (bench/RESULTS.md); the file-name lift does not yield (set 2's
+    # short queries lose 0.013 when it does).
+    file_evidence_yield: float = field(default=1.3, metadata=_NOT_NEGATIVE)
     # Each further result from a file already shown counts this much less (1: off),
     # so a page covers more files (both measured in bench/RESULTS.md, quality).
     file_diversity: float = field(default=0.3, metadata=_FRACTION)

@@ -43,6 +43,7 @@ __all__ = [
     "ACCEPT_TIMEOUT_SECONDS",
     "ANSWER_TIMEOUT_SECONDS",
     "PROTOCOL",
+    "SOCKET_COMMANDS",
     "Asked",
     "ask",
     "lock_path_for",
@@ -53,6 +54,9 @@ __all__ = [
 ]
 
 PROTOCOL = 1
+# The CLI commands a server may answer (the CLI's fast path, codesift/cli/__init__.py,
+# reads them before anything else is imported; the server checks them again).
+SOCKET_COMMANDS = ("search", "symbols", "callers", "callees", "graph")
 # A client waits this long for the server to accept its request (connect, then
 # the server's first line); a server that does not answer in time is skipped.
 ACCEPT_TIMEOUT_SECONDS = float(os.environ.get("CODESIFT_SOCKET_TIMEOUT", "") or 2.0)

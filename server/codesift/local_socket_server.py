@@ -2,7 +2,8 @@
 an index, answer each CLI request on a thread of its own.
 
 Used by the language server and the MCP server for every index they keep live
-(cli_commands.serve_cli_socket); see local_socket.py for the protocol.
+(the CLI hands them its `serve_cli_socket`, a `CliSocketStarter`, as a parameter of
+their `serve()`: no server imports the CLI); see local_socket.py for the protocol.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from codesift.local_socket import (
     ACCEPT_TIMEOUT_SECONDS,
@@ -32,7 +33,17 @@ from codesift.local_socket import (
     try_lock,
 )
 
-__all__ = ["LOCK_RETRY_SECONDS", "MAX_REQUEST_BYTES", "Handler", "Hangup", "LocalSocketServer"]
+if TYPE_CHECKING:
+    from codesift.engine.live import FolderIndex, LiveReader
+
+__all__ = [
+    "LOCK_RETRY_SECONDS",
+    "MAX_REQUEST_BYTES",
+    "CliSocketStarter",
+    "Handler",
+    "Hangup",
+    "LocalSocketServer",
+]
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +54,16 @@ LOCK_RETRY_SECONDS = 1.0
 
 # How often a request's connection is looked at for a client that hung up.
 HANGUP_POLL_MS = 200
+
+
+class CliSocketStarter(Protocol):
+    """What a server is given to answer the CLI's reading commands for a folder it
+    keeps live: start a LocalSocketServer beside the folder's index (the server
+    stops it when the folder goes). `label` names the server to the CLI's `-vv`."""
+
+    def __call__(
+        self, folder: FolderIndex, reader: LiveReader, label: str
+    ) -> LocalSocketServer: ...
 
 
 class Hangup:

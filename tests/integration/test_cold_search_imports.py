@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 import codesift.engine
-from codesift import cli, cli_commands
+from codesift import cli
+from codesift.cli import parser as cli_parser
 from codesift.engine import EngineListener, Workspace, reindex
 from codesift.engine.route import MAX_ROUTE_LIMIT
 from conftest import SERVER_DIR, MakeRepo, write_files
@@ -158,4 +159,4 @@ def test_the_engine_exports_every_name_from_where_it_lives() -> None:
 
 
 def test_the_route_limit_in_the_cli_help_is_the_routers() -> None:
-    assert cli_commands.ROUTE_LIMIT_MAX == MAX_ROUTE_LIMIT
+    assert cli_parser.ROUTE_LIMIT_MAX == MAX_ROUTE_LIMIT

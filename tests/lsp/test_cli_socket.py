@@ -168,7 +168,7 @@ def test_the_fast_path_imports_only_the_standard_library() -> None:
         [sys.executable, "-c", code], env=_env(), capture_output=True, text=True, check=True
     )
     loaded = set(result.stdout.split())
-    heavy = {"argparse", "rich", "apsw", "numpy", "codesift.engine", "codesift.cli_commands"}
+    heavy = {"argparse", "rich", "apsw", "numpy", "codesift.engine", "codesift.cli.run"}
     heavy |= {"codesift.config", "pathlib", "typing", "logging", "socket", "tomllib"}
     assert not heavy & loaded, heavy & loaded
 

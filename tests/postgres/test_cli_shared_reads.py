@@ -353,7 +353,8 @@ def test_repo_or_principal_without_a_shared_index_is_a_usage_error(
 def test_a_server_keeping_the_local_index_leaves_shared_reads_to_the_cli(app: Path) -> None:
     """A server answers the CLI from the local index it keeps: with the settings
     naming the shared index, it declines and the CLI reads the shared one."""
-    from codesift.cli_commands import answer_socket_request
+    from codesift.cli.served import answer_socket_request
+
     from codesift.engine.workspace import Workspace
 
     (app / ".codesift.toml").write_text(

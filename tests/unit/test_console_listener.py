@@ -1,4 +1,4 @@
-"""The CLI's listener (cli_commands.ConsoleListener) off a terminal: what it says
+"""The CLI's listener (cli/invocation.py's ConsoleListener) off a terminal: what it says
 while a command waits, and how a task's progress ends."""
 
 from __future__ import annotations
@@ -6,8 +6,7 @@ from __future__ import annotations
 import io
 
 import pytest
-
-from codesift.cli_commands import ConsoleListener, Invocation
+from codesift.cli.invocation import ConsoleListener, Invocation
 
 
 def listener() -> tuple[ConsoleListener, io.StringIO]:

@@ -78,7 +78,7 @@ def _help_defaults() -> dict[tuple[str, str], str]:
     """(command, option) -> the default its --help states."""
     import argparse
 
-    from codesift.cli_commands import build_parser
+    from codesift.cli.parser import build_parser
 
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))

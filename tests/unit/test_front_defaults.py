@@ -11,7 +11,9 @@ from typing import Any
 import apsw
 import pytest
 
-from codesift import cli_commands, front_defaults
+from codesift import front_defaults
+from codesift.cli import errors as cli_errors
+from codesift.cli import parser as cli_parser
 from codesift.config import SearchSettings
 from codesift.engine.results import GraphQuery
 from codesift.errors import (
@@ -46,7 +48,7 @@ def _schema(tool: Any, name: str) -> dict[str, Any]:
 
 
 def test_callers_and_callees_show_as_many_definitions_in_the_cli_as_in_mcp() -> None:
-    parser = cli_commands.build_parser()
+    parser = cli_parser.build_parser()
     for command, tool in (("callers", tools.CALLERS), ("callees", tools.CALLEES)):
         cli_default = parser.parse_args([command, "x"]).max_nodes
         assert cli_default == _schema(tool, "max_nodes")["default"]
@@ -56,14 +58,14 @@ def test_callers_and_callees_show_as_many_definitions_in_the_cli_as_in_mcp() -> 
 
 
 def test_symbols_return_as_many_definitions_in_the_cli_as_in_mcp() -> None:
-    parser = cli_commands.build_parser()
+    parser = cli_parser.build_parser()
     limit = parser.parse_args(["symbols", "x"]).limit
     assert limit == _schema(tools.SYMBOLS, "limit")["default"] == front_defaults.SYMBOLS_LIMIT
 
 
 def test_search_defaults_in_help_and_schemas_are_the_settings_defaults() -> None:
     settings = SearchSettings()
-    search = _subparser(cli_commands.build_parser(), "search")
+    search = _subparser(cli_parser.build_parser(), "search")
     top_k_help = _option(search, "--top-k").help or ""
     snippet_help = _option(search, "--snippet-chars").help or ""
     assert f"{settings.top_k} unless" in top_k_help
@@ -80,11 +82,11 @@ def test_search_defaults_in_help_and_schemas_are_the_settings_defaults() -> None
 
 def test_the_help_follows_the_settings_when_they_change(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
-        cli_commands,
+        cli_parser,
         "search_setting",
         lambda name: (37, 2, 99) if name == "top_k" else (777, 9, 8888),
     )
-    search = _subparser(cli_commands.build_parser(), "search")
+    search = _subparser(cli_parser.build_parser(), "search")
     assert "2..99" in (_option(search, "--top-k").help or "")
     assert "37 unless" in (_option(search, "--top-k").help or "")
     assert "9..8888" in (_option(search, "--snippet-chars").help or "")
@@ -106,7 +108,7 @@ def test_the_help_follows_the_settings_when_they_change(monkeypatch: pytest.Monk
     ],
 )
 def test_exit_codes_follow_the_error_kind(error: Exception, code: int) -> None:
-    message, exit_code = cli_commands.failure(error, None)
+    message, exit_code = cli_errors.failure(error, None)
     assert exit_code == code
     assert message and "\n" not in message
     if code == 1:

@@ -18,6 +18,7 @@ from codesift.retrieval.ranking import (
     header_twins,
     is_declaration_path,
     is_test_like_path,
+    lexical_dominates,
     stem_hits,
 )
 
@@ -332,3 +333,15 @@ def test_a_header_twin_counts_half_for_prose_only() -> None:
     off = RankingPriors(headers=False)
     assert ranked(features, scores, "bind the builtin functions", off) == [1, 2]
     assert ranked(features, scores, "builtins_bind", ALL) == [1, 2]
+
+
+def test_lexical_dominates_when_the_best_match_outscores_the_second_by_the_ratio() -> None:
+    assert lexical_dominates([(1, 13.0), (2, 10.0)], 1.3)
+    assert not lexical_dominates([(1, 12.9), (2, 10.0)], 1.3)
+
+
+def test_lexical_dominance_is_off_at_ratio_zero_and_with_fewer_than_two_matches() -> None:
+    assert not lexical_dominates([(1, 50.0), (2, 1.0)], 0.0)
+    assert not lexical_dominates([(1, 50.0)], 1.3)
+    assert not lexical_dominates([], 1.3)
+    assert not lexical_dominates([(1, 5.0), (2, 0.0)], 1.3)  # no second score to compare

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
@@ -33,6 +33,9 @@ from codesift.engine.exit_deadline import (
 )
 from codesift.lsp import graph, hover, lifecycle, route, search, status, symbols
 from codesift.lsp.server import INDEX_STATUS, CodesiftServer, bind
+
+if TYPE_CHECKING:
+    from codesift.local_socket_server import CliSocketStarter
 
 __all__ = ["INDEX_STATUS", "CodesiftServer", "create_server", "serve"]
 
@@ -47,8 +50,10 @@ def _sync(
     return handle
 
 
-def create_server() -> CodesiftServer:
-    server = CodesiftServer()
+def create_server(cli_socket: CliSocketStarter | None = None) -> CodesiftServer:
+    """The server with its handlers; `cli_socket` answers the CLI on each folder's
+    local socket (None: no socket)."""
+    server = CodesiftServer(cli_socket)
     notifications: list[tuple[str, Callable[[CodesiftServer, Any], Any]]] = [
         (types.INITIALIZE, lifecycle.initialize),
         (types.INITIALIZED, lifecycle.initialized),
@@ -113,11 +118,15 @@ def _quiet_pygls() -> None:
         logger.addFilter(one_line)
 
 
-def serve(*, tcp: tuple[str, int] | None = None) -> None:
+def serve(
+    *, tcp: tuple[str, int] | None = None, cli_socket: CliSocketStarter | None = None
+) -> None:
     """Run the server on stdio (or TCP) until the client says exit. The process
-    is meant to end after this returns: it ends at most EXIT_GRACE_SECONDS later."""
+    is meant to end after this returns: it ends at most EXIT_GRACE_SECONDS later.
+    `cli_socket` (the CLI's) answers `codesift search` & co. on each folder's local
+    socket."""
     _quiet_pygls()
-    server = create_server()
+    server = create_server(cli_socket)
     stop_on_signals(server.shutdown_folders)  # their sockets are removed first
     try:
         if tcp is not None:

@@ -61,7 +61,7 @@ from codesift.engine.live import (
 from codesift.engine.live_collections import LiveCollections, Mounted
 from codesift.engine.shared_overlay import SharedIndex, folder_repo_key, shared_dsn
 from codesift.errors import CodesiftError
-from codesift.local_socket_server import LocalSocketServer
+from codesift.local_socket_server import CliSocketStarter, LocalSocketServer
 from codesift.lsp.errors import rpc_error
 from codesift.lsp.options import ServerOptions, folder_settings
 from codesift.lsp.params import invalid
@@ -347,7 +347,7 @@ class _CollectionListener(FolderListener):
 
 
 class CodesiftServer(LanguageServer):
-    def __init__(self) -> None:
+    def __init__(self, cli_socket: CliSocketStarter | None = None) -> None:
         super().__init__(
             "codesift",
             __version__,
@@ -356,7 +356,9 @@ class CodesiftServer(LanguageServer):
         )
         self.options = ServerOptions()
         self.folders: dict[str, FolderIndex] = {}
-        # Each folder's local socket, on which `codesift search` & co. ask this server.
+        # Each folder's local socket, on which `codesift search` & co. ask this server,
+        # started by `cli_socket` (the CLI's, given to `serve`).
+        self.cli_socket = cli_socket
         self.sockets: dict[str, LocalSocketServer] = {}
         self.readers = ReaderPool()
         self.embedders = Embedders()
@@ -526,9 +528,9 @@ class CodesiftServer(LanguageServer):
 
     def _serve_cli(self, uri: str, folder: FolderIndex) -> None:
         """Answer the CLI's reading commands for `folder` on its local socket."""
-        from codesift.cli_commands import serve_cli_socket  # the CLI's rendering
-
-        socket = serve_cli_socket(folder, self.live, "codesift serve")
+        if self.cli_socket is None:
+            return
+        socket = self.cli_socket(folder, self.live, "codesift serve")
         with self._folders_lock:
             old = self.sockets.pop(uri, None)
             self.sockets[uri] = socket

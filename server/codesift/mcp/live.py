@@ -39,7 +39,7 @@ from codesift.engine.live import (
 )
 from codesift.engine.live_collections import LiveCollections, Mounted
 from codesift.engine.shared_overlay import SharedIndex, SharedStatus, folder_repo_key, shared_dsn
-from codesift.local_socket_server import LocalSocketServer
+from codesift.local_socket_server import CliSocketStarter, LocalSocketServer
 
 __all__ = ["FIRST_INDEX_WAIT_SECONDS", "FRESH_WAIT_SECONDS", "LiveWorkspace"]
 
@@ -60,7 +60,14 @@ class LiveWorkspace(FolderListener):
     (reader threads, the embedding model shared by the writer and query
     embedding), and an Engine for building requests with the workspace's defaults."""
 
-    def __init__(self, workspace: Workspace, *, watch: bool = True, readers: int = 2) -> None:
+    def __init__(
+        self,
+        workspace: Workspace,
+        *,
+        watch: bool = True,
+        readers: int = 2,
+        cli_socket: CliSocketStarter | None = None,
+    ) -> None:
         self.workspace = workspace
         # Never opened: requests and time windows are built by it (engine defaults).
         self.engine = Engine(workspace, update=False, quiet=True, command="codesift mcp")
@@ -75,6 +82,8 @@ class LiveWorkspace(FolderListener):
             watch=watch,
         )
         self._watch = watch
+        # Starts the local socket on which `codesift search` & co. ask this server.
+        self._cli_socket = cli_socket
         self.socket: LocalSocketServer | None = None
         # The shared PostgreSQL index the settings name (index.backend = "postgres"),
         # searched besides this workspace's local index.
@@ -110,12 +119,10 @@ class LiveWorkspace(FolderListener):
         return self.folder.db_path
 
     def start(self) -> None:
-        from codesift.cli_commands import serve_cli_socket  # the CLI's rendering
-
         self.folder.start()
         self.collections.mount(self.folder.uri, self.workspace)
-        # `codesift search` & co. ask this server on the index's local socket.
-        self.socket = serve_cli_socket(self.folder, self.reader, "codesift mcp")
+        if self._cli_socket is not None:
+            self.socket = self._cli_socket(self.folder, self.reader, "codesift mcp")
         log.info("codesift mcp: indexing %s into %s", self.workspace.root, self.folder.db_path)
 
     def stop(self, timeout: float = STOP_SECONDS) -> bool:

@@ -13,7 +13,7 @@ import logging
 import signal
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import apsw
@@ -41,6 +41,9 @@ from codesift.mcp.errors import error_result
 from codesift.mcp.handlers import HANDLERS
 from codesift.mcp.live import LiveWorkspace
 from codesift.mcp.tools import TOOL_NAMES, TOOLS
+
+if TYPE_CHECKING:
+    from codesift.local_socket_server import CliSocketStarter
 
 __all__ = ["EXIT_GRACE_SECONDS", "INSTRUCTIONS", "build_server", "parse_http_address", "serve"]
 
@@ -145,16 +148,21 @@ async def _serve_http(server: Server[Any], host: str, port: int) -> None:
 
 
 def serve(
-    root: str | Path | None = None, *, log_file: str | None = None, http: str | None = None
+    root: str | Path | None = None,
+    *,
+    log_file: str | None = None,
+    http: str | None = None,
+    cli_socket: CliSocketStarter | None = None,
 ) -> int:
     """Serve the workspace at `root` (default: the nearest index, else the git work
     tree, else the current folder) on stdio until the client closes it, or over
-    streamable HTTP at `http` (HOST:PORT) until interrupted."""
+    streamable HTTP at `http` (HOST:PORT) until interrupted. `cli_socket` (the
+    CLI's) answers `codesift search` & co. on the index's local socket."""
     _log_to(log_file)
     _quiet_sdk()
     address = parse_http_address(http) if http else None
     workspace = Workspace.resolve(root)  # a bad --root or setting fails here, before serving
-    live = LiveWorkspace(workspace)
+    live = LiveWorkspace(workspace, cli_socket=cli_socket)
     live.start()
     server = build_server(live)
     try:

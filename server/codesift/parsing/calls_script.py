@@ -299,6 +299,11 @@ def script_callee(
         dst, hint = _method_of_type(typed, callee, outline, imports, src)
         if dst is not None or hint:
             return Callee(dst, hint, "type" if dst is not None else "")
+    if _IDENT_RE.fullmatch(receiver) and receiver[0].islower() and receiver not in imports.bound:
+        # `subscriber.next()` with `subscriber` of a type the code does not show (a
+        # callback's parameter): the class its name names, if the project has one
+        # such class with that method; a guess (store/path_hints.py).
+        return Callee(None, f"~::{receiver[0].upper()}{receiver[1:]}.{callee}", "")
     if callee in _BUILTIN_METHODS and not outline.by_name.get(callee):
         # `fn.call(...)`, `items.push(...)` on a receiver of unknown type: the
         # runtime's own, not a project method that happens to share the name.

@@ -42,6 +42,7 @@ __all__ = [
     "header_twins",
     "is_declaration_path",
     "is_test_like_path",
+    "lexical_dominates",
     "stem_hits",
 ]
 
@@ -216,6 +217,16 @@ def apply_priors(
         out.append(FusedCandidate(cand.chunk_id, score, cand.hits))
     out.sort(key=lambda c: (-c.score, c.chunk_id))
     return out
+
+
+def lexical_dominates(lexical: Sequence[tuple[int, float]], ratio: float) -> bool:
+    """Whether the lexical stream's best match scores `ratio` times its second or
+    more (a chunk that says what the question says): file evidence then stands
+    aside. False with `ratio` 0, or fewer than two matches."""
+    if ratio <= 0 or len(lexical) < 2:
+        return False
+    best, second = lexical[0][1], lexical[1][1]
+    return second > 0 and best >= ratio * second
 
 
 def file_evidence(

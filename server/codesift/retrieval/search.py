@@ -41,6 +41,7 @@ from codesift.retrieval.ranking import (
     diversity_keys,
     file_evidence,
     header_twins,
+    lexical_dominates,
 )
 from codesift.retrieval.request import (
     SearchRequest,
@@ -584,7 +585,10 @@ class Searcher:
             headers=self.settings.prior_headers,
         )
         rescored = apply_priors(wide, features, analysis, priors)
-        rescored = file_evidence(rescored, path_of, self.settings.file_evidence)
+        # A dominant lexical match: file evidence stands aside.
+        dominant = lexical_dominates(rankings.get("lexical", []), self.settings.file_evidence_yield)
+        evidence = 0.0 if dominant else self.settings.file_evidence
+        rescored = file_evidence(rescored, path_of, evidence)
         pool = rescored[: max(request.top_k * 5, 50)]
         collapsed = collapse_by_node(
             pool,

@@ -42,6 +42,8 @@ def _parse(hint: str) -> _Hint | None:
     if not found or not qualified or place in ("*global", "*builtin/", "*conversion"):
         return None
     tail = qualified.rsplit(".", 1)[-1]
+    if place == "~":
+        return _Hint("guess", "", qualified, tail)
     if place.startswith("*"):
         if not place.endswith("/"):
             return None
@@ -71,6 +73,8 @@ def _pick(hint: _Hint, candidates: list[tuple[int, str]]) -> int | None:
         found = [node for node, path in candidates if path in files]
         # TypeScript overloads: the signatures come first, the implementation last.
         return max(found) if found else None
+    if hint.mode == "guess":
+        return candidates[0][0] if len(candidates) == 1 else None
     if hint.mode == "folder":
         found = [node for node, path in candidates if posixpath.dirname(path) == hint.place]
         return min(found) if found else None
@@ -112,7 +116,7 @@ def resolve_path_hints(conn: apsw.Connection, where: str) -> int:
     ):
         by_qualified[str(qualified)].append((int(node_id), str(path)))
     targets: dict[str, int | None] = {}
-    updates: list[tuple[int, int, str, str]] = []
+    updates: list[tuple[str, int, int, str, str]] = []
     for src, kind, name, raw_hint in rows:
         hint = str(raw_hint)
         parsed = hints[hint]
@@ -122,9 +126,10 @@ def resolve_path_hints(conn: apsw.Connection, where: str) -> int:
             targets[hint] = _pick(parsed, by_qualified.get(parsed.qualified, []))
         target = targets[hint]
         if target is not None and target != src:
-            updates.append((target, cast(int, src), str(kind), str(name)))
+            how = "guess" if parsed.mode == "guess" else "import"
+            updates.append((how, target, cast(int, src), str(kind), str(name)))
     conn.executemany(
-        "UPDATE edges SET dst_id = ?, resolution = 'import'"
+        "UPDATE edges SET resolution = ?, dst_id = ?"
         " WHERE src_id = ? AND kind = ? AND dst_name = ?",
         updates,
     )

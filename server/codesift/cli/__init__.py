@@ -7,7 +7,15 @@ on its live index and sends back the output and the exit code, which are
 written here as they are. That path imports only the standard library, so a
 one-shot search costs little more than starting Python. Every other command,
 and any request the server declines or does not answer in time, runs
-in-process (codesift/cli_commands.py) as it always has.
+in-process (codesift/cli/run.py) as it always has.
+
+The package, by role: parser.py (the command line), invocation.py (streams,
+progress), commands.py (index, embed, history, status, serve, mcp), queries.py
+(search, route, symbols, callers, callees, graph), render.py (JSON and pages),
+shared.py (the shared PostgreSQL index), errors.py (messages and exit codes),
+served.py (answering the CLI for a server), team.py (`codesift team`), run.py.
+No server imports this package: `codesift serve` and `codesift mcp` hand the
+servers `served.serve_cli_socket` as a parameter.
 
 `-vv` says on stderr which path answered. `CODESIFT_NO_SERVER=1` always answers
 in-process.
@@ -18,6 +26,8 @@ from __future__ import annotations
 import os
 import sys
 
+from codesift.local_socket import SOCKET_COMMANDS, ask
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # not imported at run time (see _through_server)
     from collections.abc import Sequence
@@ -25,12 +35,9 @@ if TYPE_CHECKING:  # not imported at run time (see _through_server)
 
 __all__ = ["main"]
 
-# The commands a server may answer (cli_commands uses these too; defined here so
-# that the fast path does not import the command module; a test compares them).
-SOCKET_COMMANDS = ("search", "symbols", "callers", "callees", "graph")
 CONFIG_FILE_NAME = ".codesift.toml"  # config.CONFIG_FILE_NAME (a test compares them)
 DEFAULT_DB_PATH = ".codesift/index.db"  # config.IndexSettings().db_path (likewise)
-# What rich reads from the environment (cli_commands uses it too).
+# What rich reads from the environment.
 RICH_ENVIRONMENT = (
     "TERM",
     "COLORTERM",
@@ -53,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return answered
     if _command_of(args) in SOCKET_COMMANDS:
         _one_blas_thread()
-    from codesift.cli_commands import run
+    from codesift.cli.run import run
 
     return run(args)
 
@@ -211,8 +218,6 @@ def _through_server(argv: list[str]) -> int | None:
         _debug(verbose, "answering in-process: no index here for a server to keep")
         return None
     folder, db_path = located
-    from codesift.local_socket import ask
-
     request = {
         "protocol": 1,
         "command": command,
@@ -247,7 +252,3 @@ def _through_server(argv: list[str]) -> int | None:
     except BrokenPipeError:
         return 0
     return int(answer["exit"])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

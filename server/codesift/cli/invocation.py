@@ -1,0 +1,273 @@
+"""Where a command writes (its two streams, rich's environment) and how it opens
+its workspace and engine; the engine's events on stderr (ConsoleListener).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from rich.console import Console
+from rich.markup import escape
+
+from codesift.console_progress import DEFAULT_INTERVAL_SECONDS, ProgressLines
+from codesift.engine.access import summary_line
+from codesift.engine.listener import EngineListener
+from codesift.engine.session import Engine
+from codesift.engine.workspace import Workspace
+from codesift.errors import ConfigError
+
+# Loaded only for a progress bar (a search of an up-to-date index draws none), and types.
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
+    from codesift.engine.postgres import SharedSearch
+
+
+class CapturedStream(io.StringIO):
+    """A captured stream that answers `isatty` and `encoding` as the client's does,
+    so that rich renders for the client's terminal."""
+
+    def __init__(self, tty: bool, encoding: str) -> None:
+        super().__init__()
+        self._tty = tty
+        self._encoding = encoding
+
+    def isatty(self) -> bool:
+        return self._tty
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return self._encoding
+
+
+@dataclass
+class Invocation:
+    """Where a command writes and how it opens its workspace and engine.
+
+    In-process (the default): the process's stdout and stderr, rich reading the
+    process's environment. A server answering over its socket passes captured
+    streams, the client's environment (`environ`: what rich reads) and its own
+    `open_workspace` / `open_engine`."""
+
+    stdout: TextIO = field(default_factory=lambda: sys.stdout)
+    stderr: TextIO = field(default_factory=lambda: sys.stderr)
+    environ: Mapping[str, str] | None = None
+    open_workspace: Callable[[argparse.Namespace], Workspace] | None = None
+    open_engine: Callable[[Workspace, EngineListener, argparse.Namespace, bool], Engine] | None = (
+        None
+    )
+
+    def console(self) -> Console:
+        """The command's output (stdout)."""
+        return Console(file=self.stdout, highlight=False, soft_wrap=True, _environ=self.environ)
+
+    def err_console(self) -> Console:
+        return Console(file=self.stderr, highlight=False, _environ=self.environ)
+
+    def print(self, text: str) -> None:
+        """A line of plain output (JSON, status) on stdout."""
+        print(text, file=self.stdout)
+
+    def say(self, message: str) -> None:
+        """A dim note on stderr (never stdout: that is the command's output)."""
+        self.err_console().print(f"[dim]{escape(message)}[/]", soft_wrap=True)
+
+    def warn(self, message: str) -> None:
+        self.err_console().print(f"[yellow]warning:[/] {escape(message)}", soft_wrap=True)
+
+    def error(self, message: str) -> None:
+        self.err_console().print(f"[red]error:[/] {escape(message)}", soft_wrap=True)
+
+    def workspace(self, args: argparse.Namespace) -> Workspace:
+        """The workspace a reading command works on: --root, else the nearest index
+        (honouring index.db_path), else the git work tree, else the current folder."""
+        if self.open_workspace is not None:
+            ws = self.open_workspace(args)
+        else:
+            ws = Workspace.resolve(getattr(args, "root", None))
+            config = getattr(args, "config", None)
+            if config:
+                ws = Workspace.at(ws.root, config_overrides(config))
+        args.db_path = ws.db_path
+        return ws
+
+    def engine(
+        self, args: argparse.Namespace, *, quiet: bool = False, workspace: Workspace | None = None
+    ) -> Engine:
+        """The engine of the workspace (`workspace`, else the one `workspace(args)`
+        resolves)."""
+        ws = workspace if workspace is not None else self.workspace(args)
+        listener = ConsoleListener(self, quiet=quiet)
+        if self.open_engine is not None:
+            return self.open_engine(ws, listener, args, quiet)
+        return Engine(
+            ws,
+            listener,
+            update=not getattr(args, "no_update", False),
+            vectors=not getattr(args, "no_embed", False),
+            quiet=quiet,
+            command=f"codesift {args.command}",
+        )
+
+
+# What each task of the engine counts (engine/access.py, engine/history.py).
+_TASK_UNITS = {
+    "indexing": "files",
+    "embedding": "chunks",
+    "static vectors": "chunks",
+    "git history: commits": "commits",
+    "git history: files": "files",
+}
+
+
+class ConsoleListener(EngineListener):
+    """Engine events on stderr: notes dim, warnings yellow, progress as a bar on a
+    terminal (for 20 files or more) and a line every `progress_every` seconds
+    elsewhere; `quiet` drops progress and waiting notes."""
+
+    def __init__(
+        self,
+        inv: Invocation,
+        *,
+        quiet: bool = False,
+        progress_every: float = DEFAULT_INTERVAL_SECONDS,
+    ) -> None:
+        self.inv = inv
+        self.quiet = quiet
+        self.progress_every = progress_every
+        self._console = inv.err_console()
+        self._bar: Progress | None = None
+        self._task: TaskID | None = None
+        self._lines: ProgressLines | None = None
+        self._total = 0
+
+    def note(self, message: str) -> None:
+        self.inv.say(message)
+
+    def warning(self, message: str) -> None:
+        self.inv.warn(message)
+
+    def waiting(self, holder: str, what: str) -> None:
+        if self.quiet:
+            return
+        who = f" ({holder})" if holder else ""
+        if what == "the git history pass":
+            self.inv.say(
+                f"waiting for another codesift process{who} to finish the git history pass"
+            )
+            return
+        # `what` is a whole clause (`this run starts after it`).
+        self.inv.say(
+            f"waiting for another codesift process{who} to finish writing the index; {what}"
+        )
+
+    def begin(self, task: str, total: int) -> None:
+        self._total = total
+        if self.quiet:
+            return
+        unit = _TASK_UNITS.get(task, "chunks")
+        if not self._console.is_terminal:
+            self._lines = ProgressLines(self.inv.stderr, task, unit, interval=self.progress_every)
+            return
+        if task != "embedding" and total < 20:
+            return
+        # Loaded only for a bar (a search of an up-to-date index draws none).
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        columns = (
+            TextColumn("[bold]codesift[/] {task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("[dim]{task.fields[path]}"),
+        )
+        self._bar = Progress(*columns, console=self._console, transient=True)
+        self._bar.start()
+        self._task = self._bar.add_task(task, total=total, path="")
+
+    def advance(self, done: int, detail: str = "") -> None:
+        if self._lines is not None:
+            self._lines.update(done, max(self._total, done))
+        elif self._bar is not None and self._task is not None:
+            self._bar.update(self._task, completed=done, path=detail[-50:])
+
+    def phase(self, description: str) -> None:
+        if self._lines is not None:
+            self._lines.phase(description)
+        elif self._bar is not None and self._task is not None:
+            self._bar.update(self._task, description=description, path="")
+
+    def end(self) -> None:
+        if self._lines is not None:
+            # Called from `finally`: an exception on its way out (Ctrl-C) is no end.
+            self._lines.finish(interrupted=sys.exc_info()[0] is not None)
+            self._lines = None
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+            self._task = None
+
+
+def report_built(inv: Invocation, engine: Engine | SharedSearch, args: argparse.Namespace) -> None:
+    """The first run's summary (a new index), on stderr."""
+    if isinstance(engine, Engine) and engine.built is not None and not args.json:
+        inv.say(summary_line(engine.built, engine.connection()))
+        left_out = left_out_line(engine.workspace, engine.built.skipped)
+        if left_out:
+            inv.say(left_out)
+
+
+def left_out_line(ws: Workspace, skipped: Sequence[tuple[str, str]]) -> str | None:
+    """`left out by folder name: deps (index.excluded_dirs), ...`: each folder an index
+    run skipped by its name, with the setting that names it (the summary's count of
+    skipped files would hide a whole folder of tracked code); None when none."""
+    folders = sorted(path for path, reason in skipped if reason == "excluded folder")
+    if not folders:
+        return None
+    excluded = set(ws.settings.index.excluded_dirs)
+    setting = {
+        p: "excluded_dirs" if p.rsplit("/", 1)[-1] in excluded else "output_dirs" for p in folders
+    }
+    named = ", ".join(f"{path} (index.{setting[path]})" for path in folders)
+    return (
+        f"left out by folder name: {named}; to index one, leave its name out of that"
+        " setting in .codesift.toml"
+    )
+
+
+def config_overrides(raw: str) -> dict[str, Any]:
+    """The settings of the TOML file `raw` (`--config`), to apply on top of each
+    folder's .codesift.toml; a collection's relative path is relative to the
+    file's folder. ConfigError when the file cannot be read or is not TOML."""
+    import tomllib
+
+    path = Path(os.path.expanduser(raw))
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"--config {raw}: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"--config {raw}: {exc}") from None
+    items = data.get("collections")
+    if isinstance(items, list):
+        base = path.resolve().parent
+        data["collections"] = [
+            {**item, "path": str(base / os.path.expanduser(item["path"]))}
+            if isinstance(item, dict) and isinstance(item.get("path"), str)
+            else item
+            for item in items
+        ]
+    return data

@@ -1,0 +1,292 @@
+"""The commands' output: JSON documents and the pages for people (rich markup)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from codesift.cli.invocation import Invocation
+from codesift.engine.results import GraphLink, GraphResult, IndexStatus, Symbol
+
+if TYPE_CHECKING:
+    from codesift.engine.folder_search import FoldersResponse
+    from codesift.history.records import ChangeInfo
+    from codesift.retrieval import SearchResponse
+    from codesift.store.postgres.status import RepoStatus
+
+
+def response_json(response: SearchResponse) -> dict[str, Any]:
+    data = asdict(response)
+    for result in data["results"]:
+        result["provenance"] = [dict(h) for h in result["provenance"]]
+    for resource in data["resources"]:
+        resource["provenance"] = [dict(h) for h in resource["provenance"]]
+        resource["title"] = resource["qualified_name"] or resource["path"]
+    return data
+
+
+def history_text(info: ChangeInfo | None) -> str:
+    """`changed 2024-05-01 (abc1234 subject)` for human output."""
+    if info is None or info.changed is None:
+        return ""
+    if info.source == "uncommitted":
+        return "changed: uncommitted"
+    if info.source == "mtime":
+        return f"modified {info.changed[:10]}"
+    subject = (info.subject or "")[:60]
+    return f"changed {info.changed[:10]} ({(info.commit or '')[:7]} {subject})"
+
+
+# How `search --graph` names each edge for people (the JSON keeps relation and kind).
+GRAPH_LABELS = {
+    "parent": "↑ contained in",
+    "callee": "→ calls",
+    "caller": "← called by",
+    "base": "▷ inherits",
+    "subclass": "◁ inherited by",
+    "imports": "→ imports",
+    "imported_by": "← imported by",
+}
+
+
+def folders_json(found: FoldersResponse) -> dict[str, Any]:
+    """`search --json` over several folders: a single folder's fields, each result
+    with its `folder` and `root`, and what the router chose."""
+    from codesift.retrieval.request import SearchResponse
+
+    data = response_json(
+        SearchResponse(
+            query=found.query,
+            results=[hit.result for hit in found.results],
+            took_ms=found.took_ms,
+            tokens=found.tokens,
+            truncated_by_budget=found.truncated_by_budget,
+            resources=found.resources,
+        )
+    )
+    for hit, result in zip(found.results, data["results"], strict=True):
+        result["folder"] = hit.folder
+        result["root"] = str(hit.root)
+    data["streams"] = [{**asdict(s), "folder": name} for name, s in found.streams]
+    data["searched"] = found.searched
+    data["routed"] = found.routed
+    data["folder_order"] = found.folder_order or None
+    del data["stages"], data["rerank"]
+    return data
+
+
+def print_search(
+    inv: Invocation,
+    query: str,
+    response: SearchResponse,
+    folders: Sequence[str] | None = None,
+) -> None:
+    """The page for people; `folders`: each result's folder (a search over several)."""
+    console = inv.console()
+    for warning in response.warnings:  # a served search's `history_pending`, say
+        inv.warn(warning.message)
+    if not response.results and not response.resources:
+        console.print(f"no results for {escape(query)!r}")
+        return
+    # One print of the whole page (each line's markup closes on that line): rich's
+    # per-call cost made a line-by-line page the slowest part of a served search.
+    lines: list[str] = []
+    for i, result in enumerate(response.results, start=1):
+        found_by = " ".join(f"{h.stream}#{h.rank}" for h in result.provenance)
+        where = f"[magenta]{escape(folders[i - 1])}[/] " if folders is not None else ""
+        lines.append(
+            f"[bold]{i:>2}[/] {where}[cyan]{escape(result.path)}:"
+            f"{result.start_line}-{result.end_line}[/]"
+            f"  [green]{escape(result.kind)}[/] [bold]{escape(result.qualified_name)}[/]"
+            f"  [dim]{result.layer} · {found_by} · {result.score:.4f}[/]"
+        )
+        when = history_text(result.history)
+        if when:
+            lines.append(f"     [dim]{escape(when)}[/]")
+        lines.extend(f"     [dim]│[/] {escape(line)}" for line in result.snippet.split("\n"))
+        if result.truncated:
+            lines.append(f"     [dim]│ … (from line {result.snippet_start_line})[/]")
+        for edge in result.graph:
+            node = edge.node
+            lines.append(
+                f"     [magenta]{GRAPH_LABELS.get(edge.relation, edge.relation)}[/]"
+                f" [dim]({edge.kind}, line {edge.line})[/] [green]{escape(node.kind)}[/]"
+                f" [bold]{escape(node.qualified_name)}[/]"
+                f"  [cyan]{escape(node.path)}:{node.start_line}-{node.end_line}[/]"
+            )
+        for link in result.related:
+            lines.append(
+                f"     [yellow]≡ mentioned in[/] [bold]{escape(link.collection)}[/]"
+                f" [cyan]{escape(link.path)}:{link.start_line}-{link.end_line}[/]"
+                f" {escape(link.title)} [dim]({escape(link.term)})[/]"
+            )
+    if response.resources:
+        lines.append("[bold]from the document collections[/]")
+    for i, resource in enumerate(response.resources, start=1):
+        title = resource.qualified_name or resource.path
+        lines.append(
+            f"[bold]{i:>2}[/] [yellow]{escape(resource.collection)}[/]"
+            f" [cyan]{escape(resource.path)}:{resource.start_line}-{resource.end_line}[/]"
+            f"  [bold]{escape(title)}[/]  [dim]{resource.layer} · {resource.score:.4f}[/]"
+        )
+        lines.extend(f"     [dim]│[/] {escape(line)}" for line in resource.snippet.split("\n"))
+    summary = f"{len(response.results)} results"
+    if response.resources:
+        summary += f" and {len(response.resources)} resources"
+    lines.append(f"[dim]{summary} in {response.took_ms:.0f} ms[/]")
+    console.print("\n".join(lines))
+
+
+def print_route(inv: Invocation, data: Mapping[str, Any]) -> None:
+    lines: list[str] = []
+    for pool in ("repositories", "collections"):
+        lines.append(f"[bold]{pool}[/]")
+        matches = data[pool]
+        if not matches:
+            lines.append("  [dim](none)[/]")
+        for match in matches:
+            lines.append(
+                f"  [bold]{match['confidence']:.2f}[/]  [cyan]{escape(match['name'])}[/]"
+                f"  [dim]{escape(match.get('path') or '')}[/]"
+            )
+            lines.append(f"        [dim]{escape(match['rationale'])}[/]")
+    inv.console().print("\n".join(lines))
+
+
+def symbol_json(symbol: Symbol | None) -> dict[str, Any] | None:
+    if symbol is None:
+        return None
+    data = asdict(symbol.node)
+    data["history"] = asdict(symbol.history) if symbol.history is not None else None
+    return data
+
+
+def print_symbol(console: Console, symbol: Symbol, prefix: str = "") -> None:
+    node = symbol.node
+    when = history_text(symbol.history)
+    console.print(
+        f"{prefix}[cyan]{escape(node.path)}:{node.start_line}-{node.end_line}[/]  "
+        f"[green]{node.kind}[/] [bold]{escape(node.qualified_name)}[/]  "
+        f"[dim]{escape(node.signature[:120])}[/]" + (f"  [dim]{escape(when)}[/]" if when else "")
+    )
+
+
+def neighbours(
+    walk: GraphResult, direction: str
+) -> list[tuple[int, list[tuple[GraphLink, Symbol | None]]]]:
+    """Each starting definition with its edges in `direction` and the other end."""
+    groups: list[tuple[int, list[tuple[GraphLink, Symbol | None]]]] = []
+    for root in dict.fromkeys(walk.roots):
+        pairs: list[tuple[GraphLink, Symbol | None]] = []
+        for link in walk.edges:
+            if direction == "callers" and link.target == root:
+                pairs.append((link, walk.node(link.source)))
+            elif direction == "callees" and link.source == root:
+                pairs.append((link, None if link.target is None else walk.node(link.target)))
+        groups.append((root, pairs))
+    return groups
+
+
+_QUERY_PATHS = {
+    "static": 'embedded by the static model (embedding.model = "static")',
+    "int8": "embedded by the int8 query encoder",
+    "pending": "embedded by the int8 query encoder, built on the first search",
+    "batch": "embedded by the batch model (embedding.quantized_queries = false)",
+    "off": "not embedded (embeddings are off)",
+}
+
+
+def _local_time(seconds: float | None) -> str:
+    if seconds is None:
+        return "never"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))
+
+
+def print_repo_status(inv: Invocation, repo: RepoStatus) -> None:
+    embeddable = max(repo.chunks, 1)
+    models = f" ({repo.models})" if repo.models else ""
+    inv.print(f"repository  {repo.repo}")
+    if repo.root:
+        inv.print(f"root        {repo.root}")
+    inv.print(f"files       {repo.files}")
+    inv.print(f"nodes       {repo.nodes}")
+    inv.print(f"edges       {repo.edges}")
+    inv.print(f"chunks      {repo.chunks}")
+    inv.print(f"vectors     {repo.vectors} ({repo.vectors / embeddable:.0%} of chunks){models}")
+    inv.print(f"indexed     {_local_time(repo.indexed_at)}")
+    if repo.state in ("indexing", "interrupted"):
+        since = _local_time(repo.job_started_at)
+        if repo.state == "indexing":
+            inv.print(f"job         running since {since}")
+        else:
+            inv.print(
+                f"job         interrupted (started {since}): its committed files are in;"
+                " the next indexing job of this key writes the rest"
+            )
+    if repo.commit:
+        day = time.strftime("%Y-%m-%d", time.gmtime(repo.commit_time or 0))
+        inv.print(f"commit      {repo.commit[:10]} {day} {(repo.subject or '')[:60]}")
+    elif repo.state != "indexed":
+        inv.print("commit      none yet")
+    else:
+        inv.print("commit      none (not a git repository)")
+    inv.print("languages   " + ", ".join(f"{k} {v}" for k, v in repo.languages.items()))
+
+
+def print_status(inv: Invocation, status: IndexStatus) -> None:
+    when = (
+        time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status.last_update))
+        if status.last_update
+        else "never"
+    )
+    vectors, history, rerank = status.vectors, status.history, status.rerank
+    assert vectors is not None and history is not None and rerank is not None
+    ratio = vectors.embedded / vectors.embeddable if vectors.embeddable else 1.0
+    inv.print(f"root        {status.root}")
+    access = ", read-only for this user" if status.read_only else ""
+    inv.print(f"database    {status.database} ({status.database_bytes / 1e6:.1f} MB{access})")
+    inv.print(f"files       {status.files}")
+    inv.print(f"nodes       {status.nodes}")
+    inv.print(f"edges       {status.edges}")
+    inv.print(f"chunks      {status.chunks}")
+    inv.print(f"vectors     {vectors.embedded} of {vectors.embeddable} chunks ({ratio:.0%})")
+    if vectors.usable > vectors.embedded:
+        usable = vectors.usable / vectors.embeddable if vectors.embeddable else 1.0
+        models = ", ".join(f"{name} {count}" for name, count in sorted(vectors.models.items()))
+        inv.print(f"searchable  {vectors.usable} chunks ({usable:.0%}) with a vector: {models}")
+    if vectors.queries_error:
+        inv.print(
+            "queries     embedded by the batch model: the query model failed:"
+            f" {vectors.queries_error}"
+        )
+    else:
+        inv.print(f"queries     {_QUERY_PATHS[vectors.queries]}")
+    inv.print(f"updated     {when}")
+    if not history.available:
+        at = f" at {history.head[:10]}" if history.head else ""
+        inv.print(
+            f"history     unavailable{at}: {history.error}"
+            f" ({history.mtime_files} files dated by modification time)"
+        )
+    elif history.pending:
+        walk = ""
+        if history.commits_done < history.commits_total:
+            walk = f"{history.commits_done:,} of {history.commits_total:,} commits walked, "
+        inv.print(
+            f"history     git, being computed: {walk}{history.files_pending:,} files to time"
+            " (codesift history waits for it)"
+        )
+    else:
+        inv.print(f"history     {'git' if history.source == 'git' else 'file modification times'}")
+    inv.print("languages   " + ", ".join(f"{k} {v}" for k, v in status.languages.items()))
+    if not rerank.enabled:
+        inv.print("rerank      off")
+    elif rerank.active:
+        inv.print(f"rerank      {rerank.provider} ({rerank.model_path})")
+    else:
+        inv.print(f"rerank      off: {rerank.warning}")

@@ -1,0 +1,198 @@
+"""The CLI's side of the local socket (codesift/local_socket.py): a server
+(`codesift serve`, `codesift mcp`) is given `serve_cli_socket` and answers the
+CLI's reading commands with the same command code on its live index, the
+client's output captured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from codesift.cli.invocation import CapturedStream, Invocation
+from codesift.cli.parser import build_parser, parse_command_line
+from codesift.cli.run import run_command
+from codesift.engine.listener import EngineListener
+from codesift.engine.live_engine import LiveEngine
+from codesift.engine.session import Engine
+from codesift.engine.workspace import Workspace
+from codesift.errors import CodesiftError
+from codesift.local_socket import SOCKET_COMMANDS
+
+if TYPE_CHECKING:
+    from codesift.engine.live import Cancellation, FolderIndex, LiveReader
+    from codesift.local_socket_server import Hangup, LocalSocketServer
+
+
+# Before answering, the server waits this long for changes it has seen to be indexed
+# (the first index: FIRST_INDEX_WAIT_SECONDS); when that is not enough, the CLI
+# answers in-process (and waits for the index's write lock as it always does).
+FRESH_WAIT_SECONDS = 10.0
+FIRST_INDEX_WAIT_SECONDS = 60.0
+
+
+class _Decline(Exception):
+    """The server does not answer this request: the CLI answers in-process."""
+
+
+class _QuietParser(argparse.ArgumentParser):
+    """A parser that never prints or exits (a server's stdout is its protocol
+    channel): anything argparse would print is a reason to decline."""
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        raise _Decline("the command line asks for help or usage")
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        raise _Decline(message or "the command line cannot be parsed here")
+
+    def error(self, message: str) -> NoReturn:
+        raise _Decline(f"the command line cannot be parsed here: {message}")
+
+
+_PARSER_LOCK = threading.Lock()
+
+
+@functools.cache
+def _server_parser() -> argparse.ArgumentParser:
+    """The quiet parser, built once (building it costs a few ms: argparse looks up
+    translations for every option)."""
+    return build_parser(_QuietParser)
+
+
+def _client_streams(
+    request: Mapping[str, Any],
+) -> tuple[CapturedStream, CapturedStream, dict[str, str]]:
+    env = request.get("env")
+    environ = {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
+    streams = []
+    for name in ("stdout", "stderr"):
+        info = request.get(name)
+        info = info if isinstance(info, dict) else {}
+        tty = bool(info.get("tty", False))
+        streams.append(CapturedStream(tty, str(info.get("encoding") or "utf-8")))
+    return streams[0], streams[1], environ
+
+
+def _requested_workspace(
+    request: Mapping[str, Any], args: argparse.Namespace, folder: FolderIndex
+) -> Workspace:
+    """The workspace the client resolved, checked against the folder served here:
+    the same index, and the same settings for everything an answer depends on."""
+    root, db_path, cwd = request.get("root"), request.get("db_path"), request.get("cwd")
+    if not (isinstance(root, str) and isinstance(db_path, str) and isinstance(cwd, str)):
+        raise _Decline("the request does not say which workspace")
+    if args.root is not None:  # as argparse read it (abbreviations too): must be the same
+        named = Path(cwd, os.path.expanduser(args.root)).resolve()
+        if named != Path(root):
+            raise _Decline(f"--root {args.root} is not the workspace the client resolved")
+    try:
+        ws = Workspace.at(Path(root))
+    except CodesiftError as exc:
+        raise _Decline(f"the workspace's settings: {exc}") from None
+    if ws.db_path != folder.db_path or Path(db_path) != ws.db_path:
+        raise _Decline(f"this server keeps {folder.db_path}, not {ws.db_path}")
+    mine, theirs = folder.settings, ws.settings
+    if (mine.search, mine.rerank, mine.embedding) != (
+        theirs.search,
+        theirs.rerank,
+        theirs.embedding,
+    ):
+        raise _Decline("the server's settings differ from the workspace's .codesift.toml")
+    return ws
+
+
+def answer_socket_request(
+    request: Mapping[str, Any],
+    folder: FolderIndex,
+    reader: LiveReader,
+    hangup: Hangup | None = None,
+) -> dict[str, Any]:
+    """Run a CLI command (`request["argv"]`) as `codesift` would in-process, against
+    the folder's live index, with the client's output captured: `{"exit", "stdout",
+    "stderr"}`, or `{"fallback": why}` when the client should answer itself. A
+    client that hangs up cancels the wait for freshness and the search."""
+    from codesift.engine.live import Cancellation
+
+    cancel = Cancellation()
+    if hangup is not None:
+        hangup.on_hangup(cancel.cancel)
+    try:
+        return _answer(request, folder, reader, cancel)
+    except _Decline as exc:
+        return {"fallback": str(exc)}
+
+
+def _answer(
+    request: Mapping[str, Any], folder: FolderIndex, reader: LiveReader, cancel: Cancellation
+) -> dict[str, Any]:
+    argv = request.get("argv")
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+        raise _Decline("the request has no command line")
+    with _PARSER_LOCK:
+        args = parse_command_line(_server_parser(), argv)
+    if args.command not in SOCKET_COMMANDS:
+        raise _Decline(f"`codesift {args.command}` runs in-process")
+    if len(getattr(args, "roots", None) or ()) > 1:
+        raise _Decline("a search over several folders runs in-process")
+    if getattr(args, "config", None):
+        raise _Decline("--config names settings this server was not started with")
+    ws = _requested_workspace(request, args, folder)
+    if ws.settings.index.backend == "postgres" or getattr(args, "db", None) is not None:
+        raise _Decline("the workspace reads the shared index (index.backend = postgres)")
+    if not getattr(args, "no_update", False):
+        if not folder.watching:  # changes on disk may be unknown to it: the CLI looks itself
+            raise _Decline("the server does not watch this folder's files")
+        first = not folder.progress.first_index_done
+        wait = FIRST_INDEX_WAIT_SECONDS if first else FRESH_WAIT_SECONDS
+        try:
+            fresh = reader.wait_fresh(folder, cancel, open_timeout=wait, fresh_timeout=wait)
+        except CodesiftError as exc:
+            raise _Decline(f"the server's index is not usable: {exc}") from None
+        if cancel.cancelled:
+            raise _Decline("the client hung up")
+        if not fresh:
+            raise _Decline("the server's index is not up to date yet")
+    if folder.progress.state in ("error", "stopped"):  # the CLI says what is wrong its own way
+        raise _Decline(f"the server's index is in state {folder.progress.state}")
+    stdout, stderr, environ = _client_streams(request)
+
+    def open_engine(
+        ws: Workspace, listener: EngineListener, args: argparse.Namespace, quiet: bool
+    ) -> Engine:
+        return LiveEngine(
+            ws,
+            listener,
+            folder,
+            reader,
+            cancel,
+            vectors=not getattr(args, "no_embed", False),
+            quiet=quiet,
+            command=f"codesift {args.command}",
+        )
+
+    inv = Invocation(stdout, stderr, environ, lambda args: ws, open_engine)
+
+    def run_here(cancel: Cancellation) -> int:
+        return run_command(args, inv)
+
+    code = reader.readers.submit(run_here, cancel).result()
+    return {"exit": code, "stdout": stdout.getvalue(), "stderr": stderr.getvalue()}
+
+
+def serve_cli_socket(folder: FolderIndex, reader: LiveReader, label: str) -> LocalSocketServer:
+    """Start answering the CLI's reading commands for `folder` on its local socket
+    (codesift/local_socket.py); stop it with `.stop()` when the folder goes."""
+    from codesift.local_socket_server import LocalSocketServer
+
+    server = LocalSocketServer(
+        folder.db_path,
+        lambda request, hangup: answer_socket_request(request, folder, reader, hangup),
+        label=label,
+    )
+    server.start()
+    return server
