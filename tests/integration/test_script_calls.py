@@ -48,6 +48,21 @@ FILES = {
         "  }\n"
         "}\n"
     ),
+    "src/subscriber.ts": (
+        "export class Subscriber {\n"
+        "  next(value: number) {\n"
+        "    return value;\n"
+        "  }\n"
+        "}\n"
+        "export function operate(init: (s: number, t: Subscriber) => void) {}\n"
+    ),
+    "src/watch.ts": (
+        "import { operate } from './subscriber';\n"
+        "\n"
+        "export function watch() {\n"
+        "  return operate((source, subscriber) => subscriber.next(source));\n"
+        "}\n"
+    ),
     "src/store.ts": (
         "import { Base } from './base';\n"
         "import { slugify as makeSlug, register } from './util/format';\n"
@@ -162,3 +177,11 @@ def test_globals_and_builtin_methods_never_reach_namesakes(engine: Engine) -> No
 
 def test_a_decorator_is_called_by_the_enclosing_scope(engine: Engine) -> None:
     assert callers(engine, "register") == {"src/store.ts"}
+
+
+def test_a_receiver_named_after_a_class_is_a_guess_of_that_class(engine: Engine) -> None:
+    # `subscriber` is typed by operate's signature, which the code does not show here.
+    assert callees(engine, "watch") == {"operate": "import", "Subscriber.next": "guess"}
+    walk = engine.graph("Subscriber.next", GraphQuery(direction="callers", depth=1))
+    (link,) = walk.edges
+    assert link.guessed and link.confidence == "guess"

@@ -14,7 +14,10 @@
   annotation `p: Parser`, `const p = new Parser()`, a field's annotation or the
   constructor's `this.p = new Parser()`, a parameter property
   `constructor(private p: Parser)`) reaches that class's method;
-- any other receiver stays a guess by name (its confidence says so).
+- a receiver named after a class (`subscriber.next()`, its type inferred from a
+  callback's signature): that class's method when the project has one such
+  class with it, a guess (`~::Subscriber.next`); else a guess by name (its
+  confidence says so).
 
 Hints: `<path>::<qualified name>` where path is the imported module's path from
 the workspace root without its extension (store/writer.py tries the script
@@ -47,7 +50,7 @@ _GLOBAL_OBJECTS = frozenset(
 # Methods of the runtime's own objects (functions, arrays, strings, promises, events).
 _BUILTIN_METHODS = frozenset(
     "apply bind call charAt charCodeAt concat endsWith every exec fill filter find findIndex"
-    " flat flatMap forEach hasOwnProperty includes indexOf join lastIndexOf localeCompare match"
+    " flat flatMap forEach hasOwnProperty includes indexOf join lastIndexOf localeCompare map match"
     " padEnd padStart pop push reduce reduceRight replace reverse shift slice some sort splice"
     " split startsWith substring test toFixed toLowerCase toString toUpperCase trim unshift"
     " valueOf then catch finally addEventListener removeEventListener dispatchEvent"
@@ -299,13 +302,18 @@ def script_callee(
         dst, hint = _method_of_type(typed, callee, outline, imports, src)
         if dst is not None or hint:
             return Callee(dst, hint, "type" if dst is not None else "")
-    if _IDENT_RE.fullmatch(receiver) and receiver[0].islower() and receiver not in imports.bound:
-        # `subscriber.next()` with `subscriber` of a type the code does not show (a
-        # callback's parameter): the class its name names, if the project has one
-        # such class with that method; a guess (store/path_hints.py).
-        return Callee(None, f"~::{receiver[0].upper()}{receiver[1:]}.{callee}", "")
     if callee in _BUILTIN_METHODS and not outline.by_name.get(callee):
         # `fn.call(...)`, `items.push(...)` on a receiver of unknown type: the
         # runtime's own, not a project method that happens to share the name.
         return Callee(None, f"*global::{callee}", "")
+    if _IDENT_RE.fullmatch(receiver) and receiver[0].islower() and receiver not in imports.bound:
+        # `subscriber.next()` with `subscriber` of a type the code does not show (a
+        # callback's parameter): the class its name names, if the project has one
+        # such class with that method; a guess (store/path_hints.py).
+        named = f"{receiver[0].upper()}{receiver[1:]}"
+        klass = _local_class(named, outline)
+        found = None if klass is None else _class_methods(klass, callee, outline)
+        if found is not None:
+            return Callee(found, "", "guess")
+        return Callee(None, f"~::{named}.{callee}", "")
     return Callee(None, "", "")

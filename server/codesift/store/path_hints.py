@@ -11,6 +11,10 @@ The place is one of:
   whose trailing segments are the import path's (the most of them wins; a
   standard-library path such as `net/http` only its very folder); a Go import.
 
+`~` (`~::Subscriber.next`) is no place: the one definition with that
+qualified name in the index, resolved as a `guess` (a script receiver named
+after its class).
+
 A hint starting with `*` is never resolved by the target's name alone when this
 fails (store/writer.py's unique-name step leaves it). `*global::name` (a
 script's global: a builtin, a callback parameter), `*builtin/::name` (Go's
