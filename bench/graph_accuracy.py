@@ -50,6 +50,7 @@ import platform
 import random
 import re
 import shutil
+import subprocess
 import sys
 import sysconfig
 import time
@@ -68,7 +69,15 @@ sys.path.insert(0, str(REPO_DIR / "server"))
 import jedi  # noqa: E402
 
 from codesift.engine import Engine, GraphQuery, Workspace  # noqa: E402
-from graph_edges import GO_LIBRARIES, GO_SHAPES, TS_LIBRARIES, TS_SHAPES, Result, Tally  # noqa: E402
+from graph_edges import (
+    GO_LIBRARIES,
+    GO_SHAPES,
+    TS_LIBRARIES,
+    TS_PACKAGES,
+    TS_SHAPES,
+    Result,
+    Tally,
+)
 from graph_edges import measure as measure_edges  # noqa: E402
 from runinfo import head_commit, write_section  # noqa: E402
 
@@ -325,7 +334,8 @@ def measure(library: str, sample: int, seed: int) -> Result:
     log(f"[{library}] indexing {root}")
     lib = Library(library, root)
     candidates = sorted(
-        (n for n in lib.nodes.values() if n.kind in ("function", "method")), key=lambda n: n.id
+        (n for n in lib.nodes.values() if n.kind in ("function", "method")),
+        key=lambda n: (n.path, n.start, n.qualified_name),  # by place: ids vary by version
     )
     chosen = random.Random(seed).sample(candidates, min(sample, len(candidates)))
     result = Result(library, sampled=len(chosen))
@@ -389,7 +399,11 @@ def machine() -> str:
             cpu = line.split(":", 1)[1].strip()
             break
     python = platform.python_version()
-    return f"nproc {os.cpu_count()}, {cpu}; CPython {python}; jedi {jedi.__version__}"
+    go = subprocess.run(["go", "version"], capture_output=True, text=True, check=False).stdout
+    return (
+        f"nproc {os.cpu_count()}, {cpu}; CPython {python}; jedi {jedi.__version__};"
+        f" typescript {TS_PACKAGES['typescript']}; {go.strip() or 'no go'}"
+    )
 
 
 def _fmt(p: float, r: float, f: float) -> str:

@@ -321,7 +321,12 @@ def measure(language: str, library: str, sample: int, seed: int) -> Result:
         callers_of[callee_id][caller_id] = shape
         callees_of[caller_id][callee_id] = shape
     kinds = ("function", "method", "constructor")
-    candidates = sorted((n for n in project.nodes.values() if n.kind in kinds), key=lambda n: n.id)
+    # By place, not by id (ids depend on the order files were written): two
+    # versions of codesift sample the same definitions.
+    candidates = sorted(
+        (n for n in project.nodes.values() if n.kind in kinds and project.canonical[n.id] == n.id),
+        key=lambda n: (n.path, n.start, n.qualified_name),
+    )
     chosen = random.Random(seed).sample(candidates, min(sample, len(candidates)))
     result.sampled = len(chosen)
     for node in chosen:

@@ -63,6 +63,16 @@ FILES = {
         "  return operate((source, subscriber) => subscriber.next(source));\n"
         "}\n"
     ),
+    # A barrel: the modules' names re-exported from one place.
+    "src/index.ts": "export * from './cache';\nexport { slugify } from './util/format';\n",
+    "src/app/main.ts": (
+        "import { Cache, slugify } from '..';\n"
+        "\n"
+        "export function start() {\n"
+        "  const cache = new Cache();\n"
+        "  return slugify(cache.get('k'));\n"
+        "}\n"
+    ),
     "src/store.ts": (
         "import { Base } from './base';\n"
         "import { slugify as makeSlug, register } from './util/format';\n"
@@ -100,6 +110,10 @@ FILES = {
         "  }\n"
         "  label() {\n"
         "    return this.describe();\n"
+        "  }\n"
+        "  memo(key: string) {\n"
+        "    const seen = new Map();\n"
+        "    return seen.get(key);\n"
         "  }\n"
         "}\n"
         "\n"
@@ -168,9 +182,19 @@ def test_typed_receivers_reach_their_class(engine: Engine) -> None:
     assert set(callees(engine, "Store.fallback")) == {"Cache.get"}  # private backup: Cache
 
 
+def test_imports_through_a_barrel_reach_the_reexported_definitions(engine: Engine) -> None:
+    # import { Cache, slugify } from '..' (src/index.ts: export * / export { } from)
+    assert callees(engine, "start") == {
+        "Cache": "import",
+        "Cache.get": "import",
+        "slugify": "import",
+    }
+
+
 def test_globals_and_builtin_methods_never_reach_namesakes(engine: Engine) -> None:
     assert callees(engine, "Store.biggest") == {}  # Math.max, not util's max
     assert callees(engine, "Store.collect") == {}  # an array's push, not Cache.push
+    assert callees(engine, "Store.memo") == {}  # a Map's get, not Store.get
     assert callers(engine, "max") == set()
     assert callers(engine, "Cache.push") == set()
 

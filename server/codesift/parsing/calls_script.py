@@ -302,6 +302,11 @@ def script_callee(
         dst, hint = _method_of_type(typed, callee, outline, imports, src)
         if dst is not None or hint:
             return Callee(dst, hint, "type" if dst is not None else "")
+        head = typed.split(".", 1)[0]
+        if _local_class(head, outline) is None and head not in imports.bound:
+            # A type neither defined here nor imported from the project: the
+            # runtime's (`Map`, `Set`, `Promise`) or a package's.
+            return Callee(None, f"*global::{typed}.{callee}", "")
     if callee in _BUILTIN_METHODS and not outline.by_name.get(callee):
         # `fn.call(...)`, `items.push(...)` on a receiver of unknown type: the
         # runtime's own, not a project method that happens to share the name.

@@ -4,7 +4,9 @@
 The place is one of:
 
 - a module path without its extension (`src/util/format`): the file with a
-  script extension, or its `/index` file (an ES module import);
+  script extension, or its `/index` file (an ES module import); when the
+  definition is not there, the files that file re-exports (`export * from`,
+  `export { f } from`: a barrel), up to three barrels deep;
 - a folder ending in `/` (`internal/cache/`, `./` for the root): a file directly
   in it (the other files of a Go package);
 - `*` and an import path ending in `/` (`*github.com/acme/app/store/`): a folder
@@ -25,12 +27,15 @@ from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
+from collections.abc import Callable
 from typing import NamedTuple, cast
 
 import apsw
 
 __all__ = ["resolve_path_hints"]
 
+# How many barrels (files that only re-export) an import may pass through.
+_BARREL_DEPTH = 3
 _SCRIPT_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".d.ts")
 
 
@@ -69,12 +74,36 @@ def _suffix_segments(folder: str, import_path: str) -> int:
     return len(ours)
 
 
-def _pick(hint: _Hint, candidates: list[tuple[int, str]]) -> int | None:
+def _module_files(place: str) -> set[str]:
+    """The files an import of module path `place` may mean."""
+    files = {f"{place}{ext}" for ext in _SCRIPT_EXTENSIONS}
+    files |= {f"{place}/index{ext}" for ext in _SCRIPT_EXTENSIONS}
+    files.add(place)
+    return files
+
+
+def _pick(
+    hint: _Hint,
+    candidates: list[tuple[int, str]],
+    reexports: Callable[[str], list[str]] | None = None,
+) -> int | None:
     if hint.mode == "file":
-        files = {f"{hint.place}{ext}" for ext in _SCRIPT_EXTENSIONS}
-        files |= {f"{hint.place}/index{ext}" for ext in _SCRIPT_EXTENSIONS}
-        files.add(hint.place)
+        files = _module_files(hint.place)
         found = [node for node, path in candidates if path in files]
+        # A barrel (`export * from './x'`, `export { f } from './x'`): the files it
+        # re-exports, a few levels deep.
+        seen = set(files)
+        frontier = set(files)
+        for _ in range(_BARREL_DEPTH):
+            if found or reexports is None or not frontier:
+                break
+            nearer: set[str] = set()
+            for path in frontier:
+                for module in reexports(path):
+                    nearer |= _module_files(module) - seen
+            seen |= nearer
+            frontier = nearer
+            found = [node for node, path in candidates if path in nearer]
         # TypeScript overloads: the signatures come first, the implementation last.
         return max(found) if found else None
     if hint.mode == "guess":
@@ -119,6 +148,30 @@ def resolve_path_hints(conn: apsw.Connection, where: str) -> int:
         " WHERE n.name IN (SELECT name FROM temp.hint_names) AND n.kind != 'module'"
     ):
         by_qualified[str(qualified)].append((int(node_id), str(path)))
+    reexported: dict[str, list[str]] = {}
+
+    def reexports(path: str) -> list[str]:
+        """The module paths file `path` re-exports from (its imports edges of a
+        relative module: an ES module's `export ... from` and imports alike)."""
+        if path not in reexported:
+            modules = []
+            for name, raw in conn.execute(
+                "SELECT e.dst_name, e.dst_hint FROM edges e JOIN nodes n ON n.id = e.src_id"
+                " JOIN files f ON f.id = n.file_id"
+                " WHERE f.path = ? AND n.kind = 'module' AND e.kind = 'imports'",
+                (path,),
+            ):
+                module = str(raw)
+                if module.endswith(f".{name}") and not module.endswith(f"/{name}"):
+                    module = module[: -len(str(name)) - 1]
+                if module.startswith("."):
+                    joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), module))
+                    for ext in (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx"):
+                        joined = joined.removesuffix(ext)
+                    modules.append(joined)
+            reexported[path] = modules
+        return reexported[path]
+
     targets: dict[str, int | None] = {}
     updates: list[tuple[str, int, int, str, str]] = []
     for src, kind, name, raw_hint in rows:
@@ -127,7 +180,7 @@ def resolve_path_hints(conn: apsw.Connection, where: str) -> int:
         if parsed is None:
             continue
         if hint not in targets:
-            targets[hint] = _pick(parsed, by_qualified.get(parsed.qualified, []))
+            targets[hint] = _pick(parsed, by_qualified.get(parsed.qualified, []), reexports)
         target = targets[hint]
         if target is not None and target != src:
             how = "guess" if parsed.mode == "guess" else "import"
