@@ -69,7 +69,7 @@ sys.path.insert(0, str(REPO_DIR / "server"))
 import jedi  # noqa: E402
 
 from codesift.engine import Engine, GraphQuery, Workspace  # noqa: E402
-from graph_edges import (
+from graph_edges import (  # noqa: E402
     GO_LIBRARIES,
     GO_SHAPES,
     TS_LIBRARIES,

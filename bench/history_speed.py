@@ -56,13 +56,13 @@ sys.path.insert(0, str(REPO_DIR / "server"))
 import numpy as np  # noqa: E402
 
 from codesift.config import load_settings  # noqa: E402
-from codesift.history.timespec import TimeFilter  # noqa: E402
 from codesift.history.update import update_history  # noqa: E402
 from codesift.indexer import Indexer  # noqa: E402
 from codesift.retrieval import Searcher, SearchRequest  # noqa: E402
 from codesift.retrieval.streams import StreamFilters, vector_stream  # noqa: E402
 from codesift.store.database import open_database, scalar  # noqa: E402
 from codesift.store.sqlite_search import SqliteSearchStore  # noqa: E402
+from codesift.timespec import TimeFilter  # noqa: E402
 
 SECTION_BEGIN = "<!-- history_speed:begin -->"
 SECTION_END = "<!-- history_speed:end -->"

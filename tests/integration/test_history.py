@@ -19,7 +19,6 @@ from codesift.cli import main
 from codesift.config import load_settings
 from codesift.errors import QueryError
 from codesift.history.records import node_history
-from codesift.history.timespec import UNCOMMITTED_TIME, TimeFilter, parse_time_spec
 from codesift.history.update import update_history
 from codesift.indexer import Indexer, IndexSummary
 from codesift.retrieval import Searcher, SearchRequest
@@ -35,6 +34,7 @@ from codesift.retrieval.streams import (
 from codesift.retrieval.vector_index import VectorIndex
 from codesift.store.database import open_database
 from codesift.store.sqlite_search import SqliteSearchStore
+from codesift.timespec import UNCOMMITTED_TIME, TimeFilter, parse_time_spec
 
 pytestmark = pytest.mark.usefixtures("git_isolation")
 

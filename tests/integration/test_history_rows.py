@@ -9,9 +9,9 @@ from pathlib import Path
 import apsw
 import pytest
 
-from codesift.history.timespec import TimeFilter
 from codesift.indexer import IndexSummary
 from codesift.store.history import HistoryRows, ids_in_time, time_rows
+from codesift.timespec import TimeFilter
 
 pytestmark = pytest.mark.usefixtures("git_isolation")
 

@@ -17,7 +17,7 @@ from codesift.embedding import Embedder
 from codesift.engine import Workspace
 from codesift.engine.live import Cancellation, FolderIndex, FolderListener, LiveReader, ReaderPool
 from codesift.engine.live_collections import LiveEvidence, live_query_embedder, live_route
-from codesift.engine.route import route
+from codesift.engine.route_folders import route
 from codesift.store.database import open_database
 from codesift.store.route_centroids import cached_centroids
 

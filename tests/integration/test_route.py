@@ -126,7 +126,7 @@ def test_a_collection_profile_routes_by_labels_headings_and_text(tmp_path: Path)
 def test_route_asks_every_folder_and_the_collections_they_list(
     make_repo: MakeRepo, git_isolation: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from codesift.engine.route import route
+    from codesift.engine.route_folders import route
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     docs = tmp_path / "docs"
@@ -188,7 +188,7 @@ def test_an_index_tells_how_many_chunks_use_a_term_and_which_terms_its_best_chun
 def test_words_only_the_code_uses_route_a_prose_question(
     make_repo: MakeRepo, git_isolation: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from codesift.engine.route import route
+    from codesift.engine.route_folders import route
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     worker = Workspace.at(make_repo(WORKER, name="worker"))

@@ -90,7 +90,7 @@ def test_route_orders_folders_the_words_tie_on_by_their_topics(
     make_repo: MakeRepo, git_isolation: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from codesift.embedding.static_model import load_table
-    from codesift.engine.route import route
+    from codesift.engine.route_folders import route
     from codesift.store.vectors import chunk_text_hashes
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))

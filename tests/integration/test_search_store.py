@@ -10,13 +10,13 @@ import apsw
 import numpy as np
 import pytest
 
-from codesift.history.timespec import TimeFilter
 from codesift.indexer import IndexSummary
 from codesift.store.filters import SearchFilters
 from codesift.store.meta import read_meta, write_meta
 from codesift.store.search_store import SearchStore
 from codesift.store.sqlite_search import SqliteSearchStore
 from codesift.store.writer import IndexWriter
+from codesift.timespec import TimeFilter
 
 pytestmark = pytest.mark.usefixtures("git_isolation")
 

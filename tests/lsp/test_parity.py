@@ -8,7 +8,9 @@ hierarchy, codesift/graph) and through `codesift mcp` over stdio (the MCP SDK's
 own client: the search, symbols, callers and graph tools). All three must
 return the same ranked paths and lines. The workspace's `.codesift.toml` sets
 search.top_k and snippet_chars, so the pages also show that every front end
-takes its defaults from it.
+takes its defaults from it. A few of codesift's own unit tests come along, so
+that the test filter (`--tests exclude`, `tests: "exclude"`) has something to
+leave out: the three pages must agree with it too.
 """
 
 from __future__ import annotations
@@ -38,6 +40,10 @@ QUERIES = (
     "token budget of the answer",
 )
 SYMBOL = "fuse_rankings"
+# Unit tests copied into the workspace (as tests/<name>) for the test filter.
+TEST_FILES = ("test_fusion.py", "test_snippets.py", "test_ranking.py")
+# Questions whose page holds one of those tests, unfiltered.
+TEST_QUERIES = ("test fuse rankings", "tests for snippet window", "fusion test ties")
 TOP_K = 7
 
 Hit = tuple[str, int, int]
@@ -50,6 +56,8 @@ def parity_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for package in ("retrieval", "store")
         for source in sorted((SERVER_DIR / "codesift" / package).glob("*.py"))
     }
+    tests_dir = SERVER_DIR.parent / "tests" / "unit"
+    files.update({f"tests/{name}": (tests_dir / name).read_text("utf-8") for name in TEST_FILES})
     files[".codesift.toml"] = (
         f"[search]\ntop_k = {TOP_K}\nsnippet_chars = 300\n\n[embedding]\nenabled = false\n"
     )
@@ -120,6 +128,26 @@ def test_search_pages_are_the_same(
     from_mcp = mcp_search(mcp, query)
     assert from_cli, query
     assert len(from_cli) == TOP_K  # search.top_k from .codesift.toml, in all three
+    assert from_server == from_cli
+    assert from_mcp == from_cli
+
+
+def hits(data: Any) -> list[Hit]:
+    return [(r["path"], r["start_line"], r["end_line"]) for r in data["results"]]
+
+
+@pytest.mark.parametrize("query", TEST_QUERIES)
+def test_pages_without_tests_are_the_same(
+    server: LspSession, mcp: McpSession, parity_workspace: Path, query: str
+) -> None:
+    included = cli_search(parity_workspace, query)
+    options = ("--json", "--no-update", "--no-embed", "--tests", "exclude")
+    from_cli = hits(cli(parity_workspace, "search", query, *options))
+    from_server = hits(server.request("codesift/search", {"query": query, "tests": "exclude"}))
+    from_mcp = hits(mcp.data("search", {"query": query, "tests": "exclude"}))
+    assert any(path.startswith("tests/") for path, _, _ in included), included
+    assert not any(path.startswith("tests/") for path, _, _ in from_cli), from_cli
+    assert len(from_cli) == TOP_K  # the page still fills once the tests are dropped
     assert from_server == from_cli
     assert from_mcp == from_cli
 

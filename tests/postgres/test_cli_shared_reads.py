@@ -353,8 +353,8 @@ def test_repo_or_principal_without_a_shared_index_is_a_usage_error(
 def test_a_server_keeping_the_local_index_leaves_shared_reads_to_the_cli(app: Path) -> None:
     """A server answers the CLI from the local index it keeps: with the settings
     naming the shared index, it declines and the CLI reads the shared one."""
+    from codesift.cli.run import run_command
     from codesift.cli.served import answer_socket_request
-
     from codesift.engine.workspace import Workspace
 
     (app / ".codesift.toml").write_text(
@@ -368,7 +368,9 @@ def test_a_server_keeping_the_local_index_leaves_shared_reads_to_the_cli(app: Pa
         "db_path": str(ws.db_path),
         "cwd": str(ws.root),
     }
-    answer = answer_socket_request(request, folder, cast(Any, None))  # type: ignore[arg-type]
+    answer = answer_socket_request(
+        request, cast(Any, folder), cast(Any, None), run_command=run_command
+    )
     assert answer == {"fallback": "the workspace reads the shared index (index.backend = postgres)"}
 
 

@@ -11,16 +11,27 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "mcp"))
 from mcp_harness import McpSession
-from test_lsp_shared import BILLING_KEY, DOWN_DSN, VAULT_KEY, WEB_KEY, repos
+from test_lsp_shared import (
+    BILLING_KEY,
+    DOWN_DSN,
+    VAULT_KEY,
+    WEB_KEY,
+    options,
+    repos,
+    search,
+    session,
+    start,
+)
 
 pytestmark = pytest.mark.usefixtures("git_isolation")
 
-__all__ = ["repos"]  # the fixture, shared with the language server's tests
+__all__ = ["repos", "session"]  # the fixtures, shared with the language server's tests
 
 
 def settings_file(root: Path, dsn: str) -> None:
@@ -35,8 +46,8 @@ def settings_file(root: Path, dsn: str) -> None:
 def mcp_for(tmp_path: Path) -> Iterator[list[McpSession]]:
     started: list[McpSession] = []
     yield started
-    for session in started:
-        session.close()
+    for mcp in started:
+        mcp.close()
 
 
 def serve(started: list[McpSession], root: Path, log: Path) -> McpSession:
@@ -86,6 +97,48 @@ def test_search_and_route_tools_over_local_and_shared(
 
     status = mcp.data("status")
     assert status["shared"]["state"] == "ok"
+
+
+def _page(data: dict[str, Any]) -> list[tuple[str, str | None, str, int]]:
+    """(source, shared repository, path, first line) of each result."""
+    return [
+        (r["source"], r["repo"] if r["source"] == "shared" else None, r["path"], r["start_line"])
+        for r in data["results"]
+    ]
+
+
+def test_the_language_server_and_mcp_conduct_a_shared_search_alike(
+    pg_dsn: str,
+    repos: dict[str, Path],
+    mcp_for: list[McpSession],
+    session: list[Any],
+    tmp_path: Path,
+) -> None:
+    """One folder and the shared index's two other repositories: the same
+    routing plan, merge and test filter (engine/conductor.py) behind both."""
+    root = repos[BILLING_KEY]
+    settings_file(root, pg_dsn)
+    mcp = serve(mcp_for, root, tmp_path / "mcp.log")
+    lsp = start(session, root, options(pg_dsn), tmp_path / "server.log")
+    asks: list[dict[str, Any]] = [
+        {},
+        {"route": True},
+        {"route": False},
+        {"tests": "exclude"},
+    ]
+    for query in ("where is the master encryption key rotated", "retry a declined charge"):
+        for ask in asks:
+            from_lsp = search(lsp, query, **ask)
+            from_mcp = mcp.data("search", {"query": query, **ask})
+            assert from_lsp["results"], (query, ask)
+            assert _page(from_mcp) == _page(from_lsp), (query, ask)
+    # Routed (a pool of three sources), the shared repository the router chose
+    # leads both pages and the other is not searched.
+    routed = mcp.data(
+        "search", {"query": "where is the master encryption key rotated", "route": True}
+    )
+    assert routed["results"][0]["repo"] == VAULT_KEY
+    assert WEB_KEY not in {r["repo"] for r in routed["results"]}
 
 
 def test_the_shared_index_down_leaves_local_answers(

@@ -17,7 +17,8 @@ import pytest
 from codesift.engine import Workspace
 from codesift.engine.listener import EngineListener
 from codesift.engine.postgres import index_into
-from codesift.engine.route import route, route_sources
+from codesift.engine.route import route_sources
+from codesift.engine.route_folders import route
 from codesift.engine.shared_overlay import SharedIndex
 from codesift.retrieval.routing import route_terms, term_forms
 from codesift.store.database import open_reader

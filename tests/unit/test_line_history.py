@@ -15,6 +15,7 @@ import pytest
 from codesift.history.lines import (
     UNCOMMITTED,
     FileLines,
+    LineStore,
     apply_patch,
     decode_lines,
     encode_lines,
@@ -23,7 +24,6 @@ from codesift.history.lines import (
 from codesift.history.update import (
     _apply_commit,
     _first_parent_chain,
-    _LineStore,
     _pygit2_diff,
     _Unreadable,
 )
@@ -137,7 +137,7 @@ def test_last_change_of_every_line_equals_git_blame(make_repo: object) -> None:
         _git(root, "commit", "-q", "--allow-empty", "-m", f"step {step}", when=1_700_000_000 + step)
     repo = pygit2.Repository(str(root))
     chain, _ = _first_parent_chain(repo, repo.head.peel(pygit2.Commit), None)
-    store = _LineStore(None)  # type: ignore[arg-type]
+    store = LineStore(None)  # type: ignore[arg-type]
     store.cache = {}
     store.get = lambda path: store.cache.get(path)  # type: ignore[method-assign]
     oid_of: dict[int, str] = {}

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from codesift.errors import QueryError
-from codesift.history.timespec import (
+from codesift.store.filters import time_conditions
+from codesift.timespec import (
     UNCOMMITTED_TIME,
     TimeFilter,
     format_time,
     parse_time_spec,
     time_filter,
 )
-from codesift.store.filters import time_conditions
 
 NOW = datetime(2024, 6, 15, 12, 0, tzinfo=UTC).timestamp()
 DAY = 86400

@@ -211,7 +211,6 @@ def shared_status(args: argparse.Namespace, inv: Invocation, dsn: str) -> int:
 
 def cmd_serve(args: argparse.Namespace, inv: Invocation) -> int:
     """The language server on stdio (or TCP); logs go to stderr or --log-file."""
-    from codesift.cli.served import serve_cli_socket
     from codesift.lsp import serve  # pygls loads only for this command
 
     if args.log_file:
@@ -229,13 +228,12 @@ def cmd_serve(args: argparse.Namespace, inv: Invocation) -> int:
         if not host or not port.isdigit():
             raise CodesiftError(f"--tcp wants HOST:PORT, got {args.tcp!r}")
         tcp = (host, int(port))
-    serve(tcp=tcp, cli_socket=serve_cli_socket)
+    serve(tcp=tcp, cli_socket=inv.cli_socket)
     return EXIT_OK
 
 
 def cmd_mcp(args: argparse.Namespace, inv: Invocation) -> int:
     """The MCP server for agents on stdio (docs/mcp.md); logs go to stderr or --log-file."""
-    from codesift.cli.served import serve_cli_socket
     from codesift.mcp import serve  # the MCP SDK loads only for this command
 
-    return serve(args.root, log_file=args.log_file, http=args.http, cli_socket=serve_cli_socket)
+    return serve(args.root, log_file=args.log_file, http=args.http, cli_socket=inv.cli_socket)

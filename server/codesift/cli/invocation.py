@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
     from codesift.engine.postgres import SharedSearch
+    from codesift.local_socket_server import CliSocketStarter
 
 
 class CapturedStream(io.StringIO):
@@ -63,6 +64,9 @@ class Invocation:
     open_engine: Callable[[Workspace, EngineListener, argparse.Namespace, bool], Engine] | None = (
         None
     )
+    # What `codesift serve` and `codesift mcp` hand their server to answer the CLI
+    # on the local socket (cli/run.py's; None: the servers open no socket).
+    cli_socket: CliSocketStarter | None = None
 
     def console(self) -> Console:
         """The command's output (stdout)."""

@@ -26,6 +26,7 @@ from codesift.cli.queries import (
 )
 from codesift.console_progress import DEFAULT_INTERVAL_SECONDS
 from codesift.engine.results import EDGE_KINDS
+from codesift.engine.search import TESTS_CHOICES
 from codesift.engine.symbols import MAX_SYMBOLS
 from codesift.front_defaults import (
     GRAPH_MAX_NODES,
@@ -225,6 +226,13 @@ def build_parser(
         "--no-route",
         action="store_true",
         help="with several --root: search every folder, merged by score alone",
+    )
+    p.add_argument(
+        "--tests",
+        choices=TESTS_CHOICES,
+        default="include",
+        help="exclude: leave out results in test files (tests/, test_*.py, *_test.go,"
+        " *.spec.ts, FooTest.java...; default include)",
     )
     config_option(p)
     common(p, several=True)

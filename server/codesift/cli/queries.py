@@ -34,9 +34,9 @@ from codesift.errors import QueryError, WorkspaceError
 # Imported where used (a search of an up-to-date index loads none of them): the
 # router's, the collections', and types.
 if TYPE_CHECKING:
-    from codesift.history.timespec import TimeFilter
     from codesift.retrieval import SearchRequest
     from codesift.retrieval.routing import RouteMatch
+    from codesift.timespec import TimeFilter
 
 
 def _search_request(args: argparse.Namespace, engine: Engine, times: TimeFilter) -> SearchRequest:
@@ -73,7 +73,7 @@ def cmd_search(args: argparse.Namespace, inv: Invocation) -> int:
     engine = inv.engine(args, quiet=bool(args.json), workspace=ws)
     try:
         times = engine.times(args.as_of, args.since, args.until)  # before any indexing
-        response = engine.search(_search_request(args, engine, times))
+        response = engine.search(_search_request(args, engine, times), tests=_tests(args))
         report_built(inv, engine, args)
     finally:
         engine.close()
@@ -82,6 +82,11 @@ def cmd_search(args: argparse.Namespace, inv: Invocation) -> int:
         return EXIT_OK
     print_search(inv, args.query, response)
     return EXIT_OK
+
+
+def _tests(args: argparse.Namespace) -> bool:
+    """Whether `--tests` keeps the results in test files (`include`, the default)."""
+    return bool(args.tests == "include")
 
 
 def _search_folders(args: argparse.Namespace, inv: Invocation) -> int:
@@ -108,6 +113,7 @@ def _search_folders(args: argparse.Namespace, inv: Invocation) -> int:
             request_for,
             ConsoleListener(inv, quiet=bool(args.json)),
             route_first=False if args.no_route else None,
+            tests=_tests(args),
         )
         for engine in engines:
             report_built(inv, engine, args)
@@ -146,7 +152,8 @@ def _workspaces_of(args: argparse.Namespace, roots: Sequence[str | None]) -> lis
 def cmd_route(args: argparse.Namespace, inv: Invocation) -> int:
     """Which folders and collections a question is about, pool by pool."""
     from codesift.engine.collections import collections_of
-    from codesift.engine.route import check_route, folder_names, route, route_json
+    from codesift.engine.route import check_route, folder_names, route_json
+    from codesift.engine.route_folders import route
 
     check_route(args.query, args.limit)  # before any index is touched
     if given_dsn(args) is not None:
@@ -182,8 +189,8 @@ def cmd_route(args: argparse.Namespace, inv: Invocation) -> int:
 
 def _route_shared(args: argparse.Namespace, inv: Invocation) -> int:
     """`route --db`: the shared index's repositories this principal may read."""
-    from codesift.engine.postgres import route_shared
     from codesift.engine.route import route_json
+    from codesift.engine.route_folders import route_shared
 
     if args.root:
         raise QueryError("--root routes among local folders: leave it out with --db")

@@ -11,7 +11,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from codesift.cli.invocation import Invocation
-from codesift.engine.results import GraphLink, GraphResult, IndexStatus, Symbol
+from codesift.engine.results import GraphLink, GraphResult, IndexStatus, Symbol, result_json
+from codesift.engine.results import symbol_json as engine_symbol_json
 
 if TYPE_CHECKING:
     from codesift.engine.folder_search import FoldersResponse
@@ -22,11 +23,11 @@ if TYPE_CHECKING:
 
 def response_json(response: SearchResponse) -> dict[str, Any]:
     data = asdict(response)
-    for result in data["results"]:
-        result["provenance"] = [dict(h) for h in result["provenance"]]
-    for resource in data["resources"]:
-        resource["provenance"] = [dict(h) for h in resource["provenance"]]
-        resource["title"] = resource["qualified_name"] or resource["path"]
+    data["results"] = [result_json(result) for result in response.results]
+    data["resources"] = [
+        {**result_json(resource), "title": resource.qualified_name or resource.path}
+        for resource in response.resources
+    ]
     return data
 
 
@@ -159,11 +160,7 @@ def print_route(inv: Invocation, data: Mapping[str, Any]) -> None:
 
 
 def symbol_json(symbol: Symbol | None) -> dict[str, Any] | None:
-    if symbol is None:
-        return None
-    data = asdict(symbol.node)
-    data["history"] = asdict(symbol.history) if symbol.history is not None else None
-    return data
+    return None if symbol is None else engine_symbol_json(symbol)
 
 
 def print_symbol(console: Console, symbol: Symbol, prefix: str = "") -> None:

@@ -6,10 +6,16 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from codesift.cli.errors import EXIT_INTERRUPTED, EXIT_OK, failure
 from codesift.cli.invocation import Invocation
 from codesift.cli.parser import build_parser, parse_command_line
+from codesift.cli.served import serve_cli_socket
+
+if TYPE_CHECKING:
+    from codesift.engine.live import FolderIndex, LiveReader
+    from codesift.local_socket_server import LocalSocketServer
 
 
 def run_command(args: argparse.Namespace, inv: Invocation) -> int:
@@ -45,7 +51,7 @@ def run(argv: Sequence[str]) -> int:
     parser = build_parser()
     args = parse_command_line(parser, argv)
     setup_logging(args.verbose)
-    inv = Invocation()
+    inv = Invocation(cli_socket=answer_cli)
     try:
         return run_command(args, inv)
     except KeyboardInterrupt:
@@ -53,3 +59,9 @@ def run(argv: Sequence[str]) -> int:
             f"interrupted; {_KEPT_ON_INTERRUPT.get(args.command, _KEPT_ON_INTERRUPT[''])}"
         )
         return EXIT_INTERRUPTED
+
+
+def answer_cli(folder: FolderIndex, reader: LiveReader, label: str) -> LocalSocketServer:
+    """The local socket on which a server (`codesift serve`, `codesift mcp`) answers
+    the CLI's reading commands for `folder` with this module's `run_command`."""
+    return serve_cli_socket(folder, reader, label, run_command)

@@ -10,13 +10,12 @@ import argparse
 import functools
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from codesift.cli.invocation import CapturedStream, Invocation
 from codesift.cli.parser import build_parser, parse_command_line
-from codesift.cli.run import run_command
 from codesift.engine.listener import EngineListener
 from codesift.engine.live_engine import LiveEngine
 from codesift.engine.session import Engine
@@ -27,6 +26,10 @@ from codesift.local_socket import SOCKET_COMMANDS
 if TYPE_CHECKING:
     from codesift.engine.live import Cancellation, FolderIndex, LiveReader
     from codesift.local_socket_server import Hangup, LocalSocketServer
+
+# How a parsed command runs (cli/run.py's run_command, handed down: run.py imports
+# this module).
+RunCommand = Callable[[argparse.Namespace, Invocation], int]
 
 
 # Before answering, the server waits this long for changes it has seen to be indexed
@@ -111,24 +114,31 @@ def answer_socket_request(
     folder: FolderIndex,
     reader: LiveReader,
     hangup: Hangup | None = None,
+    *,
+    run_command: RunCommand,
 ) -> dict[str, Any]:
     """Run a CLI command (`request["argv"]`) as `codesift` would in-process, against
     the folder's live index, with the client's output captured: `{"exit", "stdout",
     "stderr"}`, or `{"fallback": why}` when the client should answer itself. A
-    client that hangs up cancels the wait for freshness and the search."""
+    client that hangs up cancels the wait for freshness and the search. `run_command`
+    runs the parsed command."""
     from codesift.engine.live import Cancellation
 
     cancel = Cancellation()
     if hangup is not None:
         hangup.on_hangup(cancel.cancel)
     try:
-        return _answer(request, folder, reader, cancel)
+        return _answer(request, folder, reader, cancel, run_command)
     except _Decline as exc:
         return {"fallback": str(exc)}
 
 
 def _answer(
-    request: Mapping[str, Any], folder: FolderIndex, reader: LiveReader, cancel: Cancellation
+    request: Mapping[str, Any],
+    folder: FolderIndex,
+    reader: LiveReader,
+    cancel: Cancellation,
+    run_command: RunCommand,
 ) -> dict[str, Any]:
     argv = request.get("argv")
     if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
@@ -184,14 +194,19 @@ def _answer(
     return {"exit": code, "stdout": stdout.getvalue(), "stderr": stderr.getvalue()}
 
 
-def serve_cli_socket(folder: FolderIndex, reader: LiveReader, label: str) -> LocalSocketServer:
+def serve_cli_socket(
+    folder: FolderIndex, reader: LiveReader, label: str, run_command: RunCommand
+) -> LocalSocketServer:
     """Start answering the CLI's reading commands for `folder` on its local socket
-    (codesift/local_socket.py); stop it with `.stop()` when the folder goes."""
+    (codesift/local_socket.py), each with `run_command`; stop it with `.stop()` when
+    the folder goes."""
     from codesift.local_socket_server import LocalSocketServer
 
     server = LocalSocketServer(
         folder.db_path,
-        lambda request, hangup: answer_socket_request(request, folder, reader, hangup),
+        lambda request, hangup: answer_socket_request(
+            request, folder, reader, hangup, run_command=run_command
+        ),
         label=label,
     )
     server.start()

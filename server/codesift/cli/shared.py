@@ -130,18 +130,17 @@ def search_shared(
     from codesift.config import EmbeddingSettings, SearchSettings
     from codesift.engine.models import make_embedder
     from codesift.engine.postgres import open_shared_search
-    from codesift.retrieval.request import BROAD_LAYERS, SearchRequest
+    from codesift.engine.search import search_request, wide_request, without_tests
 
     defaults = ws.settings.search if ws is not None else SearchSettings()
-    request = SearchRequest(
-        query=args.query,
-        top_k=args.top_k if args.top_k is not None else defaults.top_k,
-        layers=tuple(args.layer or ()) or BROAD_LAYERS,
+    request = search_request(
+        defaults,
+        args.query,
+        top_k=args.top_k,
+        layers=tuple(args.layer or ()),
         languages=tuple(args.lang or ()),
         paths=tuple(args.path or ()),
-        snippet_chars=(
-            args.snippet_chars if args.snippet_chars is not None else defaults.snippet_chars
-        ),
+        snippet_chars=args.snippet_chars,
         max_tokens=args.max_tokens,
         include_graph=args.graph,
         as_of=args.as_of,
@@ -157,4 +156,6 @@ def search_shared(
         settings=defaults,
         embedder=embedder,
     ) as shared:
-        return shared.search(request)
+        tests = args.tests == "include"
+        response = shared.search(wide_request(request, tests))
+    return response if tests else without_tests(response, request.top_k)

@@ -19,16 +19,18 @@ import hashlib
 import logging
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
 from codesift.config import CollectionSettings, Settings, load_settings, merge_settings
 from codesift.engine.listener import EngineListener
 from codesift.engine.workspace import Workspace
 from codesift.errors import CodesiftError, SearchCancelled
 from codesift.retrieval.mentions import mention_terms, result_terms
-from codesift.retrieval.request import RelatedResource, SearchRequest, SearchResult
+from codesift.retrieval.request import RelatedResource, SearchRequest, SearchResponse, SearchResult
 from codesift.store.database import open_database
 from codesift.store.locks import IndexLock
 from codesift.store.mentions import (
@@ -156,17 +158,30 @@ def pick_resources(
     return out
 
 
+class PageSource(Protocol):
+    """What a collection's index is searched through (engine/session.py's Engine)."""
+
+    def search(self, request: SearchRequest) -> SearchResponse: ...
+
+
+# Opens a collection's index for one search (the session's Engine, quiet): given by
+# the caller, so that this module does not import the session, which imports it.
+OpenCollection = Callable[[Workspace, EngineListener | None], AbstractContextManager[PageSource]]
+
+
 def search_collections(
     request: SearchRequest,
     collections: Sequence[Collection],
     limit: int,
     listener: EngineListener | None = None,
+    *,
+    open_index: OpenCollection,
 ) -> list[SearchResult]:
     """The best `limit` resources over `collections` for `request`'s query, best
     first, one per resource, each with its `collection` set. Only the query and the
     snippet size carry over (paths, languages and git times are the workspace's). A
-    collection whose index cannot be read is skipped with a warning."""
-    from codesift.engine.session import Engine  # the session imports this module
+    collection whose index cannot be read is skipped with a warning. `open_index`
+    opens each collection's index."""
 
     if limit <= 0 or not collections:
         return []
@@ -174,7 +189,7 @@ def search_collections(
     pages: list[tuple[str, Sequence[SearchResult]]] = []
     for collection in collections:
         try:
-            with Engine(collection.workspace, listener, quiet=True) as engine:
+            with open_index(collection.workspace, listener) as engine:
                 page = engine.search(ask)
                 refresh_mentions(collection)
         except SearchCancelled:

@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING
 
 from codesift.engine.listener import EngineListener
 from codesift.engine.live_collections import ROUTE_MIN_FOLDERS
-from codesift.engine.route import MAX_ROUTE_LIMIT, folder_names, route
+from codesift.engine.route import MAX_ROUTE_LIMIT, folder_names
+from codesift.engine.route_folders import route
 from codesift.engine.search import FolderPage, merge_pages
-from codesift.engine.session import Engine
+from codesift.engine.session import Engine, open_collection
 from codesift.engine.unscoped import FolderChoice, choose_folders
 from codesift.errors import CodesiftError, QueryError, SearchCancelled
 from codesift.retrieval.request import SearchRequest, SearchResult, StreamReport
@@ -107,12 +108,14 @@ def search_folders(
     *,
     route_first: bool | None = None,
     cancel: threading.Event | None = None,
+    tests: bool = True,
 ) -> FoldersResponse:
     """Search the folders of `engines` (one per folder, as opened by the caller,
     who closes them) for the request `request_for` makes for each (its git times
     resolved in that folder; the same query and page size for every folder): see
     the module docstring. `route_first`: None routes as the module docstring
-    says, True narrows from two folders on, False merges by score alone."""
+    says, True narrows from two folders on, False merges by score alone. `tests`
+    False: the test filter on each folder's page (engine/search.py)."""
     from codesift.engine.collections import (
         collections_of,
         related_resources,
@@ -133,7 +136,7 @@ def search_folders(
     for i, (engine, request) in enumerate(zip(engines, requests, strict=True)):
         if names[i] not in chosen:
             continue
-        response = engine.search(request, cancel, resources=False)
+        response = engine.search(request, cancel, resources=False, tests=tests)
         pages.append(FolderPage(names[i], response))
         searched.append(i)
     page = merge_pages(first, pages, choice.weights)
@@ -144,7 +147,11 @@ def search_folders(
             collections.setdefault(collection.workspace.db_path, collection)
     limit = engines[searched[0]].workspace.settings.search.resource_top_k
     found = list(collections.values())
-    resources = search_collections(first, found, limit, listener) if found else []
+    resources = (
+        search_collections(first, found, limit, listener, open_index=open_collection)
+        if found
+        else []
+    )
     merged = [result for _, result in page.results]
     if found:
         merged = related_resources(merged, found, listener, refresh=limit <= 0)

@@ -58,7 +58,6 @@ from codesift.engine.status import read_status
 from codesift.engine.symbols import find_symbols
 from codesift.engine.workspace import Workspace, db_path_for
 from codesift.errors import CodesiftError, EmbeddingError, NotIndexedError
-from codesift.history.timespec import TimeFilter
 from codesift.history.update import (
     HistoryPending,
     HistoryProgress,
@@ -79,6 +78,7 @@ from codesift.store.reader import (
     indexed_paths_under,
     nodes_named,
 )
+from codesift.timespec import TimeFilter
 from codesift.watcher import ChangeBatch, FolderWatcher, PathFilter
 
 __all__ = [

@@ -57,18 +57,17 @@ from codesift.engine.symbols import MAX_SYMBOLS, score_name
 from codesift.engine.workspace import Workspace
 from codesift.errors import ConfigError, QueryError
 from codesift.history.records import change_info
-from codesift.history.timespec import TimeFilter, TimeValue, time_filter
 from codesift.retrieval.request import BROAD_LAYERS, SearchRequest, SearchResponse
 from codesift.retrieval.search import Searcher
 from codesift.store.database import open_reader
 from codesift.store.filters import SearchFilters
 from codesift.store.reader import NodeRow, name_tail
 from codesift.store.search_store import SearchStore
+from codesift.timespec import TimeFilter, TimeValue, time_filter
 
 if TYPE_CHECKING:
     import psycopg
 
-    from codesift.engine.route import RouteResult
     from codesift.store.postgres import MirrorSummary, PostgresSearchStore
     from codesift.store.postgres.status import RepoStatus
 
@@ -88,7 +87,6 @@ __all__ = [
     "one_line",
     "open_shared_search",
     "repo_key",
-    "route_shared",
     "write_shared",
 ]
 
@@ -482,38 +480,6 @@ def open_shared_search(
         return _Opened(own, store, worker_store if parallel else None, workers)
 
     return SharedSearch(open_all(), settings, embedder, reopen=open_all if given is None else None)
-
-
-def route_shared(
-    dsn: str,
-    query: str,
-    *,
-    principal: str | None = None,
-    repos: Sequence[str] = (),
-    limit: int = 3,
-) -> RouteResult:
-    """Which repositories of the shared index at `dsn` a question is about, among
-    those `principal` may read (and `repos`, when given), scored by the code that
-    routes local folders (engine/route.py, with the shared evidence of
-    store/postgres/route.py; no semantic score: no query model is loaded).
-    ConfigError in one line for a principal the role may not read as, or a
-    server that cannot be reached."""
-    from codesift.engine.route import check_route, route_sources
-    from codesift.engine.shared_overlay import SharedIndex
-
-    check_route(query, limit)
-    with open_shared_search(dsn, principal=principal, repos=repos, parallel=False) as shared:
-        keys = set(shared.repos())  # the principal checked, the keys in view
-    pool = SharedIndex(dsn, principal=principal)
-    try:
-        profiles, evidence, status = pool.route_pool()
-    finally:
-        pool.close()
-    if status.state != "ok":
-        raise SharedIndexUnavailable(f"the shared index is unavailable: {status.message}")
-    profiles = [p for p in profiles if p.name in keys]
-    found = {name: e for name, e in evidence.items() if name in keys}
-    return route_sources(query, profiles, (), limit, found, None)
 
 
 def check_principal(conn: psycopg.Connection[Any], principal: str) -> None:

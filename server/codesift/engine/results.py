@@ -1,28 +1,55 @@
-"""The engine's typed results: frozen records every front end renders its own way."""
+"""The engine's typed results: frozen records every front end renders its own way.
+
+This module is the front ends' vocabulary: besides the engine's own records it
+names the search's (SearchRequest, SearchResponse, SearchResult: defined in
+retrieval/request.py) and a definition's row (NodeRow, store/reader.py), so that
+no front end imports retrieval/ or store/ for a type (the import contracts in
+pyproject.toml forbid it).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from codesift.history.records import ChangeInfo
-from codesift.history.timespec import TimeFilter
+from codesift.retrieval.request import (
+    BROAD_LAYERS,
+    MAX_QUERY_CHARS,
+    SearchRequest,
+    SearchResponse,
+    SearchResult,
+    SearchWarning,
+    StreamReport,
+)
 from codesift.store.reader import NodeRow
+from codesift.timespec import TimeFilter
 
 if TYPE_CHECKING:  # history/update.py loads pygit2 and numpy: not for an annotation
     from codesift.history.update import HistoryStatus
 
 __all__ = [
+    "BROAD_LAYERS",
     "EDGE_KINDS",
+    "MAX_QUERY_CHARS",
     "EmbedReport",
     "GraphLink",
     "GraphQuery",
     "GraphResult",
     "IndexStatus",
+    "NodeRow",
     "RerankStatus",
+    "SearchRequest",
+    "SearchResponse",
+    "SearchResult",
+    "SearchWarning",
+    "StreamReport",
     "Symbol",
     "SymbolMatches",
     "VectorStatus",
+    "link_json",
+    "result_json",
+    "symbol_json",
 ]
 
 EDGE_KINDS: tuple[str, ...] = ("calls", "contains", "imports", "inherits", "references")
@@ -187,3 +214,28 @@ class EmbedReport:
             "running_elsewhere": False,
             "vectors": {"embedded": self.total_embedded, "embeddable": self.embeddable},
         }
+
+
+# -- the JSON of each record (front ends add only their own fields: URIs, folders,
+# citations, string ids) --------------------------------------------------------------
+
+
+def result_json(result: SearchResult) -> dict[str, Any]:
+    """A search result (or a collection's resource) as JSON: its fields, each
+    provenance entry (stream, rank, raw score) an object."""
+    data = asdict(result)
+    data["provenance"] = [dict(hit) for hit in data["provenance"]]
+    return data
+
+
+def symbol_json(symbol: Symbol) -> dict[str, Any]:
+    """A definition as JSON: the node's fields and its git history (null until
+    the history pass has timed its file)."""
+    data = asdict(symbol.node)
+    data["history"] = asdict(symbol.history) if symbol.history is not None else None
+    return data
+
+
+def link_json(link: GraphLink) -> dict[str, Any]:
+    """An edge of a graph walk as JSON (its ids as numbers)."""
+    return asdict(link)

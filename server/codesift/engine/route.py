@@ -10,29 +10,29 @@ cached per index file and rebuilt when the index changes. Routing also reads eac
 repository's full-text index (codesift.store.route_profile: the chunks using each
 query term, and a probe of its best chunks for the query) to grade the order of the
 pool; the confidence stays the issue's formula over the fields and the vocabulary.
+
+This is routing's core: the orchestrators import it, never the reverse
+(engine/route_folders.py over indexes on disk, engine/live_collections.py over a
+server's live folders, engine/shared_overlay.py with the shared index).
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import apsw
 
-from codesift.engine.listener import EngineListener
 from codesift.errors import QueryError
 from codesift.retrieval.request import MAX_QUERY_CHARS
 
 if TYPE_CHECKING:
     from codesift.embedding.model import Embedder
     from codesift.engine.collections import Collection
-    from codesift.engine.session import Engine
 from codesift.engine.workspace import Workspace
 from codesift.retrieval.ranking import is_test_like_path
 from codesift.retrieval.routing import (
@@ -46,20 +46,15 @@ from codesift.retrieval.routing import (
     score_pool,
     semantic_scores,
 )
-from codesift.store.database import open_reader
 from codesift.store.mentions import resource_texts, resource_titles
 from codesift.store.outline import OutlineFile, source_outline
-from codesift.store.route_centroids import (
-    cached_centroids,
-    neighbour_similarity,
-    vectors_are_minilm,
-)
-from codesift.store.route_profile import IndexEvidence, chunk_total
+from codesift.store.route_profile import chunk_total
 
 __all__ = [
     "MAX_ROUTE_LIMIT",
     "OUTLINE_ENTRIES",
     "README_CHARS",
+    "RouteMatch",
     "RouteResult",
     "cached_collection_profile",
     "cached_profile",
@@ -69,7 +64,6 @@ __all__ = [
     "match_json",
     "outline_entries",
     "repository_profile",
-    "route",
     "route_json",
     "route_sources",
 ]
@@ -373,91 +367,3 @@ def folder_names(roots: Sequence[Path]) -> list[str]:
             return names
         for i in grow:
             depth[i] += 1
-
-
-def route(
-    query: str,
-    workspaces: Sequence[Workspace],
-    listener: EngineListener | None = None,
-    limit: int = 3,
-    *,
-    engines: Sequence[Engine] | None = None,
-    folders_only: bool = False,
-) -> RouteResult:
-    """Route `query` among `workspaces` (each index brought up to date first; or
-    read through `engines`, one per workspace, left open) and the document
-    collections they list (each once), pool by pool; each folder named as
-    `folder_names` says. A workspace whose settings name the shared index adds
-    its repositories to the pool. `folders_only`: the workspaces' own folders
-    alone (no shared repositories, no collections: what a search over several
-    folders needs). QueryError for a bad request (`check_route`) before any index
-    is touched."""
-    check_route(query, limit)
-    from codesift.engine.collections import collections_of
-    from codesift.engine.session import Engine
-    from codesift.engine.shared_overlay import (
-        SharedIndex,
-        add_shared_pool,
-        folder_repo_key,
-        shared_dsn,
-    )
-
-    repositories: list[SourceProfile] = []
-    collections: dict[Path, SourceProfile] = {}
-    with ExitStack() as readers:
-        evidence: dict[str, RouteEvidence] = {}
-        names = folder_names([ws.root for ws in workspaces])
-        for i, ws in enumerate(workspaces):
-            if engines is not None:
-                profile = cached_profile(ws, engines[i].connection(), names[i])
-            else:
-                with Engine(ws, listener, quiet=True) as engine:
-                    profile = cached_profile(ws, engine.connection(), names[i])
-            repositories.append(profile)
-            reader = open_reader(ws.db_path)
-            readers.callback(reader.close)
-            evidence[profile.name] = IndexEvidence(
-                reader,
-                topics=functools.partial(cached_centroids, ws.db_path, reader),
-                neighbours=functools.partial(neighbour_similarity, ws.db_path, reader),
-                minilm=functools.partial(vectors_are_minilm, ws.db_path, reader),
-            )
-            for collection in () if folders_only else collections_of(ws, listener):
-                if collection.workspace.db_path in collections:
-                    continue
-                with Engine(collection.workspace, listener, quiet=True) as engine:
-                    collections[collection.workspace.db_path] = cached_collection_profile(
-                        collection, engine.connection()
-                    )
-        # A workspace whose settings name the shared index (index.backend =
-        # "postgres") adds its repositories to the pool, those of these folders
-        # left out: their local indexes describe them.
-        dsn = next((d for d in (shared_dsn(ws.settings) for ws in workspaces) if d), None)
-        if dsn is not None and not folders_only:
-            shared = SharedIndex(dsn, settings=workspaces[0].settings.search)
-            readers.callback(shared.close)
-            open_keys = {folder_repo_key(ws.root, ws.settings) for ws in workspaces}
-            status = add_shared_pool(repositories, evidence, shared, open_keys)
-            if status.state != "ok" and listener is not None:
-                listener.warning(status.message)
-        return route_sources(
-            query,
-            repositories,
-            list(collections.values()),
-            limit,
-            evidence,
-            _query_embedder(workspaces) if len(repositories) > 1 else None,
-        )
-
-
-def _query_embedder(workspaces: Sequence[Workspace]) -> Embedder | None:
-    """The embedder of the first workspace whose settings embed with MiniLM (its
-    query encoder loads on first use), for the pool's neighbour scores; None: the
-    static model's query alone."""
-    from codesift.engine.models import make_embedder
-
-    for ws in workspaces:
-        embedding = ws.settings.embedding
-        if embedding.enabled and embedding.model == "minilm":
-            return make_embedder(embedding)
-    return None

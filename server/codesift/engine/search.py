@@ -1,4 +1,5 @@
-"""Search pages: one folder's page as the Searcher made it, several folders merged once.
+"""Search pages: one folder's page as the Searcher made it, several folders merged once,
+and the test filter every front end applies the same way (`without_tests`).
 
 A single index's page is retrieval/search.py's (`Searcher`): fused, ranked,
 diversified across files and fitted to the token budget there. It is passed on
@@ -20,16 +21,44 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
-from codesift.retrieval.request import SearchRequest, SearchResponse, SearchResult, StreamReport
+from codesift.config import SearchSettings
+from codesift.retrieval.ranking import is_test_like_path
+from codesift.retrieval.request import (
+    BROAD_LAYERS,
+    SearchRequest,
+    SearchResponse,
+    SearchResult,
+    StreamReport,
+)
 from codesift.retrieval.search import RESULT_OVERHEAD_TOKENS
 from codesift.retrieval.snippets import estimate_tokens
 
-__all__ = ["ROUTE_DECAY", "FolderPage", "MergedPage", "merge_pages"]
+__all__ = [
+    "MAX_TOP_K",
+    "ROUTE_DECAY",
+    "TESTS_CHOICES",
+    "TEST_OVERFETCH",
+    "FolderPage",
+    "MergedPage",
+    "is_test_path",
+    "merge_pages",
+    "search_request",
+    "wide_request",
+    "without_tests",
+]
 
 # A folder the router did not rank (or ranked without a graded score) counts this
 # much less than the one before it (engine/unscoped.py).
 ROUTE_DECAY = 0.8
+# With the test filter, each source is asked for this many times `top_k` results
+# (at most MAX_TOP_K), so that the page still fills once tests are dropped.
+TEST_OVERFETCH = 3
+# The most results a request may ask for (retrieval/request.py checks it).
+MAX_TOP_K = 200
+# What a front end's `tests` option takes: keep the results in test files, or not.
+TESTS_CHOICES = ("include", "exclude")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,3 +125,39 @@ def merge_pages(
             result = replace(result, score=result.score * weight[best])
         merged.append((pages[best].folder, result))
     return MergedPage(tuple(merged), streams, tokens, truncated)
+
+
+def search_request(settings: SearchSettings, query: str, **options: Any) -> SearchRequest:
+    """A search request with the `search` settings' defaults (`top_k`,
+    `snippet_chars`; the broad layers) for the options not given (or given as
+    None): the one place every front end's request gets its defaults. The bounds
+    are checked by `SearchRequest.validated`."""
+    given = {k: v for k, v in options.items() if v is not None}
+    given.setdefault("top_k", settings.top_k)
+    given.setdefault("snippet_chars", settings.snippet_chars)
+    if not given.get("layers"):
+        given["layers"] = BROAD_LAYERS
+    return SearchRequest(query=query, **given)
+
+
+def is_test_path(path: str) -> bool:
+    """Whether a result's file is a test file, by each language's conventions (the
+    rule the ranking and the test filter use; front ends show it as `is_test`)."""
+    return is_test_like_path(path)
+
+
+def wide_request(request: SearchRequest, tests: bool) -> SearchRequest:
+    """What each source is asked: the request, or TEST_OVERFETCH times as many
+    results when the test filter (`tests` False) will drop some."""
+    if tests or not 1 <= request.top_k <= MAX_TOP_K:  # a bad top_k: validation says so
+        return request
+    return replace(request, top_k=min(MAX_TOP_K, request.top_k * TEST_OVERFETCH))
+
+
+def without_tests(response: SearchResponse, top_k: int) -> SearchResponse:
+    """A source's page without test files, cut to `top_k` (its token estimate
+    counted again as merge_pages counts it; what is left fits the budget the
+    wider page fitted)."""
+    kept = [r for r in response.results if not is_test_like_path(r.path)][:top_k]
+    tokens = sum(RESULT_OVERHEAD_TOKENS + estimate_tokens(r.snippet) for r in kept)
+    return replace(response, results=kept, tokens=tokens)

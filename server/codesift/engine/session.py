@@ -33,14 +33,15 @@ from codesift.engine.access import (
 from codesift.engine.graph import check_graph_query, walk_graph
 from codesift.engine.listener import EngineListener
 from codesift.engine.results import EmbedReport
+from codesift.engine.search import search_request, wide_request, without_tests
 from codesift.engine.symbols import MAX_SYMBOLS, find_symbols
 from codesift.engine.workspace import Workspace
 from codesift.errors import EmbeddingError, QueryError, ReadOnlyIndexError
-from codesift.history.timespec import TimeFilter, TimeValue, time_filter
-from codesift.retrieval import BROAD_LAYERS, Searcher, SearchRequest, SearchResponse
+from codesift.retrieval import Searcher, SearchRequest, SearchResponse
 from codesift.store.database import index_writable, open_database
 from codesift.store.locks import IndexLock
 from codesift.store.reader import NodeRow, node_rows, nodes_named
+from codesift.timespec import TimeFilter, TimeValue, time_filter
 
 # Imported where used, so that a search of an up-to-date index without vectors
 # loads neither the indexer nor the embedding models, git nor the collections.
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
     from codesift.engine.results import GraphQuery, GraphResult, IndexStatus, SymbolMatches
     from codesift.indexer import IndexSummary
 
-__all__ = ["FOREGROUND_EMBED_LIMIT", "Engine", "embed", "reindex"]
+__all__ = ["FOREGROUND_EMBED_LIMIT", "Engine", "embed", "open_collection", "reindex"]
 
 log = logging.getLogger(__name__)
 
@@ -106,13 +107,7 @@ class Engine:
     def request(self, query: str, **options: Any) -> SearchRequest:
         """A search request with the workspace's defaults (`search.top_k`,
         `search.snippet_chars`) for the options not given (or given as None)."""
-        given = {k: v for k, v in options.items() if v is not None}
-        defaults = self.workspace.settings.search
-        given.setdefault("top_k", defaults.top_k)
-        given.setdefault("snippet_chars", defaults.snippet_chars)
-        if not given.get("layers"):
-            given["layers"] = BROAD_LAYERS
-        return SearchRequest(query=query, **given)
+        return search_request(self.workspace.settings.search, query, **options)
 
     # -- the index ------------------------------------------------------------------
 
@@ -189,18 +184,22 @@ class Engine:
         cancel: threading.Event | None = None,
         *,
         resources: bool = True,
+        tests: bool = True,
     ) -> SearchResponse:
         """The page retrieval/search.py's Searcher makes for `request` (checked first),
         with the best resources of the workspace's document collections unless
         `resources` is False (a search over several folders searches each
-        collection once: engine/folder_search.py)."""
+        collection once: engine/folder_search.py). `tests` False: the test filter
+        (engine/search.py, `without_tests`)."""
         request = request.validated(root=self.root)
         conn = self.connection()
         if request.as_of is not None or request.since is not None or request.until is not None:
             self.history_for_times()
         if self._searcher is None:
             self._searcher = self._make_searcher(conn)
-        response = self._searcher.search(request, cancel=cancel)
+        response = self._searcher.search(wide_request(request, tests), cancel=cancel)
+        if not tests:
+            response = without_tests(response, request.top_k)
         if resources and self.workspace.settings.collections:
             from codesift.engine.collections import (
                 collections_of,
@@ -210,7 +209,9 @@ class Engine:
 
             collections = collections_of(self.workspace, self.listener)
             limit = self.workspace.settings.search.resource_top_k
-            response.resources = search_collections(request, collections, limit, self.listener)
+            response.resources = search_collections(
+                request, collections, limit, self.listener, open_index=open_collection
+            )
             response.results = related_resources(
                 response.results, collections, self.listener, refresh=limit <= 0
             )
@@ -362,6 +363,12 @@ class Engine:
         # The query is embedded only when there are vectors to compare it with (the
         # query encoder then loads on this thread, during the search).
         return coverage.usable > 0
+
+
+def open_collection(ws: Workspace, listener: EngineListener | None) -> Engine:
+    """A document collection's index, opened for one search (brought up to date
+    first, quietly): how engine/collections.py's `search_collections` reads it."""
+    return Engine(ws, listener, quiet=True)
 
 
 def _writing_elsewhere(ws: Workspace) -> str | None:

@@ -56,10 +56,8 @@ if TYPE_CHECKING:
     import psycopg
 
     from codesift.embedding import Embedder
-    from codesift.engine.live import Cancellation, FolderIndex, LiveReader
-    from codesift.engine.live_collections import Mounted
+    from codesift.engine.live import Cancellation
     from codesift.engine.postgres import SharedSearch
-    from codesift.engine.route import RouteResult
     from codesift.store.postgres.route import SharedRouteStore
     from codesift.store.postgres.route_postings import RoutePostings
 
@@ -71,7 +69,6 @@ __all__ = [
     "SharedStatus",
     "add_shared_pool",
     "folder_repo_key",
-    "live_route_with_shared",
     "shared_dsn",
 ]
 
@@ -582,26 +579,3 @@ def add_shared_pool(
             repositories.append(profile)
             evidence[profile.name] = found[profile.name]
     return status
-
-
-def live_route_with_shared(
-    reader: LiveReader,
-    folders: Sequence[FolderIndex],
-    mounted: Sequence[Mounted],
-    query: str,
-    limit: int,
-    cancel: Cancellation,
-    shared: SharedIndex,
-    exclude: Collection[str],
-) -> tuple[RouteResult, SharedStatus]:
-    """engine/live_collections.live_route with the shared repositories in the
-    repository pool, scored together by the same code (engine/route.py,
-    route_sources)."""
-    from codesift.engine.live_collections import live_pools, live_query_embedder
-    from codesift.engine.route import check_route, route_sources
-
-    check_route(query, limit)
-    repositories, evidence, collections = live_pools(reader, folders, mounted, cancel)
-    status = add_shared_pool(repositories, evidence, shared, exclude)
-    embedder = live_query_embedder(reader, folders)
-    return route_sources(query, repositories, collections, limit, evidence, embedder), status

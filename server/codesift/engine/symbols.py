@@ -28,10 +28,10 @@ import apsw
 
 from codesift.engine.results import Symbol, SymbolMatches
 from codesift.history.records import node_history, nodes_in_time
-from codesift.history.timespec import TimeFilter
 from codesift.retrieval import Searcher, SearchRequest
 from codesift.store.names import name_candidates, name_rows, trigrams
 from codesift.store.reader import node_rows, nodes_named
+from codesift.timespec import TimeFilter
 
 __all__ = ["MAX_SYMBOLS", "find_symbols", "score_name", "similar_names", "word_matches"]
 

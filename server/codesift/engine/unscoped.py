@@ -24,6 +24,8 @@ every folder is searched, merged by score alone.
 `plan_unscoped` plans a live search (the language server's folders);
 `choose_folders` reads a route's answer by the same rules for any front end
 (the CLI's search over several folders: engine/folder_search.py).
+`live_route_with_shared` is live_route with the shared index's repositories in
+the pool (the language server's and the MCP server's `route`).
 """
 
 from __future__ import annotations
@@ -36,12 +38,20 @@ from dataclasses import dataclass, field
 from codesift.engine.live import Cancellation, FolderIndex, LiveReader
 from codesift.engine.live_collections import (
     ROUTE_MIN_FOLDERS,
+    Mounted,
+    live_pools,
+    live_query_embedder,
     live_route,
     routed_folders,
 )
-from codesift.engine.route import MAX_ROUTE_LIMIT, RouteResult
+from codesift.engine.route import MAX_ROUTE_LIMIT, RouteResult, check_route, route_sources
 from codesift.engine.search import ROUTE_DECAY
-from codesift.engine.shared_overlay import SHARED_PREFIX, SharedIndex, live_route_with_shared
+from codesift.engine.shared_overlay import (
+    SHARED_PREFIX,
+    SharedIndex,
+    SharedStatus,
+    add_shared_pool,
+)
 from codesift.errors import CodesiftError, SearchCancelled
 from codesift.retrieval.routing import RouteMatch
 
@@ -50,6 +60,7 @@ __all__ = [
     "FolderChoice",
     "UnscopedPlan",
     "choose_folders",
+    "live_route_with_shared",
     "page_weights",
     "plan_unscoped",
 ]
@@ -160,3 +171,23 @@ def choose_folders(result: RouteResult, local: Collection[str], *, narrow: bool)
     ranked = [m.name for m in result.repositories]
     weights = page_weights(result.repositories, local)
     return FolderChoice(routed_folders(result) if narrow else None, ranked, weights)
+
+
+def live_route_with_shared(
+    reader: LiveReader,
+    folders: Sequence[FolderIndex],
+    mounted: Sequence[Mounted],
+    query: str,
+    limit: int,
+    cancel: Cancellation,
+    shared: SharedIndex,
+    exclude: Collection[str],
+) -> tuple[RouteResult, SharedStatus]:
+    """engine/live_collections.live_route with the shared repositories in the
+    repository pool, scored together by the same code (engine/route.py,
+    route_sources)."""
+    check_route(query, limit)
+    repositories, evidence, collections = live_pools(reader, folders, mounted, cancel)
+    status = add_shared_pool(repositories, evidence, shared, exclude)
+    embedder = live_query_embedder(reader, folders)
+    return route_sources(query, repositories, collections, limit, evidence, embedder), status

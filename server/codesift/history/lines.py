@@ -20,10 +20,13 @@ import struct
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from codesift.store.history import HistoryRows
 
 __all__ = [
     "MOVE_MIN_CHARS",
@@ -31,6 +34,7 @@ __all__ = [
     "UNCOMMITTED",
     "FileLines",
     "FilePatch",
+    "LineStore",
     "apply_patch",
     "decode_lines",
     "encode_lines",
@@ -245,3 +249,29 @@ def span_times(
                 changed, changed_commit = int(t_gone[i_gone]), int(gone[i_gone])
         out.append((created, created_commit, changed, changed_commit))
     return out
+
+
+class LineStore:
+    """Per-file line histories, loaded from the index on first use (the walk in
+    update.py and the timing in timing.py share one)."""
+
+    def __init__(self, rows: HistoryRows) -> None:
+        self.rows = rows
+        self.cache: dict[str, FileLines | None] = {}
+        self.dirty: set[str] = set()
+
+    def get(self, path: str) -> FileLines | None:
+        if path not in self.cache:
+            encoded = self.rows.file_lines(path)
+            self.cache[path] = decode_lines(encoded) if encoded is not None else None
+        return self.cache[path]
+
+    def put(self, path: str, lines: FileLines | None) -> None:
+        self.cache[path] = lines
+        self.dirty.add(path)
+
+    def save(self) -> None:
+        for path in sorted(self.dirty):
+            lines = self.cache.get(path)
+            self.rows.put_file_lines(path, None if lines is None else encode_lines(lines))
+        self.dirty.clear()

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import apsw
 
-from codesift.history.timespec import UNCOMMITTED_TIME, TimeFilter, format_time
 from codesift.store.history import TimeRow, ids_in_time, time_rows
+from codesift.timespec import UNCOMMITTED_TIME, TimeFilter, format_time
 
 __all__ = ["ChangeInfo", "change_info", "chunk_history", "node_history", "nodes_in_time"]
 

@@ -9,7 +9,6 @@ import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -18,6 +17,7 @@ import pygit2
 from codesift.history.lines import (
     UNCOMMITTED,
     FileLines,
+    LineStore,
     apply_patch,
 )
 from codesift.history.lines import span_times as _span_times
@@ -29,11 +29,8 @@ from codesift.history.state import (
     HistoryStats,
     _Step,
 )
-from codesift.history.timespec import UNCOMMITTED_TIME
 from codesift.store.history import HistoryRows, SpanTimes
-
-if TYPE_CHECKING:
-    from codesift.history.update import _LineStore
+from codesift.timespec import UNCOMMITTED_TIME
 
 __all__ = ["TIMING_BATCH"]
 
@@ -129,7 +126,7 @@ class _GitTiming:
         repo: pygit2.Repository,
         root: Path,
         prefix: str,
-        store: _LineStore | None,
+        store: LineStore | None,
         head_tree: pygit2.Tree | None,
         unreadable: set[str],
         times: npt.NDArray[np.int64],

@@ -61,10 +61,8 @@ from codesift.history.gitlog import (
     log_diffs,
 )
 from codesift.history.lines import (
-    FileLines,
+    LineStore,
     apply_patch,
-    decode_lines,
-    encode_lines,
     patch_of,
 )
 from codesift.history.state import (
@@ -129,31 +127,6 @@ _STATUS_LETTERS = {_ADDED: "A", _DELETED: "D", _RENAMED: "R"}
 # a second: a fifth of a deep walk).
 CHECKPOINT_SECONDS = 5.0
 PROGRESS_SECONDS = 0.5
-
-
-class _LineStore:
-    """Per-file line histories, loaded from the index on first use."""
-
-    def __init__(self, rows: HistoryRows) -> None:
-        self.rows = rows
-        self.cache: dict[str, FileLines | None] = {}
-        self.dirty: set[str] = set()
-
-    def get(self, path: str) -> FileLines | None:
-        if path not in self.cache:
-            encoded = self.rows.file_lines(path)
-            self.cache[path] = decode_lines(encoded) if encoded is not None else None
-        return self.cache[path]
-
-    def put(self, path: str, lines: FileLines | None) -> None:
-        self.cache[path] = lines
-        self.dirty.add(path)
-
-    def save(self) -> None:
-        for path in sorted(self.dirty):
-            lines = self.cache.get(path)
-            self.rows.put_file_lines(path, None if lines is None else encode_lines(lines))
-        self.dirty.clear()
 
 
 def _first_parent_chain(
@@ -244,7 +217,7 @@ def _pygit2_diff(commit: pygit2.Commit, unreadable: _Unreadable) -> CommitDiff:
 def _apply_commit(
     diff: CommitDiff,
     number: int,
-    store: _LineStore,
+    store: LineStore,
     prefix: str,
     unreadable: _Unreadable | None = None,
 ) -> set[str]:
@@ -302,7 +275,7 @@ class _Walk:
     def __init__(
         self,
         rows: HistoryRows,
-        store: _LineStore,
+        store: LineStore,
         unreadable: _Unreadable,
         prefix: str,
         step: _Step,
@@ -382,7 +355,7 @@ def _walk(
     step: _Step,
     progress: HistoryProgressCallback | None,
     cancel: threading.Event | None,
-) -> tuple[_LineStore | None, set[str]]:
+) -> tuple[LineStore | None, set[str]]:
     """Walk the commits since the stored HEAD, saving at checkpoints. Returns the
     line store (None when the history cannot be read at all, or the walk was
     cancelled: `stats.complete` is then False) and the git paths whose history
@@ -402,11 +375,11 @@ def _walk(
     if failure is not None:
         if failure.head == stats.head:  # known, and nothing new to read
             stats.error = failure.error
-            store = _LineStore(rows)
+            store = LineStore(rows)
             return (None if failure.files is None else store), _unreadable_paths(rows)
         stored = None  # HEAD moved: the missing objects may be here now, read it all again
     if stored == stats.head:
-        return _LineStore(rows), _unreadable_paths(rows)
+        return LineStore(rows), _unreadable_paths(rows)
     git = None if _partial_clone(repo) else git_program()
     workdir = Path(repo.workdir) if repo.workdir else None
     for reader in ("git", "libgit2") if git is not None and workdir is not None else ("libgit2",):
@@ -452,7 +425,7 @@ def _walk_from(
     cancel: threading.Event | None,
     git: str | None,
     workdir: Path | None,
-) -> tuple[_LineStore | None, set[str]]:
+) -> tuple[LineStore | None, set[str]]:
     head_id = str(head.id)
     if git is not None and workdir is not None:
         chain_ids = first_parent_ids(git, workdir, head_id)  # newest first
@@ -481,7 +454,7 @@ def _walk_from(
         todo = chain_ids[: position[stored]][::-1]
     total = len(todo)
     index_of = {oid: i for i, oid in enumerate(todo)}
-    store = _LineStore(rows)
+    store = LineStore(rows)
     walk = _Walk(rows, store, unreadable, prefix, step)
     if git is not None and workdir is not None:
         revisions = [head_id] if not found else [head_id, "^" + str(stored)]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -11,10 +10,11 @@ from typing import TYPE_CHECKING, Any
 import apsw
 from lsprotocol import types
 
-from codesift.engine import GraphLink, GraphQuery, check_graph_query, walk_graph
+from codesift.engine import GraphLink, GraphQuery, check_graph_query
 from codesift.engine.live import Cancellation, FolderIndex
+from codesift.engine.navigation import calls_of, definitions_by_id
+from codesift.engine.results import NodeRow
 from codesift.errors import QueryError
-from codesift.history.timespec import TimeFilter, time_filter
 from codesift.lsp.navigation import (
     document_lines,
     read_lines,
@@ -30,12 +30,10 @@ from codesift.lsp.params import (
     parse_time_filters,
     require_object,
 )
-from codesift.store.reader import NodeRow, node_rows
+from codesift.timespec import TimeFilter, time_filter
 
 if TYPE_CHECKING:
     from codesift.lsp.server import CodesiftServer
-
-log = logging.getLogger(__name__)
 
 __all__ = ["GRAPH", "graph", "incoming_calls", "outgoing_calls", "prepare_call_hierarchy"]
 
@@ -239,45 +237,6 @@ def _call_ranges(lines: list[str], line: int, name: str) -> list[types.Range]:
     return [types.Range(start=start, end=start)]
 
 
-# The call hierarchy lists at most this many callers or callees of one definition
-# (LSP has no way to say a list was cut: the server logs it).
-HIERARCHY_MAX_NODES = 2000
-
-
-def _calls(
-    conn: apsw.Connection, node_id: int, direction: str, guesses: str = "apart"
-) -> list[tuple[NodeRow, list[GraphLink], bool]]:
-    """The definitions calling (`callers`) or called by (`callees`) a node, each
-    with its call edges and whether all of them were found by the name alone
-    (a guess), in the order the engine's walk lists them; guesses last
-    (`guesses` "apart"), left out ("hide") or in place ("show")."""
-    start = list(node_rows(conn, [node_id]).values())
-    if not start:
-        return []
-    query = GraphQuery(direction, 1, ("calls",), HIERARCHY_MAX_NODES)
-    walk = walk_graph(conn, start, query, history=False)
-    if walk.truncated:
-        log.warning(
-            "call hierarchy of node %s: %s cut at %d definitions",
-            node_id,
-            direction,
-            HIERARCHY_MAX_NODES,
-        )
-    out: dict[int, tuple[NodeRow, list[GraphLink]]] = {}
-    for link in walk.edges:
-        other_id = link.source if direction == "callers" else link.target
-        other = walk.node(other_id) if other_id is not None else None
-        if other is None:
-            continue
-        out.setdefault(other.node.id, (other.node, []))[1].append(link)
-    found = [(node, links, all(link.guessed for link in links)) for node, links in out.values()]
-    if guesses == "hide":
-        return [item for item in found if not item[2]]
-    if guesses == "apart":
-        return [item for item in found if not item[2]] + [item for item in found if item[2]]
-    return [(node, links, False) for node, links, _ in found]
-
-
 async def incoming_calls(
     server: CodesiftServer, params: types.CallHierarchyIncomingCallsParams
 ) -> list[types.CallHierarchyIncomingCall]:
@@ -288,7 +247,7 @@ async def incoming_calls(
         cache: dict[str, list[str]] = {}
         out: list[types.CallHierarchyIncomingCall] = []
         guesses = folder.settings.graph.guesses
-        for caller, links, guessed in _calls(conn, node_id, "callers", guesses):
+        for caller, links, guessed in calls_of(conn, node_id, "callers", guesses):
             lines = _lines(cache, folder.root, caller.path)
             ranges = [r for link in links for r in _call_ranges(lines, link.line, link.target_name)]
             out.append(
@@ -308,14 +267,14 @@ async def outgoing_calls(
 
     def run(cancel: Cancellation) -> list[types.CallHierarchyOutgoingCall]:
         conn = server.live.open(folder)
-        source = node_rows(conn, [node_id]).get(node_id)
+        source = definitions_by_id(conn, [node_id]).get(node_id)
         if source is None:
             return []
         cache: dict[str, list[str]] = {}
         own = _lines(cache, folder.root, source.path)
         out: list[types.CallHierarchyOutgoingCall] = []
         guesses = folder.settings.graph.guesses
-        for callee, links, guessed in _calls(conn, node_id, "callees", guesses):
+        for callee, links, guessed in calls_of(conn, node_id, "callees", guesses):
             ranges = [r for link in links for r in _call_ranges(own, link.line, link.target_name)]
             lines = _lines(cache, folder.root, callee.path)
             out.append(

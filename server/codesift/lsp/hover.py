@@ -9,8 +9,8 @@ from lsprotocol import types
 
 from codesift.engine import GraphLink, GraphQuery, GraphResult, walk_graph
 from codesift.engine.live import Cancellation
+from codesift.engine.results import NodeRow
 from codesift.lsp.navigation import node_location, resolve_in_document
-from codesift.store.reader import NodeRow
 
 if TYPE_CHECKING:
     from codesift.lsp.server import CodesiftServer

@@ -14,13 +14,8 @@ from typing import TYPE_CHECKING
 import apsw
 from lsprotocol import types
 
-from codesift.store.reader import (
-    NodeRow,
-    node_rows,
-    nodes_at_line,
-    nodes_named,
-    resolved_target,
-)
+from codesift.engine.navigation import definitions_at
+from codesift.engine.results import NodeRow
 
 if TYPE_CHECKING:
     from codesift.engine.live import FolderIndex
@@ -183,18 +178,5 @@ def resolve_position(
     word = word_at(lines, position, uri)
     if not word:
         return Resolved("", [], False)
-    line = position.line + 1
-    here = nodes_at_line(conn, rel, line)
-    for node_id, name, start in here:
-        if name == word and start <= line <= start + 2:
-            found = node_rows(conn, [node_id])
-            return Resolved(word, list(found.values()), True)
-    for node_id, _, _ in here:  # innermost first
-        target = resolved_target(conn, node_id, word)
-        if target is not None:
-            found = node_rows(conn, [target])
-            if found:
-                return Resolved(word, list(found.values()), False)
-    named = nodes_named(conn, word, limit=20, include_modules=True)
-    named.sort(key=lambda n: n.path != rel)
-    return Resolved(word, named, False)
+    nodes, defined_here = definitions_at(conn, rel, position.line + 1, word)
+    return Resolved(word, nodes, defined_here)

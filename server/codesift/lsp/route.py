@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from codesift.engine.live import Cancellation
 from codesift.engine.live_collections import live_route
-from codesift.engine.route import MAX_ROUTE_LIMIT, RouteResult, check_route, route_json
-from codesift.engine.shared_overlay import live_route_with_shared
+from codesift.engine.results import MAX_QUERY_CHARS
+from codesift.engine.route import MAX_ROUTE_LIMIT, RouteMatch, RouteResult, check_route, route_json
+from codesift.engine.unscoped import live_route_with_shared
 from codesift.errors import QueryError
 from codesift.lsp.params import (
     invalid,
@@ -22,8 +23,6 @@ from codesift.lsp.params import (
     require_object,
     require_str,
 )
-from codesift.retrieval.request import MAX_QUERY_CHARS
-from codesift.retrieval.routing import RouteMatch
 
 if TYPE_CHECKING:
     from codesift.engine.live import FolderIndex

@@ -9,11 +9,14 @@ searched folders list document collections, their best resources come in
 `resources` and each code result lists the resources that mention it (`related`).
 
 `tests: "exclude"` leaves out results in test files, as the engine's ranking
-recognises them by each language's conventions (retrieval/ranking.py,
-`is_test_like_path`): the folders are asked for TEST_OVERFETCH times as many
-results, the test files dropped, and the page cut to `top_k` and the token
-budget. Every result says `is_test` by the same rule, so a client never needs a
-copy of it.
+recognises them by each language's conventions (`is_test_path`): the folders are
+asked for TEST_OVERFETCH times as many results, the test files dropped, and the
+page cut to `top_k` and the token budget. Every result says `is_test` by the same
+rule, so a client never needs a copy of it.
+
+The search itself is conducted by engine/conductor.py (routing plan, each folder
+and the shared index, test filter, page merge, resources), as the MCP server's
+is: this module parses the request and renders the page.
 """
 
 from __future__ import annotations
@@ -24,14 +27,24 @@ from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
 from codesift.config import SearchSettings
-from codesift.embedding import remembered_queries
-from codesift.engine import FolderPage, merge_pages
-from codesift.engine.collections import related_resources
+from codesift.engine.conductor import (
+    TEST_OVERFETCH,
+    TESTS_CHOICES,
+    LiveSearch,
+    conduct,
+    is_test_path,
+)
 from codesift.engine.live import Cancellation, FolderIndex
-from codesift.engine.live_collections import Mounted, live_resources
-from codesift.engine.shared_overlay import SharedStatus
-from codesift.engine.unscoped import plan_unscoped
+from codesift.engine.live_collections import Mounted
+from codesift.engine.results import (
+    MAX_QUERY_CHARS,
+    SearchRequest,
+    SearchResult,
+    result_json,
+)
+from codesift.engine.search import search_request
 from codesift.errors import QueryError
+from codesift.front_defaults import search_setting
 from codesift.lsp.params import (
     invalid,
     opt_bool,
@@ -41,16 +54,6 @@ from codesift.lsp.params import (
     require_object,
     require_str,
 )
-from codesift.retrieval import BROAD_LAYERS, SearchRequest
-from codesift.retrieval.ranking import is_test_like_path
-from codesift.retrieval.request import (
-    MAX_QUERY_CHARS,
-    SearchResponse,
-    SearchResult,
-    StreamReport,
-)
-from codesift.retrieval.search import RESULT_OVERHEAD_TOKENS
-from codesift.retrieval.snippets import estimate_tokens
 
 if TYPE_CHECKING:
     from codesift.lsp.server import CodesiftServer
@@ -60,10 +63,6 @@ __all__ = ["SEARCH", "TEST_OVERFETCH", "for_folder", "parse_search_request", "se
 log = logging.getLogger(__name__)
 
 SEARCH = "codesift/search"
-# With `tests: "exclude"`, each folder is asked for this many times `top_k` results
-# (at most the request's limit), so that the page still fills once tests are dropped.
-TEST_OVERFETCH = 3
-TESTS_CHOICES = ("include", "exclude")
 
 
 def parse_tests(data: dict[str, Any]) -> bool:
@@ -87,14 +86,16 @@ def parse_search_request(
     data = require_object(params, SEARCH)
     query = require_str(data, "query", max_chars=MAX_QUERY_CHARS)
     times = parse_time_filters(data)
-    request = SearchRequest(
-        query=query,
-        top_k=opt_int(data, "top_k", settings.top_k, 1, 200) or settings.top_k,
-        layers=opt_str_list(data, "layers") or BROAD_LAYERS,
+    _, top_k_min, top_k_max = search_setting("top_k")
+    request = search_request(
+        settings,
+        query,
+        top_k=opt_int(data, "top_k", None, top_k_min, top_k_max),
+        layers=opt_str_list(data, "layers"),
         languages=opt_str_list(data, "languages"),
         paths=opt_str_list(data, "paths"),
-        snippet_chars=opt_int(data, "snippet_chars", settings.snippet_chars, 1, 1_000_000)
-        or settings.snippet_chars,
+        # A snippet size out of the settings' bounds is clamped, not refused.
+        snippet_chars=opt_int(data, "snippet_chars", None, 1, 1_000_000),
         max_tokens=opt_int(data, "max_tokens", None, 1, 10_000_000),
         include_graph=opt_bool(data, "include_graph", False),
     )
@@ -122,13 +123,12 @@ def _result_json(
     when a shared index is in use)."""
     from codesift.lsp.server import path_to_uri
 
-    data = asdict(result)
-    data["provenance"] = [dict(h) for h in data["provenance"]]
+    data = result_json(result)
     data["chunk_id"] = str(result.chunk_id)
     data["node_id"] = None if result.node_id is None else str(result.node_id)
     data["folder"] = folder.name
     data["uri"] = path_to_uri(folder.root / result.path)
-    data["is_test"] = is_test_like_path(result.path)
+    data["is_test"] = is_test_path(result.path)
     data["source"] = "local"
     data["repo"] = repo
     return data
@@ -138,33 +138,22 @@ def _shared_result_json(repo: str, result: SearchResult) -> dict[str, Any]:
     """A result of the shared index: its repository key and its path within the
     repository; no folder and no file URI (the repository is not open here: the
     open ones are searched locally). Its ids are the shared index's."""
-    data = asdict(result)
-    data["provenance"] = [dict(h) for h in data["provenance"]]
+    data = result_json(result)
     data["chunk_id"] = str(result.chunk_id)
     data["node_id"] = None if result.node_id is None else str(result.node_id)
     data["folder"] = None
     data["uri"] = None
-    data["is_test"] = is_test_like_path(result.path)
+    data["is_test"] = is_test_path(result.path)
     data["source"] = "shared"
     data["repo"] = repo
     return data
-
-
-def _without_tests(response: SearchResponse, top_k: int) -> SearchResponse:
-    """The folder's page without test files, cut to `top_k` (its token estimate
-    counted again as merge_pages counts it; what is left fits the budget the
-    wider page fitted)."""
-    kept = [r for r in response.results if not is_test_like_path(r.path)][:top_k]
-    tokens = sum(RESULT_OVERHEAD_TOKENS + estimate_tokens(r.snippet) for r in kept)
-    return replace(response, results=kept, tokens=tokens)
 
 
 def _resource_json(mounted: list[Mounted], result: SearchResult) -> dict[str, Any]:
     from codesift.lsp.server import path_to_uri
 
     roots = {c.name: c.root for c, _ in mounted}
-    data = asdict(result)
-    data["provenance"] = [dict(h) for h in data["provenance"]]
+    data = result_json(result)
     data["chunk_id"] = str(result.chunk_id)
     data["node_id"] = None if result.node_id is None else str(result.node_id)
     data["title"] = result.qualified_name or result.path
@@ -185,9 +174,7 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
     # The shared index (index.backend = "postgres") is searched by an unscoped
     # search besides the folders, their own repositories left out of it.
     shared = server.shared_index() if opt_bool(data, "shared", True) and not named else None
-    # Without tests: ask for more, drop the tests, then merge_pages cuts to `request`.
-    wide = request if tests else replace(request, top_k=min(200, request.top_k * TEST_OVERFETCH))
-    requests = {folder.name: for_folder(wide, folder) for folder in folders}
+    checked = {folder.name: for_folder(request, folder) for folder in folders}
     by_name = {folder.name: folder for folder in folders}
     resource_top_k = defaults.resource_top_k if defaults is not None else 0
 
@@ -195,80 +182,42 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
         started = time.perf_counter()
         # Every open folder's repository is left out of the shared index (git reads).
         open_keys = server.open_repo_keys() if shared is not None else {}
-        exclude = set(open_keys.values())
-        plan = plan_unscoped(
-            server.live,
-            folders,
-            request.query,
-            cancel,
+        how = LiveSearch(
+            tests=tests,
             route=False if named else asked,
             shared=shared,
-            exclude=exclude,
+            exclude=frozenset(open_keys.values()),
+            mounted=server.mounted,
+            resource_top_k=resource_top_k,
         )
-        searched, routed, only = plan.folders, plan.routed, plan.shared_keys
-        mounted = server.mounted(searched)
-        pages: list[FolderPage] = []
-        for folder in searched:
-            if cancel.cancelled:
-                break
-            response = server.live.search(folder, requests[folder.name], cancel)
-            if not tests:
-                response = _without_tests(response, request.top_k)
-            pages.append(FolderPage(folder.name, response))
-        shared_keys: dict[str, str] = {}
-        shared_status: SharedStatus | None = None
-        shared_streams: tuple[StreamReport, ...] = ()
-        if shared is not None and not cancel.cancelled:
-            found = shared.search(wide, exclude, only, cancel)
-            shared_status = found.status
-            shared_streams = found.streams  # also when no repository had a result
-            shared_keys = dict(found.keys)
-            for shared_page in found.pages:
-                response = shared_page.response
-                if not tests:
-                    response = _without_tests(response, request.top_k)
-                pages.append(FolderPage(shared_page.folder, response))
-        pages_by_name = {p.folder: p.response for p in pages}
-        page = merge_pages(request, pages, plan.weights)
-        results = list(page.results)
-        resources: list[SearchResult] = []
-        if mounted:
-            resources = live_resources(server.live, mounted, request, resource_top_k, cancel)
-            related = related_resources(
-                [r for _, r in results], [c for c, _ in mounted], refresh=resource_top_k <= 0
-            )
-            results = [(name, r) for (name, _), r in zip(results, related, strict=True)]
+        page = conduct(server.live, folders, request, cancel, how, checked=checked)
+        shared_keys = page.shared_keys
         return {
             "query": request.query,
             "results": [
                 _shared_result_json(shared_keys[name], result)
                 if name in shared_keys
                 else _result_json(by_name[name], result, open_keys.get(name))
-                for name, result in results
+                for name, result in page.results
             ],
-            "resources": [_resource_json(mounted, r) for r in resources],
-            "routed": routed,
-            "folder_order": plan.ranked or None,
+            "resources": [_resource_json(page.mounted, r) for r in page.resources],
+            "routed": page.plan.routed,
+            "folder_order": page.plan.ranked or None,
             "streams": [
                 *(
                     {**asdict(s), "folder": name, "source": "local"}
                     for name, s in page.streams
                     if name not in shared_keys
                 ),
-                *({**asdict(s), "folder": None, "source": "shared"} for s in shared_streams),
+                *({**asdict(s), "folder": None, "source": "shared"} for s in page.shared_streams),
             ],
             "took_ms": round((time.perf_counter() - started) * 1000, 2),
             "tokens": page.tokens,
             "truncated_by_budget": page.truncated_by_budget,
-            "index": [folder.completeness() for folder in searched],
-            "warnings": [asdict(w) for _, page in pages_by_name.items() for w in page.warnings],
-            "complete": all(folder.completeness()["complete"] for folder in searched),
-            "shared": shared_status.as_json() if shared_status is not None else None,
+            "index": [folder.completeness() for folder in page.searched],
+            "warnings": [asdict(w) for w in page.warnings],
+            "complete": all(folder.completeness()["complete"] for folder in page.searched),
+            "shared": page.shared_status.as_json() if page.shared_status is not None else None,
         }
 
-    def run_once(cancel: Cancellation) -> dict[str, Any]:
-        # The folders and the shared index share one query vector (one model).
-        with remembered_queries():
-            return run(cancel)
-
-    return await server.read(run_once)
+    return await server.read(run)

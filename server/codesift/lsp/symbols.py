@@ -14,6 +14,8 @@ from lsprotocol import types
 
 from codesift.engine import Symbol
 from codesift.engine.live import Cancellation, FolderIndex
+from codesift.engine.navigation import file_definitions
+from codesift.engine.results import NodeRow
 from codesift.lsp.navigation import (
     document_lines,
     node_location,
@@ -22,7 +24,6 @@ from codesift.lsp.navigation import (
     symbol_kind,
 )
 from codesift.lsp.params import invalid
-from codesift.store.reader import NodeRow, node_ids_in_file, node_rows
 
 if TYPE_CHECKING:
     from codesift.lsp.server import CodesiftServer
@@ -82,8 +83,7 @@ async def document_symbols(
 
     def run(cancel: Cancellation) -> list[types.DocumentSymbol]:
         conn = server.live.open(folder)
-        ids = node_ids_in_file(conn, rel)
-        nodes = node_rows(conn, ids)
+        ids, nodes = file_definitions(conn, rel)
         if not nodes:
             return []
         lines = document_lines(server, uri, folder.root / rel)

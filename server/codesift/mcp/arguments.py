@@ -15,7 +15,7 @@ from typing import Any
 from mcp_types import Tool
 
 from codesift.errors import QueryError
-from codesift.history.timespec import TimeValue
+from codesift.timespec import TimeValue
 
 __all__ = ["Arguments"]
 
@@ -33,6 +33,10 @@ class Arguments:
             raise QueryError(
                 f"unknown argument(s) {', '.join(unknown)} for {tool.name}; it takes: {names}"
             )
+
+    def given(self, name: str) -> bool:
+        """Whether the call gave `name` (a value of null counts as not given)."""
+        return self._get(name) is not None
 
     def _get(self, name: str) -> Any:
         return self._raw.get(name)

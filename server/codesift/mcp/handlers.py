@@ -7,26 +7,25 @@ becomes a tool error in server.py (errors.py maps it).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from mcp_types import CallToolResult, Tool
 
-from codesift.embedding import remembered_queries
 from codesift.engine import GraphQuery, GraphResult, IndexStatus, check_graph_query
-from codesift.engine.collections import related_resources
+from codesift.engine.conductor import TESTS_CHOICES, LiveSearch, conduct
 from codesift.engine.live import Cancellation
-from codesift.engine.live_collections import live_resources, live_route
+from codesift.engine.live_collections import live_route
+from codesift.engine.results import SearchResponse
 from codesift.engine.route import check_route
-from codesift.engine.search import FolderPage, merge_pages
-from codesift.engine.shared_overlay import SharedPage, live_route_with_shared
 from codesift.engine.symbols import MAX_SYMBOLS
+from codesift.engine.unscoped import live_route_with_shared
 from codesift.errors import QueryError
 from codesift.front_defaults import GRAPH_MAX_NODES, NEIGHBOURS_MAX_NODES, SYMBOLS_LIMIT
-from codesift.history.timespec import TimeFilter
 from codesift.mcp import render, tools
 from codesift.mcp.arguments import Arguments
 from codesift.mcp.live import LiveWorkspace
-from codesift.retrieval import SearchResponse
+from codesift.timespec import TimeFilter
 
 __all__ = ["HANDLERS", "REINDEX_WAIT_SECONDS"]
 
@@ -44,9 +43,12 @@ async def _times(live: LiveWorkspace, args: Arguments) -> TimeFilter:
     return await live.run(lambda: live.engine.times(as_of, since, until))
 
 
-# A search's local page, each result's shared repository (None: local), and the
-# shared index's answer (None without one).
-_SearchAnswer = tuple[SearchResponse, list[str | None], SharedPage | None]
+def _tests(args: Arguments) -> bool:
+    """Whether `tests` (`include`, the default, or `exclude`) keeps test files."""
+    value = args.choice("tests", "include")
+    if value not in TESTS_CHOICES:
+        raise QueryError(f"tests must be 'include' or 'exclude', got {value!r}")
+    return value == "include"
 
 
 async def search(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolResult:
@@ -65,47 +67,45 @@ async def search(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallTool
         since=since,
         until=until,
     )
+    tests = _tests(args)
+    route = args.flag("route", False) if args.given("route") else None
     # Checked (and its times resolved) before any reading: a bad one is a tool error.
     checked = await live.run(lambda: request.validated(root=live.workspace.root))
-    mounted = live.mounted()
-    limit = live.workspace.settings.search.resource_top_k
-
     shared = live.shared if args.flag("shared", True) else None
-
-    def run(cancel: Cancellation) -> _SearchAnswer:
-        response = live.reader.search(live.folder, checked, cancel, open_timeout=None)
-        if mounted:
-            response.resources = live_resources(live.reader, mounted, checked, limit, cancel)
-            response.results = related_resources(
-                response.results, [c for c, _ in mounted], refresh=limit <= 0
-            )
-        repos: list[str | None] = [None] * len(response.results)
-        if shared is None:
-            return response, repos, None
-        # The shared index's other repositories, merged with the local page as a
-        # multi-folder search merges its folders' pages.
-        found = shared.search(checked, {live.repo_key()}, cancel=cancel)
-        if found.pages:
-            merged = merge_pages(checked, [FolderPage(live.folder.name, response), *found.pages])
-            response.results = [result for _, result in merged.results]
-            repos = [found.keys.get(name) for name, _ in merged.results]
-            response.tokens = merged.tokens
-            response.truncated_by_budget = merged.truncated_by_budget
-        return response, repos, found
-
-    def run_once(cancel: Cancellation) -> _SearchAnswer:
-        # The local and the shared search share one query vector (one model).
-        with remembered_queries():
-            return run(cancel)
-
-    response, repos, found = await live.read(run_once)
+    # This workspace's own repository is left out of the shared index (git reads).
+    exclude = frozenset({await live.run(live.repo_key)}) if shared is not None else frozenset()
+    how = LiveSearch(
+        tests=tests,
+        route=route,
+        shared=shared,
+        exclude=exclude,
+        mounted=lambda searched: live.mounted() if searched else [],
+        resource_top_k=live.workspace.settings.search.resource_top_k,
+        open_timeout=None,
+    )
+    folder = live.folder
+    page = await live.read(
+        lambda cancel: conduct(
+            live.reader, [folder], checked, cancel, how, checked={folder.name: checked}
+        )
+    )
+    # The workspace's own page gives the timings, rerank and warnings (an empty one
+    # when the router left it out for the shared index's repositories).
+    own = page.responses.get(folder.name) or SearchResponse(query=checked.query)
+    response = replace(
+        own,
+        results=[result for _, result in page.results],
+        resources=page.resources,
+        tokens=page.tokens,
+        truncated_by_budget=page.truncated_by_budget,
+    )
     return render.search_result(
         checked,
         response,
         live.index_state(),
-        repos,
-        found.status if found is not None else None,
-        found.streams if found is not None else (),
+        [page.shared_keys.get(name) for name, _ in page.results],
+        page.shared_status,
+        page.shared_streams,
     )
 
 

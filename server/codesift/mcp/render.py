@@ -15,11 +15,17 @@ from mcp_types import CallToolResult, TextContent
 from codesift.engine import GraphLink, GraphResult, IndexStatus, Symbol, SymbolMatches
 from codesift.engine.live import FolderIndex
 from codesift.engine.live_collections import Mounted
-from codesift.engine.route import RouteResult, route_json
+from codesift.engine.results import (
+    SearchRequest,
+    SearchResponse,
+    SearchResult,
+    StreamReport,
+    link_json,
+    result_json,
+    symbol_json,
+)
+from codesift.engine.route import RouteMatch, RouteResult, route_json
 from codesift.engine.shared_overlay import SharedStatus
-from codesift.retrieval import SearchRequest, SearchResponse
-from codesift.retrieval.request import SearchResult, StreamReport
-from codesift.retrieval.routing import RouteMatch
 
 __all__ = [
     "graph_result",
@@ -66,8 +72,7 @@ def _cited_path(result: SearchResult, repo: str | None) -> str:
 
 
 def _search_json(rank: int, result: SearchResult, repo: str | None = None) -> dict[str, Any]:
-    data = asdict(result)
-    data["provenance"] = [dict(h) for h in data["provenance"]]
+    data = result_json(result)
     cite = _span(_cited_path(result, repo), result.start_line, result.end_line)
     return {
         "rank": rank,
@@ -235,11 +240,7 @@ def route_result(
 
 def _symbol_json(symbol: Symbol) -> dict[str, Any]:
     node = symbol.node
-    return {
-        "cite": _span(node.path, node.start_line, node.end_line),
-        **asdict(node),
-        "history": asdict(symbol.history) if symbol.history is not None else None,
-    }
+    return {"cite": _span(node.path, node.start_line, node.end_line), **symbol_json(symbol)}
 
 
 def _symbol_text(symbol: Symbol) -> str:
@@ -277,7 +278,7 @@ def symbols_result(found: SymbolMatches, index: dict[str, Any]) -> CallToolResul
 def _link_json(walk: GraphResult, link: GraphLink) -> dict[str, Any]:
     source = walk.node(link.source)
     where = _span(source.node.path, link.line, link.line) if source else None
-    return {**asdict(link), "cite": where}
+    return {**link_json(link), "cite": where}
 
 
 def neighbours_result(

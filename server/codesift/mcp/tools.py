@@ -12,6 +12,9 @@ from typing import Any
 from mcp_types import Tool, ToolAnnotations
 
 from codesift.engine import EDGE_KINDS
+from codesift.engine.conductor import TESTS_CHOICES
+from codesift.engine.live_collections import ROUTE_MIN_FOLDERS
+from codesift.engine.results import MAX_QUERY_CHARS
 from codesift.engine.route import MAX_ROUTE_LIMIT
 from codesift.engine.symbols import MAX_SYMBOLS
 from codesift.front_defaults import (
@@ -22,7 +25,6 @@ from codesift.front_defaults import (
     search_setting,
 )
 from codesift.parsing.model import CHUNK_LAYERS
-from codesift.retrieval.request import MAX_QUERY_CHARS
 
 __all__ = ["TOOLS", "TOOL_NAMES"]
 
@@ -152,6 +154,21 @@ SEARCH = Tool(
                 "type": "boolean",
                 "default": False,
                 "description": "Add each code result's parent, callees and callers.",
+            },
+            "tests": {
+                "type": "string",
+                "enum": list(TESTS_CHOICES),
+                "default": "include",
+                "description": "'exclude' leaves out results in test files, as the ranking"
+                " recognises them by each language's conventions (tests/, test_*.py,"
+                " *_test.go, *.spec.ts, FooTest.java...); every result says is_test.",
+            },
+            "route": {
+                "type": "boolean",
+                "description": "With a shared team index, which sources are searched: true"
+                " narrows to those the router chooses from two sources on; false searches"
+                " every one, merged by score alone. Default: narrow from"
+                f" {ROUTE_MIN_FOLDERS} sources on, merged by the router's weights from two.",
             },
             "shared": _SHARED,
             **TIME_OPTIONS,

@@ -8,9 +8,9 @@ from pathlib import Path
 from codesift.config import SearchSettings
 from codesift.errors import QueryError
 from codesift.history.records import ChangeInfo
-from codesift.history.timespec import TimeFilter, TimeValue, time_filter
 from codesift.parsing.languages import DOCUMENT_LANGUAGES, LANGUAGES
 from codesift.parsing.model import CHUNK_LAYERS
+from codesift.timespec import TimeFilter, TimeValue, time_filter
 
 __all__ = [
     "BROAD_LAYERS",
@@ -86,7 +86,7 @@ class SearchRequest:
     snippet_chars: int = _SEARCH_DEFAULTS.snippet_chars
     max_tokens: int | None = None
     include_graph: bool = False
-    # Git time (codesift.history.timespec): ISO 8601 dates or times, relative forms
+    # Git time (codesift.timespec): ISO 8601 dates or times, relative forms
     # ("2w", "3 days ago"), git revisions (resolved in `root`), or Unix seconds.
     as_of: TimeValue | None = None  # only content created at or before this time
     since: TimeValue | None = None  # only content last changed at or after this time

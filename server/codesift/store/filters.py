@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from codesift.history.timespec import TimeFilter
+from codesift.timespec import TimeFilter
 
 __all__ = ["SearchFilters", "file_conditions", "files_join", "time_conditions"]
 

@@ -16,9 +16,9 @@ from typing import Protocol
 
 import apsw
 
-from codesift.history.timespec import TimeFilter
 from codesift.store.history import TimeRow, ids_in_time, time_rows
 from codesift.store.reader import EdgeRow, NodeRow, edges_from, edges_to, node_rows
+from codesift.timespec import TimeFilter
 
 __all__ = ["GraphStore", "SqliteGraphStore"]
 

@@ -15,10 +15,10 @@ from typing import Literal, NamedTuple, cast
 
 import apsw
 
-from codesift.history.timespec import TimeFilter
 from codesift.store.database import scalar
 from codesift.store.filters import time_conditions
 from codesift.store.meta import read_meta, write_meta
+from codesift.timespec import TimeFilter
 
 __all__ = [
     "CommitRow",

@@ -12,12 +12,12 @@ from typing import Any
 
 import apsw
 
-from codesift.history.timespec import TimeFilter
 from codesift.parsing.chunks import summary_text
 from codesift.store.database import scalar
 from codesift.store.filters import time_conditions
 from codesift.store.meta import read_meta
 from codesift.store.rows import unpack_text
+from codesift.timespec import TimeFilter
 
 __all__ = [
     "ChunkRow",

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from codesift.history.timespec import TimeFilter
 from codesift.store.filters import time_conditions
 from codesift.store.history import TimeRow
 from codesift.store.postgres.search import PostgresSearchStore
 from codesift.store.reader import EdgeRow, NodeRow, name_tail, named_matches
+from codesift.timespec import TimeFilter
 
 __all__ = ["PostgresGraphStore"]
 

@@ -45,7 +45,6 @@ import numpy as np
 import numpy.typing as npt
 import psycopg
 
-from codesift.history.timespec import TimeFilter
 from codesift.store.filters import SearchFilters, time_conditions
 from codesift.store.history import TimeRow
 from codesift.store.postgres.access import readable_condition
@@ -59,6 +58,7 @@ from codesift.store.search_store import (
     ScoredChunk,
     SymbolCandidate,
 )
+from codesift.timespec import TimeFilter
 
 __all__ = [
     "PostgresSearchStore",
