@@ -423,6 +423,11 @@ EXTRA_CONFIGS: list[SearchConfig] = [
         overrides={"file_evidence": 0.0},
     ),
     SearchConfig(
+        "- file evidence yield",
+        "file evidence applies even when one chunk matches the question far better than any other",
+        overrides={"file_evidence_yield": 0.0},
+    ),
+    SearchConfig(
         "- file diversity",
         "results ordered by score alone, however many come from one file",
         overrides={"file_diversity": 1.0},

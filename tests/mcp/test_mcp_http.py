@@ -80,3 +80,58 @@ def test_http_transport(tmp_path: Path) -> None:
     assert process.returncode == 0, err.decode()
     assert out == b""
     assert "Traceback" not in log.read_text(), log.read_text()
+
+
+def test_http_transport_with_tokens(tmp_path: Path) -> None:
+    """With a token in the token file, `codesift mcp --http` asks every request
+    for one (the guard of codesift web): none or a wrong one gets 401; the SDK's
+    client with the bearer header gets its tools."""
+    import httpx
+
+    from codesift.engine.web_tokens import TokenFile
+
+    root = make_workspace(tmp_path / "ws", FILES)
+    tokens = TokenFile(tmp_path / "tokens.json")
+    secret = tokens.add("agent", "ana")
+    port = free_port()
+    args = ["mcp", "--root", str(root), "--http", f"127.0.0.1:{port}"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "codesift.cli", *args],
+        env={**server_env(), "CODESIFT_TOKENS": str(tokens.path)},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+
+    async def call(headers: dict[str, str]) -> Any:
+        async with (
+            httpx.AsyncClient(headers=headers, timeout=DEADLINE) as http,
+            streamable_http_client(url, http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            return await session.call_tool("search", {"query": "retry_failed_charge"})
+
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    accept = {"accept": "application/json, text/event-stream"}
+    try:
+        deadline = time.monotonic() + DEADLINE
+        while True:  # the server may still be starting
+            try:
+                refused = httpx.post(url, json=hello, headers=accept)
+                break
+            except httpx.HTTPError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        assert refused.status_code == 401
+        wrong = httpx.post(url, json=hello, headers={**accept, "authorization": "Bearer csk_x"})
+        assert wrong.status_code == 401
+        found = asyncio.run(call({"authorization": f"Bearer {secret}"}))
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=DEADLINE)
+    assert not found.is_error
+    assert found.structured_content["results"][0]["cite"] == "billing.py:1-2"
+    assert process.returncode == 0, err.decode()

@@ -2,10 +2,10 @@
 ([tool.importlinter], read by import-linter) hold.
 
 - no import circles between the modules and subpackages of `codesift`, at any depth;
-- the layers, arrows only down: cli -> lsp | mcp | web -> engine -> retrieval ->
+- the layers, arrows only down: cli -> web -> lsp | mcp -> engine -> retrieval ->
   store -> parsing (docs/architecture.md);
-- the servers (lsp, mcp) never import the CLI, store/ or retrieval/: they reach the
-  index through the engine.
+- the servers (lsp, mcp, web) never import the CLI, store/ or retrieval/: they
+  reach the index through the engine.
 
 A broken contract fails this test with import-linter's report: which import, in
 which file and line, and the chain it belongs to.

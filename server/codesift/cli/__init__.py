@@ -13,7 +13,8 @@ The package, by role: parser.py (the command line), invocation.py (streams,
 progress), commands.py (index, embed, history, status, serve, mcp), queries.py
 (search, route, symbols, callers, callees, graph), render.py (JSON and pages),
 shared.py (the shared PostgreSQL index), errors.py (messages and exit codes),
-served.py (answering the CLI for a server), team.py (`codesift team`), run.py.
+served.py (answering the CLI for a server), team.py (`codesift team`), web.py
+(`codesift web`, `codesift token`), run.py.
 No server imports this package: `codesift serve` and `codesift mcp` hand the
 servers `served.serve_cli_socket` as a parameter.
 

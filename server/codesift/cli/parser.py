@@ -335,13 +335,16 @@ def build_parser(
     p.add_argument(
         "--http",
         metavar="HOST:PORT",
-        help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (no auth: loopback)",
+        help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio"
+        " (other than loopback only with tokens: codesift token add)",
     )
     p.set_defaults(func=cmd_mcp)
 
     from codesift.cli.team import add_team_parser
+    from codesift.cli.web import add_web_parsers
 
     add_team_parser(sub)
+    add_web_parsers(sub, config_option)
     # Common options in either place: `codesift -vv search x` = `codesift search x -vv`.
     for command in sub.choices.values():
         command.add_argument(

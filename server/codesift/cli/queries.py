@@ -25,6 +25,7 @@ from codesift.cli.render import (
     symbol_json,
 )
 from codesift.cli.shared import given_dsn, open_reader, search_shared, shared_dsn
+from codesift.engine.folder_search import search_folder
 from codesift.engine.results import GraphQuery
 from codesift.engine.session import Engine
 from codesift.engine.symbols import MAX_SYMBOLS
@@ -73,7 +74,8 @@ def cmd_search(args: argparse.Namespace, inv: Invocation) -> int:
     engine = inv.engine(args, quiet=bool(args.json), workspace=ws)
     try:
         times = engine.times(args.as_of, args.since, args.until)  # before any indexing
-        response = engine.search(_search_request(args, engine, times), tests=_tests(args))
+        request = _search_request(args, engine, times).validated(root=engine.root)
+        response = search_folder(engine, request, tests=_tests(args))
         report_built(inv, engine, args)
     finally:
         engine.close()

@@ -15,6 +15,10 @@ never the search.
 The document collections the searched folders list are searched once each (a
 collection two folders list is one collection), for the best
 `search.resource_top_k` of the first searched folder's settings.
+
+The search itself is engine/conductor.py's `conduct` (the steps every front end's
+search runs), over `EngineFolders`: the folders' engines as its sources. The
+CLI's search of one folder is the same, with one engine.
 """
 
 from __future__ import annotations
@@ -23,24 +27,34 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from codesift.engine.api import SourcePlan
+from codesift.engine.conductor import ConductedPage, conduct
 from codesift.engine.listener import EngineListener
-from codesift.engine.live_collections import ROUTE_MIN_FOLDERS
-from codesift.engine.route import MAX_ROUTE_LIMIT, folder_names
-from codesift.engine.route_folders import route
-from codesift.engine.search import FolderPage, merge_pages
 from codesift.engine.session import Engine, open_collection
-from codesift.engine.unscoped import FolderChoice, choose_folders
+from codesift.engine.workspace import folder_names
 from codesift.errors import CodesiftError, QueryError, SearchCancelled
-from codesift.retrieval.request import SearchRequest, SearchResult, StreamReport
+from codesift.retrieval.request import SearchRequest, SearchResponse, SearchResult, StreamReport
 
+# Loaded where used: the router and the collections (a search of one folder that
+# lists no collections loads neither), and types.
 if TYPE_CHECKING:
     from codesift.engine.collections import Collection
+    from codesift.engine.live import Cancellation
+    from codesift.engine.shared_overlay import SharedPage
+    from codesift.engine.unscoped import FolderChoice
 
-__all__ = ["FolderResult", "FoldersResponse", "search_folders"]
+__all__ = [
+    "EngineFolders",
+    "FolderResult",
+    "FoldersResponse",
+    "search_engines",
+    "search_folder",
+    "search_folders",
+]
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +94,11 @@ def _choice(
     asked: bool | None,
 ) -> FolderChoice:
     """The router's answer for the folders (engine/unscoped.py's rules)."""
+    from codesift.engine.live_collections import ROUTE_MIN_FOLDERS
+    from codesift.engine.route import MAX_ROUTE_LIMIT
+    from codesift.engine.route_folders import route
+    from codesift.engine.unscoped import FolderChoice, choose_folders
+
     unrouted = FolderChoice(None, [], {})
     if asked is False or len(engines) < 2:
         return unrouted
@@ -101,6 +120,109 @@ def _choice(
     return choose_folders(result, frozenset(names), narrow=narrow)
 
 
+class EngineFolders:
+    """One-shot engines over folders on disk as the sources of a search (engine/
+    api.py, SearchSources), each engine with its own request (its git times
+    resolved in its folder), named as `folder_names` names the folders.
+    `route_first`: None routes as the module docstring says, True narrows from
+    two folders on, False merges by score alone."""
+
+    def __init__(
+        self,
+        engines: Sequence[Engine],
+        requests: Sequence[SearchRequest],
+        listener: EngineListener,
+        *,
+        route_first: bool | None = None,
+        cancel: threading.Event | None = None,
+    ) -> None:
+        self.names = folder_names([e.root for e in engines])
+        self.engines = dict(zip(self.names, engines, strict=True))
+        self.requests = dict(zip(self.names, requests, strict=True))
+        self.listener = listener
+        self.route_first = route_first
+        self.cancel = cancel
+
+    def plan(self, query: str, cancel: Cancellation | None) -> SourcePlan:
+        engines = list(self.engines.values())
+        if len(engines) < 2:  # nothing to route among (the router is not loaded)
+            return SourcePlan(list(self.names))
+        choice = _choice(query, engines, self.names, self.listener, self.route_first)
+        chosen = set(choice.routed) if choice.routed else set(self.names)
+        searched = [name for name in self.names if name in chosen]
+        return SourcePlan(searched, choice.routed, choice.ranked, choice.weights)
+
+    def page(self, name: str, top_k: int, cancel: Cancellation | None) -> SearchResponse:
+        request = replace(self.requests[name], top_k=top_k)
+        return self.engines[name].search(request, self.cancel, resources=False)
+
+    def shared(
+        self, request: SearchRequest, only: Sequence[str] | None, cancel: Cancellation | None
+    ) -> SharedPage | None:
+        return None  # a one-shot search over folders reads their local indexes
+
+    def resources(
+        self,
+        searched: Sequence[str],
+        request: SearchRequest,
+        results: list[SearchResult],
+        cancel: Cancellation | None,
+    ) -> tuple[list[SearchResult], list[SearchResult]]:
+        if not any(self.engines[name].workspace.settings.collections for name in searched):
+            return [], results
+        from codesift.engine.collections import (
+            collections_of,
+            related_resources,
+            search_collections,
+        )
+
+        collections: dict[Path, Collection] = {}
+        for name in searched:
+            for collection in collections_of(self.engines[name].workspace, self.listener):
+                collections.setdefault(collection.workspace.db_path, collection)
+        found = list(collections.values())
+        if not found or not searched:
+            return [], results
+        limit = self.engines[searched[0]].workspace.settings.search.resource_top_k
+        listener = self.listener
+        resources = search_collections(request, found, limit, listener, open_index=open_collection)
+        return resources, related_resources(results, found, listener, refresh=limit <= 0)
+
+
+def search_engines(
+    engines: Sequence[Engine],
+    requests: Sequence[SearchRequest],
+    listener: EngineListener | None = None,
+    *,
+    route_first: bool | None = None,
+    cancel: threading.Event | None = None,
+    tests: bool = True,
+) -> ConductedPage:
+    """The conducted page of one search over `engines` (each with its request, all
+    checked): engine/conductor.py's `conduct` over `EngineFolders`."""
+    if not engines:
+        raise QueryError("no folder to search")
+    sources = EngineFolders(
+        engines, requests, listener or EngineListener(), route_first=route_first, cancel=cancel
+    )
+    return conduct(sources, requests[0], tests=tests)
+
+
+def search_folder(engine: Engine, request: SearchRequest, *, tests: bool = True) -> SearchResponse:
+    """One folder's search (`request` checked), conducted as every search is: the
+    engine's own page (its streams, stages, rerank, warnings) with the conducted
+    results and the collections' resources."""
+    page = search_engines([engine], [request], engine.listener, tests=tests)
+    own = page.responses[page.searched[0]]
+    return replace(
+        own,
+        results=[result for _, result in page.results],
+        resources=page.resources,
+        tokens=page.tokens,
+        truncated_by_budget=page.truncated_by_budget,
+    )
+
+
 def search_folders(
     engines: Sequence[Engine],
     request_for: Callable[[Engine], SearchRequest],
@@ -116,55 +238,22 @@ def search_folders(
     the module docstring. `route_first`: None routes as the module docstring
     says, True narrows from two folders on, False merges by score alone. `tests`
     False: the test filter on each folder's page (engine/search.py)."""
-    from codesift.engine.collections import (
-        collections_of,
-        related_resources,
-        search_collections,
-    )
-
     if not engines:
         raise QueryError("no folder to search")
-    listener = listener or EngineListener()
     started = time.perf_counter()
     requests = [request_for(engine) for engine in engines]  # every request checked first
-    first = requests[0]
-    names = folder_names([e.root for e in engines])
-    choice = _choice(first.query, engines, names, listener, route_first)
-    chosen = set(choice.routed) if choice.routed else set(names)
-    pages: list[FolderPage] = []
-    searched: list[int] = []
-    for i, (engine, request) in enumerate(zip(engines, requests, strict=True)):
-        if names[i] not in chosen:
-            continue
-        response = engine.search(request, cancel, resources=False, tests=tests)
-        pages.append(FolderPage(names[i], response))
-        searched.append(i)
-    page = merge_pages(first, pages, choice.weights)
-    index = {names[i]: i for i in searched}
-    collections: dict[Path, Collection] = {}
-    for i in searched:
-        for collection in collections_of(engines[i].workspace, listener):
-            collections.setdefault(collection.workspace.db_path, collection)
-    limit = engines[searched[0]].workspace.settings.search.resource_top_k
-    found = list(collections.values())
-    resources = (
-        search_collections(first, found, limit, listener, open_index=open_collection)
-        if found
-        else []
+    page = search_engines(
+        engines, requests, listener, route_first=route_first, cancel=cancel, tests=tests
     )
-    merged = [result for _, result in page.results]
-    if found:
-        merged = related_resources(merged, found, listener, refresh=limit <= 0)
+    names = folder_names([engine.root for engine in engines])
+    roots = {name: engine.root for name, engine in zip(names, engines, strict=True)}
     return FoldersResponse(
-        query=first.query,
-        results=[
-            FolderResult(name, engines[index[name]].root, result)
-            for (name, _), result in zip(page.results, merged, strict=True)
-        ],
-        resources=resources,
-        searched=[names[i] for i in searched],
-        routed=choice.routed,
-        folder_order=choice.ranked,
+        query=requests[0].query,
+        results=[FolderResult(name, roots[name], result) for name, result in page.results],
+        resources=page.resources,
+        searched=page.searched,
+        routed=page.plan.routed,
+        folder_order=page.plan.ranked,
         streams=list(page.streams),
         took_ms=round((time.perf_counter() - started) * 1000, 2),
         tokens=page.tokens,

@@ -33,7 +33,7 @@ from codesift.retrieval.request import MAX_QUERY_CHARS
 if TYPE_CHECKING:
     from codesift.embedding.model import Embedder
     from codesift.engine.collections import Collection
-from codesift.engine.workspace import Workspace
+from codesift.engine.workspace import Workspace, folder_names
 from codesift.retrieval.ranking import is_test_like_path
 from codesift.retrieval.routing import (
     RouteEvidence,
@@ -351,19 +351,3 @@ def route_sources(
         ),
         collections=tuple(score_pool(terms, collections, limit, keep_unmatched=True)),
     )
-
-
-def folder_names(roots: Sequence[Path]) -> list[str]:
-    """A name for each folder, as routing and a search over several folders show
-    it: its own name, with as many parent folders before it as it takes to tell
-    it from the others (`app/src` and `lib/src`)."""
-    parts = [root.parts[1:] if root.anchor else root.parts for root in roots]
-    depth = [1] * len(roots)
-    while True:
-        names = ["/".join(p[-d:]) for p, d in zip(parts, depth, strict=True)]
-        clash = {n for n in names if names.count(n) > 1}
-        grow = [i for i, n in enumerate(names) if n in clash and depth[i] < len(parts[i])]
-        if not grow:
-            return names
-        for i in grow:
-            depth[i] += 1

@@ -27,6 +27,7 @@ import re
 import apsw
 
 from codesift.engine.results import Symbol, SymbolMatches
+from codesift.errors import QueryError
 from codesift.history.records import node_history, nodes_in_time
 from codesift.retrieval import Searcher, SearchRequest
 from codesift.store.names import name_candidates, name_rows, trigrams
@@ -137,7 +138,10 @@ def find_symbols(
     history: bool = True,
 ) -> SymbolMatches:
     """Exact matches (at most `limit`), then similar names, then (with a `searcher`
-    over the same index) signatures matching the name's words, `limit` in all."""
+    over the same index) signatures matching the name's words, `limit` in all.
+    QueryError for a name holding a NUL character (SQLite's text ends there)."""
+    if "\x00" in name:
+        raise QueryError("the name holds a NUL character")
     window = times if times else None
     exact = nodes_named(conn, name, limit=limit, include_modules=True, times=window)
     seen = {n.id for n in exact}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ __all__ = [
     "db_path_for",
     "existing_folder",
     "find_root",
+    "folder_names",
     "indexed_folders_below",
     "indexed_root",
     "workspace_above",
@@ -171,3 +172,19 @@ class Workspace:
         else:
             folder = find_root(start or Path.cwd(), git=git)
         return cls.at(folder, overrides)
+
+
+def folder_names(roots: Sequence[Path]) -> list[str]:
+    """A name for each folder, as routing and a search over several folders show
+    it: its own name, with as many parent folders before it as it takes to tell
+    it from the others (`app/src` and `lib/src`)."""
+    parts = [root.parts[1:] if root.anchor else root.parts for root in roots]
+    depth = [1] * len(roots)
+    while True:
+        names = ["/".join(p[-d:]) for p, d in zip(parts, depth, strict=True)]
+        clash = {n for n in names if names.count(n) > 1}
+        grow = [i for i, n in enumerate(names) if n in clash and depth[i] < len(parts[i])]
+        if not grow:
+            return names
+        for i in grow:
+            depth[i] += 1

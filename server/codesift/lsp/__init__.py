@@ -124,7 +124,14 @@ def serve(
     """Run the server on stdio (or TCP) until the client says exit. The process
     is meant to end after this returns: it ends at most EXIT_GRACE_SECONDS later.
     `cli_socket` (the CLI's) answers `codesift search` & co. on each folder's local
-    socket."""
+    socket. TCP on an address that is not loopback is refused (ConfigError): the
+    language server has no authentication (codesift/serving/listen.py)."""
+    if tcp is not None:
+        from codesift.serving.listen import check_listen
+
+        check_listen(
+            tcp[0], False, "codesift serve --tcp", "the language server has no authentication"
+        )
     _quiet_pygls()
     server = create_server(cli_socket)
     stop_on_signals(server.shutdown_folders)  # their sockets are removed first

@@ -30,12 +30,12 @@ from codesift.config import SearchSettings
 from codesift.engine.conductor import (
     TEST_OVERFETCH,
     TESTS_CHOICES,
-    LiveSearch,
     conduct,
     is_test_path,
 )
 from codesift.engine.live import Cancellation, FolderIndex
 from codesift.engine.live_collections import Mounted
+from codesift.engine.live_search import LiveFolders, LiveSearch
 from codesift.engine.results import (
     MAX_QUERY_CHARS,
     SearchRequest,
@@ -183,14 +183,15 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
         # Every open folder's repository is left out of the shared index (git reads).
         open_keys = server.open_repo_keys() if shared is not None else {}
         how = LiveSearch(
-            tests=tests,
             route=False if named else asked,
             shared=shared,
             exclude=frozenset(open_keys.values()),
             mounted=server.mounted,
             resource_top_k=resource_top_k,
         )
-        page = conduct(server.live, folders, request, cancel, how, checked=checked)
+        sources = LiveFolders(server.live, folders, checked, how)
+        page = conduct(sources, request, cancel, tests=tests)
+        searched = [by_name[name] for name in page.searched]
         shared_keys = page.shared_keys
         return {
             "query": request.query,
@@ -200,7 +201,7 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
                 else _result_json(by_name[name], result, open_keys.get(name))
                 for name, result in page.results
             ],
-            "resources": [_resource_json(page.mounted, r) for r in page.resources],
+            "resources": [_resource_json(sources.mounted, r) for r in page.resources],
             "routed": page.plan.routed,
             "folder_order": page.plan.ranked or None,
             "streams": [
@@ -214,9 +215,9 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
             "took_ms": round((time.perf_counter() - started) * 1000, 2),
             "tokens": page.tokens,
             "truncated_by_budget": page.truncated_by_budget,
-            "index": [folder.completeness() for folder in page.searched],
+            "index": [folder.completeness() for folder in searched],
             "warnings": [asdict(w) for w in page.warnings],
-            "complete": all(folder.completeness()["complete"] for folder in page.searched),
+            "complete": all(folder.completeness()["complete"] for folder in searched),
             "shared": page.shared_status.as_json() if page.shared_status is not None else None,
         }
 

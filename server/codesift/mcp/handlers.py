@@ -13,9 +13,10 @@ from typing import Any
 from mcp_types import CallToolResult, Tool
 
 from codesift.engine import GraphQuery, GraphResult, IndexStatus, check_graph_query
-from codesift.engine.conductor import TESTS_CHOICES, LiveSearch, conduct
+from codesift.engine.conductor import TESTS_CHOICES, conduct
 from codesift.engine.live import Cancellation
 from codesift.engine.live_collections import live_route
+from codesift.engine.live_search import LiveFolders, LiveSearch
 from codesift.engine.results import SearchResponse
 from codesift.engine.route import check_route
 from codesift.engine.symbols import MAX_SYMBOLS
@@ -75,7 +76,6 @@ async def search(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallTool
     # This workspace's own repository is left out of the shared index (git reads).
     exclude = frozenset({await live.run(live.repo_key)}) if shared is not None else frozenset()
     how = LiveSearch(
-        tests=tests,
         route=route,
         shared=shared,
         exclude=exclude,
@@ -86,7 +86,10 @@ async def search(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallTool
     folder = live.folder
     page = await live.read(
         lambda cancel: conduct(
-            live.reader, [folder], checked, cancel, how, checked={folder.name: checked}
+            LiveFolders(live.reader, [folder], {folder.name: checked}, how),
+            checked,
+            cancel,
+            tests=tests,
         )
     )
     # The workspace's own page gives the timings, rerank and warnings (an empty one

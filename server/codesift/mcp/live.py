@@ -67,10 +67,14 @@ class LiveWorkspace(FolderListener):
         watch: bool = True,
         readers: int = 2,
         cli_socket: CliSocketStarter | None = None,
+        command: str = "codesift mcp",
     ) -> None:
         self.workspace = workspace
         # Never opened: requests and time windows are built by it (engine defaults).
-        self.engine = Engine(workspace, update=False, quiet=True, command="codesift mcp")
+        # `command`: the server's name in what it says (`codesift search -vv`
+        # names the server that answered it).
+        self.command = command
+        self.engine = Engine(workspace, update=False, quiet=True, command=command)
         self.reader = LiveReader(ReaderPool(readers))
         self.folder = FolderIndex(
             workspace.root.name or str(workspace.root),
@@ -122,8 +126,8 @@ class LiveWorkspace(FolderListener):
         self.folder.start()
         self.collections.mount(self.folder.uri, self.workspace)
         if self._cli_socket is not None:
-            self.socket = self._cli_socket(self.folder, self.reader, "codesift mcp")
-        log.info("codesift mcp: indexing %s into %s", self.workspace.root, self.folder.db_path)
+            self.socket = self._cli_socket(self.folder, self.reader, self.command)
+        log.info("%s: indexing %s into %s", self.command, self.workspace.root, self.folder.db_path)
 
     def stop(self, timeout: float = STOP_SECONDS) -> bool:
         """Stop the writer and the watcher, close the readers; whether the writer ended."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +46,14 @@ from codesift.mcp.tools import TOOL_NAMES, TOOLS
 if TYPE_CHECKING:
     from codesift.local_socket_server import CliSocketStarter
 
-__all__ = ["EXIT_GRACE_SECONDS", "INSTRUCTIONS", "build_server", "parse_http_address", "serve"]
+__all__ = [
+    "EXIT_GRACE_SECONDS",
+    "INSTRUCTIONS",
+    "build_server",
+    "http_app",
+    "parse_http_address",
+    "serve",
+]
 
 log = logging.getLogger(__name__)
 
@@ -62,9 +70,13 @@ INSTRUCTIONS = (
 )
 
 
-def build_server(live: LiveWorkspace) -> Server[Any]:
+def build_server(
+    live: LiveWorkspace, view: Callable[[Any], LiveWorkspace] | None = None
+) -> Server[Any]:
     """The low-level server with codesift's tools (the schemas are written out in
-    tools.py rather than derived from Python signatures: they are the contract)."""
+    tools.py rather than derived from Python signatures: they are the contract).
+    `view(request)`: the workspace as the caller of an HTTP request may read it
+    (`codesift web` reads the shared index as the request's token's principal)."""
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
@@ -81,7 +93,8 @@ def build_server(live: LiveWorkspace) -> Server[Any]:
             )
         started = time.perf_counter()
         try:
-            result = await handler(live, params.arguments)
+            seen = live if view is None else view(ctx.request)
+            result = await handler(seen, params.arguments)
         except (CodesiftError, apsw.Error) as exc:
             log.info("%s failed: %s", params.name, " ".join(str(exc).split()))
             return error_result(exc)
@@ -136,15 +149,49 @@ def parse_http_address(raw: str) -> tuple[str, int]:
     return host, int(port)
 
 
-async def _serve_http(server: Server[Any], host: str, port: int) -> None:
-    """Streamable HTTP at http://HOST:PORT/mcp (the SDK's app under uvicorn; on a
-    loopback host the SDK turns on its DNS-rebinding protection). No authentication:
-    bind it to a loopback address."""
+async def _serve_http(app: Any, host: str, port: int) -> None:
+    """Streamable HTTP at http://HOST:PORT/mcp under uvicorn (see `http_app`)."""
     import uvicorn
 
-    app = server.streamable_http_app(host=host)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     await uvicorn.Server(config).serve()
+
+
+def http_app(live: LiveWorkspace, host: str) -> tuple[Any, Callable[[], None]]:
+    """The SDK's streamable HTTP app behind the HTTP servers' guard (codesift/serving):
+    with tokens (`codesift token add`) every request needs one, and with a shared
+    index it reads as the token's principal; without tokens the host must be
+    loopback (ConfigError otherwise, before anything is served). Returns the app
+    and what closes it."""
+    from codesift.engine.shared_overlay import shared_dsn
+    from codesift.engine.web_tokens import open_token_store
+    from codesift.mcp.views import PrincipalViews
+    from codesift.serving.guard import Guard
+    from codesift.serving.listen import check_listen, is_loopback
+
+    dsn = shared_dsn(live.workspace.settings)
+    store = open_token_store(dsn)
+    try:
+        authenticated = store.configured()
+        check_listen(
+            host, authenticated, "codesift mcp --http", "add a token: codesift token add NAME"
+        )
+    except BaseException:
+        store.close()
+        raise
+    readers = PrincipalViews(live, dsn, require_token=authenticated)
+    server = build_server(live, view=readers.for_request)
+    app = Guard(
+        server.streamable_http_app(host=host),
+        tokens=store if authenticated else None,
+        loopback=is_loopback(host),
+    )
+
+    def close() -> None:
+        readers.close()
+        store.close()
+
+    return app, close
 
 
 def serve(
@@ -163,19 +210,23 @@ def serve(
     address = parse_http_address(http) if http else None
     workspace = Workspace.resolve(root)  # a bad --root or setting fails here, before serving
     live = LiveWorkspace(workspace, cli_socket=cli_socket)
+    close: Callable[[], None] = lambda: None  # noqa: E731
+    app: Any = None
+    if address is not None:  # a refused address fails here, before serving
+        app, close = http_app(live, address[0])
     live.start()
-    server = build_server(live)
     try:
         if address is not None:
             # uvicorn stops on SIGTERM, then raises it again: end through `finally`
             # (the writer stopped) instead of dying at once.
             signal.signal(signal.SIGTERM, _exit_on_sigterm)
             log.info("codesift mcp: serving http://%s:%d/mcp", *address)
-            anyio.run(_serve_http, server, *address)
+            anyio.run(_serve_http, app, *address)
         else:
             stop_on_signals(live.stop)  # its socket is removed first
-            anyio.run(_serve_stdio, server)
+            anyio.run(_serve_stdio, build_server(live))
     finally:
+        close()
         live.stop()
         end_without_stuck_threads(EXIT_GRACE_SECONDS)
     return 0

@@ -379,6 +379,29 @@ MIGRATIONS: tuple[PgMigration, ...] = (
             WHERE u.name = session_user $$;
         """,
     ),
+    PgMigration(
+        10,
+        "web tokens",
+        """
+        -- Bearer tokens of `codesift web` (store/postgres/tokens.py): only the
+        -- SHA-256 of each secret is kept; each token reads as one principal.
+        CREATE TABLE web_tokens (
+            name text PRIMARY KEY,
+            principal text NOT NULL,
+            secret_sha256 text NOT NULL UNIQUE,
+            created_at timestamptz NOT NULL DEFAULT now()
+        );
+        -- A search service's role reads no table of access control: it asks
+        -- which token a secret's hash is, one row or none.
+        CREATE OR REPLACE FUNCTION codesift_web_token(sha256 text)
+            RETURNS TABLE (name text, principal text)
+            LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
+            SELECT t.name, t.principal FROM web_tokens t WHERE t.secret_sha256 = sha256 $$;
+        CREATE OR REPLACE FUNCTION codesift_web_tokens_exist() RETURNS boolean
+            LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
+            SELECT EXISTS (SELECT 1 FROM web_tokens) $$;
+        """,
+    ),
 )
 
 

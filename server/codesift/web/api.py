@@ -1,0 +1,245 @@
+"""The REST API: parse the request, ask the engine, answer its JSON.
+
+Each endpoint takes the arguments of the MCP tool of the same name (a JSON
+object for POST, the query string for GET) and answers that tool's structured
+content: the one result vocabulary of `--json` and MCP (docs/mcp.md). The
+MCP handlers are the calls into the engine, so the two front ends cannot drift.
+
+    POST /api/search   search     POST /api/route    route
+    GET  /api/symbols  symbols    POST /api/graph    graph (callers, callees, any kind)
+    GET  /api/status   status     GET  /api/file     a file's lines around a result
+
+Errors are the engine's taxonomy (codesift.errors): HTTP status by kind
+(`HTTP_STATUS`), body `{"error": {"kind": ..., "message": ...}}`; a bug
+answers 500 with one line and leaves its traceback in the log.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+import apsw
+from mcp_types import CallToolResult, Tool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from codesift.errors import CodesiftError, QueryError, error_kind, error_message
+from codesift.mcp import tools
+from codesift.mcp.handlers import HANDLERS
+from codesift.mcp.live import LiveWorkspace
+from codesift.mcp.views import Unauthenticated
+
+__all__ = [
+    "FILE_MAX_LINES",
+    "HTTP_STATUS",
+    "NotFound",
+    "error_response",
+    "json_answer",
+    "routes_of",
+]
+
+log = logging.getLogger(__name__)
+
+HTTP_STATUS = {
+    "bad_request": 400,
+    "unauthorized": 401,
+    "forbidden": 403,
+    "not_found": 404,
+    "rate_limited": 429,
+    "cancelled": 503,
+    "unavailable": 503,
+    "index_busy": 503,
+    "not_indexed": 503,
+    "timeout": 504,
+    "disk_full": 507,
+}
+# /api/file answers at most this many lines.
+FILE_MAX_LINES = 400
+# ... of a file of at most this many bytes.
+FILE_MAX_BYTES = 8 * 1024 * 1024
+
+View = Callable[[Request], LiveWorkspace]
+
+
+class NotFound(CodesiftError):
+    pass
+
+
+def error_response(exc: BaseException) -> JSONResponse:
+    if isinstance(exc, NotFound):
+        kind = "not_found"
+    elif isinstance(exc, Unauthenticated):
+        kind = "unauthorized"
+    else:
+        kind = error_kind(exc)
+    message = error_message(exc)
+    if kind == "internal":
+        message = "unexpected failure (see the server log)"
+    return JSONResponse(
+        {"error": {"kind": kind, "message": message}}, status_code=HTTP_STATUS.get(kind, 500)
+    )
+
+
+def json_answer(data: Any) -> Response:
+    return Response(
+        json.dumps(data, ensure_ascii=False, separators=(",", ":")),
+        media_type="application/json",
+        headers={"cache-control": "no-store"},
+    )
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    """The JSON object a POST carries; QueryError for anything else."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/json":
+        raise QueryError("send the arguments as a JSON object (Content-Type: application/json)")
+    raw = await request.body()
+    try:
+        data = json.loads(raw or b"{}")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise QueryError(f"the body is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise QueryError("the body must be a JSON object of the arguments")
+    return data
+
+
+def _query(tool: Tool, request: Request) -> dict[str, Any]:
+    """A GET's query string as the tool's arguments, typed by its schema."""
+    known: Mapping[str, Any] = tool.input_schema.get("properties", {})
+    out: dict[str, Any] = {}
+    for name in dict.fromkeys(request.query_params.keys()):
+        values = request.query_params.getlist(name)
+        kind = known.get(name, {}).get("type", "string")
+        if kind == "array":
+            out[name] = values
+            continue
+        value = values[-1]
+        if kind == "integer":
+            try:
+                out[name] = int(value)
+            except ValueError:
+                raise QueryError(f"{name} must be an integer, got {value!r}") from None
+        elif kind == "boolean":
+            out[name] = value.lower() in ("1", "true", "yes", "on")
+        else:
+            out[name] = value
+    return out
+
+
+def _structured(result: CallToolResult) -> Any:
+    return result.structured_content
+
+
+async def _answer(work: Callable[[], Awaitable[Any]], what: str) -> Response:
+    started = time.perf_counter()
+    try:
+        data = await work()
+    except (CodesiftError, apsw.Error) as exc:
+        log.info("%s failed: %s", what, error_message(exc))
+        return error_response(exc)
+    except Exception as exc:  # a bug: one line for the caller, the traceback in the log
+        log.exception("%s failed unexpectedly", what)
+        return error_response(exc)
+    log.debug("%s answered in %.1f ms", what, (time.perf_counter() - started) * 1000)
+    return json_answer(data)
+
+
+def _tool_post(name: str, view: View) -> Callable[[Request], Awaitable[Response]]:
+    handler = HANDLERS[name]
+
+    async def endpoint(request: Request) -> Response:
+        async def work() -> Any:
+            arguments = await _body(request)
+            return _structured(await handler(view(request), arguments))
+
+        return await _answer(work, f"POST /api/{name}")
+
+    return endpoint
+
+
+def _tool_get(name: str, tool: Tool, view: View) -> Callable[[Request], Awaitable[Response]]:
+    handler = HANDLERS[name]
+
+    async def endpoint(request: Request) -> Response:
+        async def work() -> Any:
+            return _structured(await handler(view(request), _query(tool, request)))
+
+        return await _answer(work, f"GET /api/{name}")
+
+    return endpoint
+
+
+def read_lines(root: Path, raw: str, line: int, context: int) -> dict[str, Any]:
+    """Lines `line - context` .. `line + context` of the file `raw` (relative to
+    `root`); NotFound, with one message for every reason (outside the root,
+    hidden or in .git, a symlink leading out, missing, not a file, too big), so
+    that the answer tells nothing of what exists outside."""
+    gone = NotFound(f"no file {raw!r} in the index")
+    if not raw or "\x00" in raw or raw.startswith(("/", "\\")) or len(raw) > 4096:
+        raise gone
+    parts = Path(raw).parts
+    if any(part == ".." or part.startswith(".") for part in parts):
+        raise gone
+    base = root.resolve()
+    try:
+        found = (base / raw).resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise gone from None
+    if not found.is_relative_to(base) or not found.is_file():
+        raise gone
+    if any(part.startswith(".") for part in found.relative_to(base).parts):
+        raise gone
+    if found.stat().st_size > FILE_MAX_BYTES:
+        raise gone
+    text = found.read_bytes().decode("utf-8", errors="replace").splitlines()
+    line = min(line, max(1, len(text)))
+    context = max(0, min(context, FILE_MAX_LINES // 2))
+    first = max(1, line - context)
+    last = min(len(text), max(first, line + context))
+    return {
+        "path": found.relative_to(base).as_posix(),
+        "start_line": first,
+        "end_line": last,
+        "total_lines": len(text),
+        "lines": text[first - 1 : last],
+    }
+
+
+def _file(view: View) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        async def work() -> Any:
+            params = request.query_params
+            if params.get("repo"):  # a shared repository's files are not on this server
+                raise NotFound(f"no file {params.get('path', '')!r} in the index")
+            try:
+                line = int(params.get("line", "1"))
+                context = int(params.get("context", "20"))
+            except ValueError:
+                raise QueryError("line and context must be integers") from None
+            if line < 1 or context < 0:
+                raise QueryError("line must be 1 or more and context 0 or more")
+            root = view(request).workspace.root
+            raw = params.get("path", "")
+            return await anyio.to_thread.run_sync(read_lines, root, raw, line, context)
+
+        return await _answer(work, "GET /api/file")
+
+    return endpoint
+
+
+def routes_of(view: View) -> list[tuple[str, str, Callable[[Request], Awaitable[Response]]]]:
+    """(method, path, endpoint) of every API route."""
+    return [
+        ("POST", "/api/search", _tool_post("search", view)),
+        ("POST", "/api/route", _tool_post("route", view)),
+        ("GET", "/api/symbols", _tool_get("symbols", tools.SYMBOLS, view)),
+        ("POST", "/api/graph", _tool_post("graph", view)),
+        ("GET", "/api/status", _tool_get("status", tools.STATUS, view)),
+        ("GET", "/api/file", _file(view)),
+    ]
