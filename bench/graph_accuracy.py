@@ -68,7 +68,7 @@ sys.path.insert(0, str(REPO_DIR / "server"))
 import jedi  # noqa: E402
 
 from codesift.engine import Engine, GraphQuery, Workspace  # noqa: E402
-from runinfo import head_commit, write_section  # noqa: E402
+from runinfo import head_commit, markdown_tables, write_results, write_section  # noqa: E402
 
 SECTION_BEGIN = "<!-- graph_accuracy:begin -->"
 SECTION_END = "<!-- graph_accuracy:end -->"
@@ -520,6 +520,8 @@ def main() -> int:
     print(body)
     if args.write:
         write_section(args.out, body, SECTION_BEGIN, SECTION_END)
+        figures = {"libraries": raw, "tables": markdown_tables(body)}
+        write_results("graph_accuracy", figures, drop=("misses", "false_edges"))
     return 0
 
 
