@@ -530,8 +530,9 @@ def codesift_figures(
                     figures[suite] = {key: float(v) for key, v in values.items()}
             if figures:
                 dirty = " plus uncommitted changes" if machine.get("dirty") else ""
+                shown = summary_path.resolve().relative_to(REPO_DIR)
                 notes.append(
-                    f"{', '.join(figures)}: {summary_path.relative_to(REPO_DIR)} (quality.py run "
+                    f"{', '.join(figures)}: {shown} (quality.py run "
                     f"{machine.get('date', '?')} at {machine.get('commit', '?')}{dirty})"
                 )
     missing = [s for s in suites if s not in figures]
