@@ -79,7 +79,7 @@ from graph_edges import (  # noqa: E402
     Tally,
 )
 from graph_edges import measure as measure_edges  # noqa: E402
-from runinfo import head_commit, write_section  # noqa: E402
+from runinfo import head_commit, markdown_tables, write_results, write_section  # noqa: E402
 
 SECTION_BEGIN = "<!-- graph_accuracy:begin -->"
 SECTION_END = "<!-- graph_accuracy:end -->"
@@ -419,6 +419,12 @@ REFERENCES = {
     "typescript": "the TypeScript language service's getDefinitionAtPosition on every call",
     "go": "go/types on every call (GOPATH mode)",
 }
+# The heading of each language's tables (bench/headline.py reads them by it).
+HEADINGS = {
+    "python": "Python: jedi",
+    "typescript": "TypeScript: the TypeScript language service",
+    "go": "Go: go/types",
+}
 SHAPES_OF = {"python": SHAPES, "typescript": TS_SHAPES, "go": GO_SHAPES}
 
 
@@ -466,7 +472,7 @@ def render_language(language: str, results: list[Result]) -> list[str]:
         for key in sorted(confidence_total)
     ]
     return [
-        f"### {language}",
+        f"### {HEADINGS[language]}",
         "",
         f"Reference: {REFERENCES[language]}.",
         "",
@@ -559,6 +565,8 @@ def main() -> int:
     print(body)
     if args.write:
         write_section(args.out, body, SECTION_BEGIN, SECTION_END)
+        figures = {"libraries": raw, "tables": markdown_tables(body)}
+        write_results("graph_accuracy", figures, drop=("misses", "false_edges"))
     return 0
 
 
