@@ -134,10 +134,16 @@ def results_json(
 
 
 def write_results(name: str, figures: Any, **run: Any) -> Path:
-    """Write bench/results/<name>.json (see `results_json`); returns its path."""
+    """Write bench/results/<name>.json (see `results_json`), then rebuild the
+    headline table of bench/README.md from the results (bench/headline.py);
+    returns the path written."""
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     path = RESULTS_DIR / f"{name}.json"
     path.write_text(results_json(name, figures, **run), encoding="utf-8")
+    import headline  # beside this file; it reads bench/results/, not this module
+
+    if RESULTS_DIR == headline.RESULTS_DIR:
+        headline.main([])  # says on stderr when a figure it needs is missing
     return path
 
 
