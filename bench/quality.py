@@ -1479,7 +1479,9 @@ def machine_info() -> Json:
         return done.stdout.strip()
 
     nproc = subprocess.run(["nproc"], capture_output=True, text=True, check=False).stdout.strip()
-    dirty = [line[3:] for line in git("status", "--porcelain", "--", "server").splitlines()]
+    from runinfo import server_changes  # its lines unstripped: the first path kept whole
+
+    dirty = server_changes()
     return {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": git("rev-parse", "--short", "HEAD"),
@@ -1846,8 +1848,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     last_json.write_text(json.dumps(result_json(results, machine, k), indent=1) + "\n")
     log(f"\nper-query dumps: {DATA_DIR}/{DB_PREFIX}-<corpus>.jsonl; summary: {last_json}")
     if args.write:
-        write_section(args.out, markdown_section(results, machine, load_end, k))
-        log(f"wrote the {SECTION} section of {args.out}")
+        section = markdown_section(results, machine, load_end, k)
+        write_section(args.out, section)
+        from runinfo import markdown_tables, write_results
+
+        summary = result_json(results, machine, k)
+        figures = {key: summary[key] for key in ("k", "systems", "corpora")}
+        figures["tables"] = markdown_tables(section)
+        path = write_results(
+            SECTION,
+            figures,
+            machine_info={**machine, "load_end": load_end},
+            drop=("root", "worst"),
+        )
+        log(f"wrote the {SECTION} section of {args.out} and {path.name}")
     return 0
 
 

@@ -61,7 +61,8 @@ def test_http_transport(tmp_path: Path) -> None:
     args = ["mcp", "--root", str(root), "--http", f"127.0.0.1:{port}", "--log-file", str(log)]
     process = subprocess.Popen(
         [sys.executable, "-m", "codesift.cli", *args],
-        env=server_env(),
+        # No tokens (a developer's own token file would turn authentication on).
+        env={**server_env(), "CODESIFT_TOKENS": str(tmp_path / "no-tokens.json")},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -199,9 +199,11 @@
         result.repo ? el("span", { class: "dim", text: `[${result.repo}]` }) : null),
       streams,
       snippet(result, words),
+      // The graph endpoint walks the served folder's code graph: a shared
+      // repository's result gets no buttons that would answer "none".
       el("div", { class: "actions" },
-        el("button", { type: "button", class: "callers", text: "callers", onclick: () => neighbours(result, "callers", graph) }),
-        el("button", { type: "button", class: "callees", text: "callees", onclick: () => neighbours(result, "callees", graph) }),
+        result.source === "local" ? el("button", { type: "button", class: "callers", text: "callers", onclick: () => neighbours(result, "callers", graph) }) : null,
+        result.source === "local" ? el("button", { type: "button", class: "callees", text: "callees", onclick: () => neighbours(result, "callees", graph) }) : null,
         vscodeLink(result)),
       graph);
     item.codesift = { result, graph };
@@ -391,8 +393,8 @@
       case "/": event.preventDefault(); $("q").focus(); $("q").select(); break;
       case "j": case "ArrowDown": event.preventDefault(); select(state.selected + 1); break;
       case "k": case "ArrowUp": event.preventDefault(); select(state.selected - 1); break;
-      case "c": if (current) neighbours(current.codesift.result, "callers", current.codesift.graph); break;
-      case "e": if (current) neighbours(current.codesift.result, "callees", current.codesift.graph); break;
+      case "c": if (current && current.codesift.result.source === "local") neighbours(current.codesift.result, "callers", current.codesift.graph); break;
+      case "e": if (current && current.codesift.result.source === "local") neighbours(current.codesift.result, "callees", current.codesift.graph); break;
       case "o": if (current) { const link = current.querySelector("a.open"); if (link) link.click(); } break;
       case "Escape": $("q").focus(); break;
       default: break;
