@@ -109,6 +109,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(section)
     if args.write:
         write_section(args.out, section)
+        from runinfo import markdown_tables, write_results
+
+        write_results(SECTION, {"tables": markdown_tables(section)})
     return 0
 
 

@@ -50,11 +50,12 @@ import platform
 import random
 import re
 import shutil
+import subprocess
 import sys
 import sysconfig
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -68,7 +69,17 @@ sys.path.insert(0, str(REPO_DIR / "server"))
 import jedi  # noqa: E402
 
 from codesift.engine import Engine, GraphQuery, Workspace  # noqa: E402
-from runinfo import head_commit, write_section  # noqa: E402
+from graph_edges import (  # noqa: E402
+    GO_LIBRARIES,
+    GO_SHAPES,
+    TS_LIBRARIES,
+    TS_PACKAGES,
+    TS_SHAPES,
+    Result,
+    Tally,
+)
+from graph_edges import measure as measure_edges  # noqa: E402
+from runinfo import head_commit, markdown_tables, write_results, write_section  # noqa: E402
 
 SECTION_BEGIN = "<!-- graph_accuracy:begin -->"
 SECTION_END = "<!-- graph_accuracy:end -->"
@@ -88,43 +99,6 @@ class Node:
     start: int
     end: int
     def_line: int  # the line `def name` / `class name` is on
-
-
-@dataclass(slots=True)
-class Tally:
-    """Edges found by both, by the truth only and by codesift only."""
-
-    both: int = 0
-    truth_only: int = 0
-    ours_only: int = 0
-
-    def add(self, truth: set[int], ours: set[int]) -> None:
-        self.both += len(truth & ours)
-        self.truth_only += len(truth - ours)
-        self.ours_only += len(ours - truth)
-
-    def scores(self) -> tuple[float, float, float]:
-        found = self.both + self.ours_only
-        real = self.both + self.truth_only
-        p = self.both / found if found else 1.0
-        r = self.both / real if real else 1.0
-        f = 2 * p * r / (p + r) if p + r else 0.0
-        return p, r, f
-
-
-@dataclass(slots=True)
-class Result:
-    library: str
-    callers: Tally = field(default_factory=Tally)
-    callees: Tally = field(default_factory=Tally)
-    # shape -> [found, total] of the truth's edges; [right, total] of codesift's
-    recall_by_shape: dict[str, list[int]] = field(default_factory=dict)
-    precision_by_shape: dict[str, list[int]] = field(default_factory=dict)
-    misses: list[dict[str, Any]] = field(default_factory=list)
-    false_edges: list[dict[str, Any]] = field(default_factory=list)
-    sampled: int = 0
-    unmapped: int = 0  # truth edges whose definition codesift has no node for
-    seconds: float = 0.0
 
 
 def log(message: str) -> None:
@@ -329,17 +303,19 @@ def truth_callees(lib: Library, node: Node, trees: dict[str, ast.AST]) -> dict[i
     return out
 
 
-def ours(lib: Library, node: Node, direction: str) -> dict[int, int]:
-    """codesift's callers or callees of `node`: other node id -> the edge's line."""
+def ours(lib: Library, node: Node, direction: str) -> dict[int, tuple[int, str]]:
+    """codesift's callers or callees of `node`: other node id -> (the edge's
+    line, its confidence)."""
     walk = lib.engine.graph(node.id, GraphQuery(direction=direction, depth=1, max_nodes=1000))
-    out: dict[int, int] = {}
+    out: dict[int, tuple[int, str]] = {}
     for edge in walk.edges:
         if edge.kind != "calls" or edge.target is None:
             continue
+        confidence = str(getattr(edge, "confidence", None) or edge.resolution or "")
         if direction == "callers" and edge.target == node.id and edge.source != node.id:
-            out.setdefault(edge.source, edge.line)
+            out.setdefault(edge.source, (edge.line, confidence))
         elif direction == "callees" and edge.source == node.id and edge.target != node.id:
-            out.setdefault(edge.target, edge.line)
+            out.setdefault(edge.target, (edge.line, confidence))
     return out
 
 
@@ -358,7 +334,8 @@ def measure(library: str, sample: int, seed: int) -> Result:
     log(f"[{library}] indexing {root}")
     lib = Library(library, root)
     candidates = sorted(
-        (n for n in lib.nodes.values() if n.kind in ("function", "method")), key=lambda n: n.id
+        (n for n in lib.nodes.values() if n.kind in ("function", "method")),
+        key=lambda n: (n.path, n.start, n.qualified_name),  # by place: ids vary by version
     )
     chosen = random.Random(seed).sample(candidates, min(sample, len(candidates)))
     result = Result(library, sampled=len(chosen))
@@ -382,14 +359,19 @@ def measure(library: str, sample: int, seed: int) -> Result:
                     counts[0] += 1
                 else:
                     result.misses.append(_edge_json(lib, direction, node, other, shape))
-            for other, line in found.items():
+            for other, (line, confidence) in found.items():
                 where = node.path if direction == "callees" else lib.nodes[other].path
                 name = lib.nodes[other].name if direction == "callees" else node.name
                 shape = truth.get(other) or edge_shape(lib, where, line, name)
                 counts = result.precision_by_shape.setdefault(f"{direction} {shape}", [0, 0])
                 counts[1] += 1
+                known = result.precision_by_confidence.setdefault(
+                    f"{direction} {confidence}", [0, 0]
+                )
+                known[1] += 1
                 if other in truth:
                     counts[0] += 1
+                    known[0] += 1
                 else:
                     result.false_edges.append(_edge_json(lib, direction, node, other, shape, line))
     lib.engine.close()
@@ -417,85 +399,133 @@ def machine() -> str:
             cpu = line.split(":", 1)[1].strip()
             break
     python = platform.python_version()
-    return f"nproc {os.cpu_count()}, {cpu}; CPython {python}; jedi {jedi.__version__}"
+    go = subprocess.run(["go", "version"], capture_output=True, text=True, check=False).stdout
+    return (
+        f"nproc {os.cpu_count()}, {cpu}; CPython {python}; jedi {jedi.__version__};"
+        f" typescript {TS_PACKAGES['typescript']}; {go.strip() or 'no go'}"
+    )
 
 
 def _fmt(p: float, r: float, f: float) -> str:
     return f"{p:.2f} / {r:.2f} / {f:.2f}"
 
 
-def render(results: list[Result], commit: str, seed: int, load: tuple[str, str]) -> str:
-    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    sample = max((r.sampled for r in results), default=0)
+def _ratio(hit: int, total: int) -> str:
+    return f"{hit / total:.2f} ({total})" if total else "-"
+
+
+REFERENCES = {
+    "python": "jedi's references (callers) and goto (callees)",
+    "typescript": "the TypeScript language service's getDefinitionAtPosition on every call",
+    "go": "go/types on every call (GOPATH mode)",
+}
+# The heading of each language's tables (bench/headline.py reads them by it).
+HEADINGS = {
+    "python": "Python: jedi",
+    "typescript": "TypeScript: the TypeScript language service",
+    "go": "Go: go/types",
+}
+SHAPES_OF = {"python": SHAPES, "typescript": TS_SHAPES, "go": GO_SHAPES}
+
+
+def render_language(language: str, results: list[Result]) -> list[str]:
     total_callers, total_callees = Tally(), Tally()
     recall: Counter[str] = Counter()
     recall_total: Counter[str] = Counter()
     precision: Counter[str] = Counter()
     precision_total: Counter[str] = Counter()
+    confidence: Counter[str] = Counter()
+    confidence_total: Counter[str] = Counter()
     rows = []
     for r in results:
-        for mine, total in ((r.callers, total_callers), (r.callees, total_callees)):
-            total.both += mine.both
-            total.truth_only += mine.truth_only
-            total.ours_only += mine.ours_only
-        for key, (hit, all_) in r.recall_by_shape.items():
-            recall[key] += hit
-            recall_total[key] += all_
-        for key, (hit, all_) in r.precision_by_shape.items():
-            precision[key] += hit
-            precision_total[key] += all_
+        total_callers.merge(r.callers)
+        total_callees.merge(r.callees)
+        for table, hits, totals in (
+            (r.recall_by_shape, recall, recall_total),
+            (r.precision_by_shape, precision, precision_total),
+            (r.precision_by_confidence, confidence, confidence_total),
+        ):
+            for key, (hit, all_) in table.items():
+                hits[key] += hit
+                totals[key] += all_
         rows.append(
             f"| {r.library} | {r.sampled} | {_fmt(*r.callers.scores())} |"
-            f" {_fmt(*r.callees.scores())} | {r.seconds:.0f} |"
+            f" {_fmt(*r.callees.scores())} | {r.unmapped} | {r.seconds:.0f} |"
         )
     rows.append(
         f"| **all** | {sum(r.sampled for r in results)} | {_fmt(*total_callers.scores())} |"
-        f" {_fmt(*total_callees.scores())} | |"
+        f" {_fmt(*total_callees.scores())} | | |"
     )
     shape_rows = []
+    shapes = list(SHAPES_OF[language])
+    shapes += sorted({k.split(" ", 1)[1] for k in precision_total} - set(shapes))
     for direction in ("callers", "callees"):
-        for shape in SHAPES:
+        for shape in shapes:
             key = f"{direction} {shape}"
-            rec = (
-                f"{recall[key] / recall_total[key]:.2f} ({recall_total[key]})"
-                if recall_total[key]
-                else "-"
-            )
-            prec = (
-                f"{precision[key] / precision_total[key]:.2f} ({precision_total[key]})"
-                if precision_total[key]
-                else "-"
-            )
-            shape_rows.append(f"| {direction} | `{shape}` | {rec} | {prec} |")
-    return "\n".join(
-        [
-            "## Call-graph accuracy (`bench/graph_accuracy.py`)",
-            "",
-            f"Run {now} at commit `{commit}`; machine: {machine()}; load average {load[0]} at"
-            f" start, {load[1]} at end. Reference: jedi's references (callers) and goto"
-            f" (callees) at the level of enclosing definitions; {sample} functions and methods"
-            f" sampled per library (seed {seed}); libraries as installed"
-            " in this environment, copied and indexed without vectors.",
-            "",
-            "| library | sampled | callers P / R / F1 | callees P / R / F1 | s |",
-            "|---|---|---|---|---|",
-            *rows,
-            "",
-            "Recall by the shape of the reference's call, precision by the shape at codesift's"
-            " edge (count in brackets):",
-            "",
-            "| side | shape | recall | precision |",
-            "|---|---|---|---|",
-            *shape_rows,
-            "",
-            "Misses and false edges: bench/.data/graph_accuracy-last.json.",
-        ]
-    )
+            if recall_total[key] or precision_total[key]:
+                rec = _ratio(recall[key], recall_total[key])
+                prec = _ratio(precision[key], precision_total[key])
+                shape_rows.append(f"| {direction} | `{shape}` | {rec} | {prec} |")
+    confidence_rows = [
+        f"| {key.split(' ', 1)[0]} | {key.split(' ', 1)[1] or '-'} |"
+        f" {_ratio(confidence[key], confidence_total[key])} |"
+        for key in sorted(confidence_total)
+    ]
+    return [
+        f"### {HEADINGS[language]}",
+        "",
+        f"Reference: {REFERENCES[language]}.",
+        "",
+        "| library | sampled | callers P / R / F1 | callees P / R / F1 | unmapped | s |",
+        "|---|---|---|---|---|---|",
+        *rows,
+        "",
+        "Recall by the shape of the reference's call, precision by the shape at codesift's"
+        " edge (count in brackets):",
+        "",
+        "| side | shape | recall | precision |",
+        "|---|---|---|---|",
+        *shape_rows,
+        "",
+        "Precision by the confidence codesift gives its edge:",
+        "",
+        "| side | confidence | precision |",
+        "|---|---|---|",
+        *confidence_rows,
+        "",
+    ]
+
+
+def render(results: list[Result], commit: str, seed: int, load: tuple[str, str]) -> str:
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    sample = max((r.sampled for r in results), default=0)
+    body = [
+        "## Call-graph accuracy (`bench/graph_accuracy.py`)",
+        "",
+        f"Run {now} at commit `{commit}`; machine: {machine()}; load average {load[0]} at"
+        f" start, {load[1]} at end. Callers and callees compared at the level of enclosing"
+        f" definitions; {sample} functions and methods sampled per library (seed {seed});"
+        " each library copied and indexed without vectors. Unmapped: reference edges with"
+        " an end codesift has no node for (left out of both sides).",
+        "",
+    ]
+    for language in ("python", "typescript", "go"):
+        mine = [r for r in results if r.language == language]
+        if mine:
+            body += render_language(language, mine)
+    body.append("Misses and false edges: bench/.data/graph_accuracy-last.json.")
+    return "\n".join(body)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--library", action="append", help="a library installed here (repeatable)")
+    parser.add_argument(
+        "--language",
+        action="append",
+        choices=("python", "typescript", "go"),
+        help="languages to measure (repeatable; default all)",
+    )
+    parser.add_argument("--library", action="append", help="one library (repeatable)")
     parser.add_argument("--sample", type=int, default=60)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--write", action="store_true")
@@ -503,13 +533,28 @@ def main() -> int:
     args = parser.parse_args()
     GRAPH_DIR.mkdir(parents=True, exist_ok=True)
     start_load = loadavg()
-    results = [measure(name, args.sample, args.seed) for name in args.library or DEFAULT_LIBRARIES]
+    wanted = {
+        "python": list(DEFAULT_LIBRARIES),
+        "typescript": list(TS_LIBRARIES),
+        "go": list(GO_LIBRARIES),
+    }
+    results: list[Result] = []
+    for language in args.language or ("python", "typescript", "go"):
+        for name in wanted[language]:
+            if args.library and name not in args.library:
+                continue
+            if language == "python":
+                results.append(measure(name, args.sample, args.seed))
+            else:
+                results.append(measure_edges(language, name, args.sample, args.seed))
     raw = {
         r.library: {
+            "language": r.language,
             "callers": r.callers.scores(),
             "callees": r.callees.scores(),
             "recall_by_shape": r.recall_by_shape,
             "precision_by_shape": r.precision_by_shape,
+            "precision_by_confidence": r.precision_by_confidence,
             "misses": r.misses,
             "false_edges": r.false_edges,
         }
@@ -520,6 +565,8 @@ def main() -> int:
     print(body)
     if args.write:
         write_section(args.out, body, SECTION_BEGIN, SECTION_END)
+        figures = {"libraries": raw, "tables": markdown_tables(body)}
+        write_results("graph_accuracy", figures, drop=("misses", "false_edges"))
     return 0
 
 

@@ -46,7 +46,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from runinfo import head_commit, write_section
+from runinfo import head_commit, markdown_tables, write_results, write_section
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_DIR = BENCH_DIR.parent
@@ -653,6 +653,9 @@ def main() -> int:
         print(body)
         if args.write:
             write_section(args.out, body, DEEP_BEGIN, DEEP_END)
+            figures = {k: v for k, v in deep.items() if k != "machine"}
+            figures["tables"] = markdown_tables(body)
+            write_results("history_deep", figures, machine_info=deep.get("machine"))
         return 0
     results = run(args)
     commit = head_commit()
@@ -661,6 +664,9 @@ def main() -> int:
     print(body)
     if args.write:
         write_section(args.out, body, SECTION_BEGIN, SECTION_END)
+        figures = {k: v for k, v in results.items() if k != "machine"}
+        figures["tables"] = markdown_tables(body)
+        write_results("history_speed", figures, machine_info=results.get("machine"))
     return 0
 
 

@@ -339,6 +339,9 @@ def main() -> int:
     print(body)
     if args.write:
         write_section(args.out, body, f"<!-- {SECTION}:begin -->", f"<!-- {SECTION}:end -->")
+        from runinfo import markdown_tables, write_results
+
+        write_results(SECTION, {"tables": markdown_tables(body)}, machine_info=machine)
         log(f"wrote {args.out}")
     return 0
 

@@ -614,12 +614,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--deep-files", type=int, default=2000)
 
 
+def results_figures(raw: Json) -> Json:
+    """bench/results/index_speed_side.json's figures: per corpus and tool, the
+    median wall and CPU seconds and the peak memory (not every round)."""
+    tools = ("ctags", "peer", "lexical", "static", "history")
+    keep = ("wall", "cpu", "peak_rss", "peak_pss")
+    return {
+        "corpora": {
+            r["name"]: {
+                "group": r.get("group"),
+                **{t: {k: r[t].get(k) for k in keep} for t in tools if isinstance(r.get(t), dict)},
+            }
+            for r in raw["results"]
+        },
+        "args": {k: v for k, v in raw.get("args", {}).items() if k not in ("out", "write")},
+    }
+
+
 def main(args: argparse.Namespace) -> int:
     raw = run(args)
     report = render(raw)
     print(report)
     if args.write:
         write_section(args.out, report)
+        from runinfo import markdown_tables, write_results
+
+        figures = {**results_figures(raw), "tables": markdown_tables(report)}
+        write_results("index_speed_side", figures, machine_info=raw["machine"])
         log(f"updated {args.out}")
     return 0
 

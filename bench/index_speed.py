@@ -74,7 +74,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 import index_phases
-from runinfo import head_commit, server_changes
+from runinfo import head_commit, markdown_tables, server_changes, write_results
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_DIR = BENCH_DIR.parent
@@ -1557,6 +1557,9 @@ def embed_main(args: argparse.Namespace) -> int:
     print(report)
     if args.write:
         write_embed_section(args.out, report)
+        write_results(
+            "index_speed_embed", {"tables": markdown_tables(report)}, machine_info=machine
+        )
         log(f"updated {args.out}")
     return 0
 
@@ -1723,6 +1726,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"  {self_time:7.2f} s  {row['function']}")
     if args.write:
         write_section(args.out, report)
+        write_results("index_speed", {"tables": markdown_tables(report)}, machine_info=machine)
         log(f"updated {args.out}")
     return 0
 

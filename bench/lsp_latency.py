@@ -375,6 +375,9 @@ def main() -> int:
     print(text)
     if args.write:
         write_section(args.out, text)
+        from runinfo import markdown_tables, write_results
+
+        write_results(SECTION, {"tables": markdown_tables(text)}, machine_info=machine)
     return 0
 
 

@@ -713,7 +713,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(section)
     if args.write:
         write_section(args.out, section)
-        log(f"wrote the {SECTION} section of {args.out}")
+        from runinfo import markdown_tables, write_results
+
+        write_results(SECTION, {"tables": markdown_tables(section)})
+        log(f"wrote the {SECTION} section of {args.out} and bench/results/{SECTION}.json")
     return 0
 
 

@@ -553,11 +553,16 @@ def _current_parts() -> dict[str, str]:
 
 def write_part(name: str, text: str) -> None:
     """Put `text` in RESULTS.md as the section's part `name` (lexical, vectors or
-    latency), keeping the other parts and the notes written by hand as they are."""
+    latency), keeping the other parts as they are. Anything else found inside the
+    section is dropped: notes go to docs/notes/postgres-scale.md."""
     parts = _current_parts()
     parts[name] = text
-    order = (*_PART_HEADINGS, "notes")
-    write_section(section([parts[n].rstrip("\n") + "\n" for n in order if parts.get(n)]))
+    order = tuple(_PART_HEADINGS)
+    text = section([parts[n].rstrip("\n") + "\n" for n in order if parts.get(n)])
+    write_section(text)
+    from runinfo import markdown_tables, write_results
+
+    write_results(SECTION, {"tables": markdown_tables(text)})
 
 
 def main(argv: Sequence[str] | None = None) -> int:

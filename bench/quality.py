@@ -80,8 +80,9 @@ import numpy as np  # noqa: E402
 from codesift.config import SearchSettings, Settings, load_settings  # noqa: E402
 from codesift.embedding import Embedder, fill_vectors, vector_coverage  # noqa: E402
 from codesift.indexer import Indexer, IndexProgress  # noqa: E402
+from codesift.retrieval.flight import Stream  # noqa: E402
 from codesift.retrieval.request import SearchRequest  # noqa: E402
-from codesift.retrieval.search import Searcher, _Stream  # noqa: E402
+from codesift.retrieval.search import Searcher  # noqa: E402
 from codesift.retrieval.vector_index import VectorIndex  # noqa: E402
 from codesift.store.database import open_database, scalar  # noqa: E402
 from codesift.tokens import split_identifier  # noqa: E402
@@ -332,7 +333,7 @@ class StreamSubsetSearcher(Searcher):
                 f"{', '.join(sorted(known))}"
             )
 
-    def _streams(self) -> list[_Stream]:
+    def _streams(self) -> list[Stream]:
         return [s for s in super()._streams() if s.name in self.keep]
 
 
@@ -1479,7 +1480,9 @@ def machine_info() -> Json:
         return done.stdout.strip()
 
     nproc = subprocess.run(["nproc"], capture_output=True, text=True, check=False).stdout.strip()
-    dirty = [line[3:] for line in git("status", "--porcelain", "--", "server").splitlines()]
+    from runinfo import server_changes  # its lines unstripped: the first path kept whole
+
+    dirty = server_changes()
     return {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": git("rev-parse", "--short", "HEAD"),
@@ -1846,8 +1849,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     last_json.write_text(json.dumps(result_json(results, machine, k), indent=1) + "\n")
     log(f"\nper-query dumps: {DATA_DIR}/{DB_PREFIX}-<corpus>.jsonl; summary: {last_json}")
     if args.write:
-        write_section(args.out, markdown_section(results, machine, load_end, k))
-        log(f"wrote the {SECTION} section of {args.out}")
+        section = markdown_section(results, machine, load_end, k)
+        write_section(args.out, section)
+        from runinfo import markdown_tables, write_results
+
+        summary = result_json(results, machine, k)
+        figures = {key: summary[key] for key in ("k", "systems", "corpora")}
+        figures["tables"] = markdown_tables(section)
+        path = write_results(
+            SECTION,
+            figures,
+            machine_info={**machine, "load_end": load_end},
+            drop=("root", "worst"),
+        )
+        log(f"wrote the {SECTION} section of {args.out} and {path.name}")
     return 0
 
 

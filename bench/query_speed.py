@@ -1004,7 +1004,12 @@ def main() -> int:
     print(section)
     if args.write:
         write_section(args.out, section)
-        log(f"wrote the {SECTION} section of {args.out}")
+        from runinfo import markdown_tables, write_results
+
+        write_results(
+            SECTION, {"tables": markdown_tables(section)}, machine_info=result.get("machine")
+        )
+        log(f"wrote the {SECTION} section of {args.out} and bench/results/{SECTION}.json")
     return 0
 
 

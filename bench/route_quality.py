@@ -273,6 +273,9 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if args.write:
         write_section(BENCH_DIR / "RESULTS.md", text)
+        from runinfo import markdown_tables, write_results
+
+        write_results(SECTION, {"tables": markdown_tables(text)})
     return 0
 
 

@@ -470,6 +470,11 @@ def main(argv: list[str] | None = None) -> int:
     print(body)
     if args.write:
         write_section(args.out, body)
+        from runinfo import markdown_tables, write_results
+
+        lines = [line[2:] for line in body.splitlines() if line.startswith("- ")]
+        figures = {"results": results, "lines": lines, "tables": markdown_tables(body)}
+        write_results(SECTION, figures, machine_info=machine)
     return 0
 
 

@@ -47,6 +47,7 @@ __all__ = [
     "RERANK_PROVIDERS",
     "CollectionSettings",
     "EmbeddingSettings",
+    "GraphSettings",
     "IndexSettings",
     "Limits",
     "Problem",
@@ -319,6 +320,20 @@ class CollectionSettings:
     labels: tuple[str, ...] = ()
 
 
+GRAPH_GUESSES = ("apart", "hide", "show")
+
+
+@dataclass(frozen=True, slots=True)
+class GraphSettings:
+    """How the editor shows callers and callees."""
+
+    # Edges found by the name alone (confidence unique or guess): listed apart
+    # from the others, hidden, or shown among them.
+    guesses: str = field(default="apart", metadata=limits(choices=GRAPH_GUESSES))
+    # Hover "who calls this": the callers' callers too (2) or only the callers (1).
+    hover_depth: int = field(default=2, metadata=limits(1, 2))
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """The options tree: one section per `.codesift.toml` table, and the list of
@@ -328,6 +343,7 @@ class Settings:
     search: SearchSettings = field(default_factory=SearchSettings)
     embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
     rerank: RerankSettings = field(default_factory=RerankSettings)
+    graph: GraphSettings = field(default_factory=GraphSettings)
     collections: tuple[CollectionSettings, ...] = ()
 
 

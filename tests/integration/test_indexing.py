@@ -369,7 +369,7 @@ def test_cross_file_call_is_resolved(multi: tuple[Path, apsw.Connection, IndexSu
     assert len(rows) == 1
     kind, dst_name, target, resolution, line = rows[0]
     assert (kind, dst_name, target, line) == ("calls", "helper", "b.helper", 13)
-    assert resolution in ("hint", "unique")
+    assert resolution in ("import", "unique")
     # The import itself is an edge of the module node, resolved the same way.
     imports = conn.execute(
         "SELECT d.qualified_name FROM edges e JOIN nodes s ON s.id = e.src_id"
@@ -381,7 +381,7 @@ def test_cross_file_call_is_resolved(multi: tuple[Path, apsw.Connection, IndexSu
         "SELECT d.qualified_name, e.resolution FROM edges e JOIN nodes s ON s.id = e.src_id"
         " JOIN nodes d ON d.id = e.dst_id WHERE s.qualified_name = 'main.main'"
     ).fetchall()
-    assert local == [("main.Add", "local")]
+    assert local == [("main.Add", "scope")]
 
 
 def test_markdown_sections_are_doc_chunks(
@@ -709,7 +709,7 @@ def test_renamed_function_unresolves_then_reresolves_callers(
     assert summary.indexed == 1
     name, target, resolution = greet_call()
     assert (name, target) == ("assist", "b.assist")
-    assert resolution in ("hint", "unique")
+    assert resolution in ("import", "unique")
 
 
 def test_call_resolves_when_its_target_file_appears_later(

@@ -129,7 +129,7 @@ def test_an_aliased_import_edge_lets_go_of_a_definition_that_is_gone(
     conn, _ = index_workspace(root)
     foo = node_id(conn, "a.foo")
     edge = "SELECT dst_id, resolution FROM edges WHERE dst_name = 'bar' AND kind = 'calls'"
-    assert conn.execute(edge).fetchone() == (foo, "hint")
+    assert conn.execute(edge).fetchone() == (foo, "import")
 
     # The written name (`bar`) is not the definition's name (`foo`): only the edge's
     # target id ties it to the definition that disappears.
@@ -139,7 +139,7 @@ def test_an_aliased_import_edge_lets_go_of_a_definition_that_is_gone(
 
     (root / "a.py").write_text(A_PY)
     index_workspace(root)
-    assert conn.execute(edge).fetchone() == (node_id(conn, "a.foo"), "hint")
+    assert conn.execute(edge).fetchone() == (node_id(conn, "a.foo"), "import")
 
 
 def test_an_index_with_scattered_ids_is_rebuilt_after_the_upgrade(

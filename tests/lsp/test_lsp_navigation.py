@@ -34,6 +34,10 @@ def test_hover_shows_signature_doc_and_callers(lsp: LspSession, workspace: Path)
     assert "called by 2" in text
     assert "billing.retry_failed_charge" in text and "billing.Ledger.refund" in text
     assert (workspace / "billing.py").as_uri() + "#L" in text
+    # The callers' callers, from the same walk (graph.hover_depth 2).
+    second = text.split("2 hops away", 1)[1]
+    assert "reports.monthly_report" in second and "billing.Ledger.record" in second
+    assert "maybe called by" not in text  # every edge here follows the language
 
 
 def test_hover_on_a_call_follows_the_resolved_edge(lsp: LspSession, workspace: Path) -> None:

@@ -279,6 +279,7 @@ def _graph_command(args: argparse.Namespace, inv: Invocation, direction: str) ->
                             "line": link.line,
                             "name": link.target_name,
                             "resolution": link.resolution,
+                            "confidence": link.confidence,
                         },
                         "node": symbol_json(other),
                     }
@@ -303,7 +304,10 @@ def _graph_command(args: argparse.Namespace, inv: Invocation, direction: str) ->
                 where = f"line {link.line}" if direction == "callers" else f"called at {link.line}"
                 arrow = "←" if direction == "callers" else "→"
                 print_symbol(console, other, f"  {arrow} ")
-                console.print(f"      [dim]{where} ({link.resolution or 'unresolved'})[/]")
+                how = link.confidence or "unresolved"
+                if link.guessed:
+                    how += ", by name: a guess"
+                console.print(f"      [dim]{where} ({how})[/]")
             else:
                 name = escape(link.target_name)
                 console.print(f"  → [bold]{name}[/] [dim](unresolved, line {link.line})[/]")
@@ -350,7 +354,7 @@ def cmd_graph(args: argparse.Namespace, inv: Invocation) -> int:
         dst = target.node.qualified_name if target else f"{link.target_name} (unresolved)"
         console.print(
             f"  [bold]{escape(src)}[/] [magenta]{link.kind}[/] [bold]{escape(dst)}[/]"
-            f"  [dim]line {link.line}[/]"
+            f"  [dim]line {link.line}{f' ({link.confidence})' if link.confidence else ''}[/]"
         )
     if walk.truncated:
         console.print(f"[dim]stopped at {args.max_nodes} definitions (--max-nodes)[/]")

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from codesift.engine.listener import EngineListener
     from codesift.engine.models import embedder_key, load_rerank, make_embedder, query_path
     from codesift.engine.results import (
+        CONFIDENCES,
         EDGE_KINDS,
         EmbedReport,
         GraphLink,
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
     from codesift.engine.workspace import Workspace, db_path_for, find_root, indexed_root
 
 __all__ = [
+    "CONFIDENCES",
     "EDGE_KINDS",
     "EmbedReport",
     "Engine",
@@ -113,6 +115,7 @@ _HOME = {
     "load_rerank": "codesift.engine.models",
     "make_embedder": "codesift.engine.models",
     "query_path": "codesift.engine.models",
+    "CONFIDENCES": "codesift.engine.results",
     "EDGE_KINDS": "codesift.engine.results",
     "EmbedReport": "codesift.engine.results",
     "GraphLink": "codesift.engine.results",

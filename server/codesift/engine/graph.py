@@ -19,7 +19,14 @@ from collections import deque
 
 import apsw
 
-from codesift.engine.results import EDGE_KINDS, GraphLink, GraphQuery, GraphResult, Symbol
+from codesift.engine.results import (
+    EDGE_KINDS,
+    GraphLink,
+    GraphQuery,
+    GraphResult,
+    Symbol,
+    confidence_of,
+)
 from codesift.errors import QueryError
 from codesift.history.records import change_info
 from codesift.store.graph_store import GraphStore, SqliteGraphStore
@@ -110,7 +117,15 @@ def walk_graph(
                 continue
             seen_links.add(key)
             links.append(
-                GraphLink(source, target, edge.dst_name, edge.kind, edge.line, edge.resolution)
+                GraphLink(
+                    source,
+                    target,
+                    edge.dst_name,
+                    edge.kind,
+                    edge.line,
+                    edge.resolution,
+                    confidence_of(edge.resolution) if target is not None else None,
+                )
             )
     times_of = (
         {i: change_info(row) for i, row in store.node_times(list(nodes)).items()} if history else {}

@@ -5,6 +5,7 @@ lsp/symbols.py, lsp/graph.py) reads the index through these, never store/ itself
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 import apsw
@@ -15,6 +16,8 @@ from codesift.store.reader import node_ids_in_file, node_rows, nodes_at_line, no
 from codesift.store.reader import resolved_target as _resolved_target
 
 __all__ = ["calls_of", "definitions_at", "definitions_by_id", "file_definitions"]
+
+log = logging.getLogger(__name__)
 
 # Definitions named like the word at a place that navigation lists at most.
 NAMED_LIMIT = 20
@@ -64,15 +67,21 @@ def definitions_at(
 
 
 def calls_of(
-    conn: apsw.Connection, node_id: int, direction: str
-) -> list[tuple[NodeRow, list[GraphLink]]]:
+    conn: apsw.Connection, node_id: int, direction: str, guesses: str = "show"
+) -> list[tuple[NodeRow, list[GraphLink], bool]]:
     """The definitions calling (`callers`) or called by (`callees`) a definition,
-    each with its call edges, in the order the engine's walk lists them."""
+    each with its call edges and whether all of them were found by the name alone
+    (a guess: confidence unique or guess), in the order the engine's walk lists
+    them; with `guesses` "apart" the guesses come last, with "hide" they are left
+    out, with "show" they stay in place (and are not marked). At most CALLS_LIMIT
+    (a cut walk is logged: LSP cannot say a list was cut)."""
     start = list(node_rows(conn, [node_id]).values())
     if not start:
         return []
     query = GraphQuery(direction, 1, ("calls",), CALLS_LIMIT)
     walk = walk_graph(conn, start, query, history=False)
+    if walk.truncated:
+        log.warning("%s of node %s cut at %d definitions", direction, node_id, CALLS_LIMIT)
     out: dict[int, tuple[NodeRow, list[GraphLink]]] = {}
     for link in walk.edges:
         other_id = link.source if direction == "callers" else link.target
@@ -80,4 +89,9 @@ def calls_of(
         if other is None:
             continue
         out.setdefault(other.node.id, (other.node, []))[1].append(link)
-    return list(out.values())
+    found = [(node, links, all(link.guessed for link in links)) for node, links in out.values()]
+    if guesses == "hide":
+        return [item for item in found if not item[2]]
+    if guesses == "apart":
+        return [item for item in found if not item[2]] + [item for item in found if item[2]]
+    return [(node, links, False) for node, links, _ in found]

@@ -94,10 +94,35 @@ class GraphQuery:
     times: TimeFilter = field(default_factory=TimeFilter)
 
 
+# How an edge's target was found, from the most to the least certain: by the
+# language's scope rules in the caller's file (`scope`), through the receiver's
+# class or type (`type`), through an import (`import`), as the only definition of
+# that name in the index (`unique`), or by a guess among several definitions of the
+# name (`guess`). The last two are found by the name alone: guesses.
+CONFIDENCES = ("scope", "type", "import", "unique", "guess")
+GUESSES = frozenset({"unique", "guess"})
+# edges.resolution -> confidence (`local` and `hint`: indexes made before these).
+_CONFIDENCE_OF = {
+    "scope": "scope",
+    "local": "scope",
+    "type": "type",
+    "import": "import",
+    "hint": "import",
+    "unique": "unique",
+    "guess": "guess",
+}
+
+
+def confidence_of(resolution: str | None) -> str | None:
+    """The confidence of an edge stored with `resolution` (None: unresolved)."""
+    return _CONFIDENCE_OF.get(resolution or "")
+
+
 @dataclass(frozen=True, slots=True)
 class GraphLink:
     """An edge, with its true kind; `target` is None for a name not resolved to a
-    definition (`target_name` is what the code says)."""
+    definition (`target_name` is what the code says). `confidence`: how the
+    target was found (CONFIDENCES), None while unresolved."""
 
     source: int
     target: int | None
@@ -105,6 +130,12 @@ class GraphLink:
     kind: str
     line: int
     resolution: str | None
+    confidence: str | None = None
+
+    @property
+    def guessed(self) -> bool:
+        """Found by the name alone (a unique name or a guess among several)."""
+        return self.confidence in GUESSES
 
 
 @dataclass(frozen=True, slots=True)

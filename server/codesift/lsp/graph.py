@@ -149,6 +149,7 @@ def _link_json(link: GraphLink) -> dict[str, Any]:
         "kind": link.kind,
         "line": link.line,
         "resolution": link.resolution,
+        "confidence": link.confidence,
     }
 
 
@@ -163,17 +164,21 @@ def _window(times: TimeFilters, folder: FolderIndex) -> TimeFilter:
 # -- call hierarchy ---------------------------------------------------------------------
 
 
-def _item(folder: FolderIndex, node: NodeRow, lines: list[str] | None) -> types.CallHierarchyItem:
+def _item(
+    folder: FolderIndex, node: NodeRow, lines: list[str] | None, *, guessed: bool = False
+) -> types.CallHierarchyItem:
     from codesift.lsp.navigation import node_range
     from codesift.lsp.server import path_to_uri
 
+    detail = node.qualified_name if node.qualified_name != node.name else node.signature[:200]
     return types.CallHierarchyItem(
         name=node.name,
         kind=symbol_kind(node.kind),
         uri=path_to_uri(folder.root / node.path),
         range=node_range(node, lines),
         selection_range=selection_range(node, lines),
-        detail=node.qualified_name if node.qualified_name != node.name else node.signature[:200],
+        # A call found by the name alone says so (graph.guesses = "apart").
+        detail=f"(guess) {detail}" if guessed else detail,
         data={"folder": folder.uri, "id": str(node.id)},
     )
 
@@ -241,12 +246,13 @@ async def incoming_calls(
         conn = server.live.open(folder)
         cache: dict[str, list[str]] = {}
         out: list[types.CallHierarchyIncomingCall] = []
-        for caller, links in calls_of(conn, node_id, "callers"):
+        guesses = folder.settings.graph.guesses
+        for caller, links, guessed in calls_of(conn, node_id, "callers", guesses):
             lines = _lines(cache, folder.root, caller.path)
             ranges = [r for link in links for r in _call_ranges(lines, link.line, link.target_name)]
             out.append(
                 types.CallHierarchyIncomingCall(
-                    from_=_item(folder, caller, lines), from_ranges=ranges
+                    from_=_item(folder, caller, lines, guessed=guessed), from_ranges=ranges
                 )
             )
         return out
@@ -267,11 +273,13 @@ async def outgoing_calls(
         cache: dict[str, list[str]] = {}
         own = _lines(cache, folder.root, source.path)
         out: list[types.CallHierarchyOutgoingCall] = []
-        for callee, links in calls_of(conn, node_id, "callees"):
+        guesses = folder.settings.graph.guesses
+        for callee, links, guessed in calls_of(conn, node_id, "callees", guesses):
             ranges = [r for link in links for r in _call_ranges(own, link.line, link.target_name)]
+            lines = _lines(cache, folder.root, callee.path)
             out.append(
                 types.CallHierarchyOutgoingCall(
-                    to=_item(folder, callee, _lines(cache, folder.root, callee.path)),
+                    to=_item(folder, callee, lines, guessed=guessed),
                     from_ranges=ranges,
                 )
             )

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from lsprotocol import types
 
-from codesift.engine import GraphQuery, walk_graph
+from codesift.engine import GraphLink, GraphQuery, GraphResult, walk_graph
 from codesift.engine.live import Cancellation
 from codesift.engine.results import NodeRow
 from codesift.lsp.navigation import node_location, resolve_in_document
@@ -15,9 +15,11 @@ from codesift.lsp.navigation import node_location, resolve_in_document
 if TYPE_CHECKING:
     from codesift.lsp.server import CodesiftServer
 
-__all__ = ["definition", "first_sentence", "hover"]
+__all__ = ["Callers", "definition", "first_sentence", "hover", "who_calls"]
 
 CALLERS_SHOWN = 5
+# The hover's walk stops at this many definitions (and says so).
+HOVER_MAX_NODES = 2000
 
 
 def first_sentence(doc: str) -> str:
@@ -44,8 +46,9 @@ async def hover(server: CodesiftServer, params: types.HoverParams) -> types.Hove
         if not resolved.nodes:
             return None
         node: NodeRow = resolved.nodes[0]
-        walk = walk_graph(conn, [node], GraphQuery("callers", 1, ("calls",), 2000), history=False)
-        callers = [s.node for s in walk.nodes if s.node.id != node.id]
+        graph = folder.settings.graph
+        query = GraphQuery("callers", graph.hover_depth, ("calls",), HOVER_MAX_NODES)
+        walk = walk_graph(conn, [node], query, history=False)
         parts = [f"```{node.language}\n{node.signature or node.qualified_name}\n```"]
         sentence = first_sentence(node.docstring)
         if sentence:
@@ -54,21 +57,68 @@ async def hover(server: CodesiftServer, params: types.HoverParams) -> types.Hove
         if len(resolved.nodes) > 1:
             where += f" (1 of {len(resolved.nodes)} definitions named `{resolved.word}`)"
         parts.append(where)
-        if callers:
+        callers = who_calls(walk, node.id, graph.guesses)
+
+        def listed(label: str, ids: list[int]) -> str:
             links = []
-            for caller in callers[:CALLERS_SHOWN]:
-                target = f"{path_to_uri(folder.root / caller.path)}#L{caller.start_line}"
-                links.append(f"[{caller.qualified_name}]({target})")
-            more = len(callers) - len(links)
+            for other_id in ids[:CALLERS_SHOWN]:
+                caller = walk.node(other_id)
+                if caller is None:
+                    continue
+                row = caller.node
+                target = f"{path_to_uri(folder.root / row.path)}#L{row.start_line}"
+                links.append(f"[{row.qualified_name}]({target})")
+            more = len(ids) - len(links)
             tail = f" and {more} more" if more > 0 else ""
-            parts.append(f"called by {len(callers)}: " + ", ".join(links) + tail)
-        else:
-            parts.append("called by 0")
+            return f"{label} {len(ids)}: " + ", ".join(links) + tail
+
+        parts.append(listed("called by", callers.sure) if callers.sure else "called by 0")
+        if callers.guessed:
+            parts.append(listed("maybe called by (a guess by name)", callers.guessed))
+        if callers.second:
+            parts.append(listed("2 hops away", callers.second))
+        if walk.truncated:
+            parts.append(f"(stopped at {HOVER_MAX_NODES} definitions)")
         return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n".join(parts))
         )
 
     return await server.read(run)
+
+
+class Callers(NamedTuple):
+    """Who calls a definition: its callers found by the language (`sure`), those
+    found by the name alone (`guessed`), and their callers (`second`, 2 hops)."""
+
+    sure: list[int]
+    guessed: list[int]
+    second: list[int]
+
+
+def who_calls(walk: GraphResult, node_id: int, guesses: str = "apart") -> Callers:
+    """Split a callers walk from `node_id` by hop and confidence; `guesses`:
+    "apart" (listed on their own), "hide" (left out) or "show" (among the others)."""
+    links: dict[int, list[GraphLink]] = {}
+    for link in walk.edges:
+        if link.target == node_id and link.source != node_id:
+            links.setdefault(link.source, []).append(link)
+    sure, guessed = [], []
+    for caller, found in links.items():
+        if guesses != "show" and all(link.guessed for link in found):
+            guessed.append(caller)
+        else:
+            sure.append(caller)
+    if guesses == "hide":
+        guessed = []
+    first = set(sure) | set(guessed)
+    second: list[int] = []
+    for link in walk.edges:
+        if link.target in first and link.source not in first and link.source != node_id:
+            if guesses == "hide" and link.guessed:
+                continue
+            if link.source not in second:
+                second.append(link.source)
+    return Callers(sure, guessed, second)
 
 
 async def definition(

@@ -312,13 +312,15 @@ def neighbours_result(
                         "line": link.line,
                         "name": link.target_name,
                         "resolution": link.resolution,
+                        "confidence": link.confidence,
                     },
                     "node": _symbol_json(other) if other is not None else None,
                 }
             )
             arrow = "<-" if direction == "callers" else "->"
             what = _symbol_text(other) if other is not None else f"{link.target_name} (unresolved)"
-            lines.append(f"  {arrow} {what}  (call at {site})")
+            how = f", {link.confidence}" if link.confidence else ""
+            lines.append(f"  {arrow} {what}  (call at {site}{how})")
         if not entries:
             lines.append(f"  no {direction} found")
         groups.append({"node": _symbol_json(target), direction: entries})

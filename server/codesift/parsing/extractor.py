@@ -13,28 +13,35 @@ The query file of each language (see `queries/README.md`) tags:
     @package                       the package or namespace the file declares
 
 Everything language-independent (nesting, qualified names, doc comments,
-signatures, local call resolution) is done here once.
+signatures) is done here once; calls are resolved in calls.py and the
+language's own calls_<language>.py.
 """
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple
 
 from tree_sitter import Node, Query, QueryCursor
 
+from codesift.parsing.calls import call_edges
+from codesift.parsing.calls_python import absolute_import
 from codesift.parsing.grammars import parser_for, split_queries
 from codesift.parsing.languages import LanguageSpec
 from codesift.parsing.model import ParsedEdge, ParsedFile, ParsedNode
+from codesift.parsing.outline import (
+    CLASS_LIKE,
+    CallSite,
+    Def,
+    Import,
+    Outline,
+    last_component,
+    nearest_node,
+)
 
 __all__ = ["extract", "python_module_path"]
 
-CLASS_LIKE = frozenset(
-    {"class", "struct", "interface", "trait", "enum", "union", "module", "namespace", "type"}
-)
 # A function directly inside one of these is a method; a module or namespace only qualifies it.
 _METHOD_HOSTS = CLASS_LIKE - {"module", "namespace"}
 # Node types whose first named child may be the definition (comments precede the wrapper).
@@ -83,57 +90,15 @@ MAX_DOC_CHARS = 400
 
 
 @dataclass(slots=True)
-class _Def:
-    kind: str
-    name: str
-    node: Node
-    name_node: Node
-    receiver: str = ""
-    is_scope: bool = False
-    index: int = -1  # index in the output node list; -1 for scopes
-    parent_entry: _Def | None = None
-
-
-class _CallSite(NamedTuple):
-    start: int  # byte offset of the callee's name
-    line: int
-    callee: str  # the name's last component
-    name_node: Node  # kept to look at the call's receiver when resolution needs it
-
-
-class _Import(NamedTuple):
-    module: str
-    name: str
-    alias: str
-    line: int
-    is_path: bool  # a quoted module ("net/http", <stdio.h>), not a dotted name
-
-
-@dataclass(slots=True)
 class _Matches:
     """What the queries tag in one file, by role."""
 
-    defs: dict[tuple[int, int], _Def] = field(default_factory=dict)  # and scopes
-    calls: list[_CallSite] = field(default_factory=list)
+    defs: dict[tuple[int, int], Def] = field(default_factory=dict)  # and scopes
+    calls: list[CallSite] = field(default_factory=list)
     inherits: list[tuple[Node, str]] = field(default_factory=list)  # (name node, base)
-    imports: list[_Import] = field(default_factory=list)
+    imports: list[Import] = field(default_factory=list)
     package: str = ""
     package_at: int = -1  # start byte of the package declaration taken
-
-
-@dataclass(slots=True)
-class _Outline:
-    """The file's nodes and the lookups its edges resolve against."""
-
-    nodes: list[ParsedNode]
-    entries: list[_Def]  # definitions and scopes, by position
-    index_by_ts_id: dict[int, int] = field(default_factory=dict)  # tree-sitter id -> node
-    by_name: dict[str, list[ParsedNode]] = field(default_factory=dict)
-    types_by_name: dict[str, int] = field(default_factory=dict)
-    # What call resolution reads from a scope's source, found once per scope:
-    # (role, node index) -> name -> type, or the names a function imports.
-    scope_facts: dict[tuple[str, int], Any] = field(default_factory=dict)
-    entry_by_index: dict[int, _Def] = field(default_factory=dict)
 
 
 def python_module_path(rel_path: str) -> str:
@@ -362,16 +327,6 @@ def _signature(node: Node, src: bytes) -> str:
     return text
 
 
-def _last_component(name: str) -> str:
-    if name.isidentifier():
-        return name
-    for sep in ("::", ".", "\\", "->", "#"):
-        head, found, tail = name.rpartition(sep)
-        if found and (head or sep != "#"):  # `#name` is a JS private name, not a path
-            name = tail
-    return name.strip()
-
-
 _SCRIPT_EXTENSIONS = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
 
 
@@ -433,11 +388,19 @@ def extract(
     edges = _contains_edges(outline.nodes)
     if spec.qualifier == "python_module":
         package = prefix if rel_path.endswith("__init__.py") else prefix.rpartition(".")[0]
-        found.imports = [_absolute_import(item, package) for item in found.imports]
+        found.imports = [absolute_import(item, package) for item in found.imports]
     import_edges, import_hints = _import_edges(found.imports, spec)
     edges += import_edges
-    edges += _call_edges(
-        found.calls, outline, import_hints, src, python=spec.qualifier == "python_module"
+    language = "python" if spec.qualifier == "python_module" else spec.name
+    edges += call_edges(
+        found.calls,
+        outline,
+        found.imports,
+        import_hints,
+        src,
+        language=language,
+        rel_path=rel_path,
+        prefix=prefix,
     )
     edges += _inherit_edges(found.inherits, outline, import_hints)
     parsed.nodes = outline.nodes
@@ -492,7 +455,7 @@ def _query_matches(root: Node, src: bytes, language: str) -> _Matches:
                 _add_scope(found.defs, caps[role][0], name_node, src)
         elif role == "reference.inherits":
             if name_node is not None:
-                found.inherits.append((name_node, _last_component(_name_text(name_node, src))))
+                found.inherits.append((name_node, last_component(_name_text(name_node, src))))
         elif role == "import":
             found.imports.append(_import_of(caps, src))
         elif role == "package":
@@ -506,15 +469,15 @@ def _query_matches(root: Node, src: bytes, language: str) -> _Matches:
     return found
 
 
-def _call_sites(calls_query: Query, root: Node, src: bytes) -> list[_CallSite]:
-    sites: list[_CallSite] = []
+def _call_sites(calls_query: Query, root: Node, src: bytes) -> list[CallSite]:
+    sites: list[CallSite] = []
     for callee_name in QueryCursor(calls_query).captures(root).get("name", ()):
         raw = src[callee_name.start_byte : callee_name.end_byte].decode("utf-8", "replace")
         sites.append(
-            _CallSite(
+            CallSite(
                 callee_name.start_byte,
                 callee_name.start_point[0] + 1,
-                _last_component(raw),
+                last_component(raw),
                 callee_name,
             )
         )
@@ -522,7 +485,7 @@ def _call_sites(calls_query: Query, root: Node, src: bytes) -> list[_CallSite]:
 
 
 def _add_definition(
-    defs: dict[tuple[int, int], _Def],
+    defs: dict[tuple[int, int], Def],
     role: str,
     caps: dict[str, list[Node]],
     name_node: Node,
@@ -548,7 +511,7 @@ def _add_definition(
         )
     if wins:
         kind = role.removeprefix("definition.")
-        defs[key] = _Def(kind, name, def_node, name_node, receiver)
+        defs[key] = Def(kind, name, def_node, name_node, receiver)
 
 
 # C and C++ function prototypes (`@definition.prototype`): in a header they are the
@@ -559,7 +522,7 @@ PROTOTYPE = "prototype"
 HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".h++")
 
 
-def _settle_prototypes(defs: dict[tuple[int, int], _Def], rel_path: str) -> None:
+def _settle_prototypes(defs: dict[tuple[int, int], Def], rel_path: str) -> None:
     prototypes = [key for key, d in defs.items() if d.kind == PROTOTYPE]
     if not prototypes:
         return
@@ -578,16 +541,16 @@ def _settle_prototypes(defs: dict[tuple[int, int], _Def], rel_path: str) -> None
 
 
 def _add_scope(
-    defs: dict[tuple[int, int], _Def], scope_node: Node, name_node: Node, src: bytes
+    defs: dict[tuple[int, int], Def], scope_node: Node, name_node: Node, src: bytes
 ) -> None:
     # Keyed by the scope's own span (end negated) so it never collides with a definition.
     key = (scope_node.start_byte, -scope_node.end_byte)
     if key not in defs:
         name = _name_text(name_node, src)
-        defs[key] = _Def("scope", name, scope_node, name_node, is_scope=True)
+        defs[key] = Def("scope", name, scope_node, name_node, is_scope=True)
 
 
-def _import_of(caps: dict[str, list[Node]], src: bytes) -> _Import:
+def _import_of(caps: dict[str, list[Node]], src: bytes) -> Import:
     module = caps.get("import.module")
     imported_nodes = caps.get("import.name")
     alias_nodes = caps.get("import.alias")
@@ -597,7 +560,7 @@ def _import_of(caps: dict[str, list[Node]], src: bytes) -> _Import:
         if module
         else ""
     )
-    return _Import(
+    return Import(
         raw_module.strip("\"'`<>"),
         _name_text(imported_nodes[0], src) if imported_nodes else "",
         _name_text(alias_nodes[0], src) if alias_nodes else "",
@@ -624,7 +587,7 @@ def _module_node(
     spec: LanguageSpec,
     module_path: str | None,
     package: str,
-    defs: dict[tuple[int, int], _Def],
+    defs: dict[tuple[int, int], Def],
 ) -> tuple[ParsedNode, str]:
     """The file's module node, and the prefix of every qualified name in the file."""
     line_count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
@@ -656,15 +619,15 @@ def _module_node(
 def _outline(
     module: ParsedNode,
     prefix: str,
-    defs: dict[tuple[int, int], _Def],
+    defs: dict[tuple[int, int], Def],
     spec: LanguageSpec,
     src: bytes,
-) -> _Outline:
+) -> Outline:
     """Nest the definitions by position and make their nodes (module node first:
     every other node descends from it)."""
     entries = sorted(defs.values(), key=lambda d: (d.node.start_byte, -d.node.end_byte))
-    outline = _Outline(nodes=[module], entries=entries)
-    stack: list[_Def] = []
+    outline = Outline(nodes=[module], entries=entries)
+    stack: list[Def] = []
     pending_receivers: list[tuple[int, str]] = []
     for entry in entries:
         while stack and stack[-1].node.end_byte <= entry.node.start_byte:
@@ -682,10 +645,10 @@ def _outline(
             if inner is not None:
                 outline.index_by_ts_id[inner.id] = entry.index
         if entry.receiver:
-            pending_receivers.append((entry.index, _last_component(entry.receiver)))
+            pending_receivers.append((entry.index, last_component(entry.receiver)))
         elif enclosing is not None and enclosing.is_scope:
             # `impl Point { fn new() }`, `extension Inventory { ... }`: the scope's type owns it.
-            pending_receivers.append((entry.index, _last_component(enclosing.name)))
+            pending_receivers.append((entry.index, last_component(enclosing.name)))
     outline.types_by_name = {
         n.name: n.index for n in outline.nodes[1:] if n.kind in CLASS_LIKE and n.kind != "module"
     }
@@ -696,9 +659,9 @@ def _outline(
 
 
 def _definition_node(
-    entry: _Def, enclosing: _Def | None, prefix: str, spec: LanguageSpec, src: bytes
+    entry: Def, enclosing: Def | None, prefix: str, spec: LanguageSpec, src: bytes
 ) -> ParsedNode:
-    parent = _nearest_node(enclosing)
+    parent = nearest_node(enclosing)
     doc = _python_docstring(entry.node, src) if spec.body_docstring else ""
     doc_start = 0
     if not doc:
@@ -803,14 +766,7 @@ def _attribute_doc(node: Node, src: bytes) -> tuple[str, int]:
     return text, line
 
 
-def _nearest_node(entry: _Def | None) -> _Def | None:
-    """`entry` or its closest enclosing definition that is a node (scopes are not)."""
-    while entry is not None and entry.is_scope:
-        entry = entry.parent_entry
-    return entry
-
-
-def _node_kind(entry: _Def, enclosing: _Def | None) -> str:
+def _node_kind(entry: Def, enclosing: Def | None) -> str:
     """A function inside a type, an `impl` scope or with a receiver is a method."""
     if entry.kind != "function":
         return entry.kind
@@ -821,7 +777,7 @@ def _node_kind(entry: _Def, enclosing: _Def | None) -> str:
     return entry.kind
 
 
-def _qualified_name(entry: _Def, enclosing: _Def | None, prefix: str, spec: LanguageSpec) -> str:
+def _qualified_name(entry: Def, enclosing: Def | None, prefix: str, spec: LanguageSpec) -> str:
     chain: list[str] = []
     walker = enclosing
     while walker is not None:
@@ -839,7 +795,7 @@ def _qualified_name(entry: _Def, enclosing: _Def | None, prefix: str, spec: Lang
     return qualified
 
 
-def _adopt_by_receiver(outline: _Outline, pending: list[tuple[int, str]]) -> None:
+def _adopt_by_receiver(outline: Outline, pending: list[tuple[int, str]]) -> None:
     """A receiver, out-of-class qualifier or scope names a type in this file: make it
     the parent."""
     for idx, recv in pending:
@@ -860,7 +816,7 @@ def _contains_edges(nodes: list[ParsedNode]) -> list[ParsedEdge]:
 
 
 def _import_edges(
-    imports: list[_Import], spec: LanguageSpec
+    imports: list[Import], spec: LanguageSpec
 ) -> tuple[list[ParsedEdge], dict[str, str]]:
     """One imports edge per imported target, and the qualified name each local name
     stands for (the hint a call or base of that name carries when it stays unresolved)."""
@@ -876,7 +832,7 @@ def _import_edges(
         short = (
             _import_tail(target)
             if (is_path or "/" in target) and not imported
-            else (_last_component(target))
+            else (last_component(target))
         )
         hints.setdefault(alias or short, hint)
         if (target, hint) in seen:
@@ -894,347 +850,11 @@ def _import_separator(spec: LanguageSpec) -> str:
     return spec.separator
 
 
-# -- calls -----------------------------------------------------------------------------
-
-
-def _call_edges(
-    calls: list[_CallSite],
-    outline: _Outline,
-    import_hints: dict[str, str],
-    src: bytes,
-    *,
-    python: bool = False,
-) -> list[ParsedEdge]:
-    """One calls edge per (caller, callee), at the first call site."""
-    caller_at = _CallerLookup(outline.entries)
-    edges: list[ParsedEdge] = []
-    seen: set[tuple[int, str]] = set()
-    for position, line, callee, callee_node in calls:
-        if not callee:
-            continue
-        caller = caller_at(position)
-        if (caller, callee) in seen:
-            continue
-        seen.add((caller, callee))
-        if python:
-            dst, hint = _python_callee(callee, caller, callee_node, outline, import_hints, src)
-        else:
-            dst = _local_callee(callee, caller, callee_node, outline, src)
-            hint = "" if dst is not None else import_hints.get(callee, "")
-        edges.append(
-            ParsedEdge(src=caller, kind="calls", dst_name=callee, line=line, dst=dst, dst_hint=hint)
-        )
-    return edges
-
-
-class _CallerLookup:
-    """The innermost definition around a byte position (0, the module, when none):
-    bisect the definitions' start bytes, then climb to the first one that still
-    contains it."""
-
-    def __init__(self, entries: list[_Def]) -> None:
-        self._entries = [e for e in entries if not e.is_scope]
-        self._starts = [e.node.start_byte for e in self._entries]
-        self._parent_of = {id(e): _nearest_node(e.parent_entry) for e in self._entries}
-
-    def __call__(self, position: int) -> int:
-        i = bisect.bisect_right(self._starts, position) - 1
-        entry: _Def | None = self._entries[i] if i >= 0 else None
-        while entry is not None and (
-            entry.node.end_byte <= position or _in_decorators(entry.node, position)
-        ):
-            entry = self._parent_of[id(entry)]
-        return entry.index if entry is not None else 0
-
-
-def _in_decorators(node: Node, position: int) -> bool:
-    """Whether `position` is in the decorators of a decorated definition (Python's
-    `@app.route(...)`): a decorator runs where the definition is made, so its calls
-    are the enclosing scope's, not the decorated function's."""
-    if node.type != "decorated_definition":
-        return False
-    inner = node.child_by_field_name("definition")
-    return inner is not None and position < inner.start_byte
-
-
-def _local_callee(
-    callee: str, caller: int, callee_node: Node, outline: _Outline, src: bytes
-) -> int | None:
-    """The node in this file a call reaches, if it can be told."""
-    nodes = outline.nodes
-    dst = _resolve_local(callee, caller, nodes, outline.by_name)
-    if (
-        dst is not None
-        and dst != caller
-        and nodes[dst].parent == nodes[caller].parent
-        and nodes[dst].parent
-        and _receiver_is_other(callee_node, src)
-    ):
-        # `self.entries.insert()` calls a field's method, not the class's own insert.
-        return None
-    if dst == caller and _receiver_is_other(callee_node, src):
-        return None
-    return dst
-
-
-# -- Python: calls that follow the language -----------------------------------------
-
-# Names Python calls without an import (`len`, `next`, `set`, `open`...): a bare call
-# of one that this file neither defines nor imports is the builtin, never a project
-# definition of the same name (its hint says so, and resolution leaves it alone).
-_PYTHON_BUILTINS = frozenset(
-    name for name in dir(__import__("builtins")) if not name.startswith("__")
-)
-_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
-
-
-def _absolute_import(item: _Import, package: str) -> _Import:
-    """`from .utils import x` in package `pkg.sub` -> `from pkg.sub.utils import x`
-    (each further leading dot climbs one package)."""
-    module = item.module
-    if not module.startswith("."):
-        return item
-    dots = len(module) - len(module.lstrip("."))
-    parts = package.split(".") if package else []
-    base = parts[: len(parts) - (dots - 1)] if dots - 1 <= len(parts) else []
-    rest = module[dots:]
-    absolute = ".".join([*base, rest] if rest else base)
-    return item._replace(module=absolute)
-
-
-def _python_receiver(name_node: Node, src: bytes) -> str | None:
-    """What a Python call is made on: None for a bare call `f()`, else the
-    receiver's source text (`self`, `super()`, `json`, `self.items`, `a.b`)."""
-    parent = name_node.parent
-    if parent is None or parent.type != "attribute":
-        return None
-    receiver = parent.child_by_field_name("object")
-    if receiver is None:
-        return ""
-    return src[receiver.start_byte : receiver.end_byte].decode("utf-8", "replace")
-
-
-def _python_callee(
-    callee: str,
-    caller: int,
-    callee_node: Node,
-    outline: _Outline,
-    import_hints: dict[str, str],
-    src: bytes,
-) -> tuple[int | None, str]:
-    """The node in this file a Python call reaches, and the hint for resolving it
-    elsewhere, following the language:
-
-    - `f()` reaches a function or class in scope (never a method): one defined here
-      (the innermost scope first), else an imported name (its hint), else a builtin;
-    - `self.f()` / `cls.f()` reach the caller's class's own method (else a base's,
-      elsewhere); `super().f()` a base's; `Klass.f()` that class's method;
-    - `mod.f()` / `a.b.f()` on an imported module or name reach that module's `f`
-      (its hint: `json.dumps` never resolves to a project method `dumps`);
-    - a call on any other object (`items.append()`) stays a guess by name."""
-    nodes = outline.nodes
-    candidates = outline.by_name.get(callee, ())
-    receiver = _python_receiver(callee_node, src)
-    if receiver is None:
-        if callee in import_hints and _imported_inside(callee, caller, outline, src):
-            return None, import_hints[callee]  # a function-level import shadows the module's
-        scoped = [c for c in candidates if c.kind != "method"]
-        # The innermost enclosing scope that defines it (a closure), then module level.
-        chain = [caller, *_ancestors(caller, nodes)]
-        for owner in chain:
-            for cand in scoped:
-                if cand.parent == owner:  # the caller itself too: recursion
-                    return cand.index, ""
-        top = [c for c in scoped if c.parent == 0]
-        if top:
-            return top[0].index, ""
-        if callee in import_hints:
-            return None, import_hints[callee]
-        if callee in _PYTHON_BUILTINS:
-            return None, f"builtins.{callee}"
-        return None, ""
-    if receiver in ("self", "cls"):
-        klass = _enclosing_class(caller, nodes)
-        for cand in candidates:
-            if klass is not None and cand.parent == klass and cand.index != caller:
-                return cand.index, ""
-        if klass is not None and any(c.parent == klass and c.index == caller for c in candidates):
-            return caller, ""  # recursion through self
-        # Not the class's own: a base's (never a module-level function of that name).
-        return _through_bases(callee, caller, outline, import_hints, src)
-    if receiver == "super()":
-        return _through_bases(callee, caller, outline, import_hints, src)
-    typed = _receiver_type(receiver, caller, outline, src)
-    if typed is not None:
-        classes = [c for c in outline.by_name.get(typed, ()) if c.kind in CLASS_LIKE]
-        if len(classes) == 1:  # `catalog: Catalog` ... `catalog.find()`
-            for cand in candidates:
-                if cand.parent == classes[0].index:
-                    return cand.index, ""
-            return None, ""
-        type_head = typed.split(".", 1)[0]
-        if type_head in import_hints:
-            return None, f"{import_hints[type_head]}{typed[len(type_head) :]}.{callee}"
-    head = receiver.split(".", 1)[0]
-    if _DOTTED.fullmatch(receiver):
-        classes = [c for c in outline.by_name.get(receiver, ()) if c.kind in CLASS_LIKE]
-        if len(classes) == 1:  # Klass.f()
-            for cand in candidates:
-                if cand.parent == classes[0].index:
-                    return cand.index, ""
-        if head in import_hints:
-            return None, f"{import_hints[head]}{receiver[len(head) :]}.{callee}"
-    return None, ""
-
-
-def _imported_inside(name: str, caller: int, outline: _Outline, src: bytes) -> bool:
-    """Whether the calling function itself imports `name` (`from x import name`
-    inside its body), which shadows a definition of that name in the module."""
-    if not caller:
-        return False
-    key = ("imports", caller)
-    names = outline.scope_facts.get(key)
-    if names is None:
-        definition = _tree_definition(caller, outline)
-        names = set()
-        if definition is not None:
-            for match in _INDENTED_IMPORT.finditer(_text(definition, src)):
-                names.update(_WORD_RUN.findall(match.group(1)))
-        outline.scope_facts[key] = names
-    return name in names
-
-
-def _tree_definition(index: int, outline: _Outline) -> Node | None:
-    """The tree-sitter definition (without its decorators) of node `index`."""
-    if not outline.entry_by_index:
-        outline.entry_by_index = {e.index: e for e in reversed(outline.entries)}
-    entry = outline.entry_by_index.get(index)
-    if entry is None:
-        return None
-    definition = entry.node
-    if definition.type == "decorated_definition":
-        definition = definition.child_by_field_name("definition") or definition
-    return definition
-
-
-def _through_bases(
-    callee: str, caller: int, outline: _Outline, import_hints: dict[str, str], src: bytes
-) -> tuple[int | None, str]:
-    """`super().f()`: the first base of the caller's class, in source order, that
-    is defined here with a method `f` (the node), or is imported (a hint to its `f`)."""
-    klass = _enclosing_class(caller, outline.nodes)
-    definition = None if klass is None else _tree_definition(klass, outline)
-    bases = None if definition is None else definition.child_by_field_name("superclasses")
-    if bases is None:
-        return None, ""
-    for base in bases.named_children:
-        name = src[base.start_byte : base.end_byte].decode("utf-8", "replace")
-        if not _DOTTED.fullmatch(name):
-            continue
-        local = [c for c in outline.by_name.get(name, ()) if c.kind in CLASS_LIKE]
-        if len(local) == 1:
-            for cand in outline.by_name.get(callee, ()):
-                if cand.parent == local[0].index:
-                    return cand.index, ""
-            continue
-        head = name.split(".", 1)[0]
-        if head in import_hints:
-            return None, f"{import_hints[head]}{name[len(head) :]}.{callee}"
-    return None, ""
-
-
-# The patterns call resolution reads types with, each finding every name of a
-# scope at once (one pass per scope, not one compiled pattern per call).
-_IDENT = r"[^\W\d]\w*"
-_INDENTED_IMPORT = re.compile(r"(?m)^\s+(?:from\s+\S+\s+)?import\s([^\n]*)")
-_WORD_RUN = re.compile(r"\w+")
-_ANNOTATION = r"\s*:\s*[\"']?(?:Optional\[)?([A-Za-z_][\w.]*)"
-_CONSTRUCTED = r"\s*(?::[^=\n]+)?=\s*([A-Z][\w.]*)\("
-# The type is read in a lookahead, so that a match consumes no more than the name
-# and never hides the next name from the scan.
-_PARAMETER_TYPE = re.compile(rf"(?:^|[(,\s])({_IDENT})(?={_ANNOTATION})")
-_LOCAL_CONSTRUCTED = re.compile(rf"(?m)^\s*({_IDENT})(?={_CONSTRUCTED})")
-_FIELD_TYPES = (  # in order of preference
-    re.compile(rf"self\.({_IDENT})(?={_CONSTRUCTED})"),
-    re.compile(rf"self\.({_IDENT})(?={_ANNOTATION})"),
-    re.compile(rf"(?m)^\s+({_IDENT})(?={_ANNOTATION})"),
-)
-
-
-def _first_types(pattern: re.Pattern[str], text: str) -> dict[str, str]:
-    """name -> the type of its first match of `pattern` in `text`."""
-    found: dict[str, str] = {}
-    for match in pattern.finditer(text):
-        found.setdefault(match.group(1), match.group(2))
-    return found
-
-
-def _receiver_type(receiver: str, caller: int, outline: _Outline, src: bytes) -> str | None:
-    """The class a receiver visibly holds: for a variable of the calling function,
-    a parameter's annotation (`catalog: Catalog`, `"Catalog"`, `Optional[Catalog]`)
-    or an assignment of a constructor call (`catalog = Catalog(...)`); for
-    `self.field`, the field's constructor call or annotation in its class
-    (`self.lock = Lock()`, `self.lock: Lock`, `lock: Lock` in the class body)."""
-    if receiver.startswith("self.") and receiver[5:].isidentifier():
-        return _field_type(receiver[5:], caller, outline, src)
-    if not caller or not receiver.isidentifier():
-        return None
-    key = ("locals", caller)
-    facts = outline.scope_facts.get(key)
-    if facts is None:
-        facts = ({}, {})
-        definition = _tree_definition(caller, outline)
-        if definition is not None:
-            parameters = definition.child_by_field_name("parameters")
-            body = definition.child_by_field_name("body")
-            facts = (
-                {} if parameters is None else _first_types(_PARAMETER_TYPE, _text(parameters, src)),
-                {} if body is None else _first_types(_LOCAL_CONSTRUCTED, _text(body, src)),
-            )
-        outline.scope_facts[key] = facts
-    annotated, constructed = facts
-    return annotated.get(receiver) or constructed.get(receiver)
-
-
-def _field_type(field_name: str, caller: int, outline: _Outline, src: bytes) -> str | None:
-    klass = _enclosing_class(caller, outline.nodes)
-    if klass is None:
-        return None
-    key = ("fields", klass)
-    facts = outline.scope_facts.get(key)
-    if facts is None:
-        definition = _tree_definition(klass, outline)
-        text = "" if definition is None else _text(definition, src)
-        facts = [_first_types(pattern, text) for pattern in _FIELD_TYPES]
-        outline.scope_facts[key] = facts
-    for types in facts:
-        if field_name in types:
-            return str(types[field_name])
-    return None
-
-
-def _ancestors(index: int, nodes: list[ParsedNode]) -> list[int]:
-    out: list[int] = []
-    parent = nodes[index].parent if index else None
-    while parent:
-        out.append(parent)
-        parent = nodes[parent].parent
-    out.append(0)
-    return out
-
-
-def _enclosing_class(index: int, nodes: list[ParsedNode]) -> int | None:
-    for owner in [index, *_ancestors(index, nodes)]:
-        if owner and nodes[owner].kind in CLASS_LIKE:
-            return owner
-    return None
-
-
 # -- inherits --------------------------------------------------------------------------
 
 
 def _inherit_edges(
-    inherits: list[tuple[Node, str]], outline: _Outline, import_hints: dict[str, str]
+    inherits: list[tuple[Node, str]], outline: Outline, import_hints: dict[str, str]
 ) -> list[ParsedEdge]:
     """One inherits edge per base class / implemented interface of a node."""
     scopes = [e for e in outline.entries if e.is_scope]
@@ -1275,72 +895,14 @@ def _enclosing_index(node: Node, index_by_ts_id: dict[int, int]) -> int:
     return 0
 
 
-def _scope_owner(node: Node, scopes: list[_Def], types_by_name: dict[str, int]) -> int:
+def _scope_owner(node: Node, scopes: list[Def], types_by_name: dict[str, int]) -> int:
     """The type a scope (`impl Trait for Type`, `extension Type: P`) names, if in this file."""
-    inner: _Def | None = None
+    inner: Def | None = None
     for scope in scopes:
         contains = scope.node.start_byte <= node.start_byte <= node.end_byte <= scope.node.end_byte
         if contains and (inner is None or scope.node.start_byte >= inner.node.start_byte):
             inner = scope
-    return types_by_name.get(_last_component(inner.name), 0) if inner is not None else 0
-
-
-# Node types that join an object and a member name (`a.b`, `a->b`, `a::b`, Ruby `a.b()`).
-_MEMBER_TYPES = frozenset(
-    {
-        "attribute",
-        "member_expression",
-        "field_expression",
-        "selector_expression",
-        "navigation_expression",
-        "member_access_expression",
-        "method_invocation",
-        "call",
-        "dot_index_expression",
-        "method_index_expression",
-        "scoped_call_expression",
-        "member_call_expression",
-    }
-)
-
-
-def _receiver_is_other(name_node: Node, src: bytes) -> bool:
-    """True when a call's name is reached through a chain of members or a call
-    result (`self.items.append()`, `get().run()`): the callee then belongs to
-    that object, not to the caller's own class. A bare call or one on a single
-    identifier (`self.run()`, `s.evict()` with Go's receiver `s`) is not."""
-    parent = name_node.parent
-    if parent is None or parent.type not in _MEMBER_TYPES:
-        return False
-    head = src[parent.start_byte : name_node.start_byte].decode("utf-8", "replace")
-    head = head.rstrip(".:->?!&# \t\n")
-    return any(sep in head for sep in (".", "->", "::", "(", "["))
-
-
-def _resolve_local(
-    callee: str, caller: int, nodes: list[ParsedNode], by_name: dict[str, list[ParsedNode]]
-) -> int | None:
-    candidates = by_name.get(callee)
-    if not candidates:
-        return None
-    if len(candidates) == 1:
-        return candidates[0].index
-    # Prefer a sibling of the caller (a method of the same class), then a top-level one.
-    caller_parent = nodes[caller].parent
-    for cand in candidates:
-        if caller_parent is not None and cand.parent == caller_parent:
-            return cand.index
-    top = [c for c in candidates if c.parent == 0]
-    if len(top) == 1:
-        return top[0].index
-    # Java/C# `new Foo()`: the type and its constructors share the name.
-    types = [c for c in candidates if c.kind in CLASS_LIKE]
-    if len(types) == 1 and all(
-        c is types[0] or (c.kind == "constructor" and c.parent == types[0].index)
-        for c in candidates
-    ):
-        return types[0].index
-    return None
+    return types_by_name.get(last_component(inner.name), 0) if inner is not None else 0
 
 
 def _end_line(node: Node, src: bytes) -> int:

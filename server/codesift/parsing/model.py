@@ -27,7 +27,7 @@ __all__ = [
 # the same file parses into different rows (a new chunk, another summary text): an
 # index made by another version parses every file again on its next run, even the
 # unchanged ones.
-EXTRACTION_VERSION = 10
+EXTRACTION_VERSION = 11
 
 EdgeKind = Literal["calls", "contains", "imports", "inherits", "references"]
 EDGE_KINDS: tuple[EdgeKind, ...] = ("calls", "contains", "imports", "inherits", "references")
@@ -99,6 +99,8 @@ class ParsedEdge:
     line: int
     dst: int | None = None
     dst_hint: str = ""
+    # How `dst` was found in the file (see Confidence); "" while unresolved.
+    confidence: str = ""
 
 
 @dataclass(frozen=True, slots=True)

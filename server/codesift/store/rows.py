@@ -44,9 +44,10 @@ FTS_NONE, FTS_CODE, FTS_DOC, FTS_AST = 0, 1, 2, 3
 # (kind, name, qualified_name, parent position or -1, start_line, end_line, signature,
 #  docstring)
 NodeRow = tuple[str, str, str, int, int, int, str, str]
-# (source position, kind, local target position or -1, dst_name, dst_hint, line);
-# `contains` edges are not rows: they are nodes.parent_id.
-EdgeRow = tuple[int, str, int, str, str, int]
+# (source position, kind, local target position or -1, dst_name, dst_hint, line,
+#  how a local target was found: scope, type or guess); `contains` edges are not
+# rows: they are nodes.parent_id.
+EdgeRow = tuple[int, str, int, str, str, int, str]
 # (node position or -1, layer, part, start_line, end_line, title, stored text (None for
 #  ast and summary, rebuilt from the node on read), text hash, FTS_*, full-text body)
 ChunkRow = tuple[int, str, int, int, int, str, "str | bytes | None", int, int, str]
@@ -106,7 +107,15 @@ def file_rows(parsed: ParsedFile) -> FileRows:
         for n in parsed.nodes
     ]
     edges: list[EdgeRow] = [
-        (e.src, e.kind, -1 if e.dst is None else e.dst, e.dst_name, e.dst_hint, e.line)
+        (
+            e.src,
+            e.kind,
+            -1 if e.dst is None else e.dst,
+            e.dst_name,
+            e.dst_hint,
+            e.line,
+            e.confidence,
+        )
         for e in parsed.edges
         if e.kind != "contains"
     ]

@@ -27,6 +27,7 @@ import apsw
 from codesift.parsing.model import EXTRACTION_VERSION
 from codesift.store.database import scalar
 from codesift.store.meta import read_meta, write_meta
+from codesift.store.path_hints import resolve_path_hints
 from codesift.store.rows import FTS_AST, FTS_CODE, FTS_DOC, FileMeta, FileRows, NodeRow
 from codesift.store.vector_stamps import bump_vectors_removed
 
@@ -67,6 +68,9 @@ _OUTSIDE_PYTHON_HINT = (
     " AND EXISTS (SELECT 1 FROM nodes s JOIN files f ON f.id = s.file_id"
     " WHERE s.id = edges.src_id AND f.language = 'python')"
 )
+# Edges this writer resolves (or leaves unresolved): not those the file itself
+# resolved (scope, type, guess; `local` in indexes made before confidences).
+_RESOLVED_HERE = "coalesce(edges.resolution, '') IN ('', 'import', 'unique', 'hint')"
 # What Python reaches without the project: its standard library and builtins.
 _PYTHON_OUTSIDE = frozenset(sys.stdlib_module_names) | {"builtins"}
 
@@ -402,9 +406,9 @@ class IndexWriter:
                 dst_name,
                 dst_hint,
                 line,
-                "local" if dst >= 0 else None,
+                (confidence or "scope") if dst >= 0 else None,
             )
-            for src, kind, dst, dst_name, dst_hint, line in rows.edges
+            for src, kind, dst, dst_name, dst_hint, line, confidence in rows.edges
         ]
         self.conn.executemany(
             "INSERT OR IGNORE INTO edges (src_id, kind, dst_id, dst_name, dst_hint, line,"
@@ -512,7 +516,7 @@ class IndexWriter:
         """
         conn = self.conn
         if names is None and sources is None:
-            where = "edges.resolution IS NOT 'local'"
+            where = _RESOLVED_HERE
             name_filter = ""
         else:
             name_list = sorted(set(names or ()))
@@ -543,22 +547,23 @@ class IndexWriter:
             conn.execute("INSERT INTO temp.wanted_names SELECT name FROM temp.touched_names")
             conn.executemany(
                 "INSERT OR IGNORE INTO temp.wanted_names"
-                " SELECT dst_name FROM edges WHERE src_id = ? AND resolution IS NOT 'local'",
+                f" SELECT dst_name FROM edges WHERE src_id = ? AND {_RESOLVED_HERE}",
                 [(i,) for i in source_list],
             )
             where = (
-                "edges.resolution IS NOT 'local' AND ("
+                f"{_RESOLVED_HERE} AND ("
                 "edges.dst_name IN (SELECT name FROM temp.touched_names)"
                 " OR edges.src_id IN (SELECT id FROM temp.touched_sources))"
             )
             name_filter = "AND name IN (SELECT name FROM temp.wanted_names)"
         conn.execute(f"UPDATE edges SET dst_id = NULL, resolution = NULL WHERE {where}")
         conn.execute(
-            f"""UPDATE edges SET dst_id = n.id, resolution = 'hint' FROM nodes n
+            f"""UPDATE edges SET dst_id = n.id, resolution = 'import' FROM nodes n
                 WHERE {where} AND edges.dst_hint != ''
                   -- through the name index: the hint's last component is the node's name
                   AND n.name = {_HINT_TAIL} AND n.qualified_name = edges.dst_hint"""
         )
+        resolve_path_hints(conn, where)
         # The standard library's modules that are no folder or module name of the
         # project's Python files: a Python edge whose hint starts with one
         # (`json.dumps`, `builtins.next`) reaches outside the project and is never
@@ -590,6 +595,7 @@ class IndexWriter:
                 WHERE {where} AND edges.resolution IS NULL AND edges.dst_name = u.name
                   -- a call that did not resolve in its own file is not a self-call
                   AND u.id != edges.src_id
+                  AND substr(edges.dst_hint, 1, 1) != '*'
                   AND NOT ({_OUTSIDE_PYTHON_HINT})"""
         )
         return int(conn.changes())

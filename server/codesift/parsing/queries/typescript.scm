@@ -57,3 +57,8 @@
   (import_require_clause
     (identifier) @import.alias
     source: (string (string_fragment) @import.module))) @import
+
+; Decorators: `@sealed` calls sealed (`@Component({...})` is a call already); the
+; enclosing scope makes the call (parsing/calls.py).
+(decorator (identifier) @name) @reference.call
+(decorator (member_expression property: (property_identifier) @name)) @reference.call

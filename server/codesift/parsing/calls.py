@@ -1,0 +1,203 @@
+"""Calls edges: which definition makes each call (its caller) and, when the file
+itself tells, which definition it reaches; otherwise the name and a hint
+(a qualified name or a path the writer resolves across files, store/writer.py).
+
+The language-independent rules are here; Python, TypeScript/JavaScript and Go
+follow their own (calls_python.py, calls_script.py, calls_go.py)."""
+
+from __future__ import annotations
+
+import bisect
+
+from tree_sitter import Node
+
+from codesift.parsing.calls_go import go_callee, go_imports
+from codesift.parsing.calls_python import python_callee, python_receiver
+from codesift.parsing.calls_script import SCRIPT_LANGUAGES, script_callee, script_imports
+from codesift.parsing.model import ParsedEdge, ParsedNode
+from codesift.parsing.outline import CLASS_LIKE, CallSite, Def, Import, Outline, nearest_node
+
+__all__ = ["call_edges", "local_callee", "receiver_is_other", "resolve_local"]
+
+
+def call_edges(
+    calls: list[CallSite],
+    outline: Outline,
+    imports: list[Import],
+    import_hints: dict[str, str],
+    src: bytes,
+    *,
+    language: str,
+    rel_path: str,
+    prefix: str,
+) -> list[ParsedEdge]:
+    """One calls edge per (caller, callee), at the first call site, with how its
+    target was found when the file tells (`confidence`: scope, type or guess)."""
+    caller_at = _CallerLookup(outline.entries)
+    edges: list[ParsedEdge] = []
+    seen: set[tuple[int, str]] = set()
+    script = (
+        script_imports(imports, import_hints, rel_path) if language in SCRIPT_LANGUAGES else None
+    )
+    packages = go_imports(imports) if language == "go" else {}
+    for position, line, callee, callee_node in calls:
+        if not callee:
+            continue
+        caller = caller_at(position)
+        if (caller, callee) in seen:
+            continue
+        seen.add((caller, callee))
+        confidence = ""
+        if language == "python":
+            dst, hint = python_callee(callee, caller, callee_node, outline, import_hints, src)
+            if dst is not None:
+                confidence = "scope" if python_receiver(callee_node, src) is None else "type"
+        elif script is not None:
+            dst, hint, confidence = script_callee(callee, caller, callee_node, outline, script, src)
+        elif language == "go":
+            dst, hint, confidence = go_callee(
+                callee, caller, callee_node, outline, packages, src, rel_path, prefix
+            )
+        else:
+            dst, hint = None, import_hints.get(callee, "")
+        if dst is None and not hint and language != "python":
+            # The language tells no more: a name defined in this file, picked by
+            # where it is (a bare call of it is in scope; any other, a guess).
+            dst = local_callee(callee, caller, callee_node, outline, src)
+            if dst is not None:
+                bare = callee_node.parent is None or callee_node.parent.type not in _MEMBER_TYPES
+                confidence = "scope" if bare and language != "go" else "guess"
+        if dst is not None and not confidence:
+            confidence = "guess"
+        edges.append(
+            ParsedEdge(
+                src=caller,
+                kind="calls",
+                dst_name=callee,
+                line=line,
+                dst=dst,
+                dst_hint="" if dst is not None else hint,
+                confidence=confidence if dst is not None else "",
+            )
+        )
+    return edges
+
+
+class _CallerLookup:
+    """The innermost definition around a byte position (0, the module, when none):
+    bisect the definitions' start bytes, then climb to the first one that still
+    contains it."""
+
+    def __init__(self, entries: list[Def]) -> None:
+        self._entries = [e for e in entries if not e.is_scope]
+        self._starts = [e.node.start_byte for e in self._entries]
+        self._parent_of = {id(e): nearest_node(e.parent_entry) for e in self._entries}
+
+    def __call__(self, position: int) -> int:
+        i = bisect.bisect_right(self._starts, position) - 1
+        entry: Def | None = self._entries[i] if i >= 0 else None
+        while entry is not None and (
+            entry.node.end_byte <= position or _in_decorators(entry.node, position)
+        ):
+            entry = self._parent_of[id(entry)]
+        return entry.index if entry is not None else 0
+
+
+def _in_decorators(node: Node, position: int) -> bool:
+    """Whether `position` is in the decorators of a decorated definition (Python's
+    `@app.route(...)`, TypeScript's `@Component(...) class`): a decorator runs
+    where the definition is made, so its calls are the enclosing scope's, not
+    the decorated definition's."""
+    if node.type == "decorated_definition":
+        inner = node.child_by_field_name("definition")
+        return inner is not None and position < inner.start_byte
+    if node.type in _DECORATED_SCRIPT:
+        return any(
+            child.type == "decorator" and child.start_byte <= position < child.end_byte
+            for child in node.children
+        )
+    return False
+
+
+# Script definitions whose decorators are their own children.
+_DECORATED_SCRIPT = frozenset(
+    {"class_declaration", "abstract_class_declaration", "export_statement", "class"}
+)
+
+
+def local_callee(
+    callee: str, caller: int, callee_node: Node, outline: Outline, src: bytes
+) -> int | None:
+    """The node in this file a call reaches, if it can be told."""
+    nodes = outline.nodes
+    dst = resolve_local(callee, caller, nodes, outline.by_name)
+    if (
+        dst is not None
+        and dst != caller
+        and nodes[dst].parent == nodes[caller].parent
+        and nodes[dst].parent
+        and receiver_is_other(callee_node, src)
+    ):
+        # `self.entries.insert()` calls a field's method, not the class's own insert.
+        return None
+    if dst == caller and receiver_is_other(callee_node, src):
+        return None
+    return dst
+
+
+# Node types that join an object and a member name (`a.b`, `a->b`, `a::b`, Ruby `a.b()`).
+_MEMBER_TYPES = frozenset(
+    {
+        "attribute",
+        "member_expression",
+        "field_expression",
+        "selector_expression",
+        "navigation_expression",
+        "member_access_expression",
+        "method_invocation",
+        "call",
+        "dot_index_expression",
+        "method_index_expression",
+        "scoped_call_expression",
+        "member_call_expression",
+    }
+)
+
+
+def receiver_is_other(name_node: Node, src: bytes) -> bool:
+    """True when a call's name is reached through a chain of members or a call
+    result (`self.items.append()`, `get().run()`): the callee then belongs to
+    that object, not to the caller's own class. A bare call or one on a single
+    identifier (`self.run()`, `s.evict()` with Go's receiver `s`) is not."""
+    parent = name_node.parent
+    if parent is None or parent.type not in _MEMBER_TYPES:
+        return False
+    head = src[parent.start_byte : name_node.start_byte].decode("utf-8", "replace")
+    head = head.rstrip(".:->?!&# \t\n")
+    return any(sep in head for sep in (".", "->", "::", "(", "["))
+
+
+def resolve_local(
+    callee: str, caller: int, nodes: list[ParsedNode], by_name: dict[str, list[ParsedNode]]
+) -> int | None:
+    candidates = by_name.get(callee)
+    if not candidates:
+        return None
+    if len(candidates) == 1:
+        return candidates[0].index
+    # Prefer a sibling of the caller (a method of the same class), then a top-level one.
+    caller_parent = nodes[caller].parent
+    for cand in candidates:
+        if caller_parent is not None and cand.parent == caller_parent:
+            return cand.index
+    top = [c for c in candidates if c.parent == 0]
+    if len(top) == 1:
+        return top[0].index
+    # Java/C# `new Foo()`: the type and its constructors share the name.
+    types = [c for c in candidates if c.kind in CLASS_LIKE]
+    if len(types) == 1 and all(
+        c is types[0] or (c.kind == "constructor" and c.parent == types[0].index)
+        for c in candidates
+    ):
+        return types[0].index
+    return None
