@@ -80,8 +80,9 @@ import numpy as np  # noqa: E402
 from codesift.config import SearchSettings, Settings, load_settings  # noqa: E402
 from codesift.embedding import Embedder, fill_vectors, vector_coverage  # noqa: E402
 from codesift.indexer import Indexer, IndexProgress  # noqa: E402
+from codesift.retrieval.flight import Stream  # noqa: E402
 from codesift.retrieval.request import SearchRequest  # noqa: E402
-from codesift.retrieval.search import Searcher, _Stream  # noqa: E402
+from codesift.retrieval.search import Searcher  # noqa: E402
 from codesift.retrieval.vector_index import VectorIndex  # noqa: E402
 from codesift.store.database import open_database, scalar  # noqa: E402
 from codesift.tokens import split_identifier  # noqa: E402
@@ -332,7 +333,7 @@ class StreamSubsetSearcher(Searcher):
                 f"{', '.join(sorted(known))}"
             )
 
-    def _streams(self) -> list[_Stream]:
+    def _streams(self) -> list[Stream]:
         return [s for s in super()._streams() if s.name in self.keep]
 
 

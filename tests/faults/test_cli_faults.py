@@ -363,6 +363,10 @@ def test_embedding_prints_progress_lines_with_a_rate(make_repo: MakeRepo) -> Non
     assert status["vectors"]["embedded"] == status["vectors"]["embeddable"] == 20
 
 
+def _sigint_as_from_a_terminal() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_an_interrupted_embed_says_what_it_keeps(make_repo: MakeRepo) -> None:
     """Ctrl-C during `codesift embed`: no "done" line, and the closing sentence
     speaks of what an embed keeps (vectors), not of files."""
@@ -376,6 +380,9 @@ def test_an_interrupted_embed_says_what_it_keeps(make_repo: MakeRepo) -> None:
         stderr=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
+        # As from a terminal: a suite started in the background (`cmd &` in a
+        # script) runs with SIGINT ignored, which the child would inherit.
+        preexec_fn=_sigint_as_from_a_terminal,
     )
     assert process.stderr is not None
     seen: list[str] = []

@@ -15,6 +15,7 @@ import pytest
 from codesift.config import IndexSettings
 from codesift.workspace import discover_files, discover_paths
 from codesift.workspace import discovery as discovery_module
+from codesift.workspace import git_files as git_files_module
 
 # Far more `git ls-files` calls than any of these repositories needs; the bug made
 # discovery call it forever, so reaching this is the failure.
@@ -44,7 +45,9 @@ def bounded_git(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
             raise AssertionError(f"discovery keeps listing folders: {calls[-3:]}")
         return real(directory, pathspecs)
 
+    # Listed from discovery itself and from git mode's submodule and path loops.
     monkeypatch.setattr(discovery_module, "_ls_files", counted)
+    monkeypatch.setattr(git_files_module, "_ls_files", counted)
     return calls
 
 

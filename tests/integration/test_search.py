@@ -13,8 +13,8 @@ import pytest
 from codesift.errors import QueryError
 from codesift.indexer import IndexSummary
 from codesift.retrieval import Searcher, SearchRequest, SearchResponse, SearchResult
+from codesift.retrieval.page import RESULT_OVERHEAD_TOKENS
 from codesift.retrieval.query import analyze_query
-from codesift.retrieval.search import RESULT_OVERHEAD_TOKENS
 from codesift.retrieval.snippets import estimate_tokens
 from codesift.retrieval.streams import (
     StreamFilters,

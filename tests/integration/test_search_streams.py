@@ -18,8 +18,9 @@ from codesift.config import SearchSettings
 from codesift.errors import SearchCancelled
 from codesift.indexer import IndexSummary
 from codesift.retrieval import Searcher, SearchRequest, SearchResponse
+from codesift.retrieval.flight import Stream as _Stream
+from codesift.retrieval.flight import StreamInput
 from codesift.retrieval.query import trigrams
-from codesift.retrieval.search import StreamInput, _Stream
 from codesift.retrieval.streams import Ranked
 from codesift.store.search_store import SearchStore
 from codesift.store.sqlite_search import SqliteSearchStore

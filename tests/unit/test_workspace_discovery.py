@@ -16,6 +16,7 @@ from codesift.config import IndexSettings
 from codesift.errors import WorkspaceError
 from codesift.workspace import Discovery, SkippedFile, SourceFile, discover_files, discover_paths
 from codesift.workspace import discovery as discovery_module
+from codesift.workspace import git_files as git_files_module
 
 if TYPE_CHECKING:
     from conftest import Unprivileged  # tests/conftest.py
@@ -861,20 +862,20 @@ def test_paths_match_files_when_too_many_for_pathspecs(
 ) -> None:
     root = build_git_tree(tmp_path)
     # Every call falls back to a full listing, filtered afterwards.
-    monkeypatch.setattr(discovery_module, "_MAX_PATHSPECS", 1)
+    monkeypatch.setattr(git_files_module, "_MAX_PATHSPECS", 1)
 
     assert_paths_match_files(root, MIXED_SETTINGS)
 
 
 def spy_on_git(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
     calls: list[tuple[str, ...]] = []
-    run_git = discovery_module._run_git
+    run_git = git_files_module._run_git
 
     def spy(directory: Path, *args: str) -> subprocess.CompletedProcess[bytes] | None:
         calls.append(args)
         return run_git(directory, *args)
 
-    monkeypatch.setattr(discovery_module, "_run_git", spy)
+    monkeypatch.setattr(git_files_module, "_run_git", spy)
     return calls
 
 

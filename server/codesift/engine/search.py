@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from codesift.config import SearchSettings
+from codesift.retrieval.page import RESULT_OVERHEAD_TOKENS
 from codesift.retrieval.ranking import is_test_like_path
 from codesift.retrieval.request import (
     BROAD_LAYERS,
@@ -32,7 +33,6 @@ from codesift.retrieval.request import (
     SearchResult,
     StreamReport,
 )
-from codesift.retrieval.search import RESULT_OVERHEAD_TOKENS
 from codesift.retrieval.snippets import estimate_tokens
 
 __all__ = [

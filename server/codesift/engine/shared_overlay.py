@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from codesift.config import SearchSettings, Settings
 from codesift.engine.search import FolderPage
 from codesift.errors import CodesiftError, ConfigError, QueryError, SearchCancelled
+from codesift.retrieval.page import RESULT_OVERHEAD_TOKENS
 from codesift.retrieval.request import (
     SearchRequest,
     SearchResponse,
@@ -49,7 +50,6 @@ from codesift.retrieval.request import (
     StreamReport,
 )
 from codesift.retrieval.routing import RouteEvidence, SourceProfile
-from codesift.retrieval.search import RESULT_OVERHEAD_TOKENS
 from codesift.retrieval.snippets import estimate_tokens
 
 if TYPE_CHECKING:

@@ -174,6 +174,34 @@ def stem_hits(query_words: set[str], path: str) -> int:
     return hits
 
 
+def _definition_lift(feat: ChunkFeatures, priors: RankingPriors) -> float:
+    """A symbol query's bonus for the chunk that defines the symbol (half in a
+    declaration file)."""
+    if not priors.definition or feat.symbol_score < 1.0:
+        return 0.0
+    lift = DEFINITION_BONUS * feat.symbol_score
+    if _DECLARATION_FILE.search(feat.path):
+        lift *= DECLARATION_FACTOR
+    return lift
+
+
+def _prose_priors(
+    score: float, feat: ChunkFeatures, priors: RankingPriors, about_tests: bool
+) -> float:
+    """A prose query's demotions: tests and generated code (unless the query is
+    about tests), line windows, declarations, a header whose definition is a
+    candidate too; applied one after the other."""
+    if priors.tests and not about_tests and (feat.generated or is_test_like_path(feat.path)):
+        score *= TEST_FACTOR
+    if priors.tests and feat.is_window:
+        score *= TEXT_FACTOR
+    if priors.tests and is_declaration_path(feat.path):
+        score *= DECLARATION_FACTOR
+    if priors.headers and feat.header_twin:
+        score *= DECLARATION_FACTOR
+    return score
+
+
 def apply_priors(
     candidates: Sequence[FusedCandidate],
     features: dict[int, ChunkFeatures],
@@ -190,26 +218,11 @@ def apply_priors(
     for cand in candidates:
         feat = features.get(cand.chunk_id)
         score = cand.score
-        if feat is not None:
-            if priors.definition and analysis.symbol_like and feat.symbol_score >= 1.0:
-                lift = DEFINITION_BONUS * feat.symbol_score
-                if _DECLARATION_FILE.search(feat.path):
-                    lift *= DECLARATION_FACTOR
-                score += lift
-            if (
-                priors.tests
-                and prose
-                and not about_tests
-                and (feat.generated or is_test_like_path(feat.path))
-            ):
-                score *= TEST_FACTOR
-            if priors.tests and prose and feat.is_window:
-                score *= TEXT_FACTOR
-            if priors.tests and prose and is_declaration_path(feat.path):
-                score *= DECLARATION_FACTOR
-            if priors.headers and prose and feat.header_twin:
-                score *= DECLARATION_FACTOR
-            if prose and query_words and stem_lift:
+        if feat is not None and not prose:
+            score += _definition_lift(feat, priors)
+        elif feat is not None:
+            score = _prose_priors(score, feat, priors, about_tests)
+            if query_words and stem_lift:
                 hits = path_hits.get(feat.path)
                 if hits is None:
                     hits = path_hits[feat.path] = stem_hits(query_words, feat.path)

@@ -25,6 +25,7 @@ import hashlib
 import logging
 import os
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from codesift.config import RERANK_PROVIDERS, RerankSettings
 from codesift.errors import ConfigError
+from codesift.retrieval.fusion import FusedCandidate
+from codesift.retrieval.query import QueryAnalysis
+from codesift.retrieval.request import SearchRequest, SearchResponse
+from codesift.store.search_store import SearchStore
 
 if TYPE_CHECKING:
     from fastembed.rerank.cross_encoder import TextCrossEncoder
@@ -43,6 +48,7 @@ __all__ = [
     "load_reranker",
     "rerank_order",
     "rerank_skip_reason",
+    "rerank_stage",
 ]
 
 log = logging.getLogger(__name__)
@@ -155,3 +161,51 @@ def load_reranker(settings: RerankSettings, cache_dir: Path) -> RerankerLoad:
         log.warning("%s", message)
         return RerankerLoad(None, message)
     return RerankerLoad(reranker)
+
+
+def rerank_stage(
+    reranker: Reranker | None,
+    settings: RerankSettings,
+    store: SearchStore,
+    request: SearchRequest,
+    analysis: QueryAnalysis,
+    candidates: int,
+    collapsed: list[FusedCandidate],
+    response: SearchResponse,
+) -> list[FusedCandidate]:
+    """Reorder the best `rerank.candidates` results by the cross-encoder, when
+    the stage is on and not skipped (rerank.rerank_skip_reason)."""
+    if reranker is None:
+        response.rerank = "off"
+        return collapsed
+    exact_first = (
+        analysis.symbol_like
+        and bool(collapsed)
+        and any(stream == "symbol" and raw >= 1.0 for stream, _, raw in collapsed[0].hits)
+    )
+    skip = rerank_skip_reason(request.query, candidates, settings.threshold, exact_first)
+    if skip is not None:
+        response.rerank = f"skipped: {skip}"
+        return collapsed
+    t0 = time.perf_counter()
+    head = collapsed[: settings.candidates]
+    rows = store.chunk_rows([c.chunk_id for c in head])
+    texts = [rows[c.chunk_id].text if c.chunk_id in rows else "" for c in head]
+    try:
+        scores = reranker.scores(request.query, texts)
+    except Exception as exc:  # a failing reranker leaves the fused order
+        log.warning("rerank failed for %r: %s", request.query, exc)
+        response.rerank = f"skipped: {type(exc).__name__}: {exc}"
+        return collapsed
+    order = rerank_order(scores)
+    reranked = [
+        FusedCandidate(
+            head[i].chunk_id,
+            head[i].score,
+            [*head[i].hits, ("rerank", rank, round(scores[i], 6))],
+        )
+        for rank, i in enumerate(order, start=1)
+    ]
+    response.rerank = "applied"
+    response.stages["rerank"] = (time.perf_counter() - t0) * 1000
+    return reranked + collapsed[len(head) :]

@@ -8,9 +8,9 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 
@@ -22,36 +22,29 @@ from codesift.config import RerankSettings, SearchSettings
 from codesift.embedding.model import Embedder
 from codesift.embedding.vectors import quantize
 from codesift.errors import SearchCancelled
-from codesift.history.records import change_info
 from codesift.retrieval.feedback import FEEDBACK_DOCS, expanded_analysis, feedback_terms
+from codesift.retrieval.flight import (
+    CANCEL_POLL_SECONDS,
+    InFlight,
+    Stream,
+    StreamInput,
+    check_flight,
+    stream_filters,
+    stream_pool,
+)
 from codesift.retrieval.fusion import (
-    FusedCandidate,
-    Hit,
     close_match_weight,
-    collapse_by_node,
     fuse_rankings,
 )
-from codesift.retrieval.graph import MAX_GRAPH_NODES, expand_graph
+from codesift.retrieval.ordering import order_page
+from codesift.retrieval.page import attach_graph, code_for_summaries, fill_page
 from codesift.retrieval.query import QueryAnalysis, analyze_query
-from codesift.retrieval.ranking import (
-    ChunkFeatures,
-    RankingPriors,
-    apply_priors,
-    diversify_files,
-    diversity_keys,
-    file_evidence,
-    header_twins,
-    lexical_dominates,
-)
 from codesift.retrieval.request import (
     SearchRequest,
     SearchResponse,
-    SearchResult,
-    StreamHit,
     StreamReport,
 )
-from codesift.retrieval.rerank import Reranker, rerank_order, rerank_skip_reason
-from codesift.retrieval.snippets import estimate_tokens, snippet_window, source_line_map
+from codesift.retrieval.rerank import Reranker, rerank_stage
 from codesift.retrieval.streams import (
     Ranked,
     StreamFilters,
@@ -63,86 +56,17 @@ from codesift.retrieval.streams import (
 )
 from codesift.retrieval.vector_index import VectorIndex
 from codesift.store.database import open_reader
-from codesift.store.reader import ChunkRow
-from codesift.store.search_store import ChildSpan, SearchStore
+from codesift.store.search_store import SearchStore
 from codesift.store.sqlite_search import SqliteSearchStore
 
 __all__ = ["Searcher", "StreamInput"]
 
 log = logging.getLogger(__name__)
 
-# Per-result overhead in the token budget: path, lines, kind, name and punctuation.
-RESULT_OVERHEAD_TOKENS = 24
-MIN_SNIPPET_CHARS = 80
 SYMBOL_QUERY_BOOST = 2.0
 # How many SQLite VM steps a stream's statement runs between looks at its search's
 # cancel event (a Python call each time: ~0.1% of a stream's time at this rate).
 _CANCEL_CHECK_STEPS = 20_000
-# How often a waiting search looks at its cancel event (seconds).
-CANCEL_POLL_SECONDS = 0.005
-_STREAM_WORKERS = 6
-
-
-@dataclass(frozen=True, slots=True)
-class StreamInput:
-    """What every stream of one search sees."""
-
-    analysis: QueryAnalysis
-    filters: StreamFilters
-    cap: int
-    query_vector: bytes | None = None  # int8 query embedding, for sqlite-vec
-    query_embedding: npt.NDArray[np.float32] | None = None  # for resident vectors
-
-
-StreamFn = Callable[[SearchStore, StreamInput], Ranked]
-
-
-@dataclass(frozen=True, slots=True)
-class _Stream:
-    name: str
-    run: StreamFn
-    needs_query_vector: bool = False
-
-
-class _InFlight:
-    """One search's streams while they run: its cancel event and the stores busy
-    with them, so a cancel can interrupt their SQL."""
-
-    def __init__(self, cancel: threading.Event | None) -> None:
-        self.cancel = cancel
-        self._lock = threading.Lock()
-        self._busy: dict[int, SearchStore] = {}
-
-    def cancelled(self) -> bool:
-        return self.cancel is not None and self.cancel.is_set()
-
-    def enter(self, store: SearchStore) -> None:
-        with self._lock:
-            self._busy[id(store)] = store
-
-    def leave(self, store: SearchStore) -> None:
-        with self._lock:
-            self._busy.pop(id(store), None)
-
-    def interrupt(self) -> None:
-        # Under the lock: a store leaves only after its statement finished, so this
-        # never interrupts another search's statement on that store's connection.
-        with self._lock:
-            for store in self._busy.values():
-                store.interrupt()
-
-
-_pool_lock = threading.Lock()
-_pool: ThreadPoolExecutor | None = None
-
-
-def _stream_pool() -> ThreadPoolExecutor:
-    """The worker threads shared by every Searcher in the process."""
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(_STREAM_WORKERS, thread_name_prefix="codesift-stream")
-        return _pool
 
 
 class Searcher:
@@ -286,7 +210,7 @@ class Searcher:
 
     # -- streams -------------------------------------------------------------------
 
-    def _streams(self) -> list[_Stream]:
+    def _streams(self) -> list[Stream]:
         threshold = self.settings.symbol_threshold
         max_df = self.settings.lexical_max_df
 
@@ -300,9 +224,9 @@ class Searcher:
             return symbol_stream(store, i.analysis, i.filters, i.cap, threshold)
 
         streams = [
-            _Stream("lexical", lexical),
-            _Stream("lexical_doc", lexical_doc),
-            _Stream("symbol", symbol),
+            Stream("lexical", lexical),
+            Stream("lexical_doc", lexical_doc),
+            Stream("symbol", symbol),
         ]
         if self.embedder is not None:
 
@@ -324,8 +248,8 @@ class Searcher:
                 return nearest(store, i, replace(i.filters, layers=("doc",)))
 
             # Doc sections found by meaning are weighted like those found by words.
-            streams.append(_Stream("vector", vector, needs_query_vector=True))
-            streams.append(_Stream("vector_doc", vector_doc, needs_query_vector=True))
+            streams.append(Stream("vector", vector, needs_query_vector=True))
+            streams.append(Stream("vector_doc", vector_doc, needs_query_vector=True))
         return streams
 
     def _revision_root(self, request: SearchRequest) -> Path | None:
@@ -372,7 +296,7 @@ class Searcher:
         return self.embedder.embed_query(text)
 
     def _run_stream(
-        self, stream: _Stream, inputs: StreamInput, flight: _InFlight
+        self, stream: Stream, inputs: StreamInput, flight: InFlight
     ) -> tuple[Ranked, StreamReport | None]:
         """Run one stream; (ranking, report), or ([], None) when cancelled."""
         if flight.cancelled():
@@ -424,7 +348,7 @@ class Searcher:
         return inputs, error
 
     def _run_streams(
-        self, inputs: StreamInput, flight: _InFlight, response: SearchResponse
+        self, inputs: StreamInput, flight: InFlight, response: SearchResponse
     ) -> dict[str, Ranked]:
         streams = self._streams()
         plain = [s for s in streams if not s.needs_query_vector]
@@ -433,16 +357,16 @@ class Searcher:
         embed_error: str | None = None
         if not self.parallel:
             for stream in plain:
-                _check(flight, "streams")
+                check_flight(flight, "streams")
                 results[stream.name] = self._run_stream(stream, inputs, flight)
             if needs_vector:
-                _check(flight, "query embedding")
+                check_flight(flight, "query embedding")
                 with_vector, embed_error = self._embed_for(inputs, response)
                 for stream in needs_vector:
-                    _check(flight, "streams")
+                    check_flight(flight, "streams")
                     results[stream.name] = self._run_stream(stream, with_vector, flight)
         else:
-            pool = _stream_pool()
+            pool = stream_pool()
             futures: dict[Future[tuple[Ranked, StreamReport | None]], str] = {
                 pool.submit(self._run_stream, s, inputs, flight): s.name for s in plain
             }
@@ -472,12 +396,12 @@ class Searcher:
                 done, pending = wait(pending, CANCEL_POLL_SECONDS, FIRST_COMPLETED)
                 for future in done:
                     results[futures[future]] = future.result()
-        _check(flight, "streams")
+        check_flight(flight, "streams")
         rankings: dict[str, Ranked] = {}
         for stream in streams:  # reports in stream order, whatever finished first
             ranked, report = results[stream.name]
             if report is None:
-                _check(flight, "streams")
+                check_flight(flight, "streams")
                 continue
             if stream.needs_query_vector and embed_error and report.error is None:
                 report = replace(report, error=embed_error)
@@ -506,10 +430,10 @@ class Searcher:
         SearchCancelled when `cancel` is set before the answer is complete."""
         started = time.perf_counter()
         request = request.validated(root=self._revision_root(request))
-        flight = _InFlight(cancel)
-        _check(flight, "start")
+        flight = InFlight(cancel)
+        check_flight(flight, "start")
         analysis = analyze_query(request.query)
-        filters = _stream_filters(request)
+        filters = stream_filters(request)
         cap = self.settings.candidate_cap
         response = SearchResponse(query=request.query)
         t0 = time.perf_counter()
@@ -525,7 +449,7 @@ class Searcher:
         request: SearchRequest,
         analysis: QueryAnalysis,
         rankings: dict[str, Ranked],
-        flight: _InFlight,
+        flight: InFlight,
         response: SearchResponse,
         started: float,
     ) -> SearchResponse:
@@ -545,7 +469,7 @@ class Searcher:
         response.streams = [replace(s, weight=weights.get(s.stream)) for s in response.streams]
         if self._wants_feedback(request, analysis, rankings):
             ranked, report = self._feedback(request, analysis, rankings, weights, flight)
-            _check(flight, "feedback")
+            check_flight(flight, "feedback")
             if report is not None:
                 rankings = {**rankings, "feedback": ranked}
                 weights["feedback"] = self.settings.weight_feedback
@@ -557,103 +481,41 @@ class Searcher:
         )
         candidates = len({cid for ranked in rankings.values() for cid, _ in ranked})
         places = store.chunk_places([c.chunk_id for c in wide])
-        meta = {p.chunk_id: (p.node_id, p.layer) for p in places}
-        path_of = {p.chunk_id: p.path for p in places}
-        language_of = {p.chunk_id: p.language for p in places}
-        generated = {p.chunk_id for p in places if p.generated}
-        twins = header_twins([(p.chunk_id, p.path, p.name) for p in places])
-        symbol_score: dict[int, float] = {}  # as its provenance says: the first listing
-        for cid, raw in rankings.get("symbol", ()):
-            symbol_score.setdefault(cid, raw)
-        features = {
-            cid: ChunkFeatures(
-                path_of[cid],
-                symbol_score.get(cid, 0.0),
-                language_of[cid],
-                window=meta[cid][1] == "code" and meta[cid][0] is None,
-                generated=cid in generated,
-                header_twin=cid in twins,
-            )
-            for cid in (cand.chunk_id for cand in wide)
-            if cid in path_of
-        }
-        priors = RankingPriors(
-            definition=self.settings.prior_definition,
-            tests=self.settings.prior_tests,
-            path=self.settings.prior_path,
-            path_short=self.settings.prior_path_short,
-            headers=self.settings.prior_headers,
-        )
-        rescored = apply_priors(wide, features, analysis, priors)
-        # A dominant lexical match: file evidence stands aside.
-        dominant = lexical_dominates(rankings.get("lexical", []), self.settings.file_evidence_yield)
-        evidence = 0.0 if dominant else self.settings.file_evidence
-        rescored = file_evidence(rescored, path_of, evidence)
-        pool = rescored[: max(request.top_k * 5, 50)]
-        collapsed = collapse_by_node(
-            pool,
-            {cid: m[0] for cid, m in meta.items()},
-            {cid: m[1] for cid, m in meta.items()},
-        )
-        # The page in diversified order; with a reranker, the whole pool (the rerank
-        # stage may reorder its head).
-        shown = len(collapsed) if self.reranker is not None else request.top_k
-        collapsed = diversify_files(
-            collapsed,
-            diversity_keys(path_of, language_of),
-            self.settings.file_diversity,
-            shown,
+        collapsed, meta = order_page(
+            wide,
+            places,
+            rankings,
+            analysis,
+            self.settings,
+            top_k=request.top_k,
+            whole_pool=self.reranker is not None,  # the rerank stage may reorder its head
         )
         response.stages["rank"] = (time.perf_counter() - t0) * 1000
-        _check(flight, "ranking")
+        check_flight(flight, "ranking")
 
-        collapsed = self._rerank(store, request, analysis, candidates, collapsed, response)
-        _check(flight, "rerank")
-        collapsed = _code_for_summaries(store, collapsed[: request.top_k], meta, request.layers)
+        collapsed = rerank_stage(
+            self.reranker,
+            self.rerank_settings,
+            store,
+            request,
+            analysis,
+            candidates,
+            collapsed,
+            response,
+        )
+        check_flight(flight, "rerank")
+        collapsed = code_for_summaries(store, collapsed[: request.top_k], meta, request.layers)
 
         t0 = time.perf_counter()
-        rows = store.chunk_rows([c.chunk_id for c in collapsed])
-        children = store.child_spans(
-            [
-                r.node_id
-                for r in rows.values()
-                if r.layer == "code" and r.node_id is not None and r.kind != "module"
-            ]
-        )
-        budget = request.max_tokens
-        used = 0
-        for cand in collapsed:
-            row = rows.get(cand.chunk_id)
-            if row is None:
-                continue
-            snippet_chars = request.snippet_chars
-            if budget is not None:
-                room = (budget - used - RESULT_OVERHEAD_TOKENS) * 4
-                if room < MIN_SNIPPET_CHARS:
-                    response.truncated_by_budget = True
-                    break
-                snippet_chars = min(snippet_chars, room)
-            result = self._result(row, children, cand.score, cand.hits, analysis, snippet_chars)
-            used += RESULT_OVERHEAD_TOKENS + estimate_tokens(result.snippet)
-            response.results.append(result)
-        _attach_history(store, response)
+        used = fill_page(store, collapsed, analysis.terms, request, response)
         response.stages["results"] = (time.perf_counter() - t0) * 1000
-        _check(flight, "snippets")
+        check_flight(flight, "snippets")
 
         if request.include_graph:
             t0 = time.perf_counter()
-            code_nodes = [
-                r.node_id
-                for r in response.results
-                if r.node_id is not None and r.layer in ("code", "ast", "summary")
-            ]
-            graph = expand_graph(store, code_nodes, MAX_GRAPH_NODES)
-            response.results = [
-                replace(r, graph=graph.get(r.node_id, ())) if r.node_id in graph else r
-                for r in response.results
-            ]
+            attach_graph(store, response)
             response.stages["graph"] = (time.perf_counter() - t0) * 1000
-            _check(flight, "graph")
+            check_flight(flight, "graph")
         response.tokens = used
         response.took_ms = (time.perf_counter() - started) * 1000
         return response
@@ -678,7 +540,7 @@ class Searcher:
         analysis: QueryAnalysis,
         rankings: dict[str, Ranked],
         weights: dict[str, float],
-        flight: _InFlight,
+        flight: InFlight,
     ) -> tuple[Ranked, StreamReport | None]:
         """The feedback stream: the query's terms and the words of the first pass's
         best code chunks, by bm25 (its report lists the words added)."""
@@ -709,158 +571,8 @@ class Searcher:
                 self.settings.lexical_max_df,
             )
 
-        inputs = StreamInput(analysis, _stream_filters(request), self.settings.candidate_cap)
-        ranked, report = self._run_stream(_Stream("feedback", run), inputs, flight)
+        inputs = StreamInput(analysis, stream_filters(request), self.settings.candidate_cap)
+        ranked, report = self._run_stream(Stream("feedback", run), inputs, flight)
         if report is not None:
             report = replace(report, added_terms=tuple(added))
         return ranked, report
-
-    def _rerank(
-        self,
-        store: SearchStore,
-        request: SearchRequest,
-        analysis: QueryAnalysis,
-        candidates: int,
-        collapsed: list[FusedCandidate],
-        response: SearchResponse,
-    ) -> list[FusedCandidate]:
-        """Reorder the best `rerank.candidates` results by the cross-encoder, when
-        the stage is on and not skipped (rerank.rerank_skip_reason)."""
-        if self.reranker is None:
-            response.rerank = "off"
-            return collapsed
-        exact_first = (
-            analysis.symbol_like
-            and bool(collapsed)
-            and any(stream == "symbol" and raw >= 1.0 for stream, _, raw in collapsed[0].hits)
-        )
-        skip = rerank_skip_reason(
-            request.query, candidates, self.rerank_settings.threshold, exact_first
-        )
-        if skip is not None:
-            response.rerank = f"skipped: {skip}"
-            return collapsed
-        t0 = time.perf_counter()
-        head = collapsed[: self.rerank_settings.candidates]
-        rows = store.chunk_rows([c.chunk_id for c in head])
-        texts = [rows[c.chunk_id].text if c.chunk_id in rows else "" for c in head]
-        try:
-            scores = self.reranker.scores(request.query, texts)
-        except Exception as exc:  # a failing reranker leaves the fused order
-            log.warning("rerank failed for %r: %s", request.query, exc)
-            response.rerank = f"skipped: {type(exc).__name__}: {exc}"
-            return collapsed
-        order = rerank_order(scores)
-        reranked = [
-            FusedCandidate(
-                head[i].chunk_id,
-                head[i].score,
-                [*head[i].hits, ("rerank", rank, round(scores[i], 6))],
-            )
-            for rank, i in enumerate(order, start=1)
-        ]
-        response.rerank = "applied"
-        response.stages["rerank"] = (time.perf_counter() - t0) * 1000
-        return reranked + collapsed[len(head) :]
-
-    def _result(
-        self,
-        row: ChunkRow,
-        children: dict[int, list[ChildSpan]],
-        score: float,
-        hits: list[Hit],
-        analysis: QueryAnalysis,
-        snippet_chars: int,
-    ) -> SearchResult:
-        """One result; `children` are the child spans of the code results' nodes
-        (`SearchStore.child_spans`)."""
-        text_lines = row.text.count("\n") + 1
-        if row.layer == "code" and row.node_id is not None:
-            is_module = row.kind == "module"
-            # Stubs replace nested definitions inside the node's own lines (a Go method
-            # whose parent is its receiver type lies outside the type's span: no stub).
-            stubs = (
-                []
-                if is_module
-                else [
-                    (stub_start, end)
-                    for stub_start, end, start in children.get(row.node_id, ())
-                    if start >= row.start_line and end <= row.end_line
-                ]
-            )
-            # Module-level chunks are contiguous runs: parts carry no repeated header.
-            line_map = source_line_map(
-                row.start_line, text_lines, stubs, row.part > 0 and not is_module
-            )
-        elif row.layer == "doc":
-            # Doc chunk text starts with the heading path and a blank line.
-            line_map = [row.start_line, row.start_line] + [
-                row.start_line + i for i in range(text_lines - 2)
-            ]
-        elif row.layer in ("ast", "summary"):
-            line_map = [row.start_line] * text_lines
-        else:
-            line_map = [row.start_line + i for i in range(text_lines)]
-        snippet = snippet_window(row.text, analysis.terms, snippet_chars, line_map)
-        return SearchResult(
-            path=row.path,
-            start_line=row.start_line,
-            end_line=row.end_line,
-            kind=row.kind,
-            qualified_name=row.qualified_name,
-            layer=row.layer,
-            language=row.language,
-            score=round(score, 6),
-            snippet=snippet.text,
-            snippet_start_line=snippet.start_line,
-            truncated=snippet.truncated,
-            provenance=tuple(StreamHit(stream, rank, raw) for stream, rank, raw in hits),
-            chunk_id=row.id,
-            node_id=row.node_id,
-        )
-
-
-def _attach_history(store: SearchStore, response: SearchResponse) -> None:
-    """Each result's created / last-changed time and last commit."""
-    times = store.chunk_times([r.chunk_id for r in response.results])
-    response.results = [
-        replace(r, history=change_info(times[r.chunk_id])) if r.chunk_id in times else r
-        for r in response.results
-    ]
-
-
-def _stream_filters(request: SearchRequest) -> StreamFilters:
-    return StreamFilters(request.layers, request.languages, request.paths, request.time_filter())
-
-
-def _check(flight: _InFlight, stage: str) -> None:
-    if flight.cancelled():
-        raise SearchCancelled(f"the search was cancelled ({stage})")
-
-
-def _code_for_summaries(
-    store: SearchStore,
-    candidates: list[FusedCandidate],
-    meta: dict[int, tuple[int | None, str]],
-    layers: tuple[str, ...],
-) -> list[FusedCandidate]:
-    """A definition found only through its summary (the vector stream matches that
-    generated text) is shown with its code when the request asks for code: the
-    first code part, whose snippet then centres on the query's words."""
-    if "code" not in layers:
-        return candidates
-    nodes = [
-        node
-        for node, layer in (meta.get(c.chunk_id, (None, "")) for c in candidates)
-        if layer == "summary" and node is not None
-    ]
-    if not nodes:
-        return candidates
-    code_of = store.chunks_for_nodes(nodes, ("code",))
-    out = []
-    for cand in candidates:
-        node, layer = meta.get(cand.chunk_id, (None, ""))
-        if layer == "summary" and node is not None and node in code_of:
-            cand = FusedCandidate(code_of[node], cand.score, cand.hits)
-        out.append(cand)
-    return out
