@@ -12,21 +12,32 @@ The query file of each language (see `queries/README.md`) tags:
     @import + @import.module / @import.name / @import.alias
     @package                       the package or namespace the file declares
 
-Everything language-independent (nesting, qualified names, doc comments,
-signatures) is done here once; calls are resolved in calls.py and the
-language's own calls_<language>.py.
+Everything language-independent (nesting, qualified names, signatures) is done
+here once; doc comments are read in comments.py, imports and inherits edges made
+in structure_edges.py, calls resolved in calls.py and the language's own
+calls_<language>.py.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
 from tree_sitter import Node, Query, QueryCursor
 
 from codesift.parsing.calls import call_edges
 from codesift.parsing.calls_python import absolute_import
+from codesift.parsing.comments import (
+    attached_start,
+    attribute_doc,
+    body_of,
+    header_comment,
+    inner_definition,
+    last_equation,
+    leading_comment,
+    node_text,
+    python_docstring,
+)
 from codesift.parsing.grammars import parser_for, split_queries
 from codesift.parsing.languages import LanguageSpec
 from codesift.parsing.model import ParsedEdge, ParsedFile, ParsedNode
@@ -39,54 +50,14 @@ from codesift.parsing.outline import (
     last_component,
     nearest_node,
 )
+from codesift.parsing.structure_edges import import_edges, inherit_edges
 
 __all__ = ["extract", "python_module_path"]
 
 # A function directly inside one of these is a method; a module or namespace only qualifies it.
 _METHOD_HOSTS = CLASS_LIKE - {"module", "namespace"}
-# Node types whose first named child may be the definition (comments precede the wrapper).
-_WRAPPERS = frozenset(
-    {
-        "export_statement",
-        "decorated_definition",
-        "template_declaration",
-        "attributed_statement",
-        "ambient_declaration",
-        "field_declaration",  # C++: a struct or class declared inside a class body
-    }
-)
-# Top-level sections whose first definition's doc comment may end the section
-# before (tree-sitter-haskell keeps a comment after the imports inside them).
-_SECTIONS = frozenset({"declarations"})
-_BODY_TYPES = frozenset(
-    {
-        "block",
-        "body",
-        "class_body",
-        "declaration_list",
-        "field_declaration_list",
-        "compound_statement",
-        "statement_block",
-        "enum_body",
-        "interface_body",
-        "enum_variant_list",
-        "body_statement",
-        "do_block",
-        "template_body",
-        "function_body",
-        "class_declaration_body",
-        "protocol_body",
-        "enum_class_body",
-    }
-)
-# `signature`: a Haskell type signature sits between the haddock and the first equation.
-_SKIPPABLE_BEFORE_DOC = frozenset(
-    {"attribute_item", "decorator", "annotation", "attribute", "signature"}
-)
-_COMMENT_PREFIX = re.compile(r"^\s*(?:///?!?|/\*\*?|\*/|\*|#+!?|--+ ?\|?|;+|%+)\s?")
 _WS = re.compile(r"\s+")
 MAX_SIGNATURE_CHARS = 400
-MAX_DOC_CHARS = 400
 
 
 @dataclass(slots=True)
@@ -110,202 +81,9 @@ def python_module_path(rel_path: str) -> str:
     return ".".join(parts)
 
 
-def _text(node: Node, src: bytes) -> str:
-    return src[node.start_byte : node.end_byte].decode("utf-8", "replace")
-
-
-def _clean_comment(raw: str) -> str:
-    lines = []
-    for line in raw.splitlines():
-        line = _COMMENT_PREFIX.sub("", line, count=1)
-        line = line.rstrip().removesuffix("*/").rstrip()
-        lines.append(line)
-    return "\n".join(lines).strip()
-
-
-def _is_comment(node: Node) -> bool:
-    return "comment" in node.type or node.type == "haddock"  # Haskell `-- |` docs
-
-
-def _skippable_before_doc(node: Node) -> bool:
-    """An attribute, decorator or annotation between a doc comment and its
-    definition. tree-sitter-kotlin reads an annotation with arguments on a line of
-    its own at the top level (`@OptIn(X::class)` above `inline fun ...`) as an
-    expression starting with that annotation."""
-    if node.type in _SKIPPABLE_BEFORE_DOC:
-        return True
-    first = node.named_children[0] if node.type == "prefix_expression" else None
-    return first is not None and first.type == "annotation"
-
-
-# Tags of a `/** ... */` block that describes its file or sets a tool's pragma.
-_FILE_DOC_TAGS = re.compile(
-    r"@(?:module|file|fileoverview|overview|packageDocumentation|license|jsx\w*)\b"
-)
-
-
-def _detached_doc(comment: Node, src: bytes, anchor: Node) -> bool:
-    """A `/** ... */` doc comment with only blank lines between it and its
-    definition: Javadoc, KDoc, JSDoc and PHPDoc attach it all the same (a licence,
-    a file's own description or a pragma is not a definition's doc)."""
-    text = _text(comment, src)
-    return (
-        text.startswith("/**")
-        and not src[comment.end_byte : anchor.start_byte].strip()
-        and not _NOT_A_FILE_DOC.search(text[:400])
-        and not _FILE_DOC_TAGS.search(text)
-    )
-
-
-def _leading_comment(node: Node, src: bytes) -> tuple[str, int]:
-    """The doc comment right above a definition, cleaned, and the 1-based line it
-    starts on (0 when there is none)."""
-    target = node
-    while True:
-        prev = target.prev_named_sibling
-        anchor = target  # the comment must end right above the skipped attributes
-        while prev is not None and _skippable_before_doc(prev):
-            anchor = prev
-            prev = prev.prev_named_sibling
-        if prev is not None and "comment" not in prev.type:
-            # tree-sitter-kotlin puts the comments after a package/import header
-            # inside that header: take them when they are its last tokens.
-            tail = prev
-            while tail.child_count and not _is_comment(tail):
-                tail = tail.children[-1]
-            if _is_comment(tail):
-                prev = tail
-        if prev is not None and _is_comment(prev):
-            break
-        parent = target.parent
-        # The first statement of a body: Ruby keeps the comment above it outside the
-        # body (`module M` / `# doc` / `class A` puts the comment before body_statement).
-        if parent is not None and (
-            parent.type in _WRAPPERS
-            or (prev is None and (parent.type in _BODY_TYPES or parent.type in _SECTIONS))
-        ):
-            target = parent
-            continue
-        return "", 0
-    comments: list[str] = []
-    expected_row = anchor.start_point[0]
-    if prev.end_point[0] < expected_row - 1 and _detached_doc(prev, src, anchor):
-        expected_row = prev.end_point[0] + 1
-    while prev is not None and _is_comment(prev) and prev.end_point[0] >= expected_row - 1:
-        before = prev.prev_sibling
-        if (
-            before is not None
-            and before.end_point[0] == prev.start_point[0]
-            and prev.end_point[0] < expected_row
-        ):
-            break  # a trailing comment of the line above, not a doc
-        comments.append(_text(prev, src))
-        expected_row = prev.start_point[0]
-        prev = prev.prev_named_sibling
-    comments.reverse()
-    if not comments:
-        return "", 0
-    return _clean_comment("\n".join(comments))[:MAX_DOC_CHARS], expected_row + 1
-
-
-# A comment block at the top of a file that is not the file's description: licences,
-# editor and tool directives, shebangs.
-_NOT_A_FILE_DOC = re.compile(
-    r"copyright|licen[cs]e|spdx-|all rights reserved|-\*-|vim?:|eslint|prettier|@ts-|"
-    r"go:build|\+build|clang-format|nolint|pylint|generated|do not edit|^!|"
-    r"frozen_string_literal|coding[:=]|^\s*@(?:file|flow|jsx|format)\b",
-    re.IGNORECASE,
-)
-# Top-level nodes that may stand between a file's first comments and its code.
-_HEADER_CLAUSES = frozenset(
-    {
-        "package_clause",
-        "package_declaration",
-        "package_header",
-        "inner_attribute_item",
-        "shebang",
-        "hash_bang_line",
-    }
-)
-
-
-def _header_comment(root: Node, src: bytes, def_rows: Collection[int]) -> str:
-    """A file's description in languages without module docstrings: the first
-    comment block at its top (before its first statement other than a package
-    clause) that is not a licence, a shebang, a tool directive or the doc comment
-    of a definition starting right below it (`def_rows`: 0-based rows where
-    definitions start)."""
-    blocks: list[list[Node]] = []
-    for child in root.children:
-        if _is_comment(child):
-            if blocks and child.start_point[0] <= blocks[-1][-1].end_point[0] + 1:
-                blocks[-1].append(child)
-            else:
-                blocks.append([child])
-        elif child.type not in _HEADER_CLAUSES:
-            below = blocks[-1][-1].end_point[0] + 1 if blocks else -1
-            if below == child.start_point[0] and below in def_rows:
-                blocks.pop()  # the first definition's own doc comment
-            break
-    for block in blocks:
-        raw = "\n".join(_text(c, src) for c in block)
-        if raw.startswith("#!"):
-            raw = raw.split("\n", 1)[1] if "\n" in raw else ""
-        cleaned = _clean_comment(raw)
-        if cleaned and not _NOT_A_FILE_DOC.search(cleaned[:400]):
-            return cleaned[:MAX_DOC_CHARS]
-    return ""
-
-
-def _inner_definition(node: Node) -> Node:
-    if node.type == "decorated_definition":
-        inner = node.child_by_field_name("definition")
-        if inner is not None:
-            return inner
-    return node
-
-
-def _body_of(node: Node) -> Node | None:
-    body = node.child_by_field_name("body")
-    if body is not None:
-        return body
-    for child in node.named_children:
-        if child.type in _BODY_TYPES:
-            return child
-    return None
-
-
-def _python_docstring(node: Node, src: bytes) -> str:
-    body = node if node.type == "module" else _body_of(_inner_definition(node))
-    if body is None:
-        return ""
-    for child in body.named_children:
-        if child.type == "comment":
-            continue
-        string = child
-        if child.type == "expression_statement" and child.named_child_count == 1:
-            string = child.named_children[0]
-        if string.type == "string":
-            parts = [c for c in string.named_children if c.type == "string_content"]
-            raw = "".join(_text(p, src) for p in parts)
-            return _dedent_doc(raw)[:MAX_DOC_CHARS]
-        return ""
-    return ""
-
-
-def _dedent_doc(raw: str) -> str:
-    lines = raw.expandtabs().splitlines()
-    if not lines:
-        return ""
-    indents = [len(x) - len(x.lstrip()) for x in lines[1:] if x.strip()]
-    cut = min(indents) if indents else 0
-    out = [lines[0].strip()] + [x[cut:].rstrip() for x in lines[1:]]
-    return "\n".join(out).strip()
-
-
 def _signature(node: Node, src: bytes) -> str:
-    inner = _inner_definition(node)
-    body = _body_of(inner)
+    inner = inner_definition(node)
+    body = body_of(inner)
     if body is not None and body.start_byte > inner.start_byte:
         # Stop before comments that sit between the header and the body.
         end = inner.start_byte
@@ -327,22 +105,8 @@ def _signature(node: Node, src: bytes) -> str:
     return text
 
 
-_SCRIPT_EXTENSIONS = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
-
-
-def _import_tail(target: str) -> str:
-    """The local-looking name of an import path: its last segment (`net/http` ->
-    `http`, `<sys/stat.h>` -> `stat.h`), without a script extension
-    (`./util/format.js` -> `format`) since those are bound by their stem."""
-    stem = target.rstrip("/").rsplit("/", 1)[-1] or target
-    for ext in _SCRIPT_EXTENSIONS:
-        if stem.endswith(ext) and len(stem) > len(ext):
-            return stem[: -len(ext)]
-    return stem
-
-
 def _name_text(node: Node, src: bytes) -> str:
-    return _WS.sub("", _text(node, src))
+    return _WS.sub("", node_text(node, src))
 
 
 _ROLE_ORDER = ("reference.call", "scope", "reference.inherits", "import", "package")
@@ -389,8 +153,8 @@ def extract(
     if spec.qualifier == "python_module":
         package = prefix if rel_path.endswith("__init__.py") else prefix.rpartition(".")[0]
         found.imports = [absolute_import(item, package) for item in found.imports]
-    import_edges, import_hints = _import_edges(found.imports, spec)
-    edges += import_edges
+    imported, import_hints = import_edges(found.imports, spec)
+    edges += imported
     language = "python" if spec.qualifier == "python_module" else spec.name
     edges += call_edges(
         found.calls,
@@ -402,7 +166,7 @@ def extract(
         rel_path=rel_path,
         prefix=prefix,
     )
-    edges += _inherit_edges(found.inherits, outline, import_hints)
+    edges += inherit_edges(found.inherits, outline, import_hints)
     parsed.nodes = outline.nodes
     parsed.edges = edges
     return parsed
@@ -572,7 +336,7 @@ def _import_of(caps: dict[str, list[Node]], src: bytes) -> Import:
 
 def _note_package(found: _Matches, declared: Node, src: bytes) -> None:
     if found.package_at < 0 or declared.start_byte < found.package_at:  # the first in the file
-        found.package = _WS.sub("", _text(declared, src)).strip(";")
+        found.package = _WS.sub("", node_text(declared, src)).strip(";")
         found.package_at = declared.start_byte
 
 
@@ -595,13 +359,13 @@ def _module_node(
         prefix = module_path if module_path is not None else python_module_path(rel_path)
         module_name = prefix.rsplit(".", 1)[-1] if prefix else rel_path
         module_qname = prefix or rel_path
-        module_doc = _python_docstring(root, src) if spec.body_docstring else ""
+        module_doc = python_docstring(root, src) if spec.body_docstring else ""
     else:
         prefix = package if spec.qualifier == "package" else ""
         module_name = rel_path.rsplit("/", 1)[-1]
         module_qname = rel_path
         def_rows = {d.node.start_point[0] for d in defs.values()}
-        module_doc = _header_comment(root, src, def_rows)
+        module_doc = header_comment(root, src, def_rows)
     module = ParsedNode(
         index=0,
         kind="module",
@@ -662,12 +426,12 @@ def _definition_node(
     entry: Def, enclosing: Def | None, prefix: str, spec: LanguageSpec, src: bytes
 ) -> ParsedNode:
     parent = nearest_node(enclosing)
-    doc = _python_docstring(entry.node, src) if spec.body_docstring else ""
+    doc = python_docstring(entry.node, src) if spec.body_docstring else ""
     doc_start = 0
     if not doc:
-        doc, doc_start = _leading_comment(entry.node, src)
+        doc, doc_start = leading_comment(entry.node, src)
     if not doc and not doc_start:
-        doc, doc_start = _attribute_doc(entry.node, src)
+        doc, doc_start = attribute_doc(entry.node, src)
     kind = _node_kind(entry, enclosing)
     return ParsedNode(
         index=entry.index,
@@ -675,8 +439,8 @@ def _definition_node(
         name=_short_name(entry.name, kind, spec),
         qualified_name=_qualified_name(entry, enclosing, prefix, spec),
         parent=parent.index if parent is not None else 0,
-        start_line=_attached_start(entry.node, entry.name, src),
-        end_line=_end_line(_last_equation(entry.node, entry.name, src), src),
+        start_line=attached_start(entry.node, entry.name, src),
+        end_line=_end_line(last_equation(entry.node, entry.name, src), src),
         signature=_signature(entry.node, src),
         docstring=doc,
         doc_start_line=doc_start,
@@ -696,76 +460,6 @@ def _short_name(name: str, kind: str, spec: LanguageSpec) -> str:
 # method decorators, a Haskell type signature of the same name, Elixir `@spec`/`@impl`.
 # (An Elixir `@doc` is the definition's doc: its lines open the code chunk, as a doc
 # comment's do, and a long one is cut off the chunk's first part.)
-_ATTACHED_BEFORE = frozenset({"attribute_item", "decorator", "annotation", "attribute"})
-_ELIXIR_ATTACHED = frozenset({"spec", "impl", "deprecated"})
-
-
-def _elixir_attribute(sibling: Node, src: bytes) -> str:
-    """`doc` for `@doc "..."`, `spec` for `@spec ...`; "" for anything else."""
-    if sibling.type != "unary_operator" or not _text(sibling, src).startswith("@"):
-        return ""
-    operand = sibling.child_by_field_name("operand")
-    target = operand.child_by_field_name("target") if operand is not None else None
-    return _text(target, src) if target is not None else ""
-
-
-def _is_attached(sibling: Node, name: str, src: bytes) -> bool:
-    if sibling.type in _ATTACHED_BEFORE:
-        return True
-    if sibling.type == "signature":
-        named = sibling.child_by_field_name("name")
-        return named is not None and _text(named, src) == name
-    return _elixir_attribute(sibling, src) in _ELIXIR_ATTACHED
-
-
-def _attached_start(node: Node, name: str, src: bytes) -> int:
-    """The definition's first line, counting the attributes written above it."""
-    first = node
-    prev = node.prev_named_sibling
-    while prev is not None and _is_attached(prev, name, src):
-        first = prev
-        prev = prev.prev_named_sibling
-    return first.start_point[0] + 1
-
-
-def _last_equation(node: Node, name: str, src: bytes) -> Node:
-    """A Haskell function's last equation (`f [] = ..` / `f (x:xs) = ..`): its node is
-    the first one, its lines run to the last."""
-    last = node
-    after = node.next_named_sibling
-    while after is not None and after.type in ("function", "bind"):
-        named = after.child_by_field_name("name")
-        if named is None or _text(named, src) != name:
-            break
-        last = after
-        after = after.next_named_sibling
-    return last
-
-
-def _attribute_doc(node: Node, src: bytes) -> tuple[str, int]:
-    """Elixir `@doc` attributes above a definition (among its `@spec`/`@impl`): the
-    doc text and the 1-based line the first one starts on (0 when there is none)."""
-    text, line = "", 0
-    prev = node.prev_named_sibling
-    while prev is not None:
-        attribute = _elixir_attribute(prev, src)
-        if attribute == "doc":  # `@doc """..."""`, `@doc false`, `@doc since: "1.0"`
-            arguments = prev.named_children[0].named_children[-1]
-            parts = [
-                c
-                for s in arguments.named_children
-                if s.type in ("string", "sigil")  # `@doc ~S"""..."""`
-                for c in s.named_children
-            ]
-            raw = "".join(_text(p, src) for p in parts if p.type == "quoted_content")
-            text = _dedent_doc(raw)[:MAX_DOC_CHARS] or text
-            line = prev.start_point[0] + 1
-        elif attribute not in _ELIXIR_ATTACHED:
-            break
-        prev = prev.prev_named_sibling
-    return text, line
-
-
 def _node_kind(entry: Def, enclosing: Def | None) -> str:
     """A function inside a type, an `impl` scope or with a receiver is a method."""
     if entry.kind != "function":
@@ -810,99 +504,6 @@ def _contains_edges(nodes: list[ParsedNode]) -> list[ParsedEdge]:
         for n in nodes[1:]
         if n.parent is not None
     ]
-
-
-# -- imports ---------------------------------------------------------------------------
-
-
-def _import_edges(
-    imports: list[Import], spec: LanguageSpec
-) -> tuple[list[ParsedEdge], dict[str, str]]:
-    """One imports edge per imported target, and the qualified name each local name
-    stands for (the hint a call or base of that name carries when it stays unresolved)."""
-    edges: list[ParsedEdge] = []
-    hints: dict[str, str] = {}
-    sep = _import_separator(spec)
-    seen: set[tuple[str, str]] = set()
-    for module, imported, alias, line, is_path in imports:
-        target = imported or module
-        if not target:
-            continue
-        hint = f"{module}{sep}{imported}" if module and imported else target
-        short = (
-            _import_tail(target)
-            if (is_path or "/" in target) and not imported
-            else (last_component(target))
-        )
-        hints.setdefault(alias or short, hint)
-        if (target, hint) in seen:
-            continue
-        seen.add((target, hint))
-        edges.append(ParsedEdge(src=0, kind="imports", dst_name=short, line=line, dst_hint=hint))
-    return edges, hints
-
-
-def _import_separator(spec: LanguageSpec) -> str:
-    if spec.qualifier == "python_module":
-        return "."
-    if spec.qualifier == "package":
-        return spec.package_separator
-    return spec.separator
-
-
-# -- inherits --------------------------------------------------------------------------
-
-
-def _inherit_edges(
-    inherits: list[tuple[Node, str]], outline: Outline, import_hints: dict[str, str]
-) -> list[ParsedEdge]:
-    """One inherits edge per base class / implemented interface of a node."""
-    scopes = [e for e in outline.entries if e.is_scope]
-    edges: list[ParsedEdge] = []
-    for name_node, base in inherits:
-        if not base:
-            continue
-        owner = _enclosing_index(name_node, outline.index_by_ts_id) or _scope_owner(
-            name_node, scopes, outline.types_by_name
-        )
-        if owner == 0:
-            continue
-        candidates = [n for n in outline.by_name.get(base, ()) if n.kind in CLASS_LIKE]
-        dst = candidates[0].index if len(candidates) == 1 else None
-        if dst == owner:  # `@behaviour App.Policy` inside `defmodule Policy`: another Policy
-            dst = None
-        edges.append(
-            ParsedEdge(
-                src=owner,
-                kind="inherits",
-                dst_name=base,
-                line=name_node.start_point[0] + 1,
-                dst=dst,
-                dst_hint="" if dst is not None else import_hints.get(base, ""),
-            )
-        )
-    return edges
-
-
-def _enclosing_index(node: Node, index_by_ts_id: dict[int, int]) -> int:
-    """The node index of the closest definition around a tree-sitter node (0: none)."""
-    walker: Node | None = node.parent
-    while walker is not None:
-        idx = index_by_ts_id.get(walker.id)
-        if idx is not None:
-            return idx
-        walker = walker.parent
-    return 0
-
-
-def _scope_owner(node: Node, scopes: list[Def], types_by_name: dict[str, int]) -> int:
-    """The type a scope (`impl Trait for Type`, `extension Type: P`) names, if in this file."""
-    inner: Def | None = None
-    for scope in scopes:
-        contains = scope.node.start_byte <= node.start_byte <= node.end_byte <= scope.node.end_byte
-        if contains and (inner is None or scope.node.start_byte >= inner.node.start_byte):
-            inner = scope
-    return types_by_name.get(last_component(inner.name), 0) if inner is not None else 0
 
 
 def _end_line(node: Node, src: bytes) -> int:
