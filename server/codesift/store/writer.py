@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 import apsw
 
@@ -28,6 +27,7 @@ from codesift.parsing.model import EXTRACTION_VERSION
 from codesift.store.database import scalar
 from codesift.store.meta import read_meta, write_meta
 from codesift.store.path_hints import resolve_path_hints
+from codesift.store.row_ids import ChunkKey, NodeKey, allocate_ids, keys_of_chunks, keys_of_nodes
 from codesift.store.rows import FTS_AST, FTS_CODE, FTS_DOC, FileMeta, FileRows, NodeRow
 from codesift.store.vector_stamps import bump_vectors_removed
 
@@ -74,10 +74,6 @@ _RESOLVED_HERE = "coalesce(edges.resolution, '') IN ('', 'import', 'unique', 'hi
 # What Python reaches without the project: its standard library and builtins.
 _PYTHON_OUTSIDE = frozenset(sys.stdlib_module_names) | {"builtins"}
 
-NodeKey = tuple[str, str, int]  # kind, qualified name, position among namesakes
-ChunkKey = tuple[object, str, int, int]  # owner, layer, part, position among equals
-K = TypeVar("K", NodeKey, ChunkKey)
-
 
 @dataclass(slots=True)
 class FileChange:
@@ -103,38 +99,6 @@ class _OldRows:
     node_ids: dict[NodeKey, int]
     node_names: dict[int, str]
     chunk_ids: dict[ChunkKey, int]
-
-
-def _node_keys(nodes: Iterable[tuple[str, str]]) -> list[NodeKey]:
-    seen: dict[tuple[str, str], int] = {}
-    keys: list[NodeKey] = []
-    for kind, qualified_name in nodes:
-        ordinal = seen.get((kind, qualified_name), 0)
-        seen[(kind, qualified_name)] = ordinal + 1
-        keys.append((kind, qualified_name, ordinal))
-    return keys
-
-
-def _chunk_keys(chunks: Iterable[tuple[object, str, int]]) -> list[ChunkKey]:
-    seen: dict[tuple[object, str, int], int] = {}
-    keys: list[ChunkKey] = []
-    for owner, layer, part in chunks:
-        ordinal = seen.get((owner, layer, part), 0)
-        seen[(owner, layer, part)] = ordinal + 1
-        keys.append((owner, layer, part, ordinal))
-    return keys
-
-
-def _allocate(keys: Sequence[K], old: dict[K, int], next_id: int) -> list[int]:
-    """Ids for `keys`: the old id of a key that existed before, else the next free one."""
-    ids: list[int] = []
-    for key in keys:
-        known = old.get(key)
-        if known is None:
-            known = next_id
-            next_id += 1
-        ids.append(known)
-    return ids
 
 
 class IndexWriter:
@@ -204,7 +168,7 @@ class IndexWriter:
                 (file_id,),
             )
         ]
-        node_keys = _node_keys((kind, qname) for _, kind, qname, _ in old_nodes)
+        node_keys = keys_of_nodes((kind, qname) for _, kind, qname, _ in old_nodes)
         key_of_node = {row[0]: key for row, key in zip(old_nodes, node_keys, strict=True)}
         old_chunks = [
             (int(r[0]), r[1], str(r[2]), int(r[3]), str(r[4]))
@@ -213,7 +177,7 @@ class IndexWriter:
                 (file_id,),
             )
         ]
-        chunk_keys = _chunk_keys(
+        chunk_keys = keys_of_chunks(
             (key_of_node.get(node_id) if node_id is not None else title, layer, part)
             for _, node_id, layer, part, title in old_chunks
         )
@@ -334,8 +298,8 @@ class IndexWriter:
             )
         when = meta.mtime_ns // 1_000_000_000 if dated else None
         commit = 0 if dated else None  # 0: a file-time fallback (migration 4)
-        node_keys = _node_keys((n[0], n[2]) for n in rows.nodes)
-        node_ids = _allocate(node_keys, old.node_ids, next_node)
+        node_keys = keys_of_nodes((n[0], n[2]) for n in rows.nodes)
+        node_ids = allocate_ids(node_keys, old.node_ids, next_node)
         self._insert_nodes(file_id, rows.nodes, node_ids, when, commit)
         edge_count = self._insert_edges(rows, node_ids)
         chunk_ids = self._insert_chunks(
@@ -428,10 +392,10 @@ class IndexWriter:
         when: int | None,
         commit: int | None,
     ) -> list[int]:
-        keys = _chunk_keys(
+        keys = keys_of_chunks(
             (node_keys[c[0]] if c[0] >= 0 else c[5], c[1], c[2]) for c in rows.chunks
         )
-        ids = _allocate(keys, old.chunk_ids, next_chunk)
+        ids = allocate_ids(keys, old.chunk_ids, next_chunk)
         conn = self.conn
         conn.executemany(
             "INSERT INTO chunks (id, file_id, node_id, layer, part, start_line, end_line, title,"
