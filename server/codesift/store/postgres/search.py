@@ -36,29 +36,35 @@ from __future__ import annotations
 import math
 import re
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import psycopg
 
-from codesift.store.filters import SearchFilters, time_conditions
-from codesift.store.history import TimeRow
+from codesift.store.filters import SearchFilters
 from codesift.store.postgres.access import readable_condition
+from codesift.store.postgres.conditions import (
+    MAX_TRIGRAM_PATTERNS,
+    SYMBOL_THRESHOLD,
+    Reader,
+    _file_conditions,
+    _files_join,
+    _time_conditions,
+    candidate_threshold,
+    glob_regex,
+    shared_trigram_patterns,
+)
+from codesift.store.postgres.row_reads import RowReads
 from codesift.store.postgres.schema import ID_SPAN
 from codesift.store.postgres.tsvector import or_query
-from codesift.store.reader import ChunkRow, EdgeRow, NodeRow
 from codesift.store.search_store import (
-    ChildSpan,
-    ChunkPlace,
     ResidentVectors,
     ScoredChunk,
     SymbolCandidate,
 )
-from codesift.timespec import TimeFilter
 
 __all__ = [
     "PostgresSearchStore",
@@ -73,55 +79,6 @@ __all__ = [
 # below (1: divided by 1 + log(length); 32: r / (r + 1)) weighted by IDF.
 LEXICAL_RANK = "bm25"
 RANK_NORMALIZATION = 1 | 32
-# The shared symbol stream keeps names whose similarity by codesift's own trigrams
-# reaches its threshold (0.3, as for the local index). pg_trgm pads each word with
-# spaces (three more trigrams per word), so a name can be below 0.3 there and
-# above it in codesift's trigrams (`code` for the probe `node`: 0.25 and 0.33);
-# cutting candidates at 0.3 in pg_trgm lost such names (dev set 1, js-npm:
-# NDCG@10 -0.017). Candidates are cut at the pg_trgm similarity such a name has
-# at least (candidate_threshold); a lower cut for every probe made long probes
-# slow (0.1: 0.5 s for TimedRotatingFileHandler on the Python stdlib).
-SYMBOL_THRESHOLD = 0.3
-
-
-def candidate_threshold(probe: str, threshold: float = SYMBOL_THRESHOLD) -> float:
-    """The lowest pg_trgm similarity of a one-word name to the one-word `probe`
-    when their similarity by codesift's trigrams (unpadded) is `threshold`: they
-    share s >= threshold * (len - 2) trigrams and, in the worst case, none of
-    pg_trgm's three padded ones, so s / (s / threshold + 6 - s) at least."""
-    shared = max(1, math.ceil(threshold * (len(probe) - 2)))
-    lowest = shared / (shared / threshold + 6 - shared)
-    return round(min(threshold, lowest), 3)
-
-
-_INDEXED_TRIGRAM = re.compile(r"[a-z0-9]{3}")
-# A short probe's candidates over every repository in view are narrowed to the
-# names holding one of its own trigrams (shared_trigram_patterns) when it has at
-# most this many: over 1.16M chunks the symbol statement took 3.1 s -> 1.0 s for
-# 34 probes of 1-3 trigrams (`type` 250 -> 40 ms), 0.45 -> 0.34 s for 4; longer
-# probes, whose pg_trgm cut is higher, took longer with the patterns (0.9 -> 1.0 s
-# for 5, up to 2x for 9-13).
-MAX_TRIGRAM_PATTERNS = 4
-
-
-def shared_trigram_patterns(lowered: str, threshold: float) -> list[str] | None:
-    """LIKE patterns (`%abc%`), one for each trigram of the lower-case probe
-    `lowered` that pg_trgm's index holds (letters and digits only), when every
-    name whose trigram similarity to the probe (retrieval/streams.py's: Jaccard
-    of the unpadded trigram sets) reaches `threshold` contains one of them; else
-    None. Such a name shares s >= threshold * |probe trigrams| of them (s /
-    (|q| + |n| - s) >= t with |n| >= s), so when fewer of the probe's trigrams
-    than that are outside the index, one shared trigram is inside it."""
-    if threshold <= 0:
-        return None
-    grams = {lowered[i : i + 3] for i in range(len(lowered) - 2)}
-    indexed = sorted(g for g in grams if _INDEXED_TRIGRAM.fullmatch(g))
-    at_least = max(1, math.ceil(threshold * len(grams) - 1e-9))
-    if not indexed or len(grams) - len(indexed) >= at_least:
-        return None
-    return [f"%{g}%" for g in indexed]
-
-
 # Up to this many vectors in view, the vector stream compares the query with each
 # (exact); above, it walks the HNSW index.
 EXACT_KNN_MAX = 50_000
@@ -136,73 +93,7 @@ _df_cache: dict[tuple[str, ...], int] = {}
 _DF_CACHE_LIMIT = 100_000
 
 
-@dataclass(frozen=True, slots=True)
-class Reader:
-    """Who reads: `principal` (a user or group name; None: the database role's own
-    view, every repository) and optionally only the repositories `repos` (keys)."""
-
-    principal: str | None = None
-    repos: tuple[str, ...] = ()
-
-
-def glob_regex(pattern: str) -> str:
-    """A POSIX regular expression matching what SQLite GLOB matches for `pattern`
-    (`*` any characters, `/` included; `?` one; `[...]` a class)."""
-    out = ["^"]
-    i = 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "*":
-            out.append(".*")
-        elif ch == "?":
-            out.append(".")
-        elif ch == "[":
-            end = pattern.find("]", i + 2)
-            if end < 0:
-                out.append(re.escape(ch))
-            else:
-                body = pattern[i + 1 : end]
-                if body.startswith("^"):
-                    body = "^" + body[1:].replace("\\", "\\\\")
-                else:
-                    body = body.replace("\\", "\\\\")
-                out.append(f"[{body}]")
-                i = end
-        else:
-            out.append(re.escape(ch))
-        i += 1
-    out.append("$")
-    return "".join(out)
-
-
-def _file_conditions(filters: SearchFilters, alias: str = "f") -> tuple[str, list[Any]]:
-    sql = ""
-    params: list[Any] = []
-    if filters.languages:
-        sql += f" AND {alias}.language = ANY(%s)"
-        params.append(list(filters.languages))
-    if filters.paths:
-        regexes: list[str] = []
-        for pattern in filters.paths:
-            glob = pattern.replace("**/", "*").replace("**", "*")
-            if "/" in pattern:
-                regexes.append(glob_regex(glob.lstrip("/")))
-            else:  # a pattern without a slash matches the file name in any folder
-                regexes.extend([glob_regex(glob), glob_regex(f"*/{glob}")])
-        sql += f" AND {alias}.path ~ ANY(%s)"
-        params.append(regexes)
-    return sql, params
-
-
-def _time_conditions(window: TimeFilter, changed: str, created: str) -> tuple[str, list[Any]]:
-    return time_conditions(window, changed, created, mark="%s")
-
-
-def _files_join(filters: SearchFilters, file_id: str) -> str:
-    return f" JOIN files f ON f.id = {file_id}" if filters.on_files else ""
-
-
-class PostgresSearchStore:
+class PostgresSearchStore(RowReads):
     """A search's reads (`SearchStore`) on one psycopg connection (autocommit),
     as one `Reader`. The caller owns and closes the connection. `model` (a model
     id, or several), when given, keeps the vector streams to the vectors those
@@ -616,23 +507,6 @@ class PostgresSearchStore:
             self._conn.execute(f"SET pg_trgm.similarity_threshold = {cut}")
             self._similarity_threshold = cut
 
-    def chunks_for_nodes(self, node_ids: Sequence[int], layers: Sequence[str]) -> dict[int, int]:
-        if not node_ids or not layers:
-            return {}
-        order = {layer: i for i, layer in enumerate(layers)}
-        out: dict[int, tuple[int, int]] = {}
-        for node_id, chunk_id, layer in self._rows(
-            "SELECT c.node_id, c.id, c.layer FROM chunks c WHERE c.part = 0"
-            " AND c.layer = ANY(%s) AND c.node_id = ANY(%s)"
-            " AND c.repo_id IN (SELECT id FROM readable)",
-            [list(layers), list(node_ids)],
-        ):
-            rank = order[str(layer)]
-            current = out.get(int(node_id))
-            if current is None or rank < current[1]:
-                out[int(node_id)] = (int(chunk_id), rank)
-        return {node: chunk for node, (chunk, _) in out.items()}
-
     def _knn(
         self, query: npt.NDArray[np.float32], layers: Sequence[str], k: int, filters: SearchFilters
     ) -> list[ScoredChunk]:
@@ -719,184 +593,3 @@ class PostgresSearchStore:
         filters: SearchFilters,
     ) -> list[ScoredChunk]:
         return self._knn(query, layers, k, filters)
-
-    def current_chunks(self, chunk_ids: Sequence[int], filters: SearchFilters) -> set[int]:
-        if not chunk_ids:
-            return set()
-        file_sql, file_params = _file_conditions(filters)
-        return {
-            int(r[0])
-            for r in self._rows(
-                f"SELECT c.id FROM chunks c{_files_join(filters, 'c.file_id')}"
-                " JOIN chunk_vectors v ON v.chunk_id = c.id AND v.text_hash = c.text_hash"
-                f" WHERE c.id = ANY(%s) AND c.repo_id IN (SELECT id FROM readable){file_sql}",
-                [list(chunk_ids), *file_params],
-            )
-        }
-
-    # -- after fusion --------------------------------------------------------------
-
-    def chunk_places(self, chunk_ids: Sequence[int]) -> list[ChunkPlace]:
-        if not chunk_ids:
-            return []
-        return [
-            ChunkPlace(
-                int(cid),
-                None if node is None else int(node),
-                str(layer),
-                self._path(str(key), str(path)),
-                str(language),
-                bool(generated),
-                str(name or ""),
-            )
-            for cid, node, layer, key, path, language, generated, name in self._rows(
-                "SELECT c.id, c.node_id, c.layer, r.key, f.path, f.language, f.generated,"
-                " n.name FROM chunks c"
-                " JOIN files f ON f.id = c.file_id JOIN readable r ON r.id = c.repo_id"
-                " LEFT JOIN nodes n ON n.id = c.node_id WHERE c.id = ANY(%s)",
-                [list(chunk_ids)],
-            )
-        ]
-
-    def chunk_rows(self, chunk_ids: Iterable[int]) -> dict[int, ChunkRow]:
-        wanted = list(dict.fromkeys(chunk_ids))
-        if not wanted:
-            return {}
-        out: dict[int, ChunkRow] = {}
-        for row in self._rows(
-            "SELECT c.id, r.key, f.path, f.language, c.node_id, c.layer, c.part, c.start_line,"
-            " c.end_line, c.title, c.text, n.kind, n.qualified_name FROM chunks c"
-            " JOIN files f ON f.id = c.file_id JOIN readable r ON r.id = c.repo_id"
-            " LEFT JOIN nodes n ON n.id = c.node_id WHERE c.id = ANY(%s)",
-            [wanted],
-        ):
-            cid, key, path, language, node, layer, part, start, end, title, text, kind, qname = row
-            layer = str(layer)
-            if kind is None:
-                kind = "section" if layer == "doc" else "text"
-            shown = self._path(str(key), str(path))
-            out[int(cid)] = ChunkRow(
-                int(cid),
-                shown,
-                str(language),
-                None if node is None else int(node),
-                layer,
-                int(part),
-                int(start),
-                int(end),
-                str(title),
-                str(text),
-                str(kind),
-                str(qname or title or path),
-            )
-        return out
-
-    def child_spans(self, parent_ids: Sequence[int]) -> dict[int, list[ChildSpan]]:
-        if not parent_ids:
-            return {}
-        out: dict[int, list[ChildSpan]] = {}
-        for parent, stub_start, end, start in self._rows(
-            "SELECT n.parent_id, coalesce(min(c.start_line), n.start_line), n.end_line,"
-            " n.start_line FROM nodes n LEFT JOIN chunks c ON c.node_id = n.id"
-            " AND c.layer = 'code' WHERE n.parent_id = ANY(%s)"
-            " AND n.repo_id IN (SELECT id FROM readable) GROUP BY n.id ORDER BY n.id",
-            [list(parent_ids)],
-        ):
-            out.setdefault(int(parent), []).append(ChildSpan(int(stub_start), int(end), int(start)))
-        return out
-
-    def _times(self, table: str, ids: Iterable[int]) -> dict[int, TimeRow]:
-        wanted = list(dict.fromkeys(ids))
-        if not wanted:
-            return {}
-        return {
-            int(i): TimeRow(int(i), created, changed, commit_no, oid, subject)
-            for i, created, changed, commit_no, oid, subject in self._rows(
-                "SELECT t.id, t.created, t.changed, t.changed_commit, h.oid, h.subject"
-                f" FROM {table} t LEFT JOIN commits h ON h.repo_id = t.repo_id"
-                " AND h.number = t.changed_commit WHERE t.id = ANY(%s)"
-                " AND t.changed IS NOT NULL AND t.repo_id IN (SELECT id FROM readable)",
-                [wanted],
-            )
-        }
-
-    def chunk_times(self, chunk_ids: Iterable[int]) -> dict[int, TimeRow]:
-        return self._times("chunks", chunk_ids)
-
-    def node_times(self, node_ids: Iterable[int]) -> dict[int, TimeRow]:
-        return self._times("nodes", node_ids)
-
-    def node_rows(self, node_ids: Iterable[int]) -> dict[int, NodeRow]:
-        wanted = list(dict.fromkeys(node_ids))
-        if not wanted:
-            return {}
-        out: dict[int, NodeRow] = {}
-        for row in self._rows(
-            "SELECT n.id, r.key, f.path, f.language, n.kind, n.name, n.qualified_name,"
-            " n.parent_id, n.start_line, n.end_line, n.signature, n.docstring FROM nodes n"
-            " JOIN files f ON f.id = n.file_id JOIN readable r ON r.id = n.repo_id"
-            " WHERE n.id = ANY(%s)",
-            [wanted],
-        ):
-            node_id, key, path, *rest = row
-            out[int(node_id)] = NodeRow(int(node_id), self._path(str(key), str(path)), *rest)
-        return out
-
-    def _edges(self, column: str, node_id: int, order: str) -> list[EdgeRow]:
-        return [
-            EdgeRow(
-                int(src),
-                str(kind),
-                str(name),
-                None if dst is None else int(dst),
-                int(line),
-                None if res is None else str(res),
-            )
-            for src, kind, name, dst, line, res in self._rows(
-                "SELECT * FROM (SELECT e.src_id, e.kind, e.dst_name, e.dst_id, e.line,"
-                " e.resolution FROM edges e WHERE e.repo_id IN (SELECT id FROM readable)"
-                f" AND e.{column} = %s"
-                " UNION ALL SELECT n.parent_id, 'contains', n.name, n.id, n.start_line,"
-                " 'local' FROM nodes n WHERE n.parent_id IS NOT NULL"
-                f" AND n.repo_id IN (SELECT id FROM readable)"
-                f" AND n.{'parent_id' if column == 'src_id' else 'id'} = %s) AS e"
-                f" ORDER BY {order}",
-                [node_id, node_id],
-            )
-        ]
-
-    def edges_from(self, node_id: int) -> list[EdgeRow]:
-        return self._edges("src_id", node_id, "line")
-
-    def edges_to(self, node_id: int) -> list[EdgeRow]:
-        return self._edges("dst_id", node_id, "src_id, line")
-
-    def meta(self, key: str) -> str | None:
-        """`root`: the folder the one repository in view was indexed from (git
-        revisions given as times are resolved there); None with several."""
-        if key != "root":
-            return None
-        rows = self._rows("SELECT r.root FROM repos r JOIN readable USING (id)", [])
-        if len(rows) != 1 or not rows[0][0]:
-            return None
-        return str(rows[0][0])
-
-    def repo_counts(self) -> dict[str, dict[str, int]]:
-        """Per readable repository: files, nodes, chunks and vectors."""
-        out: dict[str, dict[str, int]] = {}
-        for key, files, nodes, chunks, vectors in self._rows(
-            "SELECT r.key,"
-            " (SELECT count(*) FROM files f WHERE f.repo_id = r.id),"
-            " (SELECT count(*) FROM nodes n WHERE n.repo_id = r.id),"
-            " (SELECT count(*) FROM chunks c WHERE c.repo_id = r.id),"
-            " (SELECT count(*) FROM chunk_vectors v WHERE v.repo_id = r.id)"
-            " FROM readable r ORDER BY r.key",
-            [],
-        ):
-            out[str(key)] = {
-                "files": int(files),
-                "nodes": int(nodes),
-                "chunks": int(chunks),
-                "vectors": int(vectors),
-            }
-        return out
