@@ -24,7 +24,13 @@ from codesift.cli.render import (
     response_json,
     symbol_json,
 )
-from codesift.cli.shared import given_dsn, open_reader, search_shared, shared_dsn
+from codesift.cli.shared import (
+    given_dsn,
+    open_reader,
+    request_options,
+    search_shared,
+    shared_dsn,
+)
 from codesift.engine.folder_search import search_folder
 from codesift.engine.results import GraphQuery
 from codesift.engine.session import Engine
@@ -45,16 +51,10 @@ def _search_request(args: argparse.Namespace, engine: Engine, times: TimeFilter)
     leaves out and `times` (resolved in the engine's folder)."""
     return engine.request(
         args.query,
-        top_k=args.top_k,
-        layers=tuple(args.layer or ()),
-        languages=tuple(args.lang or ()),
-        paths=tuple(args.path or ()),
-        snippet_chars=args.snippet_chars,
-        max_tokens=args.max_tokens,
+        **request_options(args),
         as_of=times.as_of,
         since=times.since,
         until=times.until,
-        include_graph=args.graph,
     )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import apsw
 
@@ -19,6 +19,20 @@ from codesift.errors import ConfigError, QueryError
 if TYPE_CHECKING:
     from codesift.engine.postgres import SharedSearch
     from codesift.retrieval import SearchResponse
+
+
+def request_options(args: argparse.Namespace) -> dict[str, Any]:
+    """`codesift search`'s options as SearchRequest fields (all but the query and
+    the time filters)."""
+    return {
+        "top_k": args.top_k,
+        "layers": tuple(args.layer or ()),
+        "languages": tuple(args.lang or ()),
+        "paths": tuple(args.path or ()),
+        "snippet_chars": args.snippet_chars,
+        "max_tokens": args.max_tokens,
+        "include_graph": args.graph,
+    }
 
 
 def given_dsn(args: argparse.Namespace) -> str | None:
@@ -136,13 +150,7 @@ def search_shared(
     request = search_request(
         defaults,
         args.query,
-        top_k=args.top_k,
-        layers=tuple(args.layer or ()),
-        languages=tuple(args.lang or ()),
-        paths=tuple(args.path or ()),
-        snippet_chars=args.snippet_chars,
-        max_tokens=args.max_tokens,
-        include_graph=args.graph,
+        **request_options(args),
         as_of=args.as_of,
         since=args.since,
         until=args.until,
