@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 
 from codesift.store.filters import time_conditions
 from codesift.store.history import TimeRow
+from codesift.store.postgres.row_reads import edge_rows
 from codesift.store.postgres.search import PostgresSearchStore
 from codesift.store.reader import EdgeRow, NodeRow, name_tail, named_matches
 from codesift.timespec import TimeFilter
@@ -54,18 +55,7 @@ class PostgresGraphStore:
                 f" AND n.repo_id IN (SELECT id FROM readable) AND n.{end} = %s"
             )
             params.append(node_id)
-        rows = self.store._rows(f"SELECT * FROM ({sql}) AS e ORDER BY {order}", params)
-        return [
-            EdgeRow(
-                int(src),
-                str(kind),
-                str(name),
-                None if dst is None else int(dst),
-                int(line),
-                None if res is None else str(res),
-            )
-            for src, kind, name, dst, line, res in rows
-        ]
+        return edge_rows(self.store._rows(f"SELECT * FROM ({sql}) AS e ORDER BY {order}", params))
 
     def edges_from(self, node_id: int, kinds: Sequence[str] | None = None) -> list[EdgeRow]:
         return self._edges("src_id", node_id, kinds, "line")

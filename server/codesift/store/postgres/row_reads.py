@@ -14,7 +14,22 @@ from codesift.store.postgres.conditions import _file_conditions, _files_join
 from codesift.store.reader import ChunkRow, EdgeRow, NodeRow
 from codesift.store.search_store import ChildSpan, ChunkPlace
 
-__all__ = ["RowReads"]
+__all__ = ["RowReads", "edge_rows"]
+
+
+def edge_rows(rows: Iterable[Sequence[Any]]) -> list[EdgeRow]:
+    """EdgeRows of (src_id, kind, dst_name, dst_id, line, resolution) rows."""
+    return [
+        EdgeRow(
+            int(src),
+            str(kind),
+            str(name),
+            None if dst is None else int(dst),
+            int(line),
+            None if res is None else str(res),
+        )
+        for src, kind, name, dst, line, res in rows
+    ]
 
 
 class RowReads:
@@ -175,16 +190,8 @@ class RowReads:
         return out
 
     def _edges(self, column: str, node_id: int, order: str) -> list[EdgeRow]:
-        return [
-            EdgeRow(
-                int(src),
-                str(kind),
-                str(name),
-                None if dst is None else int(dst),
-                int(line),
-                None if res is None else str(res),
-            )
-            for src, kind, name, dst, line, res in self._rows(
+        return edge_rows(
+            self._rows(
                 "SELECT * FROM (SELECT e.src_id, e.kind, e.dst_name, e.dst_id, e.line,"
                 " e.resolution FROM edges e WHERE e.repo_id IN (SELECT id FROM readable)"
                 f" AND e.{column} = %s"
@@ -195,7 +202,7 @@ class RowReads:
                 f" ORDER BY {order}",
                 [node_id, node_id],
             )
-        ]
+        )
 
     def edges_from(self, node_id: int) -> list[EdgeRow]:
         return self._edges("src_id", node_id, "line")
