@@ -69,6 +69,7 @@ sys.path.insert(0, str(REPO_DIR / "server"))
 import jedi  # noqa: E402
 
 from codesift.engine import Engine, GraphQuery, Workspace  # noqa: E402
+from graph_c import C_LIBRARIES, C_SHAPES  # noqa: E402
 from graph_edges import (  # noqa: E402
     GO_LIBRARIES,
     GO_SHAPES,
@@ -400,9 +401,15 @@ def machine() -> str:
             break
     python = platform.python_version()
     go = subprocess.run(["go", "version"], capture_output=True, text=True, check=False).stdout
+    try:
+        from importlib.metadata import version
+
+        clang = f"libclang {version('libclang')}"
+    except Exception:  # not installed: no C figures in this run
+        clang = "no libclang"
     return (
         f"nproc {os.cpu_count()}, {cpu}; CPython {python}; jedi {jedi.__version__};"
-        f" typescript {TS_PACKAGES['typescript']}; {go.strip() or 'no go'}"
+        f" typescript {TS_PACKAGES['typescript']}; {go.strip() or 'no go'}; {clang}"
     )
 
 
@@ -418,14 +425,17 @@ REFERENCES = {
     "python": "jedi's references (callers) and goto (callees)",
     "typescript": "the TypeScript language service's getDefinitionAtPosition on every call",
     "go": "go/types on every call (GOPATH mode)",
+    "c": "clang (libclang) on every call and function-like macro invocation, by USR",
 }
 # The heading of each language's tables (bench/headline.py reads them by it).
 HEADINGS = {
     "python": "Python: jedi",
     "typescript": "TypeScript: the TypeScript language service",
     "go": "Go: go/types",
+    "c": "C: clang",
 }
-SHAPES_OF = {"python": SHAPES, "typescript": TS_SHAPES, "go": GO_SHAPES}
+SHAPES_OF = {"python": SHAPES, "typescript": TS_SHAPES, "go": GO_SHAPES, "c": C_SHAPES}
+LANGUAGES = ("python", "typescript", "go", "c")
 
 
 def render_language(language: str, results: list[Result]) -> list[str]:
@@ -509,7 +519,7 @@ def render(results: list[Result], commit: str, seed: int, load: tuple[str, str])
         " an end codesift has no node for (left out of both sides).",
         "",
     ]
-    for language in ("python", "typescript", "go"):
+    for language in LANGUAGES:
         mine = [r for r in results if r.language == language]
         if mine:
             body += render_language(language, mine)
@@ -522,7 +532,7 @@ def main() -> int:
     parser.add_argument(
         "--language",
         action="append",
-        choices=("python", "typescript", "go"),
+        choices=LANGUAGES,
         help="languages to measure (repeatable; default all)",
     )
     parser.add_argument("--library", action="append", help="one library (repeatable)")
@@ -537,9 +547,10 @@ def main() -> int:
         "python": list(DEFAULT_LIBRARIES),
         "typescript": list(TS_LIBRARIES),
         "go": list(GO_LIBRARIES),
+        "c": list(C_LIBRARIES),
     }
     results: list[Result] = []
-    for language in args.language or ("python", "typescript", "go"):
+    for language in args.language or LANGUAGES:
         for name in wanted[language]:
             if args.library and name not in args.library:
                 continue
