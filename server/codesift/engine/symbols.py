@@ -26,7 +26,7 @@ import re
 
 import apsw
 
-from codesift.engine.results import Symbol, SymbolMatches
+from codesift.engine.results import MAX_SYMBOLS, Symbol, SymbolMatches
 from codesift.errors import QueryError
 from codesift.history.records import node_history, nodes_in_time
 from codesift.retrieval import Searcher, SearchRequest
@@ -36,7 +36,6 @@ from codesift.timespec import TimeFilter
 
 __all__ = ["MAX_SYMBOLS", "find_symbols", "score_name", "similar_names", "word_matches"]
 
-MAX_SYMBOLS = 200
 _SEPARATORS = re.compile(r"::|\.|#|->|\\|/|\s+")
 
 

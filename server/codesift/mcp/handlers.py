@@ -164,7 +164,7 @@ def _neighbours(direction: str, spec: Tool) -> Handler:
         times = await _times(live, args)
         query = GraphQuery(direction, 1, ("calls",), max_nodes, times)
         walk = await _walk(live, name, query)
-        return render.neighbours_result(name, direction, walk, live.index_state())
+        return render.neighbours_result(name, direction, walk, live.index_state(), max_nodes)
 
     handler.__name__ = direction
     return handler
@@ -182,7 +182,7 @@ async def graph(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolR
         times=times,
     )
     walk = await _walk(live, name, query)
-    return render.graph_result(name, walk, live.index_state())
+    return render.graph_result(name, walk, live.index_state(), query.max_nodes)
 
 
 def _status(live: LiveWorkspace) -> Callable[[Cancellation], IndexStatus]:

@@ -282,7 +282,7 @@ def _link_json(walk: GraphResult, link: GraphLink) -> dict[str, Any]:
 
 
 def neighbours_result(
-    name: str, direction: str, walk: GraphResult, index: dict[str, Any]
+    name: str, direction: str, walk: GraphResult, index: dict[str, Any], max_nodes: int
 ) -> CallToolResult:
     """callers / callees: each definition named `name` with its neighbours, the
     call site cited (path:line of the call)."""
@@ -327,18 +327,20 @@ def neighbours_result(
     if not groups:
         lines.append(f"no definition named {name!r}")
     if walk.truncated:
-        lines.append("(stopped at max_nodes definitions)")
-    data = {"name": name, "nodes": groups, "truncated": walk.truncated, "index": index}
+        lines.append(_cut_text(walk, max_nodes))
+    data = {"name": name, "nodes": groups, **_cut_json(walk, max_nodes), "index": index}
     return _result("\n".join(lines) + _index_note(index), data)
 
 
-def graph_result(name: str, walk: GraphResult, index: dict[str, Any]) -> CallToolResult:
+def graph_result(
+    name: str, walk: GraphResult, index: dict[str, Any], max_nodes: int
+) -> CallToolResult:
     data = {
         "name": name,
         "roots": list(walk.roots),
         "nodes": [_symbol_json(s) for s in walk.nodes],
         "edges": [_link_json(walk, link) for link in walk.edges],
-        "truncated": walk.truncated,
+        **_cut_json(walk, max_nodes),
         "index": index,
     }
     if not walk.roots:
@@ -353,8 +355,17 @@ def graph_result(name: str, walk: GraphResult, index: dict[str, Any]) -> CallToo
         where = f"  at {_span(source.node.path, link.line, link.line)}" if source else ""
         lines.append(f"  {src} --{link.kind}--> {dst}{where}")
     if walk.truncated:
-        lines.append("(stopped at max_nodes definitions)")
+        lines.append(_cut_text(walk, max_nodes))
     return _result("\n".join(lines) + _index_note(index), data)
+
+
+def _cut_json(walk: GraphResult, max_nodes: int) -> dict[str, Any]:
+    """Whether the walk stopped at max_nodes, and how many definitions it left out."""
+    return {"truncated": walk.truncated, "omitted": walk.omitted, "max_nodes": max_nodes}
+
+
+def _cut_text(walk: GraphResult, max_nodes: int) -> str:
+    return f"(truncated: stopped at max_nodes {max_nodes}; {walk.omitted} more not shown)"
 
 
 # -- status ---------------------------------------------------------------------------------
