@@ -37,7 +37,9 @@ bench/.data/graph_accuracy-last.json. A fresh jedi Script is made per query (a
 reused one caches inference).
 
 With --write, the section between `<!-- graph_accuracy:begin -->` and
-`<!-- graph_accuracy:end -->` of --out is replaced (added at the end when missing).
+`<!-- graph_accuracy:end -->` of --out is replaced (added at the end when missing);
+`--language c` alone writes its own section, `graph_accuracy_c` (and
+bench/results/graph_accuracy_c.json).
 """
 
 from __future__ import annotations
@@ -82,8 +84,6 @@ from graph_edges import (  # noqa: E402
 from graph_edges import measure as measure_edges  # noqa: E402
 from runinfo import head_commit, markdown_tables, write_results, write_section  # noqa: E402
 
-SECTION_BEGIN = "<!-- graph_accuracy:begin -->"
-SECTION_END = "<!-- graph_accuracy:end -->"
 # Not in either development set, and not the ones the call-graph report measured.
 DEFAULT_LIBRARIES = ("rich", "anyio", "jsonschema")
 SHAPES = ("f()", "self.f()", "obj.f()", "a.b.f()", "super().f()", "@decorator")
@@ -506,11 +506,13 @@ def render_language(language: str, results: list[Result]) -> list[str]:
     ]
 
 
-def render(results: list[Result], commit: str, seed: int, load: tuple[str, str]) -> str:
+def render(
+    results: list[Result], commit: str, seed: int, load: tuple[str, str], title: str = ""
+) -> str:
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     sample = max((r.sampled for r in results), default=0)
     body = [
-        "## Call-graph accuracy (`bench/graph_accuracy.py`)",
+        title or "## Call-graph accuracy (`bench/graph_accuracy.py`)",
         "",
         f"Run {now} at commit `{commit}`; machine: {machine()}; load average {load[0]} at"
         f" start, {load[1]} at end. Callers and callees compared at the level of enclosing"
@@ -572,12 +574,17 @@ def main() -> int:
         for r in results
     }
     (DATA_DIR / "graph_accuracy-last.json").write_text(json.dumps(raw, indent=1))
-    body = render(results, head_commit(), args.seed, (start_load, loadavg()))
+    # C alone has a section and a results file of its own (graph_accuracy_c), so that
+    # a run of the fourth language leaves the other three's figures as they are.
+    c_only = args.language == ["c"]
+    title = "## Call-graph accuracy, C (`bench/graph_accuracy.py --language c`)" if c_only else ""
+    body = render(results, head_commit(), args.seed, (start_load, loadavg()), title)
     print(body)
     if args.write:
-        write_section(args.out, body, SECTION_BEGIN, SECTION_END)
+        name = "graph_accuracy_c" if c_only else "graph_accuracy"
+        write_section(args.out, body, f"<!-- {name}:begin -->", f"<!-- {name}:end -->")
         figures = {"libraries": raw, "tables": markdown_tables(body)}
-        write_results("graph_accuracy", figures, drop=("misses", "false_edges"))
+        write_results(name, figures, drop=("misses", "false_edges"))
     return 0
 
 
