@@ -4,6 +4,7 @@ attach each code result's graph neighbourhood."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -565,7 +566,9 @@ class Searcher:
                 feedback_terms(
                     texts[:FEEDBACK_DOCS],
                     analysis.terms,
-                    lambda terms: store.term_counts("code", terms),
+                    # The store's own method (no lambda of this module): the
+                    # feedback reads the store without coming back here.
+                    functools.partial(store.term_counts, "code"),
                     self.settings.feedback_terms,
                 )
             )
