@@ -12,7 +12,7 @@ import bisect
 from tree_sitter import Node
 
 from codesift.parsing.calls_go import go_callee, go_imports
-from codesift.parsing.calls_python import python_callee, python_receiver
+from codesift.parsing.calls_python import python_callee
 from codesift.parsing.calls_script import SCRIPT_LANGUAGES, script_callee, script_imports
 from codesift.parsing.model import ParsedEdge, ParsedNode
 from codesift.parsing.outline import CLASS_LIKE, CallSite, Def, Import, Outline, nearest_node
@@ -49,9 +49,9 @@ def call_edges(
         seen.add((caller, callee))
         confidence = ""
         if language == "python":
-            dst, hint = python_callee(callee, caller, callee_node, outline, import_hints, src)
-            if dst is not None:
-                confidence = "scope" if python_receiver(callee_node, src) is None else "type"
+            dst, hint, confidence = python_callee(
+                callee, caller, callee_node, outline, import_hints, src
+            )
         elif script is not None:
             dst, hint, confidence = script_callee(callee, caller, callee_node, outline, script, src)
         elif language == "go":
