@@ -60,7 +60,7 @@ def call_edges(
             )
         else:
             dst, hint = None, import_hints.get(callee, "")
-        if dst is None and not hint and language != "python":
+        if dst is None and not hint and _guess_here(language, callee_node, src):
             # The language tells no more: a name defined in this file, picked by
             # where it is (a bare call of it is in scope; any other, a guess).
             dst = local_callee(callee, caller, callee_node, outline, src)
@@ -81,6 +81,16 @@ def call_edges(
             )
         )
     return edges
+
+
+def _guess_here(language: str, callee_node: Node, src: bytes) -> bool:
+    """Whether a call the language left unresolved may be guessed among this
+    file's definitions by name: not in Python (its rules leave no such call), nor
+    a script call on a chain or a call's result (`this.items_.get()`): the file's
+    namesakes are rarely what such a receiver holds."""
+    if language == "python":
+        return False
+    return language not in SCRIPT_LANGUAGES or not receiver_is_other(callee_node, src)
 
 
 class _CallerLookup:
