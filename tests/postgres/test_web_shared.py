@@ -144,3 +144,62 @@ def test_mcp_reads_as_the_token_s_principal_too(
 
     assert named_repos(asyncio.run(ask(secrets["ana"]))) == {VAULT_KEY}
     assert named_repos(asyncio.run(ask(secrets["nobody"]))) == set()
+
+
+def test_symbols_graph_and_file_of_a_granted_repository(
+    team: tuple[WebHarness, dict[str, str], SharedTokens],
+) -> None:
+    """A shared repository the principal may read: its definitions, its code graph
+    and its file's lines (rebuilt from the chunks the index keeps); one it may
+    not read answers as a missing one, through each of them."""
+    web, secrets, _ = team
+    ana = secrets["ana"]
+    symbols = web.get("/api/symbols", {"name": "rotate_master_key"}, token=ana).json()
+    hit = symbols["exact"][0]
+    assert (hit["source"], hit["repo"], hit["path"]) == ("shared", VAULT_KEY, "vault/keys.py")
+    assert hit["cite"] == f"{VAULT_KEY}/vault/keys.py:1-3"
+
+    walk = web.post(
+        "/api/graph", {"name": "derive_master_key", "direction": "callers"}, token=ana
+    ).json()
+    assert walk["repo"] == VAULT_KEY and walk["roots"]
+    callers = {n["qualified_name"] for n in walk["nodes"] if n["id"] not in walk["roots"]}
+    assert callers == {"keys.rotate_master_key"} or any("rotate_master_key" in c for c in callers)
+    assert {n["repo"] for n in walk["nodes"]} == {VAULT_KEY}
+
+    lines = web.get(
+        "/api/file",
+        {"repo": VAULT_KEY, "path": "vault/keys.py", "line": 6, "context": 1},
+        token=ana,
+    )
+    assert lines.status_code == 200, lines.text
+    data = lines.json()
+    assert (data["start_line"], data["end_line"], data["total_lines"]) == (5, 7, 7)
+    # Line 5 is blank between two definitions: no chunk holds it.
+    assert data["lines"] == [
+        None,
+        "def derive_master_key(seed: bytes) -> bytes:",
+        "    return seed[::-1]",
+    ]
+    assert data["missing"] == [5] and data["stored"] == "chunks"
+
+    # Not granted (web), or not there at all: the same answers.
+    hidden = web.get("/api/symbols", {"name": "parse_http_header"}, token=ana).json()
+    assert hidden["exact"] == [] and named_repos(json.dumps(hidden)) <= {VAULT_KEY}
+    walks = [
+        web.post("/api/graph", {"name": "parse_http_header", "repo": [key]}, token=ana)
+        for key in (WEB_KEY, "acme/none@main")
+    ]
+    assert [w.status_code for w in walks] == [200, 200] and walks[0].json()["roots"] == []
+    assert walks[0].json() == walks[1].json() and WEB_KEY not in walks[0].text
+    probes = [
+        web.get("/api/file", {"repo": key, "path": path}, token=ana)
+        for key, path in (
+            (WEB_KEY, "http/server.py"),
+            ("acme/none@main", "http/server.py"),
+            (VAULT_KEY, "vault/none.py"),
+            (VAULT_KEY, "../web/http/server.py"),
+        )
+    ]
+    assert [p.status_code for p in probes] == [404] * 4
+    assert probes[0].json() == probes[1].json()

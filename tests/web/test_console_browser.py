@@ -233,3 +233,37 @@ def test_no_request_leaves_the_server(served: tuple[WebHarness, str], browser: A
     assert urls and all(url.startswith(web.base) for url in urls)
     page = Path(__file__).resolve().parents[2] / "server/codesift/web/static/search.html"
     assert "http" not in page.read_text(encoding="utf-8").replace(web.base, "").split("<body>")[0]
+
+
+def test_several_roots_show_each_results_root_and_filter_on_the_server(
+    browser: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Two roots: each result shows its root and opens in VS Code under it; the
+    repository filter reaches the engine (the page holds only that root's
+    results, and the request the page sent names it)."""
+    from selenium.webdriver.common.by import By
+
+    base = tmp_path_factory.mktemp("two-roots")
+    alpha = make_workspace(base / "alpha", WORKSPACE)
+    ledger = (
+        "def submit(entry):\n    return post_entry(entry)\n\n\ndef post_entry(e):\n    return e\n"
+    )
+    quiet = "[embedding]\nenabled = false\n"
+    beta = make_workspace(base / "beta", {"ledger.py": ledger, ".codesift.toml": quiet})
+    with WebHarness(alpha, more=(beta,), tokens_file=base / "none.json") as web:
+        driver = browser
+        driver.get(web.base + "/search?q=submit&repo=beta")
+        visible(driver, "#results .result")
+        wait(driver, lambda d: "beta" in d.find_element(By.ID, "status-body").text, "the roots")
+        labels = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#results .root")]
+        assert labels and set(labels) == {"[beta]"}
+        opened = driver.find_elements(By.CSS_SELECTOR, "#results a.open")
+        links = [e.get_attribute("href") for e in opened]
+        assert links and all("/beta/ledger.py:" in link for link in links)
+        sent = driver.execute_script(
+            "return performance.getEntriesByType('resource')"
+            ".filter(e => e.name.endsWith('/api/search')).length"
+        )
+        assert sent >= 1
+        every = web.post("/api/search", {"query": "submit"}).json()
+        assert {r["root"] for r in every["results"]} == {"alpha", "beta"}

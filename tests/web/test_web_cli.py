@@ -97,12 +97,6 @@ def test_codesift_token_add_list_revoke(tmp_path: Path) -> None:
     assert "no tokens" in codesift("token", "list", env_tokens=tokens).stdout
 
 
-def test_one_root_per_server(tmp_path: Path) -> None:
-    done = codesift("web", "--root", str(tmp_path), "--root", "/", env_tokens=tmp_path / "t.json")
-    assert done.returncode == 2
-    assert "codesift web serves one folder" in done.stderr and "Traceback" not in done.stderr
-
-
 def test_a_cli_search_names_codesift_web_when_it_answers(tmp_path: Path) -> None:
     """`codesift search` on the served folder asks the web server over the index's
     local socket, and -vv names it."""

@@ -59,10 +59,12 @@ class WebHarness:
         limits: Limits | None = None,
         listen: str = "127.0.0.1:0",
         cors_origins: tuple[str, ...] = (),
+        more: tuple[Path, ...] = (),
     ) -> None:
         self.web = WebServer(
             WebOptions(
                 root=str(root),
+                roots=tuple(str(path) for path in more),
                 db=db,
                 listen=listen,
                 tokens_file=tokens_file,

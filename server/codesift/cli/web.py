@@ -1,6 +1,6 @@
 """`codesift web` and `codesift token` (docs/http.md).
 
-    codesift web [--root DIR] [--db DSN] [--listen HOST:PORT] [--config FILE]
+    codesift web [--root DIR]... [--db DSN] [--listen HOST:PORT] [--config FILE]
                  [--tokens FILE] [--allow-host HOST]... [--cors-origin ORIGIN]...
                  [--log-file FILE]
     codesift token add NAME --principal P [--db DSN | --tokens FILE] [--json]
@@ -42,7 +42,7 @@ def add_web_parsers(sub: Any, config_option: Any) -> None:
         "--root",
         action="append",
         help="workspace folder (default: nearest indexed folder, "
-        "else the git work tree, else the current folder); one per server",
+        "else the git work tree, else the current folder); repeat it to serve several",
     )
     p.add_argument(
         "--db", metavar="DSN", help="also serve this shared PostgreSQL index (tokens: its table)"
@@ -107,13 +107,6 @@ def cmd_web(args: argparse.Namespace, inv: Invocation) -> int:
     if logging.getLogger().level > logging.DEBUG:
         logging.getLogger("mcp").setLevel(logging.WARNING)
     roots = list(dict.fromkeys(args.root or ()))
-    if len(roots) > 1:
-        from codesift.errors import QueryError
-
-        raise QueryError(
-            "codesift web serves one folder: give one --root (the shared index, --db,"
-            " serves many repositories)"
-        )
     config: dict[str, Any] | None = None
     if args.config:
         from codesift.cli.invocation import config_overrides
@@ -121,6 +114,7 @@ def cmd_web(args: argparse.Namespace, inv: Invocation) -> int:
         config = config_overrides(args.config)
     options = WebOptions(
         root=roots[0] if roots else None,
+        roots=tuple(roots[1:]),
         db=args.db,
         listen=args.listen,
         config=config,

@@ -28,6 +28,7 @@ class LiveSearch:
       on, False neither routes nor orders;
     shared: the shared index searched besides the folders (None: none);
     exclude: the shared repositories left out (the open folders' own);
+    only: the shared repositories searched at most (None: every one in view);
     mounted: the document collections of the folders searched, whose resources
       come with the page (None: none);
     resource_top_k: how many resources at most (0: none, `related` still listed);
@@ -37,6 +38,7 @@ class LiveSearch:
     route: bool | None = None
     shared: SharedIndex | None = None
     exclude: frozenset[str] = frozenset()
+    only: frozenset[str] | None = None
     mounted: Callable[[Sequence[FolderIndex]], Sequence[Mounted]] | None = None
     resource_top_k: int = 0
     open_timeout: float | None = 30.0
@@ -91,6 +93,9 @@ class LiveFolders:
     ) -> SharedPage | None:
         if self.how.shared is None:
             return None
+        limit = self.how.only
+        if limit is not None:
+            only = [key for key in only if key in limit] if only is not None else sorted(limit)
         return self.how.shared.search(request, self.how.exclude, only, cancel)
 
     def resources(

@@ -394,6 +394,15 @@ class SharedSearch:
                 out.append((callee.node, caller.node, link.line))
         return out
 
+    def file_chunks(
+        self, key: str, path: str, first: int, last: int
+    ) -> tuple[int, list[tuple[int, int, int, str]]] | None:
+        """A file of the repository `key` as the index keeps it (its line count and
+        the code and doc chunks over lines `first`..`last`); None when this
+        principal reads no such file."""
+        _no_nul(path, "path")
+        return self._read(lambda: self.store.file_chunks(key, path, first, last))
+
     def status(self) -> list[RepoStatus]:
         """Each repository this principal may read: counts, languages, vectors,
         when it was last written and its newest commit."""

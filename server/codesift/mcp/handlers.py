@@ -12,13 +12,21 @@ from typing import Any
 
 from mcp_types import CallToolResult, Tool
 
-from codesift.engine import GraphQuery, GraphResult, IndexStatus, check_graph_query
+from codesift.engine import (
+    GraphQuery,
+    GraphResult,
+    IndexStatus,
+    Symbol,
+    SymbolMatches,
+    check_graph_query,
+)
 from codesift.engine.conductor import TESTS_CHOICES, conduct
-from codesift.engine.live import Cancellation
+from codesift.engine.live import Cancellation, FolderIndex
 from codesift.engine.live_collections import live_route
 from codesift.engine.live_search import LiveFolders, LiveSearch
 from codesift.engine.results import SearchResponse
 from codesift.engine.route import check_route
+from codesift.engine.shared_browse import shared_graph, shared_symbols
 from codesift.engine.symbols import MAX_SYMBOLS
 from codesift.engine.unscoped import live_route_with_shared
 from codesift.errors import QueryError
@@ -26,22 +34,17 @@ from codesift.front_defaults import GRAPH_MAX_NODES, NEIGHBOURS_MAX_NODES, SYMBO
 from codesift.mcp import render, tools
 from codesift.mcp.arguments import Arguments
 from codesift.mcp.live import LiveWorkspace
-from codesift.timespec import TimeFilter
+from codesift.timespec import TimeFilter, time_filter
 
 __all__ = ["HANDLERS", "REINDEX_WAIT_SECONDS"]
 
 # `reindex` with wait answers after at most this long (the rescan goes on).
 REINDEX_WAIT_SECONDS = 600.0
 
+# Definitions found, each with the served folder's name or the shared repository's key.
+Keyed = list[tuple[Symbol, str]]
+
 Handler = Callable[[LiveWorkspace, Mapping[str, Any] | None], Awaitable[CallToolResult]]
-
-
-async def _times(live: LiveWorkspace, args: Arguments) -> TimeFilter:
-    """The git-time window (revisions resolved in the workspace: a git call)."""
-    as_of, since, until = args.times()
-    if as_of is None and since is None and until is None:
-        return TimeFilter()
-    return await live.run(lambda: live.engine.times(as_of, since, until))
 
 
 def _tests(args: Arguments) -> bool:
@@ -50,6 +53,23 @@ def _tests(args: Arguments) -> bool:
     if value not in TESTS_CHOICES:
         raise QueryError(f"tests must be 'include' or 'exclude', got {value!r}")
     return value == "include"
+
+
+def _sources(
+    live: LiveWorkspace, args: Arguments
+) -> tuple[list[FolderIndex], bool, frozenset[str] | None]:
+    """The served folders a search reads, whether it reads the shared index, and
+    the shared repositories it may read (None: every one in view), from `repo`
+    (a served folder's name, `local` for every one, or a shared repository's
+    key) and `shared`."""
+    shared = live.shared is not None and args.flag("shared", True)
+    wanted = args.strings("repo")
+    if not wanted:
+        return list(live.folders), shared, None
+    names = {folder.name for folder in live.folders}
+    folders = [f for f in live.folders if "local" in wanted or f.name in wanted]
+    keys = frozenset(w for w in wanted if w != "local" and w not in names)
+    return folders, shared and bool(keys), keys
 
 
 async def search(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolResult:
@@ -70,38 +90,45 @@ async def search(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallTool
     )
     tests = _tests(args)
     route = args.flag("route", False) if args.given("route") else None
+    folders, with_shared, only = _sources(live, args)
+    if args.strings("repo"):
+        route = False  # the sources are named: searched, not routed
     # Checked (and its times resolved) before any reading: a bad one is a tool error.
     checked = await live.run(lambda: request.validated(root=live.workspace.root))
-    shared = live.shared if args.flag("shared", True) else None
-    # This workspace's own repository is left out of the shared index (git reads).
-    exclude = frozenset({await live.run(live.repo_key)}) if shared is not None else frozenset()
+    # ... and in each folder's repository (its git revisions resolved there).
+    per_folder = await live.run(
+        lambda: {f.name: request.validated(root=f.root) for f in folders if f is not live.folder}
+    )
+    per_folder[live.folder.name] = checked
+    shared = live.shared if with_shared else None
+    # The served folders' own repositories are left out of the shared index (git reads).
+    exclude = frozenset((await live.run(live.repo_keys)).values()) if shared else frozenset()
     how = LiveSearch(
         route=route,
         shared=shared,
         exclude=exclude,
-        mounted=lambda searched: live.mounted() if searched else [],
+        only=only,
+        mounted=live.mounted,
         resource_top_k=live.workspace.settings.search.resource_top_k,
         open_timeout=None,
     )
-    folder = live.folder
     page = await live.read(
         lambda cancel: conduct(
-            LiveFolders(live.reader, [folder], {folder.name: checked}, how),
-            checked,
-            cancel,
-            tests=tests,
+            LiveFolders(live.reader, folders, per_folder, how), checked, cancel, tests=tests
         )
     )
-    # The workspace's own page gives the timings, rerank and warnings (an empty one
-    # when the router left it out for the shared index's repositories).
-    own = page.responses.get(folder.name) or SearchResponse(query=checked.query)
+    # The first folder's own page gives the timings, rerank and warnings (an empty
+    # one when the router or the filter left it out).
+    own = next((page.responses[f.name] for f in folders if f.name in page.responses), None)
     response = replace(
-        own,
+        own or SearchResponse(query=checked.query),
         results=[result for _, result in page.results],
         resources=page.resources,
         tokens=page.tokens,
         truncated_by_budget=page.truncated_by_budget,
+        warnings=page.warnings,
     )
+    served = {folder.name for folder in live.folders}
     return render.search_result(
         checked,
         response,
@@ -109,6 +136,7 @@ async def search(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallTool
         [page.shared_keys.get(name) for name, _ in page.results],
         page.shared_status,
         page.shared_streams,
+        [name if name in served else None for name, _ in page.results],
     )
 
 
@@ -118,20 +146,33 @@ async def route(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolR
     limit = args.count("limit", 3)
     check_route(query, limit)
     mounted = live.mounted()
+    folders = live.folders
     shared = live.shared if args.flag("shared", True) else None
     if shared is None:
         found = await live.read(
-            lambda cancel: live_route(live.reader, [live.folder], mounted, query, limit, cancel)
+            lambda cancel: live_route(live.reader, folders, mounted, query, limit, cancel)
         )
-        return render.route_result(found, live.folder, mounted, live.index_state())
-    # The shared index's repositories join the pool (this one's own left out).
-    key = await live.run(live.repo_key)
+        return render.route_result(found, folders, mounted, live.index_state())
+    # The shared index's repositories join the pool (the served folders' own left out).
+    keys = await live.run(live.repo_keys)
     pooled, status = await live.read(
         lambda cancel: live_route_with_shared(
-            live.reader, [live.folder], mounted, query, limit, cancel, shared, {key}
+            live.reader, folders, mounted, query, limit, cancel, shared, set(keys.values())
         )
     )
-    return render.route_result(pooled, live.folder, mounted, live.index_state(), key, status)
+    return render.route_result(pooled, folders, mounted, live.index_state(), keys, status)
+
+
+async def _windows(
+    live: LiveWorkspace, args: Arguments, folders: list[FolderIndex]
+) -> dict[str, TimeFilter]:
+    """The git-time window in each folder (its revisions resolved there)."""
+    as_of, since, until = args.times()
+    if as_of is None and since is None and until is None:
+        return {folder.name: TimeFilter() for folder in folders}
+    return await live.run(
+        lambda: {f.name: time_filter(as_of, since, until, root=f.root) for f in folders}
+    )
 
 
 async def symbols(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolResult:
@@ -140,20 +181,84 @@ async def symbols(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToo
     limit = args.count("limit", SYMBOLS_LIMIT)
     if not 1 <= limit <= MAX_SYMBOLS:
         raise QueryError(f"limit must be between 1 and {MAX_SYMBOLS}, got {limit}")
-    times = await _times(live, args)
-    found = await live.read(
-        lambda cancel: live.reader.symbols(
-            live.folder, name, limit, cancel, times=times, open_timeout=None
+    folders, with_shared, only = _sources(live, args)
+    windows = await _windows(live, args, folders)
+
+    def local(cancel: Cancellation) -> tuple[Keyed, Keyed]:
+        exact: Keyed = []
+        similar: Keyed = []
+        for folder in folders:
+            found = live.reader.symbols(
+                folder, name, limit, cancel, times=windows[folder.name], open_timeout=None
+            )
+            exact.extend((symbol, folder.name) for symbol in found.exact)
+            similar.extend((symbol, folder.name) for symbol in found.fuzzy)
+        similar.sort(key=lambda item: -item[0].score)  # stable: each folder's order kept
+        return exact, similar
+
+    exact, similar = await live.read(local)
+    places = [render.place_of(root=root) for _, root in [*exact, *similar]]
+    status = None
+    if with_shared and live.shared is not None:
+        shared = live.shared
+        window = windows.get(live.folder.name, TimeFilter())
+        exclude = set((await live.run(live.repo_keys)).values())
+        more_exact, more_similar, status = await live.run(
+            lambda: shared_symbols(shared, name, limit, window, exclude, only)
         )
+        places = [
+            *places[: len(exact)],
+            *(render.place_of(repo=key) for _, key in more_exact),
+            *places[len(exact) :],
+            *(render.place_of(repo=key) for _, key in more_similar),
+        ]
+        exact, similar = [*exact, *more_exact], [*similar, *more_similar]
+    kept = min(len(exact), limit)
+    room = max(0, limit - kept)
+    found = SymbolMatches(
+        name, tuple(s for s, _ in exact[:kept]), tuple(s for s, _ in similar[:room])
     )
-    return render.symbols_result(found, live.index_state())
+    where = [*places[:kept], *places[len(exact) : len(exact) + room]]
+    return render.symbols_result(found, live.index_state(), where, status)
 
 
-async def _walk(live: LiveWorkspace, name: str, query: GraphQuery) -> GraphResult:
+def _everywhere(place: render.Place) -> Callable[[Symbol], render.Place]:
+    return lambda symbol: place
+
+
+def _graph_of(
+    live: LiveWorkspace, folder: FolderIndex, name: str, query: GraphQuery
+) -> Callable[[Cancellation], GraphResult]:
+    return lambda cancel: live.reader.graph(folder, name, query, cancel, open_timeout=None)
+
+
+async def _walk(
+    live: LiveWorkspace, args: Arguments, name: str, query: GraphQuery
+) -> tuple[GraphResult, Callable[[Symbol], render.Place], render.Place]:
+    """The walk from the definitions named `name` in the first source that has
+    one: the served folders in order (or those `repo` names), then the shared
+    index's repositories; with where each definition is, and what was walked."""
     check_graph_query(query)
-    return await live.read(
-        lambda cancel: live.reader.graph(live.folder, name, query, cancel, open_timeout=None)
-    )
+    folders, with_shared, only = _sources(live, args)
+    windows = await _windows(live, args, folders)
+    for folder in folders:
+        walk = await live.read(
+            _graph_of(live, folder, name, replace(query, times=windows[folder.name]))
+        )
+        if walk.roots or (folder is folders[-1] and not with_shared):
+            here = render.place_of(root=folder.name)
+            return walk, _everywhere(here), here
+    if with_shared and live.shared is not None:
+        shared = live.shared
+        exclude = set((await live.run(live.repo_keys)).values())
+        window = windows.get(live.folder.name, query.times)
+        (walk, keys), _ = await live.run(
+            lambda: shared_graph(shared, name, replace(query, times=window), exclude, only)
+        )
+        roots = {keys.get(r) for r in walk.roots}
+        walked = render.place_of(repo=next(iter(roots))) if len(roots) == 1 else render.place_of()
+        return walk, lambda symbol: render.place_of(repo=keys.get(symbol.node.id)), walked
+    return GraphResult((), (), ()), lambda symbol: render.place_of(), render.place_of()
 
 
 def _neighbours(direction: str, spec: Tool) -> Handler:
@@ -161,10 +266,9 @@ def _neighbours(direction: str, spec: Tool) -> Handler:
         args = Arguments(spec, raw)
         name = args.text("name")
         max_nodes = args.count("max_nodes", NEIGHBOURS_MAX_NODES)
-        times = await _times(live, args)
-        query = GraphQuery(direction, 1, ("calls",), max_nodes, times)
-        walk = await _walk(live, name, query)
-        return render.neighbours_result(name, direction, walk, live.index_state())
+        query = GraphQuery(direction, 1, ("calls",), max_nodes, TimeFilter())
+        walk, place, _ = await _walk(live, args, name, query)
+        return render.neighbours_result(name, direction, walk, live.index_state(), place)
 
     handler.__name__ = direction
     return handler
@@ -173,16 +277,15 @@ def _neighbours(direction: str, spec: Tool) -> Handler:
 async def graph(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolResult:
     args = Arguments(tools.GRAPH, raw)
     name = args.text("name")
-    times = await _times(live, args)
     query = GraphQuery(
         direction=args.choice("direction", "both"),
         depth=args.count("depth", 1),
         kinds=args.strings("kinds") or ("calls",),
         max_nodes=args.count("max_nodes", GRAPH_MAX_NODES),
-        times=times,
+        times=TimeFilter(),
     )
-    walk = await _walk(live, name, query)
-    return render.graph_result(name, walk, live.index_state())
+    walk, place, walked = await _walk(live, args, name, query)
+    return render.graph_result(name, walk, live.index_state(), place, walked)
 
 
 def _status(live: LiveWorkspace) -> Callable[[Cancellation], IndexStatus]:
@@ -194,7 +297,26 @@ async def status(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallTool
     Arguments(tools.STATUS, raw)
     found = await live.read(_status(live), fresh=False)
     shared = await live.run(live.shared_status)
-    return render.status_result(found, live.index_state(), shared=shared)
+    if len(live.folders) == 1:
+        return render.status_result(found, live.index_state(), shared=shared)
+
+    def each(cancel: Cancellation) -> list[dict[str, Any]]:
+        out = []
+        for folder in live.folders:
+            one = live.reader.status(folder, cancel, rerank=False, open_timeout=None)
+            out.append(
+                {
+                    "name": folder.name,
+                    "root": str(folder.root),
+                    "files": one.files,
+                    "nodes": one.nodes,
+                    "chunks": one.chunks,
+                }
+            )
+        return out
+
+    roots = await live.read(each, fresh=False)
+    return render.status_result(found, live.index_state(), shared=shared, roots=roots)
 
 
 async def reindex(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolResult:

@@ -15,13 +15,19 @@ PostgreSQL index is searched and routed over besides the local index
 Before a read, the server waits (at most `FRESH_WAIT_SECONDS`) until the changes
 seen so far are indexed (vectors excluded): an agent that edits a file and then
 searches finds its edit. An answer given before that says so (`index.complete`).
+
+A server may serve several folders (`codesift web --root A --root B`): each is a
+`FolderIndex` of its own (`folders`, the first also `folder`), named as a search
+over several folders names them (engine/workspace.py, `folder_names`); a search
+reads them all through the engine's one conductor.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -39,6 +45,8 @@ from codesift.engine.live import (
 )
 from codesift.engine.live_collections import LiveCollections, Mounted
 from codesift.engine.shared_overlay import SharedIndex, SharedStatus, folder_repo_key, shared_dsn
+from codesift.engine.workspace import folder_names
+from codesift.errors import QueryError
 from codesift.local_socket_server import CliSocketStarter, LocalSocketServer
 
 __all__ = ["FIRST_INDEX_WAIT_SECONDS", "FRESH_WAIT_SECONDS", "LiveWorkspace"]
@@ -58,12 +66,14 @@ STOP_SECONDS = 10.0
 class LiveWorkspace(FolderListener):
     """One workspace: its FolderIndex (writer + watcher), the engine's LiveReader
     (reader threads, the embedding model shared by the writer and query
-    embedding), and an Engine for building requests with the workspace's defaults."""
+    embedding), and an Engine for building requests with the workspace's defaults.
+    `more`: further folders served beside it (each a FolderIndex of its own)."""
 
     def __init__(
         self,
         workspace: Workspace,
         *,
+        more: Sequence[Workspace] = (),
         watch: bool = True,
         readers: int = 2,
         cli_socket: CliSocketStarter | None = None,
@@ -76,8 +86,14 @@ class LiveWorkspace(FolderListener):
         self.command = command
         self.engine = Engine(workspace, update=False, quiet=True, command=command)
         self.reader = LiveReader(ReaderPool(readers))
+        spaces = [workspace, *more]
+        names = (
+            folder_names([ws.root for ws in spaces])
+            if more
+            else [workspace.root.name or str(workspace.root)]
+        )
         self.folder = FolderIndex(
-            workspace.root.name or str(workspace.root),
+            names[0],
             workspace.root.as_uri(),
             workspace.root,
             workspace.settings,
@@ -85,10 +101,17 @@ class LiveWorkspace(FolderListener):
             self.embedder,
             watch=watch,
         )
+        # Every folder served, the workspace's first; their workspaces by name.
+        self.folders: list[FolderIndex] = [self.folder]
+        self.workspaces: dict[str, Workspace] = {names[0]: workspace}
+        for name, ws in zip(names[1:], more, strict=True):
+            self.folders.append(self._folder_index(name, ws, watch))
+            self.workspaces[name] = ws
         self._watch = watch
         # Starts the local socket on which `codesift search` & co. ask this server.
         self._cli_socket = cli_socket
         self.socket: LocalSocketServer | None = None
+        self.sockets: list[LocalSocketServer] = []
         # The shared PostgreSQL index the settings name (index.backend = "postgres"),
         # searched besides this workspace's local index.
         # Its query vectors are the local search's (the same embedder, the query
@@ -102,40 +125,61 @@ class LiveWorkspace(FolderListener):
         # The document collections the workspace lists, each with a live index too.
         self.collections = LiveCollections(self._collection_index)
 
-    def _collection_index(self, collection: Collection) -> FolderIndex:
-        ws = collection.workspace
+    def _folder_index(self, name: str, ws: Workspace, watch: bool) -> FolderIndex:
         return FolderIndex(
-            collection.name,
+            name,
             ws.root.as_uri(),
             ws.root,
             ws.settings,
             self,
             lambda: self.reader.embedders.get(ws.settings.embedding),
-            watch=self._watch,
+            watch=watch,
         )
 
-    def mounted(self) -> list[Mounted]:
-        """The workspace's collections and their live indexes."""
-        return self.collections.of(self.folder.uri)
+    def _collection_index(self, collection: Collection) -> FolderIndex:
+        return self._folder_index(collection.name, collection.workspace, self._watch)
+
+    def mounted(self, folders: Sequence[FolderIndex] | None = None) -> list[Mounted]:
+        """The collections of `folders` (default: every folder served) and their
+        live indexes, each once."""
+        seen: dict[str, Mounted] = {}
+        for folder in self.folders if folders is None else folders:
+            for mounted in self.collections.of(folder.uri):
+                seen.setdefault(mounted[0].name, mounted)
+        return list(seen.values())
+
+    def folder_named(self, name: str | None) -> FolderIndex:
+        """The folder served under `name` (None: the first); QueryError naming the
+        folders served for another."""
+        if name is None:
+            return self.folder
+        for folder in self.folders:
+            if folder.name == name:
+                return folder
+        served = ", ".join(folder.name for folder in self.folders)
+        raise QueryError(f"no folder named {name!r} is served (folders: {served})")
 
     @property
     def db_path(self) -> Path:
         return self.folder.db_path
 
     def start(self) -> None:
-        self.folder.start()
-        self.collections.mount(self.folder.uri, self.workspace)
-        if self._cli_socket is not None:
-            self.socket = self._cli_socket(self.folder, self.reader, self.command)
-        log.info("%s: indexing %s into %s", self.command, self.workspace.root, self.folder.db_path)
+        for folder in self.folders:
+            folder.start()
+            self.collections.mount(folder.uri, self.workspaces[folder.name])
+            if self._cli_socket is not None:
+                self.sockets.append(self._cli_socket(folder, self.reader, self.command))
+            log.info("%s: indexing %s into %s", self.command, folder.root, folder.db_path)
+        self.socket = self.sockets[0] if self.sockets else None
 
     def stop(self, timeout: float = STOP_SECONDS) -> bool:
-        """Stop the writer and the watcher, close the readers; whether the writer ended."""
-        if self.socket is not None:
-            self.socket.stop(timeout=0)
-        self.folder.request_stop()
+        """Stop the writers and the watchers, close the readers; whether the writers ended."""
+        for socket in self.sockets:
+            socket.stop(timeout=0)
+        for folder in self.folders:
+            folder.request_stop()
         collections = self.collections.stop_all()
-        ended = self.folder.join(timeout)
+        ended = all([folder.join(timeout) for folder in self.folders])
         for index in collections:
             index.join(timeout)
         self.reader.close(wait=False)
@@ -153,20 +197,25 @@ class LiveWorkspace(FolderListener):
         """The embedding model for query vectors, None when embeddings are off."""
         return self.embedder() if self.workspace.settings.embedding.enabled else None
 
-    def repo_key(self) -> str:
-        """This workspace's repository key in the shared index (left out of it: the
-        local index answers for it)."""
+    def repo_key(self, folder: FolderIndex | None = None) -> str:
+        """A served folder's repository key in the shared index (default: the
+        first's), left out of it: the local index answers for it."""
+        ws = self.workspace if folder is None else self.workspaces[folder.name]
         try:
-            return folder_repo_key(self.workspace.root, self.workspace.settings)
+            return folder_repo_key(ws.root, ws.settings)
         except Exception as exc:  # an unreadable repository: the folder's name
-            log.info("no repository key for %s: %s", self.workspace.root, exc)
-            return self.workspace.root.name
+            log.info("no repository key for %s: %s", ws.root, exc)
+            return ws.root.name
+
+    def repo_keys(self) -> dict[str, str]:
+        """Every served folder's repository key, by folder name."""
+        return {folder.name: self.repo_key(folder) for folder in self.folders}
 
     def shared_status(self) -> SharedStatus | None:
         """The shared index's status (None without one)."""
         if self.shared is None:
             return None
-        return self.shared.status({self.repo_key()})
+        return self.shared.status(set(self.repo_keys().values()))
 
     # -- FolderListener ---------------------------------------------------------------
 
@@ -180,21 +229,37 @@ class LiveWorkspace(FolderListener):
 
     def settled(self) -> bool:
         """Whether every change seen so far is indexed (vectors may still be computed)."""
-        return self.folder.settled()
+        return all(folder.settled() for folder in self.folders)
 
     def wait_settled(self, timeout: float, cancel: Cancellation | None = None) -> bool:
         """Wait at most `timeout` seconds until `settled()`; whether it is."""
-        return self.folder.wait_settled(timeout, cancel)
+        deadline = time.monotonic() + timeout
+        return all(
+            folder.wait_settled(max(0.0, deadline - time.monotonic()), cancel)
+            for folder in self.folders
+        )
+
+    def _folder_state(self, folder: FolderIndex) -> dict[str, Any]:
+        state: dict[str, Any] = {"fresh": folder.settled()}
+        state.update(folder.completeness())
+        state.pop("uri", None)
+        state.pop("folder", None)
+        state["warnings"] = list(folder.progress.warnings)
+        return state
 
     def index_state(self) -> dict[str, Any]:
         """How complete the index is: `fresh` (every change seen so far is indexed),
         then the folder's completeness record (`complete` also waits for vectors)
-        and the writer's warnings."""
-        state: dict[str, Any] = {"fresh": self.settled()}
-        state.update(self.folder.completeness())
-        state.pop("uri", None)
-        state.pop("folder", None)
-        state["warnings"] = list(self.folder.progress.warnings)
+        and the writer's warnings. Several folders: the first's record, `fresh` and
+        `complete` over all of them, and each folder's record under `roots`."""
+        state = self._folder_state(self.folder)
+        if len(self.folders) == 1:
+            return state
+        roots = [{"root": f.name, **self._folder_state(f)} for f in self.folders]
+        state["fresh"] = all(r["fresh"] for r in roots)
+        state["complete"] = all(r.get("complete", True) for r in roots)
+        state["warnings"] = [f"{r['root']}: {w}" for r in roots for w in r["warnings"]]
+        state["roots"] = roots
         return state
 
     # -- reading ---------------------------------------------------------------------------
@@ -202,12 +267,13 @@ class LiveWorkspace(FolderListener):
     def _wait_ready(self, fresh: bool, cancel: Cancellation) -> None:
         """Wait until the index is open and, when `fresh`, until the changes seen so
         far are indexed (bounded: the answer then says it is not fresh)."""
-        first = not self.folder.progress.first_index_done
-        wait = FIRST_INDEX_WAIT_SECONDS if first else FRESH_WAIT_SECONDS
-        if fresh:
-            self.reader.wait_fresh(self.folder, cancel, open_timeout=wait, fresh_timeout=wait)
-        else:
-            self.folder.wait_open(wait)
+        for folder in self.folders:
+            first = not folder.progress.first_index_done
+            wait = FIRST_INDEX_WAIT_SECONDS if first else FRESH_WAIT_SECONDS
+            if fresh:
+                self.reader.wait_fresh(folder, cancel, open_timeout=wait, fresh_timeout=wait)
+            else:
+                folder.wait_open(wait)
 
     async def read(self, fn: Callable[[Cancellation], T], *, fresh: bool = True) -> T:
         """Run `fn(cancel)` on a reader thread, once the index is fresh (or the wait

@@ -6,7 +6,7 @@ docs/mcp.md describes each tool's structured content.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -71,7 +71,9 @@ def _cited_path(result: SearchResult, repo: str | None) -> str:
     return result.path if repo is None else f"{repo}/{result.path}"
 
 
-def _search_json(rank: int, result: SearchResult, repo: str | None = None) -> dict[str, Any]:
+def _search_json(
+    rank: int, result: SearchResult, repo: str | None = None, root: str | None = None
+) -> dict[str, Any]:
     data = result_json(result)
     cite = _span(_cited_path(result, repo), result.start_line, result.end_line)
     return {
@@ -80,12 +82,17 @@ def _search_json(rank: int, result: SearchResult, repo: str | None = None) -> di
         **data,
         "source": "local" if repo is None else "shared",
         "repo": repo,
+        "root": root if repo is None else None,
     }
 
 
-def _search_text(rank: int, result: SearchResult, repo: str | None = None) -> list[str]:
+def _search_text(
+    rank: int, result: SearchResult, repo: str | None = None, root: str | None = None
+) -> list[str]:
     found_by = ", ".join(f"{h.stream}#{h.rank}" for h in result.provenance)
     where = _span(_cited_path(result, repo), result.start_line, result.end_line)
+    if repo is None and root is not None:
+        where = f"[{root}] {where}"
     lines = [
         f"{rank}. {where}{'' if repo is None else ' (shared index)'}"
         f"  {result.kind} {result.qualified_name}  [{result.layer}; {found_by}]"
@@ -150,14 +157,20 @@ def search_result(
     repos: Sequence[str | None] | None = None,
     shared: SharedStatus | None = None,
     shared_streams: Sequence[StreamReport] = (),
+    roots: Sequence[str | None] | None = None,
 ) -> CallToolResult:
     """`repos`: per result, the shared index's repository it comes from (None: the
     workspace); `shared`: the shared index's status, when one is in use, and
-    `shared_streams` its streams' reports."""
+    `shared_streams` its streams' reports; `roots`: per result, the served
+    folder it comes from (named in the text when several are served)."""
     keys = list(repos) if repos is not None else [None] * len(response.results)
+    folders = list(roots) if roots is not None else [None] * len(response.results)
+    several = len({root for root in folders if root is not None}) > 1
     results = [
-        _search_json(i, r, repo)
-        for i, (r, repo) in enumerate(zip(response.results, keys, strict=True), start=1)
+        _search_json(i, r, repo, root)
+        for i, (r, repo, root) in enumerate(
+            zip(response.results, keys, folders, strict=True), start=1
+        )
     ]
     data = {
         "query": response.query,
@@ -178,8 +191,10 @@ def search_result(
         text = f"no results for {response.query!r}"
     else:
         lines: list[str] = []
-        for i, (result, repo) in enumerate(zip(response.results, keys, strict=True), start=1):
-            lines.extend(_search_text(i, result, repo))
+        for i, (result, repo, root) in enumerate(
+            zip(response.results, keys, folders, strict=True), start=1
+        ):
+            lines.extend(_search_text(i, result, repo, root if several else None))
         budget = (
             f"; cut to fit max_tokens {request.max_tokens}" if response.truncated_by_budget else ""
         )
@@ -198,16 +213,16 @@ def search_result(
 
 def route_result(
     found: RouteResult,
-    folder: FolderIndex,
+    folders: Sequence[FolderIndex],
     mounted: Sequence[Mounted],
     index: dict[str, Any],
-    repo: str | None = None,
+    repos: Mapping[str, str] | None = None,
     shared: SharedStatus | None = None,
 ) -> CallToolResult:
     """With `shared` (a shared index in use), each repository says its `source`
-    (`local`: this workspace, whose key is `repo`; `shared`: a repository of the
-    shared index, no path) and `repo`."""
-    paths = {folder.name: str(folder.root)}
+    (`local`: a served folder, whose key `repos` gives by folder name; `shared`:
+    a repository of the shared index, no path) and `repo`."""
+    paths = {folder.name: str(folder.root) for folder in folders}
     collections = {c.name: str(c.root) for c, _ in mounted}
 
     def where(match: RouteMatch) -> dict[str, Any]:
@@ -216,7 +231,7 @@ def route_result(
         if shared is not None and match.kind == "repository":
             local = match.name in paths
             found["source"] = "local" if local else "shared"
-            found["repo"] = repo if local else match.name
+            found["repo"] = (repos or {}).get(match.name) if local else match.name
         return found
 
     data = {**route_json(found, where), "index": index}
@@ -238,38 +253,66 @@ def route_result(
 # -- definitions ------------------------------------------------------------------------
 
 
-def _symbol_json(symbol: Symbol) -> dict[str, Any]:
+# Where a definition is: a served folder (`root`: its name) or a repository of
+# the shared index (`repo`: its key; the definition is cited `<key>/<path>`).
+Place = Mapping[str, Any]
+LOCAL: Place = {"source": "local", "root": None, "repo": None}
+
+
+def place_of(root: str | None = None, repo: str | None = None) -> Place:
+    if repo is not None:
+        return {"source": "shared", "root": None, "repo": repo}
+    return {"source": "local", "root": root, "repo": None}
+
+
+def _symbol_json(symbol: Symbol, place: Place | None = None) -> dict[str, Any]:
     node = symbol.node
-    return {"cite": _span(node.path, node.start_line, node.end_line), **symbol_json(symbol)}
+    where = place or LOCAL
+    path = node.path if where.get("repo") is None else f"{where['repo']}/{node.path}"
+    return {"cite": _span(path, node.start_line, node.end_line), **symbol_json(symbol), **where}
 
 
-def _symbol_text(symbol: Symbol) -> str:
+def _symbol_text(symbol: Symbol, place: Place | None = None) -> str:
     node = symbol.node
     signature = " ".join(node.signature.split())[:160]
-    return (
-        f"{_span(node.path, node.start_line, node.end_line)}  {node.kind}"
-        f" {node.qualified_name}" + (f"  {signature}" if signature else "")
+    where = place or LOCAL
+    path = node.path if where.get("repo") is None else f"{where['repo']}/{node.path}"
+    return f"{_span(path, node.start_line, node.end_line)}  {node.kind} {node.qualified_name}" + (
+        f"  {signature}" if signature else ""
     )
 
 
-def symbols_result(found: SymbolMatches, index: dict[str, Any]) -> CallToolResult:
-    data = {
+def symbols_result(
+    found: SymbolMatches,
+    index: dict[str, Any],
+    places: Sequence[Place] | None = None,
+    shared: SharedStatus | None = None,
+) -> CallToolResult:
+    """`places`: where each of `found.all` is (default: the served folder)."""
+    where = list(places) if places is not None else [LOCAL] * len(found.all)
+    exact, fuzzy = where[: len(found.exact)], where[len(found.exact) :]
+    data: dict[str, Any] = {
         "name": found.name,
-        "exact": [_symbol_json(s) for s in found.exact],
-        "fuzzy": [{**_symbol_json(s), "score": s.score} for s in found.fuzzy],
+        "exact": [_symbol_json(s, p) for s, p in zip(found.exact, exact, strict=True)],
+        "fuzzy": [
+            {**_symbol_json(s, p), "score": s.score}
+            for s, p in zip(found.fuzzy, fuzzy, strict=True)
+        ],
         "index": index,
     }
-    lines = [_symbol_text(s) for s in found.exact]
+    if shared is not None:
+        data["shared"] = shared.as_json()
+    lines = [_symbol_text(s, p) for s, p in zip(found.exact, exact, strict=True)]
     if found.fuzzy:
         lines.append(
             "similar names:"
             if found.exact
             else f"no definition named {found.name!r}; similar names:"
         )
-        lines.extend("  " + _symbol_text(s) for s in found.fuzzy)
+        lines.extend("  " + _symbol_text(s, p) for s, p in zip(found.fuzzy, fuzzy, strict=True))
     if not lines:
         lines.append(f"no definitions match {found.name!r}")
-    return _result("\n".join(lines) + _index_note(index), data)
+    return _result("\n".join(lines) + _index_note(index) + _shared_note(shared), data)
 
 
 # -- the code graph -------------------------------------------------------------------------
@@ -282,10 +325,16 @@ def _link_json(walk: GraphResult, link: GraphLink) -> dict[str, Any]:
 
 
 def neighbours_result(
-    name: str, direction: str, walk: GraphResult, index: dict[str, Any]
+    name: str,
+    direction: str,
+    walk: GraphResult,
+    index: dict[str, Any],
+    place: Callable[[Symbol], Place] | None = None,
 ) -> CallToolResult:
     """callers / callees: each definition named `name` with its neighbours, the
-    call site cited (path:line of the call)."""
+    call site cited (path:line of the call). `place`: where each definition is
+    (default: the served folder)."""
+    where = place or (lambda symbol: LOCAL)
     groups: list[dict[str, Any]] = []
     lines: list[str] = []
     for root in dict.fromkeys(walk.roots):
@@ -314,7 +363,7 @@ def neighbours_result(
                         "resolution": link.resolution,
                         "confidence": link.confidence,
                     },
-                    "node": _symbol_json(other) if other is not None else None,
+                    "node": _symbol_json(other, where(other)) if other is not None else None,
                 }
             )
             arrow = "<-" if direction == "callers" else "->"
@@ -323,7 +372,7 @@ def neighbours_result(
             lines.append(f"  {arrow} {what}  (call at {site}{how})")
         if not entries:
             lines.append(f"  no {direction} found")
-        groups.append({"node": _symbol_json(target), direction: entries})
+        groups.append({"node": _symbol_json(target, where(target)), direction: entries})
     if not groups:
         lines.append(f"no definition named {name!r}")
     if walk.truncated:
@@ -332,14 +381,24 @@ def neighbours_result(
     return _result("\n".join(lines) + _index_note(index), data)
 
 
-def graph_result(name: str, walk: GraphResult, index: dict[str, Any]) -> CallToolResult:
+def graph_result(
+    name: str,
+    walk: GraphResult,
+    index: dict[str, Any],
+    place: Callable[[Symbol], Place] | None = None,
+    walked: Place | None = None,
+) -> CallToolResult:
+    """`place`: where each definition is (default: the served folder); `walked`:
+    the folder or shared repository walked (said in the answer)."""
+    where = place or (lambda symbol: LOCAL)
     data = {
         "name": name,
         "roots": list(walk.roots),
-        "nodes": [_symbol_json(s) for s in walk.nodes],
+        "nodes": [_symbol_json(s, where(s)) for s in walk.nodes],
         "edges": [_link_json(walk, link) for link in walk.edges],
         "truncated": walk.truncated,
         "index": index,
+        **(walked or {}),
     }
     if not walk.roots:
         return _result(f"no definition named {name!r}" + _index_note(index), data)
@@ -350,8 +409,8 @@ def graph_result(name: str, walk: GraphResult, index: dict[str, Any]) -> CallToo
         target = walk.node(link.target) if link.target is not None else None
         src = source.node.qualified_name if source else str(link.source)
         dst = target.node.qualified_name if target else f"{link.target_name} (unresolved)"
-        where = f"  at {_span(source.node.path, link.line, link.line)}" if source else ""
-        lines.append(f"  {src} --{link.kind}--> {dst}{where}")
+        site = f"  at {_span(source.node.path, link.line, link.line)}" if source else ""
+        lines.append(f"  {src} --{link.kind}--> {dst}{site}")
     if walk.truncated:
         lines.append("(stopped at max_nodes definitions)")
     return _result("\n".join(lines) + _index_note(index), data)

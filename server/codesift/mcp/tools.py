@@ -76,6 +76,15 @@ def _schema(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[
     }
 
 
+_REPO = {
+    "type": "array",
+    "items": {"type": "string", "minLength": 1, "maxLength": 500},
+    "description": "Only these sources: a served folder's name (several folders are"
+    " served by `codesift web --root A --root B`), 'local' for every served folder, or a"
+    " shared repository's key. A key the caller may not read finds nothing, as a"
+    " missing one. Default: every source.",
+}
+
 _READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 _SHARED = {
@@ -171,6 +180,7 @@ SEARCH = Tool(
                 f" {ROUTE_MIN_FOLDERS} sources on, merged by the router's weights from two.",
             },
             "shared": _SHARED,
+            "repo": _REPO,
             **TIME_OPTIONS,
         },
         ("query",),
@@ -231,6 +241,7 @@ SYMBOLS = Tool(
                 "default": SYMBOLS_LIMIT,
                 "description": "At most this many definitions.",
             },
+            "repo": _REPO,
             **TIME_OPTIONS,
         },
         ("name",),
@@ -245,7 +256,9 @@ CALLERS = Tool(
         "The definitions that call the functions or methods with this name, each with the"
         " call site (path:line). Use `graph` for deeper walks and other edge kinds."
     ),
-    input_schema=_schema({"name": _NAME, "max_nodes": _MAX_NODES, **TIME_OPTIONS}, ("name",)),
+    input_schema=_schema(
+        {"name": _NAME, "max_nodes": _MAX_NODES, "repo": _REPO, **TIME_OPTIONS}, ("name",)
+    ),
     annotations=_READ_ONLY,
 )
 
@@ -257,7 +270,9 @@ CALLEES = Tool(
         " (path:line); a call to a name with no definition in the index is listed as"
         " unresolved. Use `graph` for deeper walks and other edge kinds."
     ),
-    input_schema=_schema({"name": _NAME, "max_nodes": _MAX_NODES, **TIME_OPTIONS}, ("name",)),
+    input_schema=_schema(
+        {"name": _NAME, "max_nodes": _MAX_NODES, "repo": _REPO, **TIME_OPTIONS}, ("name",)
+    ),
     annotations=_READ_ONLY,
 )
 
@@ -294,6 +309,7 @@ GRAPH = Tool(
                 "description": "Follow edges of these kinds (default: calls).",
             },
             "max_nodes": {**_MAX_NODES, "default": GRAPH_MAX_NODES},
+            "repo": _REPO,
             **TIME_OPTIONS,
         },
         ("name",),

@@ -29,6 +29,8 @@ from mcp_types import CallToolResult, Tool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from codesift.engine.shared_browse import shared_file
+from codesift.engine.shared_connect import SharedIndexUnavailable
 from codesift.errors import CodesiftError, QueryError, error_kind, error_message
 from codesift.mcp import tools
 from codesift.mcp.handlers import HANDLERS
@@ -76,6 +78,8 @@ def error_response(exc: BaseException) -> JSONResponse:
         kind = "not_found"
     elif isinstance(exc, Unauthenticated):
         kind = "unauthorized"
+    elif isinstance(exc, SharedIndexUnavailable):
+        kind = "unavailable"
     else:
         kind = error_kind(exc)
     message = error_message(exc)
@@ -211,12 +215,27 @@ def read_lines(root: Path, raw: str, line: int, context: int) -> dict[str, Any]:
     }
 
 
+def _shared_lines(live: LiveWorkspace, key: str, raw: str, line: int, context: int) -> Any:
+    """A shared repository's file as its index keeps it (engine/shared_browse.py),
+    read as the request's principal; NotFound for a repository it may not read,
+    a missing one, or a missing file alike."""
+    gone = NotFound(f"no file {raw!r} in the index")
+    shared = live.shared
+    if shared is None or not raw or len(raw) > 4096 or "\x00" in raw or len(key) > 500:
+        raise gone
+    exclude = set(live.repo_keys().values())
+    found, status = shared_file(shared, key, raw, line, context, exclude)
+    if found is None:
+        if status.state != "ok":
+            raise SharedIndexUnavailable(status.message)
+        raise gone
+    return found
+
+
 def _file(view: View) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         async def work() -> Any:
             params = request.query_params
-            if params.get("repo"):  # a shared repository's files are not on this server
-                raise NotFound(f"no file {params.get('path', '')!r} in the index")
             try:
                 line = int(params.get("line", "1"))
                 context = int(params.get("context", "20"))
@@ -224,9 +243,19 @@ def _file(view: View) -> Callable[[Request], Awaitable[Response]]:
                 raise QueryError("line and context must be integers") from None
             if line < 1 or context < 0:
                 raise QueryError("line must be 1 or more and context 0 or more")
-            root = view(request).workspace.root
+            context = min(context, FILE_MAX_LINES // 2)
+            live = view(request)
             raw = params.get("path", "")
-            return await anyio.to_thread.run_sync(read_lines, root, raw, line, context)
+            served = {folder.name: folder for folder in live.folders}
+            repo, root = params.get("repo"), params.get("root")
+            if repo and repo not in served:  # a shared repository's file
+                return await anyio.to_thread.run_sync(_shared_lines, live, repo, raw, line, context)
+            name = root or repo
+            if name is not None and name not in served:
+                raise NotFound(f"no file {raw!r} in the index")
+            folder = served[name] if name is not None else live.folder
+            found = await anyio.to_thread.run_sync(read_lines, folder.root, raw, line, context)
+            return {**found, "root": folder.name}
 
         return await _answer(work, "GET /api/file")
 

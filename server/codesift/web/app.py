@@ -192,7 +192,11 @@ def build_app(
 
 @dataclass(frozen=True, slots=True)
 class WebOptions:
+    """`root`: the folder served (None: found from the current folder); `roots`:
+    more folders served beside it."""
+
     root: str | None = None
+    roots: tuple[str, ...] = ()
     db: str | None = None
     listen: str = DEFAULT_LISTEN
     config: dict[str, Any] | None = None
@@ -219,8 +223,17 @@ class WebServer:
                 " with --root (an empty folder serves the shared index alone)"
             )
         workspace = Workspace.resolve(options.root)
+        more = [Workspace.resolve(root) for root in options.roots]
         if options.config:
             workspace = Workspace.at(workspace.root, options.config)
+            more = [Workspace.at(ws.root, options.config) for ws in more]
+        seen = {workspace.root}
+        unique: list[Workspace] = []
+        for ws in more:  # a folder named twice is served once
+            if ws.root not in seen:
+                seen.add(ws.root)
+                unique.append(ws)
+        more = unique
         self.dsn = options.db or shared_dsn(workspace.settings)
         self.store = open_token_store(self.dsn, options.tokens_file)
         try:
@@ -237,7 +250,9 @@ class WebServer:
             raise
         self.tokens = self.store if authenticated else None
         # `codesift search` & co. on the folder ask this server (the CLI's handler).
-        self.live = LiveWorkspace(workspace, cli_socket=cli_socket, command="codesift web")
+        self.live = LiveWorkspace(
+            workspace, more=more, cli_socket=cli_socket, command="codesift web"
+        )
         if options.db is not None:  # --db: the shared index besides the local one
             if self.live.shared is not None:
                 self.live.shared.close()

@@ -105,11 +105,15 @@ def _file() -> dict[str, Any]:
         "get": {
             "operationId": "file",
             "summary": "A file's lines around a line",
-            "description": "Lines of a file of the served folder (relative path), at most"
-            " `context` lines before and after `line`. Anything else (outside the folder,"
-            " hidden, a symlink leading out, a shared repository's file) is 404.",
+            "description": "Lines of a file of a served folder (relative path), or of a"
+            " shared repository as its index keeps it (lines no stored chunk holds are"
+            " null, listed in `missing`), at most `context` lines before and after"
+            " `line`. Anything else (outside the folder, hidden, a symlink leading out,"
+            " a folder not served, a repository the caller may not read) is 404.",
             "parameters": [
                 param("path", {"type": "string"}, "The file, relative to the folder.", True),
+                param("root", {"type": "string"}, "A served folder's name (default: the first)."),
+                param("repo", {"type": "string"}, "A shared repository's key."),
                 param("line", {"type": "integer", "minimum": 1, "default": 1}, "The line."),
                 param(
                     "context",

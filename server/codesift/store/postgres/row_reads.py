@@ -239,3 +239,25 @@ class RowReads:
                 "vectors": int(vectors),
             }
         return out
+
+    def file_chunks(
+        self, key: str, path: str, first: int, last: int
+    ) -> tuple[int, list[tuple[int, int, int, str]]] | None:
+        """The file `path` of the repository `key` as the index keeps it: its line
+        count and its code and doc chunks (start, end, part, text) that overlap
+        lines `first`..`last`; None when no such file is readable (a repository
+        the reader may not read answers as a missing one)."""
+        found: int | None = None
+        chunks: list[tuple[int, int, int, str]] = []
+        for count, start, end, part, text in self._rows(
+            "SELECT f.line_count, c.start_line, c.end_line, c.part, c.text FROM files f"
+            " JOIN readable r ON r.id = f.repo_id"
+            " LEFT JOIN chunks c ON c.file_id = f.id AND c.layer IN ('code', 'doc')"
+            " AND c.start_line <= %s AND c.end_line >= %s"
+            " WHERE r.key = %s AND f.path = %s",
+            [last, first, key, path],
+        ):
+            found = int(count)
+            if start is not None:
+                chunks.append((int(start), int(end), int(part), str(text)))
+        return None if found is None else (found, chunks)

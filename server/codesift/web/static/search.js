@@ -6,7 +6,7 @@
 (function () {
   const $ = (id) => document.getElementById(id);
   const LAYERS = ["code", "summary", "doc", "ast"];
-  const state = { root: null, items: [], selected: -1, enterAt: null, seq: 0 };
+  const state = { root: null, roots: {}, items: [], selected: -1, enterAt: null, seq: 0 };
   // Keypress -> first result rendered, per search (read by the browser tests).
   window.codesiftTimings = [];
 
@@ -68,7 +68,7 @@
     $("console").hidden = false;
     $("sign-out").hidden = !me.auth;
     $("who").textContent = me.name ? `signed in as ${me.name} (${me.principal})` : "";
-    loadStatus();
+    await loadStatus();  // the served roots first: each result names its own
     fromLocation();
     $("q").focus();
   }
@@ -121,6 +121,8 @@
     if (params.get("path")) body.path = list(params.get("path"));
     if (params.get("layer")) body.layers = [params.get("layer")];
     for (const key of ["as_of", "since", "until"]) if (params.get(key)) body[key] = params.get(key);
+    // The repository filter is the engine's: only these sources are searched.
+    if (params.get("repo")) body.repo = list(params.get("repo"));
     return body;
   }
 
@@ -176,8 +178,9 @@
   }
 
   function vscodeLink(result) {
-    if (result.source !== "local" || !state.root) return null;
-    const file = `${state.root.replace(/\/$/, "")}/${result.path}`;
+    const root = (result.root && state.roots[result.root]) || state.root;
+    if (result.source !== "local" || !root) return null;
+    const file = `${root.replace(/\/$/, "")}/${result.path}`;
     const href = "vscode://file" + encodeURI(file.startsWith("/") ? file : "/" + file) + `:${result.start_line}`;
     return el("a", { href, class: "open", text: "open in VS Code" });
   }
@@ -196,14 +199,14 @@
         el("span", { class: "kind", text: result.kind }),
         el("span", { class: "name" }, marked(name, words)),
         el("span", { class: "score", text: `score ${Number(result.score).toFixed(4)}` }),
-        result.repo ? el("span", { class: "dim", text: `[${result.repo}]` }) : null),
+        result.repo ? el("span", { class: "dim repo", text: `[${result.repo}]` }) : null,
+        result.root && Object.keys(state.roots).length > 1 ? el("span", { class: "dim root", text: `[${result.root}]` }) : null),
       streams,
       snippet(result, words),
-      // The graph endpoint walks the served folder's code graph: a shared
-      // repository's result gets no buttons that would answer "none".
+      // The graph endpoint walks the result's own folder or shared repository.
       el("div", { class: "actions" },
-        result.source === "local" ? el("button", { type: "button", class: "callers", text: "callers", onclick: () => neighbours(result, "callers", graph) }) : null,
-        result.source === "local" ? el("button", { type: "button", class: "callees", text: "callees", onclick: () => neighbours(result, "callees", graph) }) : null,
+        el("button", { type: "button", class: "callers", text: "callers", onclick: () => neighbours(result, "callers", graph) }),
+        el("button", { type: "button", class: "callees", text: "callees", onclick: () => neighbours(result, "callees", graph) }),
         vscodeLink(result)),
       graph);
     item.codesift = { result, graph };
@@ -212,8 +215,7 @@
 
   function render(data, params) {
     const words = terms(data.query);
-    const repo = params.get("repo");
-    const results = data.results.filter((r) => !repo || (r.repo || "local") === repo);
+    const results = data.results;
     const groups = $("results");
     groups.replaceChildren();
     state.items = [];
@@ -285,7 +287,8 @@
     const name = result.qualified_name || result.path;
     let walk;
     try {
-      walk = await api("POST", "/api/graph", { name, direction, depth: 1 });
+      const where = result.repo || result.root;
+      walk = await api("POST", "/api/graph", where ? { name, direction, depth: 1, repo: [where] } : { name, direction, depth: 1 });
     } catch (e) {
       if (e instanceof Unauthorized) { showSignIn(); return; }
       box.replaceChildren(el("span", { class: "error", text: e.message }));
@@ -348,13 +351,15 @@
       return;
     }
     state.root = status.root;
+    state.roots = {};
+    for (const one of status.roots || []) state.roots[one.name] = one.root;
     body.className = "";
     const vectors = (status.index && status.index.vectors) || {};
     const coverage = vectors.enabled
       ? `${vectors.embedded || 0} of ${vectors.embeddable || 0} (${Math.round((vectors.coverage || 0) * 100)}%)`
       : "off";
     const rows = [
-      ["root", status.root],
+      ["root", status.roots ? status.roots.map((r) => `${r.name} (${r.root})`).join(", ") : status.root],
       ["files", String(status.files)],
       ["definitions", String(status.nodes)],
       ["chunks", String(status.chunks)],
@@ -393,8 +398,8 @@
       case "/": event.preventDefault(); $("q").focus(); $("q").select(); break;
       case "j": case "ArrowDown": event.preventDefault(); select(state.selected + 1); break;
       case "k": case "ArrowUp": event.preventDefault(); select(state.selected - 1); break;
-      case "c": if (current && current.codesift.result.source === "local") neighbours(current.codesift.result, "callers", current.codesift.graph); break;
-      case "e": if (current && current.codesift.result.source === "local") neighbours(current.codesift.result, "callees", current.codesift.graph); break;
+      case "c": if (current) neighbours(current.codesift.result, "callers", current.codesift.graph); break;
+      case "e": if (current) neighbours(current.codesift.result, "callees", current.codesift.graph); break;
       case "o": if (current) { const link = current.querySelector("a.open"); if (link) link.click(); } break;
       case "Escape": $("q").focus(); break;
       default: break;
