@@ -77,10 +77,7 @@ FILES = {
     ),
     # A class whose method is its base's; a closure's typed variable; a chain of
     # unknown type, never guessed among the file's namesakes.
-    "src/special.ts": (
-        "import { Base } from './base';\n"
-        "export class Special extends Base {}\n"
-    ),
+    "src/special.ts": ("import { Base } from './base';\nexport class Special extends Base {}\n"),
     "src/closure.ts": (
         "import { Special } from './special';\n"
         "\n"
