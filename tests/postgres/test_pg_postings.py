@@ -13,7 +13,7 @@ import pytest
 from codesift.engine.postgres import SharedIndexReport, index_into
 from codesift.store.filters import SearchFilters
 from codesift.store.postgres import PostgresSearchStore, Reader, migrate
-from codesift.store.postgres.mirror import refresh_statistics
+from codesift.store.postgres.statistics import refresh_statistics
 
 pytestmark = pytest.mark.usefixtures("git_isolation")
 

@@ -12,6 +12,7 @@ import numpy as np
 import pygit2
 import pytest
 
+from codesift.history.libgit2_diffs import _first_parent_chain, _pygit2_diff, _Unreadable
 from codesift.history.lines import (
     UNCOMMITTED,
     FileLines,
@@ -21,12 +22,7 @@ from codesift.history.lines import (
     encode_lines,
     span_times,
 )
-from codesift.history.update import (
-    _apply_commit,
-    _first_parent_chain,
-    _pygit2_diff,
-    _Unreadable,
-)
+from codesift.history.update import _apply_commit
 
 
 def patch(old: str, new: str) -> pygit2.Patch:

@@ -21,7 +21,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -284,9 +284,7 @@ def _parse(stream: Iterator[bytes]) -> Iterator[CommitDiff]:
         elif first == _COMMIT_MARK:
             if commit is not None:
                 yield commit
-            head, _, subject = line[1:].rstrip(b"\n").partition(b" ")
-            when, _, subject = subject.partition(b" ")
-            commit = CommitDiff(head.decode("ascii"), int(when), subject.decode("utf-8", "replace"))
+            commit = _commit_of(line)
             delta = None
             continue
         if commit is None:
@@ -296,34 +294,80 @@ def _parse(stream: Iterator[bytes]) -> Iterator[CommitDiff]:
             deleted, added = [], []
             delta = FileDelta("M", old_path, new_path, patch=FilePatch([], deleted, added))
             commit.deltas.append(delta)
-        elif delta is None:
-            continue
-        elif line.startswith(b"--- "):
-            path = _header_path(line[4:])
-            if path is None:
-                delta.status = "A"
-            else:
-                delta.old_path = path
-        elif line.startswith(b"+++ "):
-            path = _header_path(line[4:])
-            if path is None:
-                delta.status = "D"
-            else:
-                delta.new_path = path
-        elif line.startswith(b"new file mode"):
-            delta.status = "A"
-        elif line.startswith(b"deleted file mode"):
-            delta.status = "D"
-        elif line.startswith(b"rename from "):
-            delta.status = "R"
-            delta.old_path = _unquote(line[len(b"rename from ") :].rstrip(b"\n"))
-        elif line.startswith(b"rename to "):
-            delta.status = "R"
-            delta.new_path = _unquote(line[len(b"rename to ") :].rstrip(b"\n"))
-        elif line.startswith(b"copy to "):
-            delta.status = "A"
-            delta.new_path = _unquote(line[len(b"copy to ") :].rstrip(b"\n"))
-        elif line.startswith((b"Binary files ", b"GIT binary patch")):
-            delta.binary = True
+        elif delta is not None:
+            _read_header_line(delta, line)
     if commit is not None:
         yield commit
+
+
+def _commit_of(line: bytes) -> CommitDiff:
+    """The commit a `--format=%x00%H %ct %s` line starts."""
+    head, _, subject = line[1:].rstrip(b"\n").partition(b" ")
+    when, _, subject = subject.partition(b" ")
+    return CommitDiff(head.decode("ascii"), int(when), subject.decode("utf-8", "replace"))
+
+
+def _old_header(delta: FileDelta, rest: bytes) -> None:
+    path = _header_path(rest)
+    if path is None:
+        delta.status = "A"
+    else:
+        delta.old_path = path
+
+
+def _new_header(delta: FileDelta, rest: bytes) -> None:
+    path = _header_path(rest)
+    if path is None:
+        delta.status = "D"
+    else:
+        delta.new_path = path
+
+
+def _new_file(delta: FileDelta, _rest: bytes) -> None:
+    delta.status = "A"
+
+
+def _deleted_file(delta: FileDelta, _rest: bytes) -> None:
+    delta.status = "D"
+
+
+def _renamed_from(delta: FileDelta, rest: bytes) -> None:
+    delta.status = "R"
+    delta.old_path = _unquote(rest.rstrip(b"\n"))
+
+
+def _renamed_to(delta: FileDelta, rest: bytes) -> None:
+    delta.status = "R"
+    delta.new_path = _unquote(rest.rstrip(b"\n"))
+
+
+def _copied_to(delta: FileDelta, rest: bytes) -> None:
+    delta.status = "A"
+    delta.new_path = _unquote(rest.rstrip(b"\n"))
+
+
+def _binary(delta: FileDelta, _rest: bytes) -> None:
+    delta.binary = True
+
+
+# The extended header lines of a file's diff that say something about it, by
+# their start (the first that matches reads the rest of the line).
+_HEADER_READERS: tuple[tuple[bytes, Callable[[FileDelta, bytes], None]], ...] = (
+    (b"--- ", _old_header),
+    (b"+++ ", _new_header),
+    (b"new file mode", _new_file),
+    (b"deleted file mode", _deleted_file),
+    (b"rename from ", _renamed_from),
+    (b"rename to ", _renamed_to),
+    (b"copy to ", _copied_to),
+    (b"Binary files ", _binary),
+    (b"GIT binary patch", _binary),
+)
+
+
+def _read_header_line(delta: FileDelta, line: bytes) -> None:
+    """What a line of a file's diff header (before its first hunk) says of it."""
+    for start, read in _HEADER_READERS:
+        if line.startswith(start):
+            read(delta, line[len(start) :])
+            return

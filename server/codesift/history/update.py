@@ -54,19 +54,18 @@ import pygit2
 
 from codesift.history.gitlog import (
     CommitDiff,
-    FileDelta,
     GitLogError,
     first_parent_ids,
     git_program,
     log_diffs,
 )
-from codesift.history.lines import (
-    LineStore,
-    apply_patch,
-    patch_of,
+from codesift.history.libgit2_diffs import (
+    _first_parent_chain,
+    _pygit2_diffs,
+    _Unreadable,
 )
+from codesift.history.lines import LineStore, apply_patch
 from codesift.history.state import (
-    _DIFF_FLAGS,
     _FAILURE_KEY,
     _READ_ERRORS,
     _RETIME_KEY,
@@ -117,101 +116,12 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_ADDED = pygit2.enums.DeltaStatus.ADDED
-_DELETED = pygit2.enums.DeltaStatus.DELETED
-_RENAMED = pygit2.enums.DeltaStatus.RENAMED
-_STATUS_LETTERS = {_ADDED: "A", _DELETED: "D", _RENAMED: "R"}
 # The walk is saved this often (and at once when cancelled: a cancel is looked at
 # after every commit), and reports progress this often. Each save writes the line
 # histories of the files changed since the last one: more often costs more (a save
 # a second: a fifth of a deep walk).
 CHECKPOINT_SECONDS = 5.0
 PROGRESS_SECONDS = 0.5
-
-
-def _first_parent_chain(
-    repo: pygit2.Repository, head: pygit2.Commit, stop: str | None
-) -> tuple[list[pygit2.Commit], bool]:
-    """Commits from HEAD back to (not including) `stop`, oldest first, and whether
-    `stop` was found (False: walk everything from the root)."""
-    chain: list[pygit2.Commit] = []
-    commit: pygit2.Commit | None = head
-    while commit is not None:
-        if stop is not None and str(commit.id) == stop:
-            chain.reverse()
-            return chain, True
-        chain.append(commit)
-        try:
-            commit = commit.parents[0] if commit.parents else None
-        except (KeyError, pygit2.GitError):  # a shallow clone's boundary
-            commit = None
-    chain.reverse()
-    return chain, stop is None
-
-
-class _Unreadable:
-    """Paths whose history needs objects this clone lacks, and the first error."""
-
-    def __init__(self, paths: set[str]) -> None:
-        self.paths = paths
-        self.error: str | None = None
-
-    def add(self, path: str, exc: BaseException) -> None:
-        self.add_message(path, _message(exc))
-
-    def add_message(self, path: str, message: str) -> None:
-        self.paths.add(path)
-        if self.error is None:
-            self.error = message
-
-
-def _pygit2_diffs(
-    repo: pygit2.Repository,
-    commits: list[pygit2.Commit],
-    unreadable: _Unreadable,
-) -> Iterator[CommitDiff]:
-    """The commits' zero-context diffs against their first parents, read with
-    libgit2: the walk's way when no usable git is installed, and the one that
-    survives missing objects (a file whose diff needs one joins `unreadable`)."""
-    for commit in commits:
-        yield _pygit2_diff(commit, unreadable)
-
-
-def _pygit2_diff(commit: pygit2.Commit, unreadable: _Unreadable) -> CommitDiff:
-    try:
-        parent = commit.parents[0] if commit.parents else None
-    except (KeyError, pygit2.GitError):  # a shallow clone's boundary
-        parent = None
-    if parent is None:
-        diff = commit.tree.diff_to_tree(flags=_DIFF_FLAGS, context_lines=0, swap=True)
-    else:
-        diff = parent.tree.diff_to_tree(commit.tree, flags=_DIFF_FLAGS, context_lines=0)
-    statuses = {delta.status for delta in diff.deltas}
-    if _ADDED in statuses and _DELETED in statuses:
-        # Similarity needs the blobs: without them renames count as a delete and an add.
-        with contextlib.suppress(*_READ_ERRORS):
-            diff.find_similar()
-    out = CommitDiff(str(commit.id), int(commit.commit_time), _subject(commit))
-    for index, delta in enumerate(diff.deltas):
-        status = _STATUS_LETTERS.get(delta.status, "M")
-        item = FileDelta(status, delta.old_file.path, delta.new_file.path)
-        out.deltas.append(item)
-        if status == "D":
-            continue
-        try:
-            if item.new_path in unreadable.paths or (
-                status == "R" and item.old_path in unreadable.paths
-            ):
-                raise KeyError("earlier history of the file is missing")
-            patch = diff[index]
-        except _READ_ERRORS as exc:
-            item.unreadable = _message(exc)
-            continue
-        if patch is None or delta.is_binary or patch.delta.is_binary:
-            item.binary = True
-            continue
-        item.patch = patch_of(patch)
-    return out
 
 
 def _apply_commit(
@@ -339,14 +249,6 @@ def _walk_failed(
                 _record_failure(rows, HistoryFailure(head, stats.error, None))
 
 
-def _subject(commit: pygit2.Commit) -> str:
-    try:
-        message = commit.message
-    except (LookupError, ValueError):
-        message = commit.raw_message.decode("utf-8", "replace")
-    return message.strip().split("\n", 1)[0][:200]
-
-
 def _walk(
     rows: HistoryRows,
     repo: pygit2.Repository,
@@ -432,32 +334,18 @@ def _walk_from(
     else:
         chain_ids = [str(c.id) for c in reversed(_first_parent_chain(repo, head, None)[0])]
     position = {oid: i for i, oid in enumerate(chain_ids)}
-    found = stored is not None and stored in position
-    unreadable = _Unreadable(_unreadable_paths(rows) if found else set())
-    if not found:
-        if stored is not None:
-            log.info("history: %s is no longer on the first-parent chain; rebuilding", stored)
-            stats.rebuilt = True
-        with step() as ok:
-            if not ok:
-                stats.complete = False
-                return None, set()
-            with rows.transaction():
-                rows.forget_history()
-                rows.set_meta("history_head", None)
-                rows.set_meta(_UNREADABLE_KEY, None)
-                rows.set_meta(_RETIME_KEY, None)
-                rows.set_meta("history_prefix", prefix)
+    since = stored if stored is not None and stored in position else None
+    unreadable = _Unreadable(_unreadable_paths(rows) if since is not None else set())
+    if since is not None:
+        todo = chain_ids[: position[since]][::-1]
+    elif _restart_history(rows, stored, prefix, stats, step):
         todo = chain_ids[::-1]
     else:
-        assert stored is not None
-        todo = chain_ids[: position[stored]][::-1]
-    total = len(todo)
-    index_of = {oid: i for i, oid in enumerate(todo)}
+        return None, set()
     store = LineStore(rows)
     walk = _Walk(rows, store, unreadable, prefix, step)
     if git is not None and workdir is not None:
-        revisions = [head_id] if not found else [head_id, "^" + str(stored)]
+        revisions = [head_id] if since is None else [head_id, "^" + since]
         diffs: Iterator[CommitDiff] = log_diffs(git, workdir, revisions, prefix)
     else:
         commits: list[pygit2.Commit] = []
@@ -466,6 +354,54 @@ def _walk_from(
             if isinstance(commit, pygit2.Commit):
                 commits.append(commit)
         diffs = _pygit2_diffs(repo, commits, unreadable)
+    total = len(todo)
+    if not _walk_diffs(walk, diffs, todo, stats, progress, cancel):
+        return None, set()
+    if not walk.save(head_id, total, total):
+        stats.complete = False
+        return None, set()
+    if progress:
+        progress(HistoryProgress("walking", total, total))
+    _record_unreadable(rows, unreadable, prefix, head_id, stats, step)
+    stats.commits = walk.walked
+    return store, unreadable.paths
+
+
+def _restart_history(
+    rows: HistoryRows, stored: str | None, prefix: str, stats: HistoryStats, step: _Step
+) -> bool:
+    """Forget the stored history (its HEAD left the first-parent chain, or there
+    is none) before walking from the root; False when the writer's turn could
+    not be had (stopping)."""
+    if stored is not None:
+        log.info("history: %s is no longer on the first-parent chain; rebuilding", stored)
+        stats.rebuilt = True
+    with step() as ok:
+        if not ok:
+            stats.complete = False
+            return False
+        with rows.transaction():
+            rows.forget_history()
+            rows.set_meta("history_head", None)
+            rows.set_meta(_UNREADABLE_KEY, None)
+            rows.set_meta(_RETIME_KEY, None)
+            rows.set_meta("history_prefix", prefix)
+    return True
+
+
+def _walk_diffs(
+    walk: _Walk,
+    diffs: Iterator[CommitDiff],
+    todo: list[str],
+    stats: HistoryStats,
+    progress: HistoryProgressCallback | None,
+    cancel: threading.Event | None,
+) -> bool:
+    """Apply the diffs of the commits `todo` (oldest first), saving a checkpoint
+    every CHECKPOINT_SECONDS and at once when cancelled; False when the walk
+    stopped before the end (cancelled, or no turn to write)."""
+    total = len(todo)
+    index_of = {oid: i for i, oid in enumerate(todo)}
     if progress:
         progress(HistoryProgress("walking", 0, total))
     last_save = time.perf_counter()
@@ -480,14 +416,14 @@ def _walk_from(
             if cancelled or now - last_save >= CHECKPOINT_SECONDS:
                 if not walk.save(todo[done - 1], done, total):
                     stats.complete = False
-                    return None, set()
+                    return False
                 last_save = time.perf_counter()
                 if cancelled:
                     stats.complete = False
                     stats.commits = walk.walked
                     if progress:
                         progress(HistoryProgress("walking", done, total))
-                    return None, set()
+                    return False
             if progress and now - last_report >= PROGRESS_SECONDS:
                 last_report = now
                 progress(HistoryProgress("walking", done, total))
@@ -495,11 +431,19 @@ def _walk_from(
         close = getattr(diffs, "close", None)
         if close is not None:
             close()
-    if not walk.save(head_id, total, total):
-        stats.complete = False
-        return None, set()
-    if progress:
-        progress(HistoryProgress("walking", total, total))
+    return True
+
+
+def _record_unreadable(
+    rows: HistoryRows,
+    unreadable: _Unreadable,
+    prefix: str,
+    head_id: str,
+    stats: HistoryStats,
+    step: _Step,
+) -> None:
+    """Record the first error of the folder's files whose history could not be
+    read at `head_id` (or that there is none)."""
     paths = sorted(p for p in unreadable.paths if p.startswith(prefix))
     with step() as ok:
         if ok:
@@ -510,8 +454,6 @@ def _walk_from(
                     _record_failure(rows, HistoryFailure(head_id, unreadable.error, len(paths)))
                 else:
                     _record_failure(rows, None)
-    stats.commits = walk.walked
-    return store, unreadable.paths
 
 
 def _no_guard() -> AbstractContextManager[bool]:

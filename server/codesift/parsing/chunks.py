@@ -74,109 +74,140 @@ def build_chunks(
     `lines` are the file's lines without newline characters.
     """
     nodes = parsed.nodes
+    children = _children_by_parent(nodes)
+    calls_by_node = _calls_by_node(parsed)
+    chunks: list[ParsedChunk] = []
+    total = len(lines)
+    offsets = _line_offsets(lines)
+    for node in nodes:
+        kids = sorted(children.get(node.index, ()), key=lambda n: n.code_start_line)
+        if node.index == 0:
+            own = _own_lines(lines, kids, 1, total, stubs=False)
+            chunks.extend(_module_chunks(own, max_lines, max_chars))
+            if first_sentence(node.docstring):
+                text = _summary_text(node, nodes, calls_by_node.get(0, []))
+                chunks.append(ParsedChunk("summary", 0, 1, node.end_line, text))
+            continue
+        start = node.code_start_line
+        end = min(node.end_line, total)
+        if not kids and end - start < max_lines and offsets[end] - offsets[start - 1] <= max_chars:
+            # The common case: a leaf definition that fits in one chunk.
+            body = "\n".join(lines[start - 1 : end])
+            if body.strip():
+                chunks.append(ParsedChunk("code", node.index, start, node.end_line, body, 0))
+        else:
+            own = _own_lines(lines, kids, start, end, stubs=True)
+            _add_code_parts(chunks, node, own, start, max_lines, max_chars)
+        _add_signature_chunks(chunks, node, nodes, calls_by_node)
+    return chunks
+
+
+def _children_by_parent(nodes: list[ParsedNode]) -> dict[int, list[ParsedNode]]:
+    """Each node's direct children; the module's (index 0) are the outermost
+    definitions by span, whatever their parent: a Go method (parent: its receiver
+    type) or a Rust `impl` method lies outside its type's lines and must not stay
+    in the module-level chunks too."""
     children: dict[int, list[ParsedNode]] = {}
     for node in nodes[1:]:
         if node.parent is not None:
             children.setdefault(node.parent, []).append(node)
-    # Each called name once, at its first call, in (line, name) order: the order in
-    # which the store reads the edges back (store/reader.py rebuilds summaries).
-    first_call: dict[int, dict[str, int]] = {}
-    for edge in parsed.edges:
-        if edge.kind == "calls":
-            first_call.setdefault(edge.src, {}).setdefault(edge.dst_name, edge.line)
-    calls_by_node = {
-        src: sorted(lines, key=lambda name: (lines[name], name))
-        for src, lines in first_call.items()
-    }
-
-    # The module's own lines exclude every outermost definition by span, whatever its
-    # parent: a Go method (parent: its receiver type) or a Rust `impl` method lies
-    # outside its type's lines and must not stay in the module-level chunks too.
     outermost: list[ParsedNode] = []
     for node in sorted(nodes[1:], key=lambda n: (n.code_start_line, -n.end_line)):
         if outermost and node.code_start_line <= outermost[-1].end_line:
             continue
         outermost.append(node)
     children[0] = outermost
-    chunks: list[ParsedChunk] = []
-    total = len(lines)
-    # offsets[i] = characters (with newlines) before line i+1: spans cost O(1) to measure.
+    return children
+
+
+def _calls_by_node(parsed: ParsedFile) -> dict[int, list[str]]:
+    """Each called name once, at its first call, in (line, name) order: the order
+    in which the store reads the edges back (store/reader.py rebuilds summaries)."""
+    first_call: dict[int, dict[str, int]] = {}
+    for edge in parsed.edges:
+        if edge.kind == "calls":
+            first_call.setdefault(edge.src, {}).setdefault(edge.dst_name, edge.line)
+    return {
+        src: sorted(lines, key=lambda name: (lines[name], name))
+        for src, lines in first_call.items()
+    }
+
+
+def _line_offsets(lines: list[str]) -> list[int]:
+    """offsets[i] = characters (with newlines) before line i+1: spans cost O(1) to
+    measure."""
     offsets = [0]
     for line in lines:
         offsets.append(offsets[-1] + len(line) + 1)
-    for node in nodes:
-        is_module = node.index == 0
-        start = 1 if is_module else node.code_start_line
-        end = total if is_module else min(node.end_line, total)
-        kids = sorted(children.get(node.index, ()), key=lambda n: n.code_start_line)
-        if (
-            not is_module
-            and not kids
-            and end - start < max_lines
-            and offsets[end] - offsets[start - 1] <= max_chars
-        ):
-            # The common case: a leaf definition that fits in one chunk.
-            body = "\n".join(lines[start - 1 : end])
-            if body.strip():
-                chunks.append(ParsedChunk("code", node.index, start, node.end_line, body, 0))
-            _add_signature_chunks(chunks, node, nodes, calls_by_node)
-            continue
-        own: list[tuple[int, str]] = []
-        line_no = start
-        for kid in kids:
-            kid_start = kid.code_start_line
-            if kid_start < line_no:
-                continue  # overlapping spans (odd grammars): keep the first
-            own.extend((n, lines[n - 1]) for n in range(line_no, min(kid_start, end + 1)))
-            if not is_module and kid_start <= end:
-                stub_src = lines[kid.start_line - 1] if kid.start_line <= total else ""
-                own.append((kid_start, f"{_indent_of(stub_src)}{kid.signature} …"))
-            line_no = max(line_no, kid.end_line + 1)
-        own.extend((n, lines[n - 1]) for n in range(line_no, end + 1))
+    return offsets
 
-        if is_module:
-            chunks.extend(_module_chunks(own, max_lines, max_chars))
-            if first_sentence(node.docstring):
-                text = _summary_text(node, nodes, calls_by_node.get(0, []))
-                chunks.append(ParsedChunk("summary", 0, 1, node.end_line, text))
-            continue
 
-        header = node.signature
-        # A long doc comment must not fill the first part on its own: that part (the
-        # one that answers for the definition) keeps the comment's last lines and the
-        # header; the rest of the comment becomes the last part.
-        doc_head: list[tuple[int, str]] = []
-        keep_doc = max_lines // 4
-        if node.start_line - start > keep_doc:
-            cut = node.start_line - keep_doc
-            doc_head = [item for item in own if item[0] < cut]
-            own = [item for item in own if item[0] >= cut]
-        pieces = [
-            *_split_runs(own, max_lines, max_chars),
-            *_split_runs(doc_head, max_lines, max_chars),
-        ]
-        for part, piece in enumerate(pieces):
-            body = "\n".join(text for _, text in piece)
-            if not body.strip():
-                continue
-            if part > 0:
-                body = f"{header} …(part {part + 1})\n{body}"
-            chunks.append(
-                ParsedChunk(
-                    layer="code",
-                    node=node.index,
-                    start_line=piece[0][0] if part > 0 or doc_head else start,
-                    end_line=piece[-1][0],
-                    text=body,
-                    part=part,
-                )
+def _own_lines(
+    lines: list[str], kids: list[ParsedNode], start: int, end: int, stubs: bool
+) -> list[tuple[int, str]]:
+    """The (line_no, text) of lines `start..end` outside the nested definitions
+    `kids` (sorted by start); with `stubs`, each kid inside the span leaves one
+    stub line, its signature."""
+    total = len(lines)
+    own: list[tuple[int, str]] = []
+    line_no = start
+    for kid in kids:
+        kid_start = kid.code_start_line
+        if kid_start < line_no:
+            continue  # overlapping spans (odd grammars): keep the first
+        own.extend((n, lines[n - 1]) for n in range(line_no, min(kid_start, end + 1)))
+        if stubs and kid_start <= end:
+            stub_src = lines[kid.start_line - 1] if kid.start_line <= total else ""
+            own.append((kid_start, f"{_indent_of(stub_src)}{kid.signature} …"))
+        line_no = max(line_no, kid.end_line + 1)
+    own.extend((n, lines[n - 1]) for n in range(line_no, end + 1))
+    return own
+
+
+def _add_code_parts(
+    chunks: list[ParsedChunk],
+    node: ParsedNode,
+    own: list[tuple[int, str]],
+    start: int,
+    max_lines: int,
+    max_chars: int,
+) -> None:
+    """The code chunks of a node that has children or does not fit in one: its
+    own lines cut into parts, each after the first headed by the signature."""
+    header = node.signature
+    # A long doc comment must not fill the first part on its own: that part (the
+    # one that answers for the definition) keeps the comment's last lines and the
+    # header; the rest of the comment becomes the last part.
+    doc_head: list[tuple[int, str]] = []
+    keep_doc = max_lines // 4
+    if node.start_line - start > keep_doc:
+        cut = node.start_line - keep_doc
+        doc_head = [item for item in own if item[0] < cut]
+        own = [item for item in own if item[0] >= cut]
+    pieces = [
+        *_split_runs(own, max_lines, max_chars),
+        *_split_runs(doc_head, max_lines, max_chars),
+    ]
+    for part, piece in enumerate(pieces):
+        body = "\n".join(text for _, text in piece)
+        if not body.strip():
+            continue
+        if part > 0:
+            body = f"{header} …(part {part + 1})\n{body}"
+        chunks.append(
+            ParsedChunk(
+                layer="code",
+                node=node.index,
+                start_line=piece[0][0] if part > 0 or doc_head else start,
+                end_line=piece[-1][0],
+                text=body,
+                part=part,
             )
-        if not doc_head and chunks and chunks[-1].node == node.index and chunks[-1].part == 0:
-            # A single-part body covers the node's whole span.
-            last = chunks[-1]
-            chunks[-1] = ParsedChunk(last.layer, last.node, start, node.end_line, last.text, 0)
-        _add_signature_chunks(chunks, node, nodes, calls_by_node)
-    return chunks
+        )
+    if not doc_head and chunks and chunks[-1].node == node.index and chunks[-1].part == 0:
+        # A single-part body covers the node's whole span.
+        last = chunks[-1]
+        chunks[-1] = ParsedChunk(last.layer, last.node, start, node.end_line, last.text, 0)
 
 
 def _add_signature_chunks(

@@ -53,6 +53,22 @@ def _type_of(schema: Located, with_format: bool = True) -> str:
     ref = schema.text("$ref")
     if ref:
         return ref_name(ref)
+    names = _type_names(schema)
+    if not names:
+        composed = _composed_type(schema)
+        if composed:
+            return composed
+    enum = schema.get("enum")
+    if enum is not None and enum.items():
+        values = ", ".join(str(item.value) for item in enum.items()[:8])
+        return f"enum({values})" if not names else f"{' | '.join(names)} enum({values})"
+    fmt = schema.text("format") if with_format else ""
+    text = " | ".join(names)
+    return f"{text} ({fmt})" if text and fmt else text
+
+
+def _type_names(schema: Located) -> list[str]:
+    """The names of a schema's `type` (one or a list), an array's as `item[]`."""
     kind = schema.get("type")
     names: list[str] = []
     if kind is not None:
@@ -65,19 +81,18 @@ def _type_of(schema: Located, with_format: bool = True) -> str:
         inner = _type_of(items, with_format=False) if items is not None else ""
         if inner:
             names = [f"{inner}[]" if name == "array" else name for name in names]
-    if not names:
-        for key in ("oneOf", "anyOf", "allOf"):
-            options = [_type_of(item) for item in (schema.get(key) or Located(None, 0, 0)).items()]
-            options = [option for option in options if option]
-            if options:
-                return (" & " if key == "allOf" else " | ").join(options)
-    enum = schema.get("enum")
-    if enum is not None and enum.items():
-        values = ", ".join(str(item.value) for item in enum.items()[:8])
-        return f"enum({values})" if not names else f"{' | '.join(names)} enum({values})"
-    fmt = schema.text("format") if with_format else ""
-    text = " | ".join(names)
-    return f"{text} ({fmt})" if text and fmt else text
+    return names
+
+
+def _composed_type(schema: Located) -> str:
+    """`A | B` of the first of oneOf / anyOf (`A & B` of allOf) that names a
+    type, "" when none does."""
+    for key in ("oneOf", "anyOf", "allOf"):
+        options = [_type_of(item) for item in (schema.get(key) or Located(None, 0, 0)).items()]
+        options = [option for option in options if option]
+        if options:
+            return (" & " if key == "allOf" else " | ").join(options)
+    return ""
 
 
 def _property_lines(schema: Located, prefix: str, depth: int, out: list[str]) -> None:

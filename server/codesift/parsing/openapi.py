@@ -94,6 +94,30 @@ def _parameter_line(param: Located, root: Located) -> str:
 
 
 def _operation_lines(op: Located, path_item: Located, root: Located) -> list[str]:
+    out = _about_lines(op)
+    param_lines, body_param = _parameters(op, path_item, root)
+    if param_lines:
+        out.append("Parameters:")
+        out.extend(param_lines)
+    body = op.get("requestBody")
+    if body is not None or body_param is not None:
+        source = _resolve(body, root) if body is not None else body_param
+        assert source is not None
+        line = "Request body"
+        types = [*(source.get("content") or _NOTHING).mapping()]
+        if types:
+            line += f" ({', '.join(types)})"
+        out.append(_described(line, source))
+    responses = (op.get("responses") or _NOTHING).mapping()
+    if responses:
+        out.append("Responses:")
+        for status, response in responses.items():
+            out.append(_described(f"- {status}", _resolve(response, root)))
+    return out
+
+
+def _about_lines(op: Located) -> list[str]:
+    """An operation's summary, description, operationId, tags and deprecation."""
     out: list[str] = []
     summary = op.text("summary")
     if summary:
@@ -109,6 +133,12 @@ def _operation_lines(op: Located, path_item: Located, root: Located) -> list[str
         out.append(f"Tags: {', '.join(tags)}")
     if op.text("deprecated") == "true":
         out.append("Deprecated")
+    return out
+
+
+def _parameters(op: Located, path_item: Located, root: Located) -> tuple[list[str], Located | None]:
+    """One line per parameter of the path and the operation (once each), and
+    Swagger 2's body parameter (its request body) if there is one."""
     params = [*(path_item.get("parameters") or _NOTHING).items()]
     params += (op.get("parameters") or _NOTHING).items()
     param_lines: list[str] = []
@@ -121,40 +151,19 @@ def _operation_lines(op: Located, path_item: Located, root: Located) -> list[str
         line = _parameter_line(param, root)
         if line and line not in param_lines:
             param_lines.append(line)
-    if param_lines:
-        out.append("Parameters:")
-        out.extend(param_lines)
-    body = op.get("requestBody")
-    if body is not None or body_param is not None:
-        source = _resolve(body, root) if body is not None else body_param
-        assert source is not None
-        refs: list[str] = []
-        _refs(source, refs)
-        line = "Request body"
-        types = [*(source.get("content") or _NOTHING).mapping()]
-        if types:
-            line += f" ({', '.join(types)})"
-        described = source.text("description")
-        if described:
-            line += f": {_one_line(described)}"
-        if refs:
-            line += f" [schemas: {', '.join(refs)}]"
-        out.append(line)
-    responses = (op.get("responses") or _NOTHING).mapping()
-    if responses:
-        out.append("Responses:")
-        for status, response in responses.items():
-            resolved = _resolve(response, root)
-            refs = []
-            _refs(resolved, refs)
-            line = f"- {status}"
-            described = resolved.text("description")
-            if described:
-                line += f": {_one_line(described)}"
-            if refs:
-                line += f" [schemas: {', '.join(refs)}]"
-            out.append(line)
-    return out
+    return param_lines, body_param
+
+
+def _described(line: str, source: Located) -> str:
+    """`line` with the description of `source` and the schemas it references."""
+    refs: list[str] = []
+    _refs(source, refs)
+    described = source.text("description")
+    if described:
+        line += f": {_one_line(described)}"
+    if refs:
+        line += f" [schemas: {', '.join(refs)}]"
+    return line
 
 
 def _overview(parsed: ParsedFile, root: Located, path: str) -> None:

@@ -100,46 +100,72 @@ def _find_headings(lines: list[str]) -> list[Heading]:
             i += 1
             continue
         if literal_next and line[0] in _ADORNMENT_CHARS:
-            quote = line[0]
-            while i < n and not _is_blank(lines[i]) and lines[i].startswith(quote):
-                i += 1
+            i = _quoted_block_end(lines, i)
             literal_next = False
             open_before = False
             continue
         literal_next = False
-        heading: Heading | None = None
-        if open_before and not line[0].isspace():
-            over = _adornment(line)
-            if (
-                over
-                and i + 2 < n
-                and _is_title_text(lines[i + 1])
-                and _adornment(lines[i + 2]) == over
-                and _long_enough(lines[i + 2], lines[i + 1])
-            ):
-                heading = _heading(styles, (over, True), i, i + 3, lines[i + 1])
-            elif not over and i + 1 < n and _is_title_text(line):
-                under = _adornment(lines[i + 1])
-                if under and _long_enough(lines[i + 1], line):
-                    heading = _heading(styles, (under, False), i, i + 2, line)
+        heading = _heading_at(lines, i, styles) if open_before and not line[0].isspace() else None
         if heading is not None:
             headings.append(heading)
             i = heading.body
             open_before = True
             continue
-        if line.rstrip().endswith("::") and not line.lstrip().startswith(".."):
-            # The paragraph's last line announces a literal block; the next
-            # paragraph-level line after blank lines may be a quoted one.
-            j = i + 1
-            if j < n and _is_blank(lines[j]):
-                while j < n and _is_blank(lines[j]):
-                    j += 1
-                literal_next = True
-                i = j
-                continue
+        after_blanks = _after_literal_marker(lines, i)
+        if after_blanks is not None:
+            literal_next = True
+            i = after_blanks
+            continue
         open_before = False
         i += 1
     return headings
+
+
+def _quoted_block_end(lines: list[str], i: int) -> int:
+    """The end of the quoted literal block starting at `i`: the lines up to a
+    blank one that start with its first line's character."""
+    quote = lines[i][0]
+    n = len(lines)
+    while i < n and not _is_blank(lines[i]) and lines[i].startswith(quote):
+        i += 1
+    return i
+
+
+def _heading_at(lines: list[str], i: int, styles: dict[tuple[str, bool], int]) -> Heading | None:
+    """The section title at line `i` (overlined and underlined, or underlined),
+    or None."""
+    line = lines[i]
+    n = len(lines)
+    over = _adornment(line)
+    if over:
+        if (
+            i + 2 < n
+            and _is_title_text(lines[i + 1])
+            and _adornment(lines[i + 2]) == over
+            and _long_enough(lines[i + 2], lines[i + 1])
+        ):
+            return _heading(styles, (over, True), i, i + 3, lines[i + 1])
+        return None
+    if i + 1 < n and _is_title_text(line):
+        under = _adornment(lines[i + 1])
+        if under and _long_enough(lines[i + 1], line):
+            return _heading(styles, (under, False), i, i + 2, line)
+    return None
+
+
+def _after_literal_marker(lines: list[str], i: int) -> int | None:
+    """When line `i` ends a paragraph with "::" and blank lines follow, the
+    line after them (where a quoted literal block may start); else None."""
+    line = lines[i]
+    if not line.rstrip().endswith("::") or line.lstrip().startswith(".."):
+        return None
+    n = len(lines)
+    j = i + 1
+    if j < n and _is_blank(lines[j]):
+        while j < n and _is_blank(lines[j]):
+            j += 1
+        return j
+    return None
 
 
 def _heading(

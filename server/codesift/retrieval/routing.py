@@ -439,37 +439,61 @@ def score_pool(
         return []
     unique = list(dict.fromkeys(terms))
     hits = [{t: _fields_hit(t, p) for t in unique} for p in profiles]
-    graded = evidence is not None and all(p.name in evidence for p in profiles)
-    counts: _Counts | None = None
-    if graded and evidence is not None and unique:
-        forms = term_forms(unique)
-        counts = _Counts(
-            unique,
-            per_source={p.name: evidence[p.name].term_chunks(forms) for p in profiles},
-            chunks={p.name: p.chunks for p in profiles},
-        )
-        if counts.total > 0:
-            _vocabulary_hits(unique, counts, hits, [p.name for p in profiles])
-        else:
-            counts = None
-    df = {t: sum(1 for h in hits if h[t]) for t in unique}
-    n = len(profiles)
-    idf = {t: math.log((n + 1) / (df[t] + 1)) if df[t] >= 1 else 0.0 for t in unique}
-    total = sum(idf.values())
+    counts = _vocabulary_counts(unique, profiles, hits, evidence)
+    idf = _idf(unique, hits, len(profiles))
     out: list[RouteMatch] = []
     for profile, found in zip(profiles, hits, strict=True):
-        matched = [t for t in unique if found[t]]
-        if not matched and not keep_unmatched:
-            continue
-        coverage = sum(idf[t] for t in matched) / total if total > 0 else 0.0
-        label_terms = [t for t in unique if _label_hit(t, profile.labels)]
-        boost = 1.0 + 0.5 * (len(label_terms) / len(unique)) if unique else 1.0
-        score = min(1.0, coverage * boost)
-        rationale = _rationale({t: found[t] for t in matched}, label_terms, score)
-        out.append(RouteMatch(profile.name, profile.kind, score, rationale, tuple(matched)))
+        match = _source_match(profile, found, unique, idf)
+        if match.matched or keep_unmatched:
+            out.append(match)
     out.sort(key=lambda m: (-m.confidence, m.name))
     if counts is not None and evidence is not None:
         if not isinstance(semantic, SemanticEvidence):
             semantic = SemanticEvidence(semantic or {})
         out = _graded_order(unique, out, counts, evidence, semantic)
     return out[:limit]
+
+
+def _vocabulary_counts(
+    unique: list[str],
+    profiles: Sequence[SourceProfile],
+    hits: list[dict[str, list[str]]],
+    evidence: Mapping[str, RouteEvidence] | None,
+) -> _Counts | None:
+    """With `evidence` for every source, the terms' chunk counts per source (and
+    the vocabulary field added to `hits`); None without it or when no source's
+    chunks hold a term."""
+    if evidence is None or not all(p.name in evidence for p in profiles) or not unique:
+        return None
+    forms = term_forms(unique)
+    counts = _Counts(
+        unique,
+        per_source={p.name: evidence[p.name].term_chunks(forms) for p in profiles},
+        chunks={p.name: p.chunks for p in profiles},
+    )
+    if counts.total <= 0:
+        return None
+    _vocabulary_hits(unique, counts, hits, [p.name for p in profiles])
+    return counts
+
+
+def _idf(unique: list[str], hits: list[dict[str, list[str]]], n: int) -> dict[str, float]:
+    """Each term's inverse document frequency among the `n` sources (0 when no
+    source has it)."""
+    df = {t: sum(1 for h in hits if h[t]) for t in unique}
+    return {t: math.log((n + 1) / (df[t] + 1)) if df[t] >= 1 else 0.0 for t in unique}
+
+
+def _source_match(
+    profile: SourceProfile, found: dict[str, list[str]], unique: list[str], idf: dict[str, float]
+) -> RouteMatch:
+    """One source's match: the idf share of the terms it has, boosted by the
+    terms its labels name."""
+    total = sum(idf.values())
+    matched = [t for t in unique if found[t]]
+    coverage = sum(idf[t] for t in matched) / total if total > 0 else 0.0
+    label_terms = [t for t in unique if _label_hit(t, profile.labels)]
+    boost = 1.0 + 0.5 * (len(label_terms) / len(unique)) if unique else 1.0
+    score = min(1.0, coverage * boost)
+    rationale = _rationale({t: found[t] for t in matched}, label_terms, score)
+    return RouteMatch(profile.name, profile.kind, score, rationale, tuple(matched))

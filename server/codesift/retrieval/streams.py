@@ -158,30 +158,12 @@ def symbol_stream(
         candidates = store.symbol_candidates(probe, filters, NAME_CANDIDATES, threshold)
         if not candidates:
             continue
-        lowered = probe.lower()
-        probe_trigrams = _char_trigrams(lowered)
+        scorer = _NameScorer(probe, qualified, analysis.symbol_like)
         for node_id, name, qname, kind, start, end in candidates:
-            score = _similarity(lowered, probe_trigrams, name)
+            score = scorer.similarity(name)
             if score < threshold:
                 continue
-            if qualified and score == 1.0:
-                # `Pool.imap_unordered`: the qualified name must end with what was typed.
-                normalized = _QUALIFIER.sub(".", qname).lower()
-                if normalized == qualified or normalized.endswith("." + qualified):
-                    score = 1.5
-                elif "." in qualified:
-                    score = 0.9
-            if score >= 1.0 and name == probe:
-                # The name as typed beats a look-alike in another case: `ParseInt`
-                # is Go's exported strconv.ParseInt, not one of many `parseInt`s.
-                score += EXACT_CASE_BONUS
-            if score >= 1.0:
-                # Among definitions of the same name, the one with a body beats a
-                # one-line alias, forward declaration, stub or extension shim.
-                lines = max(1, end - start + 1)
-                score += SPAN_BONUS * min(1.0, math.log2(1 + lines) / 8)
-            if kind == "module" and not analysis.symbol_like:
-                score *= 0.5
+            score = scorer.adjusted(score, name, qname, kind, end - start + 1)
             if score > scores.get(node_id, 0.0):
                 scores[node_id] = score
     if not scores:
@@ -189,6 +171,45 @@ def symbol_stream(
     ranked_nodes = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:cap]
     chunk_of = store.chunks_for_nodes([n for n, _ in ranked_nodes], wanted_layers)
     return [(chunk_of[n], s) for n, s in ranked_nodes if n in chunk_of]
+
+
+class _NameScorer:
+    """How well a definition's name answers one probe of the symbol stream."""
+
+    def __init__(self, probe: str, qualified: str, symbol_like: bool) -> None:
+        self.probe = probe
+        self.lowered = probe.lower()
+        self.trigrams = _char_trigrams(self.lowered)
+        # The query's qualified name (`pool.imap_unordered`), "" when it names none.
+        self.qualified = qualified
+        self.symbol_like = symbol_like
+
+    def similarity(self, name: str) -> float:
+        return _similarity(self.lowered, self.trigrams, name)
+
+    def adjusted(self, score: float, name: str, qname: str, kind: str, span: int) -> float:
+        """`score` (the name's similarity) with the qualified name, the case, the
+        body's length (`span` lines) and the kind taken into account."""
+        qualified = self.qualified
+        if qualified and score == 1.0:
+            # `Pool.imap_unordered`: the qualified name must end with what was typed.
+            normalized = _QUALIFIER.sub(".", qname).lower()
+            if normalized == qualified or normalized.endswith("." + qualified):
+                score = 1.5
+            elif "." in qualified:
+                score = 0.9
+        if score >= 1.0 and name == self.probe:
+            # The name as typed beats a look-alike in another case: `ParseInt`
+            # is Go's exported strconv.ParseInt, not one of many `parseInt`s.
+            score += EXACT_CASE_BONUS
+        if score >= 1.0:
+            # Among definitions of the same name, the one with a body beats a
+            # one-line alias, forward declaration, stub or extension shim.
+            lines = max(1, span)
+            score += SPAN_BONUS * min(1.0, math.log2(1 + lines) / 8)
+        if kind == "module" and not self.symbol_like:
+            score *= 0.5
+        return score
 
 
 def vector_stream(

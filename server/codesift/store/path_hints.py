@@ -88,37 +88,53 @@ def _pick(
     reexports: Callable[[str], list[str]] | None = None,
 ) -> int | None:
     if hint.mode == "file":
-        files = module_files(hint.place)
-        found = [node for node, path in candidates if path in files]
-        # A barrel (`export * from './x'`, `export { f } from './x'`): the files it
-        # re-exports, a few levels deep.
-        seen = set(files)
-        frontier = set(files)
-        for _ in range(_BARREL_DEPTH):
-            if found or reexports is None or not frontier:
-                break
-            nearer: set[str] = set()
-            for path in frontier:
-                for module in reexports(path):
-                    nearer |= module_files(module) - seen
-            seen |= nearer
-            frontier = nearer
-            found = [node for node, path in candidates if path in nearer]
-        # TypeScript overloads: the signatures come first, the implementation last.
-        return max(found) if found else None
+        return _pick_in_module(hint.place, candidates, reexports)
     if hint.mode == "guess":
         return candidates[0][0] if len(candidates) == 1 else None
     if hint.mode == "folder":
         found = [node for node, path in candidates if posixpath.dirname(path) == hint.place]
         return min(found) if found else None
-    standard = "." not in hint.place.split("/", 1)[0]
+    return _pick_in_package(hint.place, candidates)
+
+
+def _pick_in_module(
+    place: str,
+    candidates: list[tuple[int, str]],
+    reexports: Callable[[str], list[str]] | None,
+) -> int | None:
+    """The candidate in a file the module path `place` may mean, or in a file
+    it re-exports (a barrel: `export * from './x'`, `export { f } from './x'`),
+    a few levels deep."""
+    files = module_files(place)
+    found = [node for node, path in candidates if path in files]
+    seen = set(files)
+    frontier = set(files)
+    for _ in range(_BARREL_DEPTH):
+        if found or reexports is None or not frontier:
+            break
+        nearer: set[str] = set()
+        for path in frontier:
+            for module in reexports(path):
+                nearer |= module_files(module) - seen
+        seen |= nearer
+        frontier = nearer
+        found = [node for node, path in candidates if path in nearer]
+    # TypeScript overloads: the signatures come first, the implementation last.
+    return max(found) if found else None
+
+
+def _pick_in_package(place: str, candidates: list[tuple[int, str]]) -> int | None:
+    """The candidate in the folder whose path agrees with the import path
+    `place` on the most trailing segments (a standard library's path, without a
+    dot in its first segment, only in that very folder)."""
+    standard = "." not in place.split("/", 1)[0]
     best: list[int] = []
     best_score = -1
     for node, path in candidates:
         folder = posixpath.dirname(path)
-        if standard and folder != hint.place:
+        if standard and folder != place:
             continue
-        score = _suffix_segments(folder, hint.place)
+        score = _suffix_segments(folder, place)
         if score > best_score:
             best, best_score = [node], score
         elif score == best_score and score >= 0:

@@ -45,6 +45,7 @@ from codesift.store.postgres.jobs import finish_job, key_lock, start_job
 from codesift.store.postgres.keys import check_repo_key
 from codesift.store.postgres.redact import REDACTION_VERSION, is_settings_file, redact
 from codesift.store.postgres.schema import ensure_vector_index, global_id
+from codesift.store.postgres.statistics import merge_pending_entries, refresh_statistics
 from codesift.store.postgres.tsvector import doc_token_count, tsvector_literal
 from codesift.store.reader import chunk_rows
 from codesift.tokens import code_index_text
@@ -232,14 +233,32 @@ def _write_files(
 ) -> set[int]:
     """Delete the PostgreSQL files `replace_ids`, insert `files` with their rows;
     returns the vector dimension counts written."""
-    dims_seen: set[int] = set()
     if replace_ids:
         pg.execute("DELETE FROM files WHERE id = ANY(%s)", (list(replace_ids),))
     if not files:
-        return dims_seen
-    # The local index may have given an id that a file of a later batch still holds
-    # here (ids above the largest are reused after the largest were removed): that
-    # file changed too, and goes now (its own batch writes it again).
+        return set()
+    _delete_reused_ids(pg, repo_id, files)
+    writer = _RowWriter(local, repo_id, _insert_files(pg, repo_id, files), summary)
+    summary.rows["files"] += len(files)
+    with pg.cursor() as cur:
+        docstrings = writer.copy_nodes(cur, files)
+        writer.copy_edges(cur, files)
+        writer.copy_chunks(cur, files, docstrings)
+        docs = [writer.gid(int(c[0])) for f in files for c in f.chunks if c[2] == "doc"]
+        if docs:
+            cur.execute(
+                "UPDATE chunks SET tsv = to_tsvector('english', text) WHERE id = ANY(%s)",
+                (docs,),
+            )
+        if vector_format is None:
+            return set()
+        return writer.copy_vectors(cur, files, vector_format)
+
+
+def _delete_reused_ids(pg: psycopg.Connection[Any], repo_id: int, files: Sequence[_File]) -> None:
+    """The local index may have given an id that a file of a later batch still holds
+    here (ids above the largest are reused after the largest were removed): that
+    file changed too, and goes now (its own batch writes it again)."""
     node_ids = [global_id(repo_id, int(n[0])) for f in files for n in f.nodes]
     chunk_ids_new = [global_id(repo_id, int(c[0])) for f in files for c in f.chunks]
     pg.execute(
@@ -247,6 +266,12 @@ def _write_files(
         " UNION SELECT file_id FROM chunks WHERE id = ANY(%s))",
         (node_ids, chunk_ids_new),
     )
+
+
+def _insert_files(
+    pg: psycopg.Connection[Any], repo_id: int, files: Sequence[_File]
+) -> dict[int, int]:
+    """Insert the files' rows; returns each file's PostgreSQL id by its local id."""
     file_ids: dict[int, int] = {}
     with pg.cursor() as cur:
         for f in files:
@@ -257,13 +282,32 @@ def _write_files(
             ).fetchone()
             assert row is not None
             file_ids[f.local_id] = int(row[0])
-    summary.rows["files"] += len(files)
+    return file_ids
 
-    def gid(local_id: Any) -> int | None:
-        return None if local_id is None else global_id(repo_id, int(local_id))
 
-    docstrings: dict[int, str] = {}
-    with pg.cursor() as cur:
+class _RowWriter:
+    """Copies the rows of a batch of inserted files (`file_ids`: their PostgreSQL
+    ids by local id) and counts them in `summary`."""
+
+    def __init__(
+        self,
+        local: apsw.Connection,
+        repo_id: int,
+        file_ids: dict[int, int],
+        summary: MirrorSummary,
+    ) -> None:
+        self.local = local
+        self.repo_id = repo_id
+        self.file_ids = file_ids
+        self.summary = summary
+
+    def gid(self, local_id: Any) -> int | None:
+        return None if local_id is None else global_id(self.repo_id, int(local_id))
+
+    def copy_nodes(self, cur: psycopg.Cursor[Any], files: Sequence[_File]) -> dict[int, str]:
+        """The files' nodes, signatures and docstrings redacted; returns the
+        redacted docstrings by local node id."""
+        docstrings: dict[int, str] = {}
         with cur.copy(
             "COPY nodes (id, repo_id, file_id, parent_id, kind, name, qualified_name,"
             " start_line, end_line, signature, docstring, created, changed, changed_commit)"
@@ -276,9 +320,18 @@ def _write_files(
                     rest[6] = redact(str(rest[6] or ""), f.language)  # docstring
                     docstrings[int(node_id)] = rest[6]
                     copy.write_row(
-                        (gid(node_id), repo_id, file_ids[f.local_id], gid(parent), *rest)
+                        (
+                            self.gid(node_id),
+                            self.repo_id,
+                            self.file_ids[f.local_id],
+                            self.gid(parent),
+                            *rest,
+                        )
                     )
-                    summary.rows["nodes"] += 1
+                    self.summary.rows["nodes"] += 1
+        return docstrings
+
+    def copy_edges(self, cur: psycopg.Cursor[Any], files: Sequence[_File]) -> None:
         with cur.copy(
             "COPY edges (src_id, repo_id, file_id, kind, dst_name, dst_id, dst_hint, line,"
             " resolution) FROM STDIN"
@@ -287,18 +340,24 @@ def _write_files(
                 for src, kind, dst_name, dst_id, hint, line, resolution in f.edges:
                     copy.write_row(
                         (
-                            gid(src),
-                            repo_id,
-                            file_ids[f.local_id],
+                            self.gid(src),
+                            self.repo_id,
+                            self.file_ids[f.local_id],
                             kind,
                             dst_name,
-                            gid(dst_id),
+                            self.gid(dst_id),
                             hint,
                             line,
                             resolution,
                         )
                     )
-                    summary.rows["edges"] += 1
+                    self.summary.rows["edges"] += 1
+
+    def copy_chunks(
+        self, cur: psycopg.Cursor[Any], files: Sequence[_File], docstrings: dict[int, str]
+    ) -> None:
+        """The files' chunks with their texts (read from the local index in
+        batches, redacted) and full-text vectors."""
         chunk_ids = [int(c[0]) for f in files for c in f.chunks]
         local_chunk = {int(c[0]): (f.local_id, c) for f in files for c in f.chunks}
         language_of = {f.local_id: f.language for f in files}
@@ -309,7 +368,7 @@ def _write_files(
         ) as copy:
             for start in range(0, len(chunk_ids), _BATCH):
                 batch = chunk_ids[start : start + _BATCH]
-                rows = chunk_rows(local, batch)
+                rows = chunk_rows(self.local, batch)
                 for cid in batch:
                     r = rows.get(cid)
                     if r is None:
@@ -321,10 +380,10 @@ def _write_files(
                     tsv, tokens = _fts_body(r.layer, node, int(r.part), text, docstrings)
                     copy.write_row(
                         (
-                            gid(cid),
-                            repo_id,
-                            file_ids[local_file],
-                            gid(node),
+                            self.gid(cid),
+                            self.repo_id,
+                            self.file_ids[local_file],
+                            self.gid(node),
                             r.layer,
                             r.part,
                             r.start_line,
@@ -339,26 +398,25 @@ def _write_files(
                             tokens,
                         )
                     )
-                    summary.rows["chunks"] += 1
-        docs = [gid(int(c[0])) for f in files for c in f.chunks if c[2] == "doc"]
-        if docs:
-            cur.execute(
-                "UPDATE chunks SET tsv = to_tsvector('english', text) WHERE id = ANY(%s)",
-                (docs,),
-            )
-        if vector_format is not None:
-            models = {int(c[0]): str(c[-1]) for f in files for c in f.chunks if c[-1]}
-            hashes = {int(c[0]): c[7] for f in files for c in f.chunks}
-            with cur.copy(
-                "COPY chunk_vectors (chunk_id, repo_id, layer, dims, text_hash, model,"
-                " embedding) FROM STDIN"
-            ) as copy:
-                for cid, layer, vec, dims in _vectors(local, vector_format, list(models)):
-                    row = (gid(cid), repo_id, layer, dims, hashes[cid], models[cid], vec)
-                    copy.write_row(row)
-                    dims_seen.add(dims)
-                    summary.rows["vectors"] += 1
-    return dims_seen
+                    self.summary.rows["chunks"] += 1
+
+    def copy_vectors(
+        self, cur: psycopg.Cursor[Any], files: Sequence[_File], vector_format: str
+    ) -> set[int]:
+        """The vectors of the files' chunks; returns their dimension counts."""
+        dims_seen: set[int] = set()
+        models = {int(c[0]): str(c[-1]) for f in files for c in f.chunks if c[-1]}
+        hashes = {int(c[0]): c[7] for f in files for c in f.chunks}
+        with cur.copy(
+            "COPY chunk_vectors (chunk_id, repo_id, layer, dims, text_hash, model,"
+            " embedding) FROM STDIN"
+        ) as copy:
+            for cid, layer, vec, dims in _vectors(self.local, vector_format, list(models)):
+                row = (self.gid(cid), self.repo_id, layer, dims, hashes[cid], models[cid], vec)
+                copy.write_row(row)
+                dims_seen.add(dims)
+                self.summary.rows["vectors"] += 1
+        return dims_seen
 
 
 def _batches(items: Sequence[_File], size: int) -> Iterable[Sequence[_File]]:
@@ -403,91 +461,6 @@ def _sync_commits(
 # A run that wrote at least this many rows analyzes the tables it wrote.
 ANALYZE_AFTER_ROWS = 10_000
 
-# The GIN indexes (trigrams of names, full-text vectors) of the tables a search
-# reads by them.
-_GIN_INDEXES_SQL = (
-    "SELECT i.indexrelid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
-    " JOIN pg_am a ON a.oid = c.relam WHERE a.amname = 'gin'"
-    " AND i.indrelid IN ('nodes'::regclass, 'chunks'::regclass)"
-)
-
-
-def merge_pending_entries(pg: psycopg.Connection[Any]) -> None:
-    """Move the entries this run added to the GIN indexes of nodes and chunks from
-    their pending lists into the indexes. Rows written go to a GIN index's pending
-    list (fastupdate), which every search through that index reads whole until
-    autovacuum merges it, and autovacuum waits for a tenth of the table to change:
-    after a mirror run that rewrote 119 files (4,400 nodes) of 1.16M chunks, the
-    symbol statement scoped to one repository took 3x as long. Skipped (with the
-    entries left for autovacuum) when this role may not maintain the indexes."""
-    try:
-        with pg.transaction():
-            pg.execute(f"SELECT gin_clean_pending_list(g.indexrelid) FROM ({_GIN_INDEXES_SQL}) g")
-    except psycopg.errors.InsufficientPrivilege:
-        pass
-
-
-# The layers with a full-text vector, and the statistics a search reads of them.
-FTS_LAYERS = ("code", "ast", "doc")
-
-
-# Each term's postings in one repository (schema migration 7): local chunk ids
-# ascending, occurrences and chunk token counts (-1: not counted), big-endian.
-_POSTINGS_SQL = (
-    "SELECT c.layer, u.lexeme, count(*),"
-    " string_agg(int4send((c.id - %s)::integer), ''::bytea ORDER BY c.id),"
-    " string_agg(int2send(coalesce(array_length(u.positions, 1), 1)::smallint), ''::bytea"
-    " ORDER BY c.id),"
-    " string_agg(int4send(coalesce(c.tokens, -1)), ''::bytea ORDER BY c.id)"
-    " FROM chunks c CROSS JOIN LATERAL unnest(c.tsv) AS u"
-    " WHERE c.repo_id = %s AND c.layer = ANY(%s) AND c.tsv IS NOT NULL"
-    " GROUP BY c.layer, u.lexeme"
-)
-
-
-def refresh_statistics(pg: psycopg.Connection[Any], repo_id: int) -> int:
-    """Recompute the repository's full-text statistics (layer_stats, and
-    term_stats: per lexeme its chunks and postings) and write the rows that
-    differ; returns how many were written. Run inside a transaction."""
-    written = 0
-    repo_id = int(repo_id)
-    # The postings are grouped and ordered in memory rather than on disk.
-    pg.execute("SET LOCAL work_mem = '256MB'")
-    pg.execute(
-        "CREATE TEMP TABLE IF NOT EXISTS new_term_postings (layer text, lexeme text,"
-        " chunks integer, chunk_ids bytea, occurrences bytea, lengths bytea)"
-        " ON COMMIT DELETE ROWS"
-    )
-    pg.execute(
-        f"INSERT INTO new_term_postings {_POSTINGS_SQL}",
-        (global_id(repo_id, 0), repo_id, list(FTS_LAYERS)),
-    )
-    cur = pg.execute(
-        "DELETE FROM term_stats t WHERE t.repo_id = %s AND NOT EXISTS (SELECT 1 FROM"
-        " new_term_postings n WHERE n.layer = t.layer AND n.lexeme = t.lexeme"
-        " AND n.chunks = t.chunks AND n.chunk_ids = t.chunk_ids"
-        " AND n.occurrences = t.occurrences AND n.lengths = t.lengths)",
-        (repo_id,),
-    )
-    written += cur.rowcount
-    cur = pg.execute(
-        "INSERT INTO term_stats (layer, lexeme, repo_id, chunks, chunk_ids, occurrences, lengths)"
-        " SELECT n.layer, n.lexeme, %s, n.chunks, n.chunk_ids, n.occurrences, n.lengths"
-        " FROM new_term_postings n ON CONFLICT (layer, lexeme, repo_id) DO NOTHING",
-        (repo_id,),
-    )
-    written += cur.rowcount
-    pg.execute("DELETE FROM layer_stats WHERE repo_id = %s", (repo_id,))
-    cur = pg.execute(
-        "INSERT INTO layer_stats (repo_id, layer, chunks, tokens)"
-        " SELECT %s, layer, count(*), coalesce(sum(tokens), 0) FROM chunks"
-        " WHERE repo_id = %s AND layer = ANY(%s) GROUP BY layer",
-        (repo_id, repo_id, list(FTS_LAYERS)),
-    )
-    written += cur.rowcount
-    pg.execute("DELETE FROM new_term_postings")
-    return written
-
 
 def mirror_index(
     local: apsw.Connection,
@@ -519,12 +492,7 @@ def _mirror_locked(
 ) -> MirrorSummary:
     started = time.perf_counter()
     vector_format = _vector_format(local)
-    model = None
-    if vector_format is not None:
-        model = _meta(local, "vectors_model")
-        if model is None and local.execute("SELECT 1 FROM embedded LIMIT 1").fetchone():
-            model = _LEGACY_MODEL
-    files = _read_files(local, model)
+    files = _read_files(local, _vectors_model(local, vector_format))
     largest = max((int(row[0]) for f in files.values() for row in (*f.nodes, *f.chunks)), default=0)
     repo_id, complete = start_job(pg, key, root, largest)
     summary = MirrorSummary(key, repo_id)
@@ -538,17 +506,7 @@ def _mirror_locked(
     }
     local_paths = {f.path for f in files.values()}
     gone = [fid for path, (fid, _) in mirrored.items() if path not in local_paths]
-    todo: list[_File] = []
-    for f in sorted(files.values(), key=lambda f: f.path):
-        old = mirrored.get(f.path)
-        if old is None:
-            summary.files_added += 1
-            todo.append(f)
-        elif old[1] != f.digest:
-            summary.files_replaced += 1
-            todo.append(f)
-        else:
-            summary.files_unchanged += 1
+    todo = _files_to_write(files, mirrored, summary)
     dims: set[int] = set()
     if gone:
         with pg.transaction():
@@ -560,6 +518,60 @@ def _mirror_locked(
             dims |= _write_files(local, pg, repo_id, batch, replaced, vector_format, summary)
     # An interrupted job's batches are in, its statistics are not: recompute them.
     changed = bool(todo or gone) or not complete
+    _finish(local, pg, summary, root, dims, changed)
+    if summary.rows.get("nodes") or summary.rows.get("chunks"):
+        merge_pending_entries(pg)
+    if summary.rows_written >= ANALYZE_AFTER_ROWS:
+        # Fresh planner statistics after a large write: until autovacuum gets to
+        # them, plans (which index, which join order) are made for the old sizes.
+        with pg.transaction():
+            pg.execute("ANALYZE files, nodes, edges, chunks, chunk_vectors, term_stats")
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _vectors_model(local: apsw.Connection, vector_format: str | None) -> str | None:
+    """The model the local index's meta names for its vectors (an index that
+    predates the record: the legacy model when it has vectors); None without
+    vectors."""
+    if vector_format is None:
+        return None
+    model = _meta(local, "vectors_model")
+    if model is None and local.execute("SELECT 1 FROM embedded LIMIT 1").fetchone():
+        model = _LEGACY_MODEL
+    return model
+
+
+def _files_to_write(
+    files: dict[int, _File], mirrored: dict[str, tuple[int, str]], summary: MirrorSummary
+) -> list[_File]:
+    """The files that are new or whose digest changed, by path (counted in
+    `summary` with those left alone)."""
+    todo: list[_File] = []
+    for f in sorted(files.values(), key=lambda f: f.path):
+        old = mirrored.get(f.path)
+        if old is None:
+            summary.files_added += 1
+            todo.append(f)
+        elif old[1] != f.digest:
+            summary.files_replaced += 1
+            todo.append(f)
+        else:
+            summary.files_unchanged += 1
+    return todo
+
+
+def _finish(
+    local: apsw.Connection,
+    pg: psycopg.Connection[Any],
+    summary: MirrorSummary,
+    root: str,
+    dims: set[int],
+    changed: bool,
+) -> None:
+    """The job's last transaction: statistics (when files `changed`), commits,
+    a vector index per dimension count, and the job marked finished."""
+    repo_id = summary.repo_id
     with pg.transaction():
         if changed:
             summary.rows["statistics"] += refresh_statistics(pg, repo_id)
@@ -572,12 +584,3 @@ def _mirror_locked(
         for d in sorted(dims | {int(r[0]) for r in held}):
             ensure_vector_index(pg, d)
         finish_job(pg, repo_id, root)
-    if summary.rows.get("nodes") or summary.rows.get("chunks"):
-        merge_pending_entries(pg)
-    if summary.rows_written >= ANALYZE_AFTER_ROWS:
-        # Fresh planner statistics after a large write: until autovacuum gets to
-        # them, plans (which index, which join order) are made for the old sizes.
-        with pg.transaction():
-            pg.execute("ANALYZE files, nodes, edges, chunks, chunk_vectors, term_stats")
-    summary.seconds = time.perf_counter() - started
-    return summary
