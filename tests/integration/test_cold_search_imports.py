@@ -142,7 +142,8 @@ NOT_LOADED_BY_CALLERS = (
 
 def test_a_cold_callers_loads_no_search_numpy_or_models(tmp_path: Path) -> None:
     root = tmp_path / "plain"
-    write_files(root, FILES)
+    imported = "from shop.payments import charge_card\n\n\n" + FILES["shop/orders.py"]
+    write_files(root, {**FILES, "shop/orders.py": imported})
     index(root)
     probe = cold_probe(root, "callers", "charge_card", "--json")
     data = json.loads(probe["out"])
