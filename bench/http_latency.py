@@ -20,6 +20,10 @@ user starts it (no tokens: authentication off). Once its first index is built:
   the page records the time from the keypress to the first result rendered
   (window.codesiftTimings), which is read back.
 
+Each phase also gives the server's CPU time per request (user + system of its
+process, every thread, from /proc: the steadier figure on a shared machine) and
+the load average as it started.
+
 With --write, the section between `<!-- http_latency:begin -->` and
 `<!-- http_latency:end -->` of --out is replaced (added if missing).
 """
@@ -70,6 +74,12 @@ def rss_mib(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def cpu_seconds(pid: int) -> float:
+    """The process's CPU time so far (user + system, all its threads), seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def summary(values: list[float]) -> Json:
@@ -135,21 +145,26 @@ class Server:
             self.process.kill()
 
 
-def one_client(base: str, rounds: int) -> tuple[Json, int]:
+def one_client(server: Server, rounds: int) -> tuple[Json, int]:
     import httpx
 
+    base = server.base
     times: list[float] = []
     errors = 0
     with httpx.Client(timeout=60) as client:
         for query in QUERIES:  # warm-up: each query once
             client.post(base + "/api/search", json={"query": query})
+        cpu = cpu_seconds(server.process.pid)
         for _ in range(rounds):
             for query in QUERIES:
                 started = time.perf_counter()
                 response = client.post(base + "/api/search", json={"query": query})
                 times.append((time.perf_counter() - started) * 1000)
                 errors += response.status_code != 200
-    return summary(times), errors
+        cpu = cpu_seconds(server.process.pid) - cpu
+    result = summary(times)
+    result["cpu_ms"] = cpu * 1000 / max(1, len(times))
+    return result, errors
 
 
 def concurrent(server: Server, clients: int, seconds: float) -> Json:
@@ -182,6 +197,7 @@ def concurrent(server: Server, clients: int, seconds: float) -> Json:
             times.extend(mine)
 
     rss: list[tuple[float, float]] = [(0.0, rss_mib(server.process.pid))]
+    cpu = cpu_seconds(server.process.pid)
     threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
     started = time.monotonic()
     for thread in threads:
@@ -193,9 +209,11 @@ def concurrent(server: Server, clients: int, seconds: float) -> Json:
     for thread in threads:
         thread.join()
     elapsed = time.monotonic() - started
+    cpu = cpu_seconds(server.process.pid) - cpu
     result = summary(times)
     result.update(
         {
+            "cpu_ms": cpu * 1000 / max(1, len(times)),
             "clients": clients,
             "seconds": round(elapsed, 1),
             "errors": len(errors),
@@ -266,21 +284,27 @@ def render(result: Json, machine: Json) -> str:
         f" --clients {many['clients']} --seconds {result['seconds']:.0f}"
         f" --browser-rounds {result['browser_rounds']} --write`.",
         "",
-        "| mode | p50 | p95 | mean | min | n | errors | target |",
-        "|---|---|---|---|---|---|---|---|",
+        "CPU-ms: the server process's CPU time (user + system, every thread) over the"
+        " phase, per request: the steadier figure on a shared machine. Load: the 1/5/15"
+        " min load average as the phase started.",
+        "",
+        "| mode | p50 | p95 | mean | min | n | errors | CPU-ms | load | target |",
+        "|---|---|---|---|---|---|---|---|---|---|",
         f"| one client, {len(QUERIES)} queries x {result['rounds']} rounds"
         f" | {one['p50']:.1f} | {one['p95']:.1f} | {one['mean']:.1f} | {one['min']:.1f}"
-        f" | {one['n']} | {result['one_errors']} | p50 <= 15, p95 <= 60 |",
+        f" | {one['n']} | {result['one_errors']} | {one.get('cpu_ms', float('nan')):.1f}"
+        f" | {result.get('load_one', '')} | p50 <= 15, p95 <= 60 |",
         f"| {many['clients']} clients at once for {many['seconds']:.0f} s"
         f" | {many['p50']:.1f} | {many['p95']:.1f} | {many['mean']:.1f} | {many['min']:.1f}"
-        f" | {many['n']} | {many['errors']} | no errors, p95 <= 250 |",
+        f" | {many['n']} | {many['errors']} | {many.get('cpu_ms', float('nan')):.1f}"
+        f" | {result.get('load_many', '')} | no errors, p95 <= 250 |",
     ]
     if page is not None:
         lines.append(
             f"| console: Enter -> first result rendered (headless Chromium),"
             f" {len(QUERIES)} queries x {result['browser_rounds']} rounds"
             f" | {page['p50']:.1f} | {page['p95']:.1f} | {page['mean']:.1f} | {page['min']:.1f}"
-            f" | {page['n']} | | <= 300 |"
+            f" | {page['n']} | | | | <= 300 |"
         )
     lines += [
         "",
@@ -311,13 +335,19 @@ def main() -> int:
     server = Server(root, args.work_dir)
     try:
         log("one client")
-        one, one_errors = one_client(server.base, args.rounds)
-        log(f"one client: p50 {one['p50']:.1f} ms, p95 {one['p95']:.1f} ms")
+        load_one = "/".join(f"{v:.2f}" for v in os.getloadavg())
+        one, one_errors = one_client(server, args.rounds)
+        log(
+            f"one client: p50 {one['p50']:.1f} ms, p95 {one['p95']:.1f} ms,"
+            f" {one['cpu_ms']:.1f} CPU-ms a request (load {load_one})"
+        )
+        load_many = "/".join(f"{v:.2f}" for v in os.getloadavg())
         log(f"{args.clients} clients for {args.seconds:.0f} s")
         many = concurrent(server, args.clients, args.seconds)
         log(
             f"{args.clients} clients: p50 {many['p50']:.1f}, p95 {many['p95']:.1f},"
-            f" errors {many['errors']}"
+            f" errors {many['errors']}, {many['cpu_ms']:.1f} CPU-ms a request"
+            f" (load {load_many} at start)"
         )
         page = console(server, args.browser_rounds)
     finally:
@@ -332,6 +362,8 @@ def main() -> int:
         "many": many,
         "console": page,
         "load_start": load_start,
+        "load_one": load_one,
+        "load_many": load_many,
         "load_end": load_end,
     }
     print(json.dumps(result, indent=1))

@@ -9,6 +9,7 @@ import pytest
 
 from codesift.engine import Engine, EngineListener, Workspace
 from codesift.engine.collections import collection_db_path, collections_of
+from codesift.engine.folder_search import search_folder
 from conftest import write_files
 
 CODE = {
@@ -62,7 +63,10 @@ def test_a_requirement_no_code_mentions_is_found_beside_the_code(
     assert collection.workspace.db_path.is_relative_to(cache)
 
     with Engine(ws, quiet=True) as engine:
-        page = engine.search(engine.request("partial refund credit for the customer"))
+        request = engine.request("partial refund credit for the customer")
+        page = search_folder(engine, request)
+        # The folder's own page holds no resources: adding them is the conductor's step.
+        assert engine.search(request).resources == []
     assert page.resources, "the collection found nothing"
     top = page.resources[0]
     assert top.collection == "billing-prd"
@@ -79,11 +83,11 @@ def test_resource_top_k_bounds_the_list_and_zero_turns_it_off(tmp_path: Path, ca
     listing = '[[collections]]\nname = "prd"\npath = "../docs"\n'
     ws = workspace(tmp_path, listing, extra="[search]\nresource_top_k = 1\n")
     with Engine(ws, quiet=True) as engine:
-        page = engine.search(engine.request("refund"))
+        page = search_folder(engine, engine.request("refund"))
     assert len(page.resources) == 1
     ws = workspace(tmp_path, listing, extra="[search]\nresource_top_k = 0\n")
     with Engine(ws, quiet=True) as engine:
-        assert engine.search(engine.request("refund")).resources == []
+        assert search_folder(engine, engine.request("refund")).resources == []
 
 
 def test_two_workspaces_share_one_collection_index(tmp_path: Path, cache: Path) -> None:
@@ -96,9 +100,9 @@ def test_two_workspaces_share_one_collection_index(tmp_path: Path, cache: Path) 
     shared = collections_of(first)[0].workspace.db_path
     assert collections_of(second)[0].workspace.db_path == shared
     with Engine(first, quiet=True) as engine:
-        engine.search(engine.request("refund"))
+        search_folder(engine, engine.request("refund"))
     with Engine(second, quiet=True) as engine:
-        assert engine.search(engine.request("refund")).resources[0].collection == "b"
+        assert search_folder(engine, engine.request("refund")).resources[0].collection == "b"
     assert sorted(p.name for p in shared.parent.glob("*.db")) == [shared.name]
 
 
@@ -124,7 +128,7 @@ def test_a_missing_collection_folder_is_a_warning_not_a_failure(
             warnings.append(message)
 
     with Engine(ws, Listener(), quiet=True) as engine:
-        page = engine.search(engine.request("charge card"))
+        page = search_folder(engine, engine.request("charge card"))
     assert page.results and page.results[0].path == "shop/payments.py"
     assert page.resources == []
     assert any("gone" in w and "not a folder" in w for w in warnings)
@@ -136,14 +140,14 @@ def test_a_changed_document_is_found_on_the_next_search(tmp_path: Path, cache: P
     with Engine(ws, quiet=True) as engine:
         assert not any(
             "dunning" in r.snippet.lower()
-            for r in engine.search(engine.request("dunning emails")).resources
+            for r in search_folder(engine, engine.request("dunning emails")).resources
         )
     write_files(
         tmp_path / "docs",
         {"billing/dunning.md": "# Dunning\n\nSend dunning emails after a failed renewal.\n"},
     )
     with Engine(ws, quiet=True) as engine:
-        page = engine.search(engine.request("dunning emails"))
+        page = search_folder(engine, engine.request("dunning emails"))
     assert page.resources[0].path == "billing/dunning.md"
 
 
@@ -162,7 +166,7 @@ def test_a_code_result_lists_the_resources_that_mention_it(tmp_path: Path, cache
     )
     ws = workspace(tmp_path, '[[collections]]\nname = "prd"\npath = "../docs"\n')
     with Engine(ws, quiet=True) as engine:
-        page = engine.search(engine.request("charge the customer's card"))
+        page = search_folder(engine, engine.request("charge the customer's card"))
     [code] = [r for r in page.results if r.qualified_name.endswith("charge_card")]
     assert [(x.collection, x.path, x.start_line) for x in code.related] == [
         ("prd", "billing/cards.md", 1)
@@ -171,6 +175,6 @@ def test_a_code_result_lists_the_resources_that_mention_it(tmp_path: Path, cache
     # the mentions follow the documents: drop the sentence, the link goes
     write_files(tmp_path / "docs", {"billing/cards.md": "# Card payments\n\nCards only.\n"})
     with Engine(ws, quiet=True) as engine:
-        page = engine.search(engine.request("charge the customer's card"))
+        page = search_folder(engine, engine.request("charge the customer's card"))
     [code] = [r for r in page.results if r.qualified_name.endswith("charge_card")]
     assert code.related == ()

@@ -9,14 +9,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 
 from codesift.embedding import Embedder
 from codesift.engine import Workspace
 from codesift.engine.live import Cancellation, FolderIndex, FolderListener, LiveReader, ReaderPool
-from codesift.engine.live_collections import LiveEvidence, live_query_embedder, live_route
+from codesift.engine.live_collections import live_evidence, live_query_embedder, live_route
 from codesift.engine.route_folders import route
 from codesift.store.database import open_database
 from codesift.store.route_centroids import cached_centroids
@@ -144,8 +144,12 @@ def test_live_routing_reads_the_folders_topics(
 ) -> None:
     live, reader = folders
     for folder in live:
-        evidence = LiveEvidence(reader, folder, Cancellation())
-        topics = on_reader(reader, lambda _cancel, e=evidence: e.topics())
+
+        def topics_of(cancel: Cancellation, folder: FolderIndex = folder) -> Any:
+            with reader.connection(folder, cancel) as conn:
+                return live_evidence(folder, conn).topics()
+
+        topics = on_reader(reader, topics_of)
         assert topics is not None and len(topics) > 0
         conn = open_database(folder.db_path, create=False)
         try:
@@ -175,10 +179,12 @@ def test_live_routes_are_the_one_shot_routes(
     assert (query_embedder is not None) == minilm
     if query_embedder is not None:
         vector = query_embedder.embed_query(query)
-        near = [
-            on_reader(reader, lambda c, f=f: LiveEvidence(reader, f, c).neighbours(vector))
-            for f in live
-        ]
+
+        def neighbours_of(cancel: Cancellation, folder: FolderIndex) -> float | None:
+            with reader.connection(folder, cancel) as conn:
+                return live_evidence(folder, conn).neighbours(vector)
+
+        near = [on_reader(reader, lambda c, f=f: neighbours_of(c, f)) for f in live]
         assert all(n is not None and -1.0 <= n <= 1.0 for n in near), near
     one_shot = route(query, [f.workspace for f in live])
     served = on_reader(reader, lambda cancel: live_route(reader, live, [], query, 3, cancel))

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from codesift.engine import Engine, Workspace
+from codesift.engine.folder_search import search_folder
 
 pytestmark = pytest.mark.usefixtures("git_isolation")
 
@@ -63,7 +64,7 @@ FILES = {
 def test_a_folder_of_documents_is_searchable_as_resources(make_repo: MakeRepo) -> None:
     root = make_repo(FILES)
     with Engine(Workspace.at(root), quiet=True) as engine:
-        by_column = engine.search(engine.request("vat reverse charge", layers=("doc",)))
+        by_column = search_folder(engine, engine.request("vat reverse charge", layers=("doc",)))
         first = by_column.results[0]
         assert (first.path, first.kind, first.qualified_name) == (
             "db/schema.sql",
@@ -73,20 +74,22 @@ def test_a_folder_of_documents_is_searchable_as_resources(make_repo: MakeRepo) -
         assert (first.layer, first.start_line, first.end_line) == ("doc", 1, 7)
         assert "vat_reverse_charge" in first.snippet
 
-        by_summary = engine.search(engine.request("refund an overpaid invoice", layers=("doc",)))
+        by_summary = search_folder(
+            engine, engine.request("refund an overpaid invoice", layers=("doc",))
+        )
         first = by_summary.results[0]
         assert (first.path, first.kind) == ("api/openapi.yaml", "endpoint")
         assert first.qualified_name == "POST /invoices/{id}/refund"
         assert (first.start_line, first.end_line) == (5, 9)
 
         # Broad layers: the symbol stream finds the table by its name.
-        named = engine.search(engine.request("invoices"))
+        named = search_folder(engine, engine.request("invoices"))
         assert (named.results[0].kind, named.results[0].qualified_name) == ("table", "invoices")
 
-        runbook = engine.search(engine.request("promote the replica", layers=("doc",)))
+        runbook = search_folder(engine, engine.request("promote the replica", layers=("doc",)))
         assert runbook.results[0].qualified_name == "Runbook > Failover"
 
-        schema = engine.search(engine.request("loyalty tier gold", layers=("doc",)))
+        schema = search_folder(engine, engine.request("loyalty tier gold", layers=("doc",)))
         assert (schema.results[0].kind, schema.results[0].qualified_name) == (
             "schema",
             "Customer",

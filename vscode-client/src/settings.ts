@@ -34,6 +34,7 @@ const WEIGHTS: Record<string, string> = {
   lexical: "weight_lexical",
   doc: "weight_doc",
   symbol: "weight_symbol",
+  symbolProse: "weight_symbol_prose",
   vector: "weight_vector",
   vectorClose: "weight_vector_close",
   feedback: "weight_feedback",

@@ -181,6 +181,14 @@ class SearchSettings:
     weight_doc: float = field(default=0.3, metadata=_NOT_NEGATIVE)
     # A symbol query's definition leads through prior_definition, whatever this weight.
     weight_symbol: float = field(default=0.6, metadata=_NOT_NEGATIVE)
+    # The symbol stream's weight for a question in words (not one identifier or
+    # signature); 0 (the default): the stream does not run for them. Fitted on the
+    # generated set's train split: its names matched single words of a sentence
+    # (`Removes` -> `remove`, `Stops` -> `stop`) and took the first places from the
+    # lexical stream's answer; NDCG@10 train 0.826 / 0.704 -> 0.863 / 0.749, held-out
+    # 0.840 / 0.706 -> 0.866 / 0.743; on the dev sets, where the lexical stream finds
+    # the identifiers a question names, even (-0.002 to +0.000; bench/RESULTS.md).
+    weight_symbol_prose: float = field(default=0.0, metadata=_NOT_NEGATIVE)
     # Below the lexical stream's: at equal weight the vector stream's near misses tie
     # with lexical hits; 0.8 beat 0.7 and 1.0 on dev sets 1 and 2 with static and
     # with MiniLM vectors alike (bench/RESULTS.md).

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from codesift.engine.access import IndexReport, open_for_reading, summary_line, update_index
     from codesift.engine.folder_search import FolderResult, FoldersResponse, search_folders
-    from codesift.engine.graph import check_graph_query, walk_graph
+    from codesift.engine.graph import check_graph_query, start_nodes, walk_graph
     from codesift.engine.listener import EngineListener
     from codesift.engine.models import embedder_key, load_rerank, make_embedder, query_path
     from codesift.engine.results import (
@@ -94,6 +94,7 @@ __all__ = [
     "read_status",
     "reindex",
     "search_folders",
+    "start_nodes",
     "summary_line",
     "update_index",
     "walk_graph",
@@ -109,6 +110,7 @@ _HOME = {
     "FoldersResponse": "codesift.engine.folder_search",
     "search_folders": "codesift.engine.folder_search",
     "check_graph_query": "codesift.engine.graph",
+    "start_nodes": "codesift.engine.graph",
     "walk_graph": "codesift.engine.graph",
     "EngineListener": "codesift.engine.listener",
     "embedder_key": "codesift.engine.models",

@@ -19,7 +19,7 @@ import hashlib
 import logging
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -39,7 +39,7 @@ from codesift.store.mentions import (
     replace_mentions,
     resource_texts,
 )
-from codesift.store.reader import chunk_rows
+from codesift.store.reader import ChunkRow, chunk_rows
 
 __all__ = [
     "RESOURCE_LAYERS",
@@ -231,6 +231,54 @@ def refresh_mentions(collection: Collection) -> bool:
         lock.release()
 
 
+def _link(links: list[RelatedResource], collection: str, row: ChunkRow, term: str) -> None:
+    """Add the resource `row` of `collection` to `links` (found by `term`) unless it
+    is listed there already or `links` is full."""
+    place = (collection, row.path, row.start_line)
+    if any((x.collection, x.path, x.start_line) == place for x in links):
+        return
+    if len(links) < MAX_RELATED:
+        links.append(
+            RelatedResource(
+                collection, row.path, row.start_line, row.end_line, row.title or row.path, term
+            )
+        )
+
+
+def _mentions_in(
+    collection: Collection,
+    wanted: Mapping[int, Iterable[str]],
+    found: dict[int, list[RelatedResource]],
+    listener: EngineListener | None,
+    refresh: bool,
+) -> None:
+    """Add to `found` (by chunk id) the resources of `collection` that mention one
+    of the chunk's `wanted` terms, the most specific term first."""
+    db_path = collection.workspace.db_path
+    if not db_path.exists():
+        return  # never searched yet: nothing is known of what it mentions
+    if refresh:
+        refresh_mentions(collection)
+    try:
+        conn = open_database(db_path, readonly=True)
+    except CodesiftError as exc:
+        if listener is not None:
+            listener.warning(f"collection {collection.name!r}: {exc}")
+        return
+    every_term = sorted({t for terms in wanted.values() for t in terms})
+    try:
+        by_term = mentioning_chunks(conn, every_term)
+        rows = chunk_rows(conn, {cid for ids in by_term.values() for cid in ids})
+    finally:
+        conn.close()
+    for chunk_id, terms in wanted.items():
+        for term in sorted(terms, key=lambda t: (-len(t), t)):  # most specific first
+            for resource_id in by_term.get(term, ()):
+                row = rows.get(resource_id)
+                if row is not None:
+                    _link(found.setdefault(chunk_id, []), collection.name, row, term)
+
+
 def related_resources(
     results: Sequence[SearchResult],
     collections: Sequence[Collection],
@@ -251,46 +299,9 @@ def related_resources(
         )
         for r in code
     }
-    every_term = sorted({t for terms in wanted.values() for t in terms})
     found: dict[int, list[RelatedResource]] = {}
     for collection in collections:
-        db_path = collection.workspace.db_path
-        if not db_path.exists():
-            continue  # never searched yet: nothing is known of what it mentions
-        if refresh:
-            refresh_mentions(collection)
-        try:
-            conn = open_database(db_path, readonly=True)
-        except CodesiftError as exc:
-            if listener is not None:
-                listener.warning(f"collection {collection.name!r}: {exc}")
-            continue
-        try:
-            by_term = mentioning_chunks(conn, every_term)
-            rows = chunk_rows(conn, {cid for ids in by_term.values() for cid in ids})
-        finally:
-            conn.close()
-        for chunk_id, terms in wanted.items():
-            for term in sorted(terms, key=lambda t: (-len(t), t)):  # most specific first
-                for resource_id in by_term.get(term, ()):
-                    row = rows.get(resource_id)
-                    if row is None:
-                        continue
-                    links = found.setdefault(chunk_id, [])
-                    place = (collection.name, row.path, row.start_line)
-                    if any((x.collection, x.path, x.start_line) == place for x in links):
-                        continue
-                    if len(links) < MAX_RELATED:
-                        links.append(
-                            RelatedResource(
-                                collection.name,
-                                row.path,
-                                row.start_line,
-                                row.end_line,
-                                row.title or row.path,
-                                term,
-                            )
-                        )
+        _mentions_in(collection, wanted, found, listener, refresh)
     return [
         replace(r, related=tuple(found[r.chunk_id])) if r.chunk_id in found else r for r in results
     ]

@@ -154,7 +154,7 @@ class EngineFolders:
 
     def page(self, name: str, top_k: int, cancel: Cancellation | None) -> SearchResponse:
         request = replace(self.requests[name], top_k=top_k)
-        return self.engines[name].search(request, self.cancel, resources=False)
+        return self.engines[name].search(request, self.cancel)
 
     def shared(
         self, request: SearchRequest, only: Sequence[str] | None, cancel: Cancellation | None

@@ -7,10 +7,11 @@ Unresolved edges (a call to a name with no definition in the index) are
 reported with no target and not followed. Neighbours outside the query's
 git-time window are left out with their edges.
 
-The walk reads through a `GraphStore` (store/graph_store.py): the local SQLite
-index (an apsw connection is wrapped in `SqliteGraphStore`) or the shared index
-on PostgreSQL as one reader (store/postgres/graph.py), where a node the reader
-may not read is not found, so neither it nor the edge to it is shown.
+The walk reads through the store's port (store/ports.NodeStore): the local
+SQLite index (an apsw connection is wrapped in `SqliteNodeStore`) or the shared
+index on PostgreSQL as one reader (store/postgres/nodes.py), where a node the
+reader may not read is not found, so neither it nor the edge to it is shown.
+`start_nodes` finds where a walk starts, for every index alike.
 """
 
 from __future__ import annotations
@@ -27,12 +28,14 @@ from codesift.engine.results import (
     Symbol,
     confidence_of,
 )
+from codesift.engine.symbols import node_store
 from codesift.errors import QueryError
 from codesift.history.records import change_info
-from codesift.store.graph_store import GraphStore, SqliteGraphStore
+from codesift.store.ports import NodeStore
 from codesift.store.reader import EdgeRow, NodeRow
+from codesift.timespec import TimeFilter
 
-__all__ = ["check_graph_query", "walk_graph"]
+__all__ = ["check_graph_query", "start_nodes", "walk_graph"]
 
 DIRECTIONS = ("callers", "callees", "both")
 
@@ -53,8 +56,22 @@ def check_graph_query(query: GraphQuery) -> GraphQuery:
     return query
 
 
+def start_nodes(
+    index: apsw.Connection | NodeStore,
+    target: str | int,
+    times: TimeFilter | None = None,
+    limit: int = 20,
+) -> list[NodeRow]:
+    """The definitions named `target` (at most `limit`, in `times`), or the node
+    with id `target`."""
+    store = node_store(index)
+    if isinstance(target, int):
+        return list(store.node_rows([target]).values())
+    return store.nodes_named(target, limit=limit, times=times if times else None)
+
+
 def _step(
-    store: GraphStore, node_id: int, query: GraphQuery
+    store: NodeStore, node_id: int, query: GraphQuery
 ) -> list[tuple[int, int | None, int | None, EdgeRow]]:
     """(source, target, the other end, edge) of a node's edges in the walk's direction."""
     kinds = query.kinds or None
@@ -67,16 +84,16 @@ def _step(
 
 
 def walk_graph(
-    index: apsw.Connection | GraphStore,
+    index: apsw.Connection | NodeStore,
     start: list[NodeRow],
     query: GraphQuery,
     *,
     history: bool = True,
 ) -> GraphResult:
     """Breadth-first from `start` over `index`, a local index's connection or any
-    `GraphStore` (see the module docstring)."""
+    `NodeStore` (see the module docstring)."""
     check_graph_query(query)
-    store = SqliteGraphStore(index) if isinstance(index, apsw.Connection) else index
+    store = node_store(index)
     nodes: dict[int, NodeRow] = {}
     links: list[GraphLink] = []
     roots: list[int] = []

@@ -17,9 +17,11 @@ engine/route.py with indexes brought up to date on each call.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -46,21 +48,21 @@ from codesift.engine.workspace import Workspace
 from codesift.errors import CodesiftError, SearchCancelled
 from codesift.retrieval.request import SearchRequest, SearchResult
 from codesift.retrieval.routing import RouteEvidence, SourceProfile
+from codesift.retrieval.vector_index import resident_neighbours
 from codesift.store.route_centroids import (
-    NEIGHBOURS,
     cached_centroids,
     neighbour_similarity,
     vectors_are_minilm,
 )
-from codesift.store.route_profile import probe_terms, term_chunks
+from codesift.store.route_profile import IndexEvidence
 
 __all__ = [
     "ROUTE_FOLDERS",
     "ROUTE_MIN_FOLDERS",
     "ROUTE_THRESHOLD",
     "LiveCollections",
-    "LiveEvidence",
     "Mounted",
+    "live_evidence",
     "live_query_embedder",
     "live_resources",
     "live_route",
@@ -73,7 +75,6 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from codesift.embedding.model import Embedder
-    from codesift.retrieval.vector_index import VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -237,17 +238,19 @@ def live_pools(
     folders: Sequence[FolderIndex],
     mounted: Sequence[Mounted],
     cancel: Cancellation,
+    held: ExitStack,
 ) -> LivePools:
     """Each live folder's profile and evidence and each mounted collection's profile
     (read from its live index, cached until the index changes); a collection that
-    cannot be read yet is left out with a warning."""
+    cannot be read yet is left out with a warning. The folders' connections stay
+    attached to `cancel` until `held` closes (the evidence reads through them)."""
     repositories: list[SourceProfile] = []
     evidence: dict[str, RouteEvidence] = {}
     for folder in folders:
-        with reader.connection(folder, cancel, FOLDER_OPEN_SECONDS) as conn:
-            profile = cached_profile(folder.workspace, conn)
+        conn = held.enter_context(reader.connection(folder, cancel, FOLDER_OPEN_SECONDS))
+        profile = cached_profile(folder.workspace, conn)
         repositories.append(replace(profile, name=folder.name))
-        evidence[folder.name] = LiveEvidence(reader, folder, cancel)
+        evidence[folder.name] = live_evidence(folder, conn)
     collections: list[SourceProfile] = []
     for collection, index in mounted:
         try:
@@ -271,70 +274,39 @@ def live_route(
     """Route `query` among the live `folders` and the mounted collections
     (`live_pools`); QueryError for a bad request."""
     check_route(query, limit)
-    pools = live_pools(reader, folders, mounted, cancel)
-    return _route_sources(
-        query,
-        pools.repositories,
-        pools.collections,
-        limit,
-        pools.evidence,
-        live_query_embedder(reader, folders),
-    )
+    with ExitStack() as held:
+        pools = live_pools(reader, folders, mounted, cancel, held)
+        return _route_sources(
+            query,
+            pools.repositories,
+            pools.collections,
+            limit,
+            pools.evidence,
+            live_query_embedder(reader, folders),
+        )
 
 
-class LiveEvidence:
+def live_evidence(folder: FolderIndex, conn: apsw.Connection) -> IndexEvidence:
     """A live folder's index as routing evidence, topics included (as a one-shot
-    route reads them: engine/route.py): each read takes the reader's connection for
-    the folder (attached to the request's cancellation)."""
-
-    def __init__(self, reader: LiveReader, folder: FolderIndex, cancel: Cancellation) -> None:
-        self.reader = reader
-        self.folder = folder
-        self.cancel = cancel
-
-    def term_chunks(self, forms: Mapping[str, Sequence[str]]) -> Mapping[str, int]:
-        with self.reader.connection(self.folder, self.cancel, FOLDER_OPEN_SECONDS) as conn:
-            return term_chunks(conn, forms)
-
-    def probe(
-        self, forms: Mapping[str, Sequence[str]], common: frozenset[str] = frozenset()
-    ) -> Sequence[frozenset[str]]:
-        with self.reader.connection(self.folder, self.cancel, FOLDER_OPEN_SECONDS) as conn:
-            return probe_terms(conn, forms, common)
-
-    def topics(self) -> npt.NDArray[np.float32] | None:
-        with self.reader.connection(self.folder, self.cancel, FOLDER_OPEN_SECONDS) as conn:
-            return cached_centroids(self.folder.db_path, conn)
-
-    def minilm_vectors(self) -> bool:
-        with self.reader.connection(self.folder, self.cancel, FOLDER_OPEN_SECONDS) as conn:
-            return vectors_are_minilm(self.folder.db_path, conn)
-
-    def neighbours(self, query_vector: npt.NDArray[np.float32]) -> float | None:
-        """The neighbour score: from the vectors the folder holds in memory (~1 ms)
-        when they are loaded, else by a sqlite-vec kNN."""
-        with self.reader.connection(self.folder, self.cancel, FOLDER_OPEN_SECONDS) as conn:
-            resident = self.folder.resident_vectors()
-            if resident is None:
-                return neighbour_similarity(self.folder.db_path, conn, query_vector)
-            layers = self.folder.settings.embedding.layers
-            return resident_neighbours(self.folder.db_path, conn, resident, layers, query_vector)
-
-
-def resident_neighbours(
-    db_path: Path,
-    conn: apsw.Connection,
-    resident: VectorIndex,
-    layers: Sequence[str],
-    query_vector: npt.NDArray[np.float32],
-) -> float | None:
-    """route_centroids.neighbour_similarity over the index's vectors held in memory
-    (`resident`, among `layers`): the mean cosine of the NEIGHBOURS nearest; None
-    unless the vectors are MiniLM's."""
-    if not vectors_are_minilm(db_path, conn):
-        return None
-    nearest = resident.search(conn, query_vector, NEIGHBOURS, layers)
-    return sum(s for _, s in nearest) / len(nearest) if nearest else None
+    route reads them: engine/route_folders.py), read through `conn`, the reader
+    thread's connection to it (the caller holds it while the route reads): a
+    store-level object, so that routing reads the index without coming back to the
+    engine. The neighbour score comes from the vectors the folder holds in memory
+    (~1 ms) when they are loaded, else from a sqlite-vec kNN."""
+    db_path = folder.db_path
+    resident = folder.resident_vectors()
+    neighbours: Callable[[npt.NDArray[np.float32]], float | None]
+    if resident is None:
+        neighbours = functools.partial(neighbour_similarity, db_path, conn)
+    else:
+        layers = folder.settings.embedding.layers
+        neighbours = functools.partial(resident_neighbours, db_path, conn, resident, layers)
+    return IndexEvidence(
+        conn,
+        topics=functools.partial(cached_centroids, db_path, conn),
+        neighbours=neighbours,
+        minilm=functools.partial(vectors_are_minilm, db_path, conn),
+    )
 
 
 def live_query_embedder(reader: LiveReader, folders: Sequence[FolderIndex]) -> Embedder | None:

@@ -282,6 +282,11 @@ class FolderIndex(FolderWork):
             with contextlib.suppress(apsw.Error):
                 searcher.close()
 
+    def ready_now(self) -> bool:
+        """Whether a read would wait for nothing now: the index is open (readers may
+        open it) and every change seen so far is indexed. Never blocks."""
+        return self._ready.is_set() and self._open_error is None and self.settled()
+
     def wait_open(self, timeout: float = 30.0) -> None:
         """Wait until the database exists; raise CodesiftError if it cannot be opened.
 

@@ -14,7 +14,7 @@ import apsw
 
 from codesift.config import EmbeddingSettings
 from codesift.embedding import Embedder
-from codesift.engine.graph import walk_graph
+from codesift.engine.graph import start_nodes, walk_graph
 from codesift.engine.live_folder import FolderIndex
 from codesift.engine.live_threads import Cancellation, ReaderPool
 from codesift.engine.models import embedder_key, make_embedder
@@ -22,7 +22,7 @@ from codesift.engine.results import GraphQuery, GraphResult, IndexStatus, Symbol
 from codesift.engine.status import read_status
 from codesift.engine.symbols import find_symbols
 from codesift.retrieval import SearchRequest, SearchResponse
-from codesift.store.reader import NodeRow, has_vectors, nodes_named
+from codesift.store.reader import NodeRow, has_vectors
 from codesift.timespec import TimeFilter
 
 __all__ = ["Embedders", "LiveReader"]
@@ -159,9 +159,7 @@ class LiveReader:
         the nodes `start(conn)` finds."""
         with self.connection(folder, cancel, open_timeout) as conn:
             if isinstance(start, str):
-                nodes = nodes_named(
-                    conn, start, limit=query.max_nodes + 1, times=query.times or None
-                )
+                nodes = start_nodes(conn, start, query.times, query.max_nodes + 1)
             else:
                 nodes = start(conn)
             return walk_graph(conn, nodes, query, history=history)

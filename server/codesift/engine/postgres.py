@@ -16,7 +16,7 @@ a name given): only files whose rows changed are written. `open_shared_search`
 answers searches with the same streams, fusion, priors and snippets as a local
 search, reading through the PostgreSQL store as one principal, whose grants are
 part of every statement (no principal: the database role's own view); symbols,
-the graph walk (engine/graph.walk_graph over store/postgres/graph.py) and the
+the graph walk (engine/graph.walk_graph over store/postgres/nodes.py) and the
 status of each readable repository read the same way.
 
 Needs the `postgres` extra (`pip install 'codesift[postgres]'`).
@@ -35,13 +35,12 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from codesift.config import SearchSettings
 from codesift.embedding.model import Embedder
 from codesift.engine.access import IndexReport
-from codesift.engine.graph import check_graph_query, walk_graph
+from codesift.engine.graph import check_graph_query, start_nodes, walk_graph
 from codesift.engine.listener import EngineListener
 from codesift.engine.results import (
     EmbedReport,
     GraphQuery,
     GraphResult,
-    Symbol,
     SymbolMatches,
 )
 from codesift.engine.session import reindex
@@ -53,15 +52,13 @@ from codesift.engine.shared_connect import (
     dsn_has_password,
     one_line,
 )
-from codesift.engine.symbols import MAX_SYMBOLS, score_name
+from codesift.engine.symbols import MAX_SYMBOLS, find_symbols
 from codesift.engine.workspace import Workspace
 from codesift.errors import ConfigError, QueryError
-from codesift.history.records import change_info
-from codesift.retrieval.request import BROAD_LAYERS, SearchRequest, SearchResponse
+from codesift.retrieval.request import SearchRequest, SearchResponse
 from codesift.retrieval.search import Searcher
 from codesift.store.database import open_reader
-from codesift.store.filters import SearchFilters
-from codesift.store.reader import NodeRow, name_tail
+from codesift.store.reader import NodeRow
 from codesift.store.search_store import SearchStore
 from codesift.timespec import TimeFilter, TimeValue, time_filter
 
@@ -235,11 +232,11 @@ class SharedSearch:
         self._use(opened)
 
     def _use(self, opened: _Opened) -> None:
-        from codesift.store.postgres.graph import PostgresGraphStore
+        from codesift.store.postgres.nodes import PostgresNodeStore
 
         self._opened = opened
         self.store = opened.store
-        self.graph_store = PostgresGraphStore(opened.store)
+        self.node_store = PostgresNodeStore(opened.store)
         # The Searcher reads only through the stores; its connection argument is unused.
         self.searcher = Searcher(
             cast(Any, opened.conn),
@@ -322,14 +319,7 @@ class SharedSearch:
         `target`, among the repositories this principal may read."""
         if isinstance(target, str):
             _no_nul(target, "name")
-        return self._read(lambda: self._start_nodes(target, times, limit))
-
-    def _start_nodes(
-        self, target: str | int, times: TimeFilter | None, limit: int = 20
-    ) -> list[NodeRow]:
-        if isinstance(target, int):
-            return list(self.graph_store.node_rows([target]).values())
-        return self.graph_store.nodes_named(target, limit=limit, times=times if times else None)
+        return self._read(lambda: start_nodes(self.node_store, target, times, limit))
 
     def symbols(self, name: str, limit: int = 20, times: TimeFilter | None = None) -> SymbolMatches:
         """Definitions named `name` (a qualified name matches its ending after a
@@ -341,35 +331,7 @@ class SharedSearch:
         if not 1 <= limit <= MAX_SYMBOLS:
             raise QueryError(f"limit must be between 1 and {MAX_SYMBOLS}, got {limit}")
         _no_nul(name, "name")
-        return self._read(lambda: self._symbols(name, limit, times))
-
-    def _symbols(self, name: str, limit: int, times: TimeFilter | None) -> SymbolMatches:
-        window = times if times else None
-        exact = self.graph_store.nodes_named(name, limit=limit, include_modules=True, times=window)
-        shown = {n.id for n in exact}
-        similar: list[tuple[float, NodeRow]] = []
-        tail = name_tail(name)
-        if len(exact) < limit and tail:
-            filters = SearchFilters(BROAD_LAYERS, times=window or TimeFilter())
-            candidates = self.store.symbol_candidates(tail, filters, _SIMILAR_CANDIDATES)
-            rows = self.store.node_rows(c.node_id for c in candidates if c.node_id not in shown)
-            for node in rows.values():
-                score = score_name(tail, node.name)
-                if score > 0:
-                    similar.append((score - (5.0 if node.kind == "module" else 0.0), node))
-            similar.sort(key=lambda sn: (-sn[0], len(sn[1].qualified_name), sn[1].path))
-            similar = similar[: limit - len(exact)]
-        times_of = self.store.node_times([*shown, *(n.id for _, n in similar)])
-
-        def symbol(node: NodeRow, score: float = 0.0) -> Symbol:
-            row = times_of.get(node.id)
-            return Symbol(node, change_info(row) if row is not None else None, score)
-
-        return SymbolMatches(
-            name,
-            tuple(symbol(n) for n in exact),
-            tuple(symbol(n, s) for s, n in similar),
-        )
+        return self._read(lambda: find_symbols(self.node_store, name, limit, times))
 
     def graph(self, target: str | int, query: GraphQuery) -> GraphResult:
         """The local `Engine.graph` over the shared index: the walk from the
@@ -380,7 +342,7 @@ class SharedSearch:
             raise QueryError("the name is empty")
         # One more than the walk may show: it then says it stopped (truncated).
         starts = self.start_nodes(target, query.times, query.max_nodes + 1)
-        return self._read(lambda: walk_graph(self.graph_store, starts, query))
+        return self._read(lambda: walk_graph(self.node_store, starts, query))
 
     def callers(self, name: str) -> list[tuple[NodeRow, NodeRow, int]]:
         """(callee, caller, line of the call) for each call resolved to a

@@ -9,7 +9,7 @@ pyproject.toml forbid it).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from codesift.history.records import ChangeInfo
@@ -223,9 +223,32 @@ class EmbedReport:
 def result_json(result: SearchResult) -> dict[str, Any]:
     """A search result (or a collection's resource) as JSON: its fields, each
     provenance entry (stream, rank, raw score) an object."""
-    data = asdict(result)
-    data["provenance"] = [dict(hit) for hit in data["provenance"]]
+    if result.graph or result.related:
+        data = asdict(result)
+        data["provenance"] = [dict(hit) for hit in data["provenance"]]
+        return data
+    # The common case, field by field: what asdict gives, without its deep copy of
+    # every value (a tenth of a millisecond a page over HTTP).
+    data = {name: getattr(result, name) for name in _RESULT_FIELDS}
+    data["provenance"] = [
+        {"stream": hit.stream, "rank": hit.rank, "score": hit.score} for hit in result.provenance
+    ]
+    history = result.history
+    data["history"] = (
+        None
+        if history is None
+        else {
+            "created": history.created,
+            "changed": history.changed,
+            "commit": history.commit,
+            "subject": history.subject,
+            "source": history.source,
+        }
+    )
     return data
+
+
+_RESULT_FIELDS = tuple(f.name for f in fields(SearchResult))
 
 
 def symbol_json(symbol: Symbol) -> dict[str, Any]:

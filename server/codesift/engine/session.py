@@ -30,7 +30,7 @@ from codesift.engine.access import (
     start_background_embedding,
     update_index,
 )
-from codesift.engine.graph import check_graph_query, walk_graph
+from codesift.engine.graph import check_graph_query, start_nodes, walk_graph
 from codesift.engine.listener import EngineListener
 from codesift.engine.results import EmbedReport
 from codesift.engine.search import search_request, wide_request, without_tests
@@ -40,7 +40,7 @@ from codesift.errors import EmbeddingError, QueryError, ReadOnlyIndexError
 from codesift.retrieval import Searcher, SearchRequest, SearchResponse
 from codesift.store.database import index_writable, open_database
 from codesift.store.locks import IndexLock
-from codesift.store.reader import NodeRow, node_rows, nodes_named
+from codesift.store.reader import NodeRow
 from codesift.timespec import TimeFilter, TimeValue, time_filter
 
 # Imported where used, so that a search of an up-to-date index without vectors
@@ -183,14 +183,12 @@ class Engine:
         request: SearchRequest,
         cancel: threading.Event | None = None,
         *,
-        resources: bool = True,
         tests: bool = True,
     ) -> SearchResponse:
-        """The page retrieval/search.py's Searcher makes for `request` (checked first),
-        with the best resources of the workspace's document collections unless
-        `resources` is False (a search over several folders searches each
-        collection once: engine/folder_search.py). `tests` False: the test filter
-        (engine/search.py, `without_tests`)."""
+        """This folder's page for `request` (checked first): retrieval/search.py's
+        Searcher over the index. `tests` False: the test filter (engine/search.py,
+        `without_tests`). The document collections' resources are the conductor's
+        step (engine/conductor.py; `folder_search.search_folder` for one folder)."""
         request = request.validated(root=self.root)
         conn = self.connection()
         if request.as_of is not None or request.since is not None or request.until is not None:
@@ -200,21 +198,6 @@ class Engine:
         response = self._searcher.search(wide_request(request, tests), cancel=cancel)
         if not tests:
             response = without_tests(response, request.top_k)
-        if resources and self.workspace.settings.collections:
-            from codesift.engine.collections import (
-                collections_of,
-                related_resources,
-                search_collections,
-            )
-
-            collections = collections_of(self.workspace, self.listener)
-            limit = self.workspace.settings.search.resource_top_k
-            response.resources = search_collections(
-                request, collections, limit, self.listener, open_index=open_collection
-            )
-            response.results = related_resources(
-                response.results, collections, self.listener, refresh=limit <= 0
-            )
         return response
 
     def symbols(self, name: str, limit: int = 20, times: TimeFilter | None = None) -> SymbolMatches:
@@ -265,10 +248,7 @@ class Engine:
         self, target: str | int, times: TimeFilter | None = None, limit: int = 20
     ) -> list[NodeRow]:
         """The definitions named `target` (at most `limit`), or the node with id `target`."""
-        conn = self.connection()
-        if isinstance(target, int):
-            return list(node_rows(conn, [target]).values())
-        return nodes_named(conn, target, limit=limit, times=times if times else None)
+        return start_nodes(self.connection(), target, times, limit)
 
     # -- vectors for a one-shot search ----------------------------------------------------
 

@@ -18,6 +18,11 @@ initials (`flv` -> fill_vectors, the word search finds nothing) at ~1 ms; the
 word search wins on reordered or spaced words (`parseConfig`, `score name`,
 `rrf`) at 2-10 ms. Neither scans the nodes table; a git-time window filters
 all of them before the limit.
+
+Every index answers through the same port (store/ports.NodeStore): the local
+SQLite index (an apsw connection is wrapped in `SqliteNodeStore`) and the shared
+index on PostgreSQL as one reader (store/postgres/nodes.py), whose similar names
+come from pg_trgm and which has no signature search here (no `searcher`).
 """
 
 from __future__ import annotations
@@ -28,13 +33,22 @@ import apsw
 
 from codesift.engine.results import Symbol, SymbolMatches
 from codesift.errors import QueryError
-from codesift.history.records import node_history, nodes_in_time
+from codesift.history.records import change_info
 from codesift.retrieval import Searcher, SearchRequest
-from codesift.store.names import name_candidates, name_rows, trigrams
-from codesift.store.reader import node_rows, nodes_named
+from codesift.store.names import trigrams
+from codesift.store.ports import NodeStore
+from codesift.store.reader import NodeRow
+from codesift.store.sqlite import SqliteNodeStore
 from codesift.timespec import TimeFilter
 
-__all__ = ["MAX_SYMBOLS", "find_symbols", "score_name", "similar_names", "word_matches"]
+__all__ = [
+    "MAX_SYMBOLS",
+    "find_symbols",
+    "node_store",
+    "score_name",
+    "similar_names",
+    "word_matches",
+]
 
 MAX_SYMBOLS = 200
 _SEPARATORS = re.compile(r"::|\.|#|->|\\|/|\s+")
@@ -89,7 +103,14 @@ def _qualifier_bonus(qualifier: list[str], qualified_name: str) -> float:
     return -15.0
 
 
-def similar_names(conn: apsw.Connection, query: str, limit: int) -> list[tuple[float, int]]:
+def node_store(index: apsw.Connection | NodeStore) -> NodeStore:
+    """The port over `index`: a local index's connection is wrapped."""
+    return SqliteNodeStore(index) if isinstance(index, apsw.Connection) else index
+
+
+def similar_names(
+    index: apsw.Connection | NodeStore, query: str, limit: int, times: TimeFilter | None = None
+) -> list[tuple[float, int]]:
     """(score, node id) of the definitions whose names best match `query`, best first."""
     parts = [p for p in _SEPARATORS.split(query.strip()) if p]
     if not parts:
@@ -97,7 +118,7 @@ def similar_names(conn: apsw.Connection, query: str, limit: int) -> list[tuple[f
     tail = parts[-1]
     qualifier = [p.lower() for p in parts[:-1]]
     scored: list[tuple[float, int]] = []
-    for node_id, name, qname, kind in name_rows(conn, name_candidates(conn, tail)):
+    for node_id, name, qname, kind in node_store(index).similar_names(tail, times):
         score = score_name(tail, name)
         if score <= 0:
             continue
@@ -128,8 +149,45 @@ def word_matches(
     return [r.node_id for r in response.results if r.node_id is not None]
 
 
+def _similar(
+    store: NodeStore, name: str, limit: int, exact: list[NodeRow], window: TimeFilter | None
+) -> list[tuple[float, NodeRow]]:
+    """Similar names after the `exact` ones (`limit` in all), best first."""
+    if len(exact) >= limit:
+        return []
+    seen = {n.id for n in exact}
+    # Ask for more than needed: the time window and the exact ones drop some.
+    wanted = (limit - len(exact)) * (4 if window else 1) + len(exact)
+    fuzzy = [(s, i) for s, i in similar_names(store, name, wanted, window) if i not in seen]
+    if window:
+        kept = store.nodes_in_time([i for _, i in fuzzy], window)
+        fuzzy = [(s, i) for s, i in fuzzy if i in kept]
+    fuzzy = fuzzy[: limit - len(exact)]
+    rows = store.node_rows([i for _, i in fuzzy])
+    similar = [(s, rows[i]) for s, i in fuzzy if i in rows]
+    # Equal scores: the shorter qualified name first (the more likely meant).
+    similar.sort(key=lambda item: (-item[0], len(item[1].qualified_name), item[1].path))
+    return similar
+
+
+def _by_words(
+    store: NodeStore,
+    searcher: Searcher,
+    name: str,
+    limit: int,
+    room: int,
+    listed: set[int],
+    window: TimeFilter | None,
+) -> list[tuple[float, NodeRow]]:
+    """Up to `room` definitions whose signatures match the name's words (of the
+    best `limit`), not `listed`."""
+    ids = [i for i in word_matches(searcher, name, limit, window) if i not in listed]
+    words = store.node_rows(ids[:room])
+    return [(0.0, words[i]) for i in ids[:room] if i in words]
+
+
 def find_symbols(
-    conn: apsw.Connection,
+    index: apsw.Connection | NodeStore,
     name: str,
     limit: int = 20,
     times: TimeFilter | None = None,
@@ -138,33 +196,23 @@ def find_symbols(
     history: bool = True,
 ) -> SymbolMatches:
     """Exact matches (at most `limit`), then similar names, then (with a `searcher`
-    over the same index) signatures matching the name's words, `limit` in all.
-    QueryError for a name holding a NUL character (SQLite's text ends there)."""
+    over the same index) signatures matching the name's words, `limit` in all, from
+    a local index's connection or any `NodeStore`. QueryError for a name holding a
+    NUL character (SQLite's text ends there)."""
     if "\x00" in name:
         raise QueryError("the name holds a NUL character")
+    store = node_store(index)
     window = times if times else None
-    exact = nodes_named(conn, name, limit=limit, include_modules=True, times=window)
-    seen = {n.id for n in exact}
-    fuzzy: list[tuple[float, int]] = []
-    if len(exact) < limit:
-        # Ask for more than needed: the time window and the exact ones drop some.
-        wanted = (limit - len(exact)) * (4 if window else 1) + len(exact)
-        fuzzy = [(s, i) for s, i in similar_names(conn, name, wanted) if i not in seen]
-        if window:
-            kept = nodes_in_time(conn, [i for _, i in fuzzy], window)
-            fuzzy = [(s, i) for s, i in fuzzy if i in kept]
-        fuzzy = fuzzy[: limit - len(exact)]
-    rows = node_rows(conn, [i for _, i in fuzzy])
-    similar = [(s, rows[i]) for s, i in fuzzy if i in rows]
-    # Equal scores: the shorter qualified name first (the more likely meant).
-    similar.sort(key=lambda item: (-item[0], len(item[1].qualified_name), item[1].path))
+    exact = store.nodes_named(name, limit=limit, include_modules=True, times=window)
+    similar = _similar(store, name, limit, exact, window)
     room = limit - len(exact) - len(similar)
     if room > 0 and searcher is not None:
-        listed = seen | {n.id for _, n in similar}
-        ids = [i for i in word_matches(searcher, name, limit, window) if i not in listed]
-        words = node_rows(conn, ids[:room])
-        similar.extend((0.0, words[i]) for i in ids[:room] if i in words)
-    times_of = node_history(conn, [*seen, *(n.id for _, n in similar)]) if history else {}
+        listed = {n.id for n in exact} | {n.id for _, n in similar}
+        similar.extend(_by_words(store, searcher, name, limit, room, listed, window))
+    shown = [*(n.id for n in exact), *(n.id for _, n in similar)]
+    times_of = (
+        {i: change_info(row) for i, row in store.node_times(shown).items()} if history else {}
+    )
     return SymbolMatches(
         name=name,
         exact=tuple(Symbol(n, times_of.get(n.id)) for n in exact),

@@ -33,6 +33,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Collection, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 
 from codesift.engine.live import Cancellation, FolderIndex, LiveReader
@@ -187,7 +188,8 @@ def live_route_with_shared(
     repository pool, scored together by the same code (engine/route.py,
     route_sources)."""
     check_route(query, limit)
-    repositories, evidence, collections = live_pools(reader, folders, mounted, cancel)
-    status = add_shared_pool(repositories, evidence, shared, exclude)
-    embedder = live_query_embedder(reader, folders)
-    return route_sources(query, repositories, collections, limit, evidence, embedder), status
+    with ExitStack() as held:
+        repositories, evidence, collections = live_pools(reader, folders, mounted, cancel, held)
+        status = add_shared_pool(repositories, evidence, shared, exclude)
+        embedder = live_query_embedder(reader, folders)
+        return route_sources(query, repositories, collections, limit, evidence, embedder), status

@@ -24,7 +24,7 @@ from codesift.engine.conductor import TESTS_CHOICES, conduct
 from codesift.engine.live import Cancellation, FolderIndex
 from codesift.engine.live_collections import live_route
 from codesift.engine.live_search import LiveFolders, LiveSearch
-from codesift.engine.results import SearchResponse
+from codesift.engine.results import SearchRequest, SearchResponse
 from codesift.engine.route import check_route
 from codesift.engine.shared_browse import shared_graph, shared_symbols
 from codesift.engine.symbols import MAX_SYMBOLS
@@ -93,13 +93,18 @@ async def search(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallTool
     folders, with_shared, only = _sources(live, args)
     if args.strings("repo"):
         route = False  # the sources are named: searched, not routed
+
     # Checked (and its times resolved) before any reading: a bad one is a tool error.
-    checked = await live.run(lambda: request.validated(root=live.workspace.root))
-    # ... and in each folder's repository (its git revisions resolved there).
-    per_folder = await live.run(
-        lambda: {f.name: request.validated(root=f.root) for f in folders if f is not live.folder}
-    )
-    per_folder[live.folder.name] = checked
+    # ... and in each folder's repository (its git revisions resolved there: a git
+    # call, on a worker thread; without times it is a check of values, done here).
+    def validated() -> tuple[SearchRequest, dict[str, SearchRequest]]:
+        checked = request.validated(root=live.workspace.root)
+        per_folder = {f.name: request.validated(root=f.root) for f in folders}
+        per_folder[live.folder.name] = checked
+        return checked, per_folder
+
+    timed = as_of is not None or since is not None or until is not None
+    checked, per_folder = await live.run(validated) if timed else validated()
     shared = live.shared if with_shared else None
     # The served folders' own repositories are left out of the shared index (git reads).
     exclude = frozenset((await live.run(live.repo_keys)).values()) if shared else frozenset()

@@ -279,10 +279,19 @@ class LiveWorkspace(FolderListener):
         """Run `fn(cancel)` on a reader thread, once the index is fresh (or the wait
         is over) unless `fresh` is False; `fn` reads through `self.reader` with
         `open_timeout=None` (the index is open by then), and a cancelled call
-        interrupts its queries. The wait happens on a thread of its own: reader
-        threads stay free for calls that do not wait (status)."""
+        interrupts its queries. A wait happens on a thread of its own: reader
+        threads stay free for calls that do not wait (status); when nothing is to
+        be waited for, the check runs on the reader thread (one hop fewer)."""
         cancel = Cancellation()
         try:
+            if all(folder.ready_now() for folder in self.folders):
+                # Nothing to wait for: the (then instant) check runs on the reader
+                # thread, and the request takes one thread hop instead of two.
+                def ready_then(cancel: Cancellation) -> T:
+                    self._wait_ready(fresh, cancel)
+                    return fn(cancel)
+
+                return await asyncio.wrap_future(self.reader.readers.submit(ready_then, cancel))
             await anyio.to_thread.run_sync(self._wait_ready, fresh, cancel, abandon_on_cancel=True)
             return await asyncio.wrap_future(self.reader.readers.submit(fn, cancel))
         except asyncio.CancelledError:

@@ -4,6 +4,7 @@ attach each code result's graph neighbourhood."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -57,7 +58,7 @@ from codesift.retrieval.streams import (
 from codesift.retrieval.vector_index import VectorIndex
 from codesift.store.database import open_reader
 from codesift.store.search_store import SearchStore
-from codesift.store.sqlite_search import SqliteSearchStore
+from codesift.store.sqlite.search import SqliteSearchStore
 
 __all__ = ["Searcher", "StreamInput"]
 
@@ -220,7 +221,11 @@ class Searcher:
         def lexical_doc(store: SearchStore, i: StreamInput) -> Ranked:
             return lexical_doc_stream(store, i.analysis, i.filters, i.cap)
 
+        prose_weight = self.settings.weight_symbol_prose
+
         def symbol(store: SearchStore, i: StreamInput) -> Ranked:
+            if not i.analysis.symbol_like and prose_weight == 0.0:
+                return []  # a question in words: names are the lexical stream's job
             return symbol_stream(store, i.analysis, i.filters, i.cap, threshold)
 
         streams = [
@@ -457,12 +462,16 @@ class Searcher:
         t0 = time.perf_counter()
         # A query that is one identifier asks for its definition: the symbol stream,
         # which ranks definitions by name, counts double against uses found lexically.
-        symbol_boost = SYMBOL_QUERY_BOOST if analysis.symbol_like else 1.0
+        symbol_weight = (
+            self.settings.weight_symbol * SYMBOL_QUERY_BOOST
+            if analysis.symbol_like
+            else self.settings.weight_symbol_prose
+        )
         vector_weight = self._vector_weight(rankings.get("vector", []))
         weights = {
             "lexical": self.settings.weight_lexical,
             "lexical_doc": self.settings.weight_doc,
-            "symbol": self.settings.weight_symbol * symbol_boost,
+            "symbol": symbol_weight,
             "vector": vector_weight,
             "vector_doc": vector_weight * self.settings.weight_doc,
         }
@@ -557,7 +566,9 @@ class Searcher:
                 feedback_terms(
                     texts[:FEEDBACK_DOCS],
                     analysis.terms,
-                    lambda terms: store.term_counts("code", terms),
+                    # The store's own method (no lambda of this module): the
+                    # feedback reads the store without coming back here.
+                    functools.partial(store.term_counts, "code"),
                     self.settings.feedback_terms,
                 )
             )

@@ -40,10 +40,11 @@ import numpy.typing as npt
 
 from codesift.embedding.model import DIMENSIONS
 from codesift.store.database import open_reader
+from codesift.store.route_centroids import NEIGHBOURS, vectors_are_minilm
 from codesift.store.vector_stamps import vector_counters
 from codesift.store.vectors import all_vectors, embedded_ids, vectors_since
 
-__all__ = ["PREFILTER_FACTOR", "PREFILTER_MIN", "VectorIndex"]
+__all__ = ["PREFILTER_FACTOR", "PREFILTER_MIN", "VectorIndex", "resident_neighbours"]
 
 log = logging.getLogger(__name__)
 
@@ -296,3 +297,19 @@ class VectorIndex:
             mask = a.alive & np.isin(a.layers, [_LAYER_CODES[x] for x in layers])
             self._masks[key] = mask
         return mask
+
+
+def resident_neighbours(
+    db_path: Path,
+    conn: apsw.Connection,
+    resident: VectorIndex,
+    layers: Sequence[str],
+    query_vector: npt.NDArray[np.float32],
+) -> float | None:
+    """The routing's neighbour score (store/route_centroids.neighbour_similarity)
+    over the index's vectors held in memory (`resident`, among `layers`): the mean
+    cosine of the NEIGHBOURS nearest; None unless the vectors are MiniLM's."""
+    if not vectors_are_minilm(db_path, conn):
+        return None
+    nearest = resident.search(conn, query_vector, NEIGHBOURS, layers)
+    return sum(s for _, s in nearest) / len(nearest) if nearest else None

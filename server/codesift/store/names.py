@@ -13,12 +13,11 @@ from collections.abc import Iterable
 
 import apsw
 
+from codesift.store.ports import NameRow
+
 __all__ = ["NameRow", "fts_or_query", "fts_quote", "name_candidates", "name_rows", "trigrams"]
 
 _CANDIDATE_LIMIT = 800
-
-# (id, name, qualified_name, kind)
-NameRow = tuple[int, str, str, str]
 
 
 def fts_quote(term: str) -> str:

@@ -4,8 +4,8 @@ schema.py   ordered, recorded migrations; ids of many repositories in one databa
 mirror.py   writes a repository's local index into it, only the files that changed
 search.py   the search's reads (store/search_store.py) with the reader's grants
             inside every statement
-graph.py    a graph walk's reads (store/graph_store.py) and name lookups, as
-            the search store's reader
+nodes.py    definitions and the code graph (store/ports.py, NodeStore), as the
+            search store's reader
 status.py   what each readable repository holds (`codesift status --db`)
 access.py   principals, groups, grants and delegates; row security
 jobs.py     one indexing job per repository key: its lock, id and state

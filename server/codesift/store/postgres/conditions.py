@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,13 +15,24 @@ from codesift.store.filters import SearchFilters, time_conditions
 from codesift.timespec import TimeFilter
 
 __all__ = [
+    "LEXICAL_RANK",
     "MAX_TRIGRAM_PATTERNS",
+    "RANK_NORMALIZATION",
     "SYMBOL_THRESHOLD",
+    "LexicalScore",
     "Reader",
     "candidate_threshold",
     "glob_regex",
+    "kept_lexical_terms",
+    "lexical_score_sql",
     "shared_trigram_patterns",
 ]
+
+# How the lexical stream scores (search.py, lexical_hits): "bm25", FTS5's BM25 from
+# ts_rank_cd's term frequencies; "cd", plain ts_rank_cd with the normalization
+# below (1: divided by 1 + log(length); 32: r / (r + 1)) weighted by IDF.
+LEXICAL_RANK = "bm25"
+RANK_NORMALIZATION = 1 | 32
 
 # The shared symbol stream keeps names whose similarity by codesift's own trigrams
 # reaches its threshold (0.3, as for the local index). pg_trgm pads each word with
@@ -135,3 +147,53 @@ def _time_conditions(window: TimeFilter, changed: str, created: str) -> tuple[st
 
 def _files_join(filters: SearchFilters, file_id: str) -> str:
     return f" JOIN files f ON f.id = {file_id}" if filters.on_files else ""
+
+
+def kept_lexical_terms(
+    queries: Sequence[str], counts: Mapping[str, int], total: int, max_df: float
+) -> list[str]:
+    """The term queries the lexical stream scores, given each one's document
+    frequency among `total` chunks. As the SQLite store does
+    (sqlite/search.py, scored_terms): of several terms, those in at least half the
+    chunks, or common ones above `max_df`, are left out; terms no chunk holds score
+    nothing, and when they are all that is left, every term is kept."""
+    kept = list(queries)
+    if len(queries) > 1:
+        rare = [
+            q
+            for q in queries
+            if not (2 * counts[q] >= total or (counts[q] >= max_df * total and counts[q] >= 2000))
+        ]
+        kept = rare if any(counts[q] > 0 for q in rare) else list(queries)
+    return [q for q in kept if counts[q] > 0]
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalScore:
+    """The lexical statement's parts: each term's frequency column (`t0`, `t1`...),
+    the score over them (one IDF parameter per term) and the length norm."""
+
+    tf_sql: str
+    score_sql: str
+    length_sql: str
+    length_params: tuple[float, ...]
+
+
+def lexical_score_sql(terms: int, tsquery: str, mean_tokens: float) -> LexicalScore:
+    """The score of `terms` term queries by LEXICAL_RANK."""
+    if LEXICAL_RANK == "cd":
+        return LexicalScore(
+            ", ".join(
+                f"ts_rank_cd(c.tsv, {tsquery}, {RANK_NORMALIZATION}) AS t{i}" for i in range(terms)
+            ),
+            " + ".join(f"%s * t{i}" for i in range(terms)),
+            "",
+            (),
+        )
+    # tf * (k1 + 1) / (tf + k1 * (1 - b + b * tokens / mean tokens))
+    return LexicalScore(
+        ", ".join(f"10 * ts_rank_cd(c.tsv, {tsquery}, 0) AS t{i}" for i in range(terms)),
+        " + ".join(f"%s * t{i} * 2.2 / (t{i} + norm)" for i in range(terms)),
+        ", 1.2 * (0.25 + 0.75 * coalesce(c.tokens, %s) / %s) AS norm",
+        (mean_tokens, mean_tokens),
+    )

@@ -47,7 +47,9 @@ import psycopg
 from codesift.store.filters import SearchFilters
 from codesift.store.postgres.access import readable_condition
 from codesift.store.postgres.conditions import (
+    LEXICAL_RANK,
     MAX_TRIGRAM_PATTERNS,
+    RANK_NORMALIZATION,
     SYMBOL_THRESHOLD,
     Reader,
     _file_conditions,
@@ -55,6 +57,8 @@ from codesift.store.postgres.conditions import (
     _time_conditions,
     candidate_threshold,
     glob_regex,
+    kept_lexical_terms,
+    lexical_score_sql,
     shared_trigram_patterns,
 )
 from codesift.store.postgres.row_reads import RowReads
@@ -67,6 +71,8 @@ from codesift.store.search_store import (
 )
 
 __all__ = [
+    "LEXICAL_RANK",
+    "RANK_NORMALIZATION",
     "PostgresSearchStore",
     "Reader",
     "candidate_threshold",
@@ -74,11 +80,6 @@ __all__ = [
     "shared_trigram_patterns",
 ]
 
-# How the lexical stream scores (lexical_hits): "bm25", FTS5's BM25 from
-# ts_rank_cd's term frequencies; "cd", plain ts_rank_cd with the normalization
-# below (1: divided by 1 + log(length); 32: r / (r + 1)) weighted by IDF.
-LEXICAL_RANK = "bm25"
-RANK_NORMALIZATION = 1 | 32
 # Up to this many vectors in view, the vector stream compares the query with each
 # (exact); above, it walks the HNSW index.
 EXACT_KNN_MAX = 50_000
@@ -376,21 +377,7 @@ class PostgresSearchStore(RowReads):
             return []
         lexemes = self._lexemes(layer, queries)
         counts = self._document_frequencies(layer, queries, tsquery, lexemes)
-        kept = queries
-        if len(queries) > 1:
-            # As the SQLite store does (sqlite_search.scored_terms): terms in at
-            # least half the chunks, or common ones above `max_df`, are left out.
-            rare = [
-                q
-                for q in queries
-                if not (
-                    2 * counts[q] >= total or (counts[q] >= max_df * total and counts[q] >= 2000)
-                )
-            ]
-            # Terms no chunk holds score nothing: when they are all that is
-            # left, every term is kept.
-            kept = rare if any(counts[q] > 0 for q in rare) else queries
-        kept = [q for q in kept if counts[q] > 0]
+        kept = kept_lexical_terms(queries, counts, total, max_df)
         if not kept:
             return []
         idf = [max(1e-6, math.log((total - counts[q] + 0.5) / (counts[q] + 0.5))) for q in kept]
@@ -405,23 +392,10 @@ class PostgresSearchStore(RowReads):
             hits = self._postings_hits(layer, kept, lexemes, idf, mean_tokens, cap)
             if hits is not None:
                 return hits
-        if LEXICAL_RANK == "cd":
-            tf_sql = ", ".join(
-                f"ts_rank_cd(c.tsv, {tsquery}, {RANK_NORMALIZATION}) AS t{i}"
-                for i in range(len(kept))
-            )
-            score_sql = " + ".join(f"%s * t{i}" for i in range(len(kept)))
-            score_params: list[Any] = list(idf)
-            length_sql, length_params = "", []
-        else:
-            # tf * (k1 + 1) / (tf + k1 * (1 - b + b * tokens / mean tokens))
-            tf_sql = ", ".join(
-                f"10 * ts_rank_cd(c.tsv, {tsquery}, 0) AS t{i}" for i in range(len(kept))
-            )
-            score_sql = " + ".join(f"%s * t{i} * 2.2 / (t{i} + norm)" for i in range(len(kept)))
-            score_params = list(idf)
-            length_sql = ", 1.2 * (0.25 + 0.75 * coalesce(c.tokens, %s) / %s) AS norm"
-            length_params = [mean_tokens, mean_tokens]
+        score = lexical_score_sql(len(kept), tsquery, mean_tokens)
+        tf_sql, score_sql, length_sql = score.tf_sql, score.score_sql, score.length_sql
+        score_params: list[Any] = list(idf)
+        length_params = list(score.length_params)
         rows = self._rows(
             f"SELECT id, {score_sql} AS s FROM (SELECT c.id, {tf_sql}{length_sql}"
             f" FROM chunks c{_files_join(filters, 'c.file_id')}"

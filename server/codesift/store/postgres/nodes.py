@@ -1,5 +1,6 @@
-"""The shared index's answers to a graph walk (store/graph_store.GraphStore) and
-to a lookup of definitions by name, as one reader.
+"""The shared index's `NodeStore` (store/ports.py): definitions by name, similar
+names, nodes and their edges for the engine's symbol lookup and graph walk, as
+one reader.
 
 Every statement runs under the search store's `readable` CTE (search.py: the
 repositories the reader's principal is granted, directly or through a group,
@@ -14,24 +15,29 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from codesift.store.filters import time_conditions
+from codesift.store.filters import SearchFilters, time_conditions
 from codesift.store.history import TimeRow
+from codesift.store.ports import NameRow
 from codesift.store.postgres.row_reads import edge_rows
 from codesift.store.postgres.search import PostgresSearchStore
 from codesift.store.reader import EdgeRow, NodeRow, name_tail, named_matches
 from codesift.timespec import TimeFilter
 
-__all__ = ["PostgresGraphStore"]
+__all__ = ["PostgresNodeStore"]
 
 # Definitions of one name read before the qualified-name match and the limit
 # (nodes_named): a name defined more often than this in the readable
 # repositories keeps its first ones by repository and path.
 NAMED_ROWS = 2000
+# Definitions of similar names (pg_trgm, most similar first) `similar_names` reads.
+SIMILAR_ROWS = 400
+# The chunk layers a similar name's definition is looked up in (the broad ones).
+_NAME_LAYERS = ("code", "summary", "doc")
 
 
-class PostgresGraphStore:
-    """`GraphStore` and name lookups over the shared index as the reader of
-    `store` (its connection and its grants)."""
+class PostgresNodeStore:
+    """`NodeStore` over the shared index as the reader of `store` (its
+    connection and its grants)."""
 
     def __init__(self, store: PostgresSearchStore) -> None:
         self.store = store
@@ -65,6 +71,13 @@ class PostgresGraphStore:
 
     def node_rows(self, node_ids: Iterable[int]) -> dict[int, NodeRow]:
         return self.store.node_rows(node_ids)
+
+    def similar_names(self, tail: str, times: TimeFilter | None = None) -> list[NameRow]:
+        """Names similar to `tail` by pg_trgm (the shared symbol stream's lookup,
+        search.py), inside the window already, most similar first."""
+        filters = SearchFilters(_NAME_LAYERS, times=times or TimeFilter())
+        found = self.store.symbol_candidates(tail, filters, SIMILAR_ROWS)
+        return [(c.node_id, c.name, c.qualified_name, c.kind) for c in found]
 
     def node_times(self, node_ids: Iterable[int]) -> dict[int, TimeRow]:
         return self.store.node_times(node_ids)
