@@ -75,6 +75,7 @@ from codesift.engine import Engine, GraphQuery, Workspace  # noqa: E402
 from graph_edges import (  # noqa: E402
     GO_LIBRARIES,
     GO_SHAPES,
+    TS_CHECK_LIBRARIES,
     TS_LIBRARIES,
     TS_PACKAGES,
     TS_SHAPES,
@@ -542,7 +543,8 @@ def main() -> int:
     wanted = {
         "python": list(DEFAULT_LIBRARIES)
         + [n for n in CHECK_LIBRARIES if n in (args.library or ())],
-        "typescript": list(TS_LIBRARIES),
+        "typescript": list(TS_LIBRARIES)
+        + [n for n in TS_CHECK_LIBRARIES if n in (args.library or ())],
         "go": list(GO_LIBRARIES),
     }
     results: list[Result] = []
