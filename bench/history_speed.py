@@ -61,7 +61,7 @@ from codesift.indexer import Indexer  # noqa: E402
 from codesift.retrieval import Searcher, SearchRequest  # noqa: E402
 from codesift.retrieval.streams import StreamFilters, vector_stream  # noqa: E402
 from codesift.store.database import open_database, scalar  # noqa: E402
-from codesift.store.sqlite_search import SqliteSearchStore  # noqa: E402
+from codesift.store.sqlite.search import SqliteSearchStore  # noqa: E402
 from codesift.timespec import TimeFilter  # noqa: E402
 
 SECTION_BEGIN = "<!-- history_speed:begin -->"

@@ -20,6 +20,10 @@ user starts it (no tokens: authentication off). Once its first index is built:
   the page records the time from the keypress to the first result rendered
   (window.codesiftTimings), which is read back.
 
+Each phase also gives the server's CPU time per request (user + system of its
+process, every thread, from /proc: the steadier figure on a shared machine) and
+the load average as it started.
+
 With --write, the section between `<!-- http_latency:begin -->` and
 `<!-- http_latency:end -->` of --out is replaced (added if missing).
 """

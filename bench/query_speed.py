@@ -79,7 +79,7 @@ import apsw  # noqa: E402
 import numpy as np  # noqa: E402
 import sqlite_vec  # noqa: E402
 
-import codesift.store.sqlite_search as sqlite_search  # noqa: E402
+import codesift.store.sqlite.search as sqlite_search  # noqa: E402
 from codesift.config import SearchSettings, Settings, load_settings  # noqa: E402
 from codesift.embedding import Embedder, fill_vectors, vector_coverage  # noqa: E402
 from codesift.embedding.vectors import embedding_text, quantize  # noqa: E402
@@ -94,7 +94,7 @@ from codesift.retrieval.streams import (  # noqa: E402
 from codesift.retrieval.vector_index import PREFILTER_FACTOR, PREFILTER_MIN, VectorIndex  # noqa: E402
 from codesift.store.database import open_database, scalar  # noqa: E402
 from codesift.store.reader import chunk_rows  # noqa: E402
-from codesift.store.sqlite_search import SqliteSearchStore  # noqa: E402
+from codesift.store.sqlite.search import SqliteSearchStore  # noqa: E402
 from corpora import CORPUS_NAMES, DATA_DIR, DB_DIR, DEVSET_DIR  # noqa: E402
 from runinfo import head_commit, server_changes  # noqa: E402
 

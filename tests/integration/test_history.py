@@ -33,7 +33,7 @@ from codesift.retrieval.streams import (
 )
 from codesift.retrieval.vector_index import VectorIndex
 from codesift.store.database import open_database
-from codesift.store.sqlite_search import SqliteSearchStore
+from codesift.store.sqlite.search import SqliteSearchStore
 from codesift.timespec import UNCOMMITTED_TIME, TimeFilter, parse_time_spec
 
 pytestmark = pytest.mark.usefixtures("git_isolation")

@@ -55,12 +55,43 @@ FILES = {
         "  }\n"
         "}\n"
         "export function operate(init: (s: number, t: Subscriber) => void) {}\n"
+        "export function loose(init: any) {}\n"
+        "export function from(value: number): Subscriber {\n"
+        "  return new Subscriber();\n"
+        "}\n"
     ),
     "src/watch.ts": (
-        "import { operate } from './subscriber';\n"
+        "import { from, loose, operate } from './subscriber';\n"
         "\n"
         "export function watch() {\n"
         "  return operate((source, subscriber) => subscriber.next(source));\n"
+        "}\n"
+        "\n"
+        "export function follow() {\n"
+        "  return loose((subscriber) => subscriber.next(1));\n"
+        "}\n"
+        "\n"
+        "export function made() {\n"
+        "  return from(1).next(2);\n"
+        "}\n"
+    ),
+    # A class whose method is its base's; a closure's typed variable; a chain of
+    # unknown type, never guessed among the file's namesakes.
+    "src/special.ts": ("import { Base } from './base';\nexport class Special extends Base {}\n"),
+    "src/closure.ts": (
+        "import { Special } from './special';\n"
+        "\n"
+        "export function outer(table: { items: Map<string, number> }) {\n"
+        "  let held: Special | null = null;\n"
+        "  function inner() {\n"
+        "    held?.describe();\n"
+        "  }\n"
+        "  table.items.get('k');\n"
+        "  return inner;\n"
+        "}\n"
+        "\n"
+        "export function get(key: string) {\n"
+        "  return key;\n"
         "}\n"
     ),
     # A barrel: the modules' names re-exported from one place.
@@ -203,9 +234,25 @@ def test_a_decorator_is_called_by_the_enclosing_scope(engine: Engine) -> None:
     assert callers(engine, "register") == {"src/store.ts"}
 
 
+def test_a_callbacks_parameter_and_a_calls_result_are_typed_by_the_declared_signature(
+    engine: Engine,
+) -> None:
+    # `subscriber` is typed by operate's signature in another file, `from(1)` by
+    # from's declared return type.
+    assert callees(engine, "watch") == {"operate": "import", "Subscriber.next": "type"}
+    assert callees(engine, "made") == {"from": "import", "Subscriber.next": "type"}
+
+
+def test_closures_inherited_methods_and_chains(engine: Engine) -> None:
+    # `held: Special` declared in the enclosing function; describe() is Base's.
+    assert callees(engine, "outer.inner") == {"Base.describe": "import"}
+    # `table.items.get()`: a Map's, not this file's `get`.
+    assert "get" not in callees(engine, "outer")
+
+
 def test_a_receiver_named_after_a_class_is_a_guess_of_that_class(engine: Engine) -> None:
-    # `subscriber` is typed by operate's signature, which the code does not show here.
-    assert callees(engine, "watch") == {"operate": "import", "Subscriber.next": "guess"}
+    # loose's signature does not type its callback's parameter.
+    assert callees(engine, "follow") == {"loose": "import", "Subscriber.next": "guess"}
     walk = engine.graph("Subscriber.next", GraphQuery(direction="callers", depth=1))
-    (link,) = walk.edges
-    assert link.guessed and link.confidence == "guess"
+    guessed = [link for link in walk.edges if link.guessed]
+    assert len(walk.edges) == 3 and len(guessed) == 1 and guessed[0].confidence == "guess"

@@ -22,7 +22,7 @@ from codesift.retrieval.streams import (
     lexical_stream,
     symbol_stream,
 )
-from codesift.store.sqlite_search import SqliteSearchStore
+from codesift.store.sqlite.search import SqliteSearchStore
 
 pytestmark = pytest.mark.usefixtures("git_isolation")
 

@@ -1,4 +1,4 @@
-"""The SQLite search store (store/sqlite_search.py) and the meta helper on a real
+"""The SQLite search store (store/sqlite/search.py) and the meta helper on a real
 index file: each read a search makes, with its filters inside the query."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from codesift.indexer import IndexSummary
 from codesift.store.filters import SearchFilters
 from codesift.store.meta import read_meta, write_meta
 from codesift.store.search_store import SearchStore
-from codesift.store.sqlite_search import SqliteSearchStore
+from codesift.store.sqlite.search import SqliteSearchStore
 from codesift.store.writer import IndexWriter
 from codesift.timespec import TimeFilter
 

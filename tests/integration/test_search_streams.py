@@ -23,7 +23,7 @@ from codesift.retrieval.flight import StreamInput
 from codesift.retrieval.query import trigrams
 from codesift.retrieval.streams import Ranked
 from codesift.store.search_store import SearchStore
-from codesift.store.sqlite_search import SqliteSearchStore
+from codesift.store.sqlite.search import SqliteSearchStore
 
 pytestmark = pytest.mark.usefixtures("git_isolation")
 
@@ -452,7 +452,7 @@ def test_go_method_graph(conn: apsw.Connection) -> None:
 
 
 def test_terms_in_half_the_rows_are_not_scored_and_rankings_keep() -> None:
-    from codesift.store import sqlite_search
+    from codesift.store.sqlite import search as sqlite_search
 
     conn = apsw.Connection(":memory:")
     conn.execute(
@@ -501,7 +501,7 @@ def test_signature_query_with_common_terms_still_finds_its_definition(
 
 
 def test_common_terms_of_a_large_index_are_not_scored() -> None:
-    from codesift.store import sqlite_search
+    from codesift.store.sqlite import search as sqlite_search
 
     def table(rows: int, common: int) -> apsw.Connection:
         conn = apsw.Connection(":memory:")
@@ -542,7 +542,7 @@ def test_common_terms_of_a_large_index_are_not_scored() -> None:
 
 
 def test_name_candidates_are_counted_over_the_rarest_trigrams_within_a_budget() -> None:
-    from codesift.store import sqlite_search
+    from codesift.store.sqlite import search as sqlite_search
 
     def names(rows: int) -> apsw.Connection:
         conn = apsw.Connection(":memory:")

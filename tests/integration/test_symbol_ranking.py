@@ -12,7 +12,7 @@ from codesift.indexer import IndexSummary
 from codesift.retrieval import Searcher, SearchRequest
 from codesift.retrieval.query import analyze_query
 from codesift.retrieval.streams import StreamFilters, symbol_stream
-from codesift.store.sqlite_search import SqliteSearchStore
+from codesift.store.sqlite.search import SqliteSearchStore
 
 pytestmark = pytest.mark.usefixtures("git_isolation")
 

@@ -19,7 +19,7 @@ from codesift.retrieval import Searcher, SearchRequest
 from codesift.retrieval.streams import StreamFilters, resident_vector_stream, vector_stream
 from codesift.retrieval.vector_index import PREFILTER_MIN, VectorIndex
 from codesift.store.database import open_reader
-from codesift.store.sqlite_search import SqliteSearchStore
+from codesift.store.sqlite.search import SqliteSearchStore
 from codesift.store.vector_stamps import next_vectors_stamp, vector_counters
 
 pytestmark = pytest.mark.usefixtures("git_isolation")

@@ -132,7 +132,7 @@ def test_a_reader_gets_no_postings_of_a_repository_it_may_not_read(
 def test_term_counts_are_the_sqlite_stores(
     pg_dsn: str, shared: SharedIndexReport, make_repo: Any, index_workspace: Any
 ) -> None:
-    from codesift.store.sqlite_search import SqliteSearchStore
+    from codesift.store.sqlite.search import SqliteSearchStore
 
     local, _ = index_workspace(make_repo(FILES, name="local"))
     sqlite = SqliteSearchStore(local)

@@ -14,6 +14,8 @@ from pathlib import Path
 import httpx
 from web_harness import DEADLINE, WORKSPACE, make_workspace, poll
 
+CLI = (sys.executable, "-m", "codesift.cli")
+
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -144,3 +146,51 @@ def test_a_cli_search_names_codesift_web_when_it_answers(tmp_path: Path) -> None
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(DEADLINE)
+
+
+def test_several_roots_from_the_command_line(tmp_path: Path) -> None:
+    """`--root A --root B`: one server, both folders searched, each result naming
+    its root; a `codesift search` in the second folder is answered by it too."""
+    alpha = make_workspace(tmp_path / "alpha", WORKSPACE)
+    ledger = "def post_ledger_entry(entry):\n    return entry\n"
+    quiet = "[embedding]\nenabled = false\n"
+    beta = make_workspace(tmp_path / "beta", {"ledger.py": ledger, ".codesift.toml": quiet})
+    port = free_port()
+    process = subprocess.Popen(
+        [*CLI, "web", "--root", str(alpha), "--root", str(beta), "--listen", f"127.0.0.1:{port}"],
+        env={**_env(), "CODESIFT_TOKENS": str(tmp_path / "none.json")},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+
+    def roots_found() -> set[str]:
+        try:
+            answer = httpx.post(base + "/api/search", json={"query": "post_ledger_entry submit"})
+        except httpx.HTTPError:
+            return set()
+        return {r["root"] for r in answer.json().get("results", [])}
+
+    try:
+        poll(roots_found, lambda found: found == {"alpha", "beta"}, "results from both roots")
+        status = httpx.get(base + "/api/status").json()
+        assert [r["name"] for r in status["roots"]] == ["alpha", "beta"]
+        done = poll(
+            lambda: subprocess.run(
+                [*CLI, "search", "post_ledger_entry", "--root", str(beta), "-vv"],
+                capture_output=True,
+                text=True,
+                timeout=DEADLINE,
+                env=_env(),
+            ),
+            lambda run: "answered by codesift web" in run.stderr,
+            "a CLI search in the second root answered by codesift web",
+        )
+        assert "ledger.py" in done.stdout
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _out, err = process.communicate(timeout=DEADLINE)
+    assert process.returncode == 0, err
+    assert "Traceback" not in err

@@ -12,7 +12,7 @@ import bisect
 from tree_sitter import Node
 
 from codesift.parsing.calls_go import go_callee, go_imports
-from codesift.parsing.calls_python import python_callee, python_receiver
+from codesift.parsing.calls_python import python_callee
 from codesift.parsing.calls_script import SCRIPT_LANGUAGES, script_callee, script_imports
 from codesift.parsing.model import ParsedEdge, ParsedNode
 from codesift.parsing.outline import CLASS_LIKE, CallSite, Def, Import, Outline, nearest_node
@@ -49,9 +49,9 @@ def call_edges(
         seen.add((caller, callee))
         confidence = ""
         if language == "python":
-            dst, hint = python_callee(callee, caller, callee_node, outline, import_hints, src)
-            if dst is not None:
-                confidence = "scope" if python_receiver(callee_node, src) is None else "type"
+            dst, hint, confidence = python_callee(
+                callee, caller, callee_node, outline, import_hints, src
+            )
         elif script is not None:
             dst, hint, confidence = script_callee(callee, caller, callee_node, outline, script, src)
         elif language == "go":
@@ -60,7 +60,7 @@ def call_edges(
             )
         else:
             dst, hint = None, import_hints.get(callee, "")
-        if dst is None and not hint and language != "python":
+        if dst is None and not hint and _guess_here(language, callee_node, src):
             # The language tells no more: a name defined in this file, picked by
             # where it is (a bare call of it is in scope; any other, a guess).
             dst = local_callee(callee, caller, callee_node, outline, src)
@@ -81,6 +81,16 @@ def call_edges(
             )
         )
     return edges
+
+
+def _guess_here(language: str, callee_node: Node, src: bytes) -> bool:
+    """Whether a call the language left unresolved may be guessed among this
+    file's definitions by name: not in Python (its rules leave no such call), nor
+    a script call on a chain or a call's result (`this.items_.get()`): the file's
+    namesakes are rarely what such a receiver holds."""
+    if language == "python":
+        return False
+    return language not in SCRIPT_LANGUAGES or not receiver_is_other(callee_node, src)
 
 
 class _CallerLookup:

@@ -1,10 +1,29 @@
 """Python calls that follow the language: scopes, imports (relative ones made
 absolute), the caller's class and its bases, receivers whose class is visible,
-builtins."""
+builtins.
+
+What a call cannot be told from this file alone it leaves to the writer as a
+hint (store/python_hints.py resolves them across files):
+
+- `pkg.mod.f` (an imported name, a module-qualified call): the definition of
+  that qualified name, following a package's re-exports (`from .a import f` in
+  `pkg/__init__.py`);
+- `*py::pkg.mod.Klass.f` (a receiver whose class is known: `self`, an
+  annotation, a constructor): the class's method, else its bases'; never a
+  function of that name elsewhere;
+- `*py::pkg.mod.make().f`: the method `f` of the class `make`'s return
+  annotation names;
+- `*method::f` (a receiver the file does not type): the one method named `f`
+  in the project, never a module-level function;
+- `*object::f` (a method of Python's own types on an untyped receiver:
+  `.items()`, `.append()`, `.split()`) and `*global::f` (a bare call of a name
+  neither defined nor imported here: a parameter, a local): never resolved."""
 
 from __future__ import annotations
 
 import re
+import sys
+from typing import NamedTuple
 
 from tree_sitter import Node
 
@@ -18,7 +37,13 @@ from codesift.parsing.outline import (
     tree_definition,
 )
 
-__all__ = ["PYTHON_BUILTINS", "absolute_import", "python_callee", "python_receiver"]
+__all__ = [
+    "PYTHON_BUILTINS",
+    "PyCallee",
+    "absolute_import",
+    "python_callee",
+    "python_receiver",
+]
 
 # Names Python calls without an import (`len`, `next`, `set`, `open`...): a bare call
 # of one that this file neither defines nor imports is the builtin, never a project
@@ -26,6 +51,26 @@ __all__ = ["PYTHON_BUILTINS", "absolute_import", "python_callee", "python_receiv
 PYTHON_BUILTINS = frozenset(
     name for name in dir(__import__("builtins")) if not name.startswith("__")
 )
+# Methods of Python's own containers and strings: on a receiver whose type the
+# file does not show, `.items()`, `.append()`, `.split()` are those types'.
+_OBJECT_METHODS = frozenset(
+    name
+    for kind in (dict, list, str, set, frozenset, tuple, bytes, bytearray)
+    for name in dir(kind)
+    if not name.startswith("_")
+)
+_STDLIB = frozenset(sys.stdlib_module_names)
+# A type as call resolution reads it: `Klass`, `mod.Klass`, `make`, `make().open`.
+_TYPE_TEXT = re.compile(r"[A-Za-z_]\w*(?:(?:\(\))?\.[A-Za-z_]\w*)*")
+
+
+class PyCallee(NamedTuple):
+    dst: int | None
+    hint: str
+    confidence: str  # scope or type when dst is set
+
+
+_NONE = PyCallee(None, "", "")
 
 
 def absolute_import(item: Import, package: str) -> Import:
@@ -45,13 +90,28 @@ def absolute_import(item: Import, package: str) -> Import:
 def python_receiver(name_node: Node, src: bytes) -> str | None:
     """What a Python call is made on: None for a bare call `f()`, else the
     receiver's source text (`self`, `super()`, `json`, `self.items`, `a.b`)."""
+    receiver = _receiver_node(name_node)
+    if receiver is None:
+        parent = name_node.parent
+        return "" if parent is not None and parent.type == "attribute" else None
+    return _text(receiver, src)
+
+
+def _receiver_node(name_node: Node) -> Node | None:
     parent = name_node.parent
     if parent is None or parent.type != "attribute":
         return None
-    receiver = parent.child_by_field_name("object")
-    if receiver is None:
-        return ""
-    return src[receiver.start_byte : receiver.end_byte].decode("utf-8", "replace")
+    return parent.child_by_field_name("object")
+
+
+class _Call(NamedTuple):
+    """One call being resolved: its name, the calling node and the file."""
+
+    callee: str
+    caller: int
+    outline: Outline
+    hints: dict[str, str]
+    src: bytes
 
 
 def python_callee(
@@ -61,70 +121,214 @@ def python_callee(
     outline: Outline,
     import_hints: dict[str, str],
     src: bytes,
-) -> tuple[int | None, str]:
-    """The node in this file a Python call reaches, and the hint for resolving it
-    elsewhere, following the language:
+) -> PyCallee:
+    """The node in this file a Python call reaches (with how it was found), or
+    the hint for resolving it elsewhere (the module docstring), following the
+    language:
 
     - `f()` reaches a function or class in scope (never a method): one defined here
-      (the innermost scope first), else an imported name (its hint), else a builtin;
-    - `self.f()` / `cls.f()` reach the caller's class's own method (else a base's,
-      elsewhere); `super().f()` a base's; `Klass.f()` that class's method;
+      (the innermost scope first, the last definition of a name), else an imported
+      name, else a builtin;
+    - `self.f()` / `cls.f()` reach the caller's class's own method, else a base's;
+      `super().f()` a base's; `Klass.f()` that class's method;
+    - `obj.f()` whose class is visible (an annotation, a constructor assigned to
+      it, a field set in the class, a called function's return annotation) reaches
+      that class's method;
     - `mod.f()` / `a.b.f()` on an imported module or name reach that module's `f`
-      (its hint: `json.dumps` never resolves to a project method `dumps`);
-    - a call on any other object (`items.append()`) stays a guess by name."""
-    nodes = outline.nodes
-    candidates = outline.by_name.get(callee, ())
+      (`json.dumps` never resolves to a project method `dumps`);
+    - a call on any other object stays a guess by name among methods."""
+    call = _Call(callee, caller, outline, import_hints, src)
     receiver = python_receiver(callee_node, src)
     if receiver is None:
-        if callee in import_hints and _imported_inside(callee, caller, outline, src):
-            return None, import_hints[callee]  # a function-level import shadows the module's
-        scoped = [c for c in candidates if c.kind != "method"]
-        # The innermost enclosing scope that defines it (a closure), then module level.
-        chain = [caller, *ancestors(caller, nodes)]
-        for owner in chain:
-            for cand in scoped:
-                if cand.parent == owner:  # the caller itself too: recursion
-                    return cand.index, ""
-        top = [c for c in scoped if c.parent == 0]
-        if top:
-            return top[0].index, ""
-        if callee in import_hints:
-            return None, import_hints[callee]
-        if callee in PYTHON_BUILTINS:
-            return None, f"builtins.{callee}"
-        return None, ""
+        return _bare_callee(call)
     if receiver in ("self", "cls"):
-        klass = enclosing_class(caller, nodes)
-        for cand in candidates:
-            if klass is not None and cand.parent == klass and cand.index != caller:
-                return cand.index, ""
-        if klass is not None and any(c.parent == klass and c.index == caller for c in candidates):
-            return caller, ""  # recursion through self
-        # Not the class's own: a base's (never a module-level function of that name).
-        return _through_bases(callee, caller, outline, import_hints, src)
+        return _self_callee(call)
     if receiver == "super()":
-        return _through_bases(callee, caller, outline, import_hints, src)
-    typed = _receiver_type(receiver, caller, outline, src)
+        return _super_callee(call)
+    return _object_callee(call, receiver, _receiver_node(callee_node))
+
+
+def _bare_callee(call: _Call) -> PyCallee:
+    callee, caller, outline, hints = call.callee, call.caller, call.outline, call.hints
+    if callee in hints and _imported_inside(callee, caller, outline, call.src):
+        return PyCallee(None, hints[callee], "")  # a function-level import shadows
+    found = _in_scope(callee, caller, outline)
+    if found is not None:
+        return PyCallee(found, "", "scope")
+    if callee in hints:
+        return PyCallee(None, hints[callee], "")
+    if callee in PYTHON_BUILTINS:
+        return PyCallee(None, f"builtins.{callee}", "")
+    if _star_imports(outline, call.src):
+        return _NONE  # it may come from `from x import *`: a guess by name
+    # Neither defined nor imported: a parameter, a local, a global set at run time.
+    return PyCallee(None, f"*global::{callee}", "")
+
+
+def _in_scope(name: str, caller: int, outline: Outline) -> int | None:
+    """A function or class `name` visible from `caller`: the innermost enclosing
+    scope that defines it (a closure; the caller itself: recursion), then module
+    level; of several definitions in one scope, the last (it rebinds the name)."""
+    scoped = [c for c in outline.by_name.get(name, ()) if c.kind != "method"]
+    if not scoped:
+        return None
+    for owner in [caller, *ancestors(caller, outline.nodes)]:
+        mine = [c.index for c in scoped if c.parent == owner]
+        if mine:
+            return mine[-1]
+    top = [c.index for c in scoped if c.parent == 0]
+    return top[-1] if top else None
+
+
+def _self_callee(call: _Call) -> PyCallee:
+    klass = enclosing_class(call.caller, call.outline.nodes)
+    if klass is None:
+        return PyCallee(None, f"*method::{call.callee}", "")
+    return _method_of_class(klass, call, skip=call.caller)
+
+
+def _method_of_class(klass: int, call: _Call, *, skip: int = -1) -> PyCallee:
+    """`call.callee` as a method of class `klass` (this file's): its own, else a
+    base's (the writer walks the bases across files)."""
+    own = [c.index for c in call.outline.by_name.get(call.callee, ()) if c.parent == klass]
+    others = [index for index in own if index != skip]
+    if others:
+        return PyCallee(others[-1], "", "type")
+    if own:
+        return PyCallee(own[-1], "", "type")  # recursion through self
+    return PyCallee(None, f"*py::{call.outline.nodes[klass].qualified_name}.{call.callee}", "")
+
+
+def _super_callee(call: _Call) -> PyCallee:
+    """`super().f()`: the first base of the caller's class, in source order, that
+    is defined here or imported (the writer walks on from it)."""
+    klass = enclosing_class(call.caller, call.outline.nodes)
+    for base in _bases(klass, call):
+        local = _local_class(base, call.outline)
+        if local is not None:
+            return _method_of_class(local, call)
+        qualified = _imported(base, call.hints)
+        if qualified:
+            return PyCallee(None, f"*py::{qualified}.{call.callee}", "")
+    # No base of the project's: `object`'s, a builtin's (`Exception`) or unknown.
+    return PyCallee(None, f"builtins.super.{call.callee}", "")
+
+
+def _bases(klass: int | None, call: _Call) -> list[str]:
+    definition = None if klass is None else tree_definition(klass, call.outline)
+    bases = None if definition is None else definition.child_by_field_name("superclasses")
+    if bases is None:
+        return []
+    names = [_text(base, call.src) for base in bases.named_children]
+    return [name for name in names if DOTTED.fullmatch(name)]
+
+
+def _local_class(name: str, outline: Outline) -> int | None:
+    classes = [c for c in outline.by_name.get(name, ()) if c.kind in CLASS_LIKE]
+    return classes[-1].index if classes else None
+
+
+def _imported(dotted: str, hints: dict[str, str]) -> str:
+    """The qualified name an imported dotted name stands for (`mod.Klass` with
+    `from pkg import mod` -> `pkg.mod.Klass`), or ''."""
+    head = dotted.split(".", 1)[0]
+    if head not in hints:
+        return ""
+    return f"{hints[head]}{dotted[len(head) :]}"
+
+
+def _object_callee(call: _Call, receiver: str, receiver_node: Node | None) -> PyCallee:
+    """A call on anything but `self`, `cls` and `super()`."""
+    typed = _typed_receiver(call, receiver, receiver_node)
     if typed is not None:
-        classes = [c for c in outline.by_name.get(typed, ()) if c.kind in CLASS_LIKE]
-        if len(classes) == 1:  # `catalog: Catalog` ... `catalog.find()`
-            for cand in candidates:
-                if cand.parent == classes[0].index:
-                    return cand.index, ""
-            return None, ""
-        type_head = typed.split(".", 1)[0]
-        if type_head in import_hints:
-            return None, f"{import_hints[type_head]}{typed[len(type_head) :]}.{callee}"
-    head = receiver.split(".", 1)[0]
+        return typed
     if DOTTED.fullmatch(receiver):
-        classes = [c for c in outline.by_name.get(receiver, ()) if c.kind in CLASS_LIKE]
-        if len(classes) == 1:  # Klass.f()
-            for cand in candidates:
-                if cand.parent == classes[0].index:
-                    return cand.index, ""
-        if head in import_hints:
-            return None, f"{import_hints[head]}{receiver[len(head) :]}.{callee}"
+        head = receiver.split(".", 1)[0]
+        local = _local_class(receiver, call.outline)
+        if local is not None:  # Klass.f()
+            return _method_of_class(local, call)
+        qualified = _imported(receiver, call.hints)
+        if qualified:  # mod.f(), a.b.f() through an import
+            return PyCallee(None, f"{qualified}.{call.callee}", "")
+        if head in _STDLIB and not call.outline.by_name.get(head):
+            return PyCallee(None, f"{receiver}.{call.callee}", "")  # os.path.join
+    if call.callee in _OBJECT_METHODS and not call.outline.by_name.get(call.callee):
+        return PyCallee(None, f"*object::{call.callee}", "")
+    return PyCallee(None, f"*method::{call.callee}", "")
+
+
+class _Type(NamedTuple):
+    """What a receiver visibly holds: a class's name (`Klass`, `mod.Klass`) or,
+    `called`, the callee of the call that made it (`make`, `mod.make`, `Klass`)."""
+
+    text: str
+    called: bool
+
+
+def _typed_receiver(call: _Call, receiver: str, receiver_node: Node | None) -> PyCallee | None:
+    """A receiver whose class the file shows: a variable's or field's type, or a
+    call (`make().f()`, `Klass(...).f()`) whose result's class is known."""
+    if receiver_node is not None and receiver_node.type == "call":
+        function = receiver_node.child_by_field_name("function")
+        typed: _Type | None = None if function is None else _Type(_text(function, call.src), True)
+    else:
+        typed = _receiver_type(receiver, call.caller, call.outline, call.src)
+    if typed is None or not _TYPE_TEXT.fullmatch(typed.text):
+        return None
+    if not typed.called and typed.text in PYTHON_BUILTINS:  # `items: dict` ... `items.get()`
+        return PyCallee(None, f"builtins.{typed.text}.{call.callee}", "")
+    local, qualified = _qualified_type(call, typed)
+    if local is not None:
+        return _method_of_class(local, call)
+    return PyCallee(None, f"*py::{qualified}.{call.callee}", "") if qualified else None
+
+
+def _qualified_type(call: _Call, typed: _Type, depth: int = 0) -> tuple[int | None, str]:
+    """The class of this file a type names (its node), or the path the writer
+    walks to it (`pkg.mod.Klass`, `pkg.mod.make()`: what `make` returns)."""
+    suffix = "()" if typed.called else ""
+    if "()." in typed.text and depth < 3:  # `make().open()`: what `open` returns
+        first, _, rest = typed.text.partition("().")
+        path = _path_of(call, _qualified_type(call, _Type(first, True), depth + 1))
+        return None, f"{path}.{rest}{suffix}" if path else ""
+    head, _, rest = typed.text.partition(".")
+    if head in ("self", "cls"):
+        return None, _member_path(call, rest, suffix, depth)
+    nodes = call.outline.nodes
+    found = _in_scope(head, call.caller, call.outline) if typed.called else None
+    local = _local_class(head, call.outline) if found is None else found
+    if local is not None and nodes[local].kind not in CLASS_LIKE:  # a function here
+        return None, f"{nodes[local].qualified_name}(){'.' + rest + suffix if rest else ''}"
+    if local is not None:
+        return (local, "") if not rest else (None, f"{nodes[local].qualified_name}.{rest}{suffix}")
+    qualified = _imported(typed.text, call.hints)
+    if qualified:
+        return None, f"{qualified}{suffix}"
+    if depth < 3 and head.isidentifier():  # `pattern.match()` with `pattern = re.compile()`
+        inner = _receiver_type(head, call.caller, call.outline, call.src)
+        path = "" if inner is None else _path_of(call, _qualified_type(call, inner, depth + 1))
+        if path and rest:
+            return None, f"{path}.{rest}{suffix}"
     return None, ""
+
+
+def _path_of(call: _Call, found: tuple[int | None, str]) -> str:
+    index, path = found
+    return call.outline.nodes[index].qualified_name if index is not None else path
+
+
+def _member_path(call: _Call, rest: str, suffix: str, depth: int) -> str:
+    """`self.field.f`, `self.prop.f`, `self.make()`: the path from the caller's
+    class (a field's type, a method's return)."""
+    klass = enclosing_class(call.caller, call.outline.nodes)
+    if klass is None or not rest or depth >= 3:
+        return ""
+    first, _, more = rest.partition(".")
+    if not more:
+        return f"{call.outline.nodes[klass].qualified_name}.{first}{suffix}"
+    field = _field_type(first, call.caller, call.outline, call.src)
+    path = "" if field is None else _path_of(call, _qualified_type(call, field, depth + 1))
+    return f"{path}.{more}{suffix}" if path else ""
 
 
 def _imported_inside(name: str, caller: int, outline: Outline, src: bytes) -> bool:
@@ -144,90 +348,113 @@ def _imported_inside(name: str, caller: int, outline: Outline, src: bytes) -> bo
     return name in names
 
 
-def _through_bases(
-    callee: str, caller: int, outline: Outline, import_hints: dict[str, str], src: bytes
-) -> tuple[int | None, str]:
-    """`super().f()`: the first base of the caller's class, in source order, that
-    is defined here with a method `f` (the node), or is imported (a hint to its `f`)."""
-    klass = enclosing_class(caller, outline.nodes)
-    definition = None if klass is None else tree_definition(klass, outline)
-    bases = None if definition is None else definition.child_by_field_name("superclasses")
-    if bases is None:
-        return None, ""
-    for base in bases.named_children:
-        name = src[base.start_byte : base.end_byte].decode("utf-8", "replace")
-        if not DOTTED.fullmatch(name):
-            continue
-        local = [c for c in outline.by_name.get(name, ()) if c.kind in CLASS_LIKE]
-        if len(local) == 1:
-            for cand in outline.by_name.get(callee, ()):
-                if cand.parent == local[0].index:
-                    return cand.index, ""
-            continue
-        head = name.split(".", 1)[0]
-        if head in import_hints:
-            return None, f"{import_hints[head]}{name[len(head) :]}.{callee}"
-    return None, ""
+def _star_imports(outline: Outline, src: bytes) -> bool:
+    key = ("star-imports", 0)
+    found = outline.scope_facts.get(key)
+    if found is None:
+        found = _STAR_IMPORT.search(src.decode("utf-8", "replace")) is not None
+        outline.scope_facts[key] = found
+    return bool(found)
 
 
 # The patterns call resolution reads types with, each finding every name of a
 # scope at once (one pass per scope, not one compiled pattern per call).
 _IDENT = r"[^\W\d]\w*"
 _INDENTED_IMPORT = re.compile(r"(?m)^\s+(?:from\s+\S+\s+)?import\s([^\n]*)")
+_STAR_IMPORT = re.compile(r"(?m)^\s*from\s+\S+\s+import\s+\*")
 _WORD_RUN = re.compile(r"\w+")
-_ANNOTATION = r"\s*:\s*[\"']?(?:Optional\[)?([A-Za-z_][\w.]*)"
-_CONSTRUCTED = r"\s*(?::[^=\n]+)?=\s*([A-Z][\w.]*)\("
-# The type is read in a lookahead, so that a match consumes no more than the name
-# and never hides the next name from the scan.
-_PARAMETER_TYPE = re.compile(rf"(?:^|[(,\s])({_IDENT})(?={_ANNOTATION})")
-_LOCAL_CONSTRUCTED = re.compile(rf"(?m)^\s*({_IDENT})(?={_CONSTRUCTED})")
-_FIELD_TYPES = (  # in order of preference
-    re.compile(rf"self\.({_IDENT})(?={_CONSTRUCTED})"),
-    re.compile(rf"self\.({_IDENT})(?={_ANNOTATION})"),
-    re.compile(rf"(?m)^\s+({_IDENT})(?={_ANNOTATION})"),
+# `x: Klass`, `x: "Klass"`, `x: Optional[Klass]`, `x: type[Klass]`, `x: Klass | None`
+_ANNOTATION = r"[ \t]*:[ \t]*[\"']?(?:(?:Optional|type|Type)\[)?([A-Za-z_][\w.]*)"
+# `x = Klass(...)`, `x: T = Klass[...](...)`, `x = make(...)`, `x = mod.make(...)`
+_CONSTRUCTED = (
+    r"\s*(?::[^=\n]+)?=\s*(?:await\s+)?([A-Za-z_][\w.]*(?:\(\)\.[A-Za-z_][\w.]*)*)"
+    r"(?:\[[^\n=]*\])?\("
 )
+# The type is read in a lookahead, so that a match consumes no more than the name
+# and never hides the next name from the scan. Each pattern with whether it reads
+# a call's callee (True) or a type's name.
+_PARAMETER_TYPE = re.compile(rf"(?:^|[(,\s])({_IDENT})(?={_ANNOTATION})")
+_LOCAL_TYPES = (  # in order of preference: what is declared, then what is assigned
+    (re.compile(rf"(?m)^\s*({_IDENT})(?={_ANNOTATION})"), False),
+    (re.compile(rf"(?m)^\s*({_IDENT})(?={_CONSTRUCTED})"), True),
+    (re.compile(rf"\bwith\s+([A-Za-z_][\w.]*)\([^\n]*?\)\s+as\s+({_IDENT})\s*:"), True),
+)
+_MODULE_TYPES = (
+    (re.compile(rf"(?m)^({_IDENT})(?={_ANNOTATION})"), False),
+    (re.compile(rf"(?m)^({_IDENT})(?={_CONSTRUCTED})"), True),
+)
+_FIELD_TYPES = (
+    (re.compile(rf"self\.({_IDENT})(?={_ANNOTATION})"), False),
+    (re.compile(rf"(?m)^\s+({_IDENT})(?={_ANNOTATION})"), False),
+    (re.compile(rf"self\.({_IDENT})(?={_CONSTRUCTED})"), True),
+)
+_Facts = list[dict[str, _Type]]
 
 
 def _text(node: Node, src: bytes) -> str:
     return src[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
-def _first_types(pattern: re.Pattern[str], text: str) -> dict[str, str]:
-    """name -> the type of its first match of `pattern` in `text`."""
-    found: dict[str, str] = {}
+def _first_types(pattern: re.Pattern[str], called: bool, text: str) -> dict[str, _Type]:
+    """name -> the type of its first match of `pattern` in `text` (`with T() as x`
+    names the type first)."""
+    found: dict[str, _Type] = {}
+    swapped = pattern.pattern.startswith(r"\bwith")
     for match in pattern.finditer(text):
-        found.setdefault(match.group(1), match.group(2))
+        name, typed = (match.group(2), match.group(1)) if swapped else match.groups()
+        found.setdefault(name, _Type(typed, called))
     return found
 
 
-def _receiver_type(receiver: str, caller: int, outline: Outline, src: bytes) -> str | None:
-    """The class a receiver visibly holds: for a variable of the calling function,
-    a parameter's annotation (`catalog: Catalog`, `"Catalog"`, `Optional[Catalog]`)
-    or an assignment of a constructor call (`catalog = Catalog(...)`); for
-    `self.field`, the field's constructor call or annotation in its class
-    (`self.lock = Lock()`, `self.lock: Lock`, `lock: Lock` in the class body)."""
+def _receiver_type(receiver: str, caller: int, outline: Outline, src: bytes) -> _Type | None:
+    """What a receiver visibly holds: for a variable of the calling function,
+    a parameter's annotation (`catalog: Catalog`, `"Catalog"`, `Optional[Catalog]`),
+    a local annotation, an assignment of a call (`catalog = Catalog(...)`, `x =
+    make()`) or `with Catalog() as catalog`; else a module-level variable's
+    annotation or assignment; for `self.field`, the field's assignment of a call
+    or annotation in its class (`self.lock = Lock()`, `self.lock: Lock`, `lock:
+    Lock` in the class body)."""
     if receiver.startswith("self.") and receiver[5:].isidentifier():
         return _field_type(receiver[5:], caller, outline, src)
-    if not caller or not receiver.isidentifier():
+    if not receiver.isidentifier():
         return None
+    for types in _local_facts(caller, outline, src) + _module_facts(outline, src):
+        if receiver in types:
+            return types[receiver]
+    return None
+
+
+def _local_facts(caller: int, outline: Outline, src: bytes) -> _Facts:
+    if not caller:
+        return []
     key = ("locals", caller)
     facts = outline.scope_facts.get(key)
     if facts is None:
-        facts = ({}, {})
+        facts = []
         definition = tree_definition(caller, outline)
         if definition is not None:
             parameters = definition.child_by_field_name("parameters")
             body = definition.child_by_field_name("body")
-            facts = (
-                {} if parameters is None else _first_types(_PARAMETER_TYPE, _text(parameters, src)),
-                {} if body is None else _first_types(_LOCAL_CONSTRUCTED, _text(body, src)),
-            )
+            if parameters is not None:
+                facts.append(_first_types(_PARAMETER_TYPE, False, _text(parameters, src)))
+            if body is not None:
+                text = _text(body, src)
+                facts += [_first_types(pattern, called, text) for pattern, called in _LOCAL_TYPES]
         outline.scope_facts[key] = facts
-    annotated, constructed = facts
-    return annotated.get(receiver) or constructed.get(receiver)
+    return list(facts)
 
 
-def _field_type(field_name: str, caller: int, outline: Outline, src: bytes) -> str | None:
+def _module_facts(outline: Outline, src: bytes) -> _Facts:
+    key = ("module-types", 0)
+    facts = outline.scope_facts.get(key)
+    if facts is None:
+        text = src.decode("utf-8", "replace")
+        facts = [_first_types(pattern, called, text) for pattern, called in _MODULE_TYPES]
+        outline.scope_facts[key] = facts
+    return list(facts)
+
+
+def _field_type(field_name: str, caller: int, outline: Outline, src: bytes) -> _Type | None:
     klass = enclosing_class(caller, outline.nodes)
     if klass is None:
         return None
@@ -236,9 +463,11 @@ def _field_type(field_name: str, caller: int, outline: Outline, src: bytes) -> s
     if facts is None:
         definition = tree_definition(klass, outline)
         text = "" if definition is None else _text(definition, src)
-        facts = [_first_types(pattern, text) for pattern in _FIELD_TYPES]
+        facts = [_first_types(pattern, called, text) for pattern, called in _FIELD_TYPES]
         outline.scope_facts[key] = facts
     for types in facts:
         if field_name in types:
-            return str(types[field_name])
+            return _Type(*types[field_name])
+    if any(c.parent == klass for c in outline.by_name.get(field_name, ())):
+        return _Type(f"self.{field_name}", True)  # a property: what it returns
     return None

@@ -81,6 +81,7 @@ class ScriptImports(NamedTuple):
     bound: dict[str, _Bound]
     packages: dict[str, str]
     is_module: bool
+    base: str = ""  # this file's own module path, without extension
 
 
 def _module_base(module: str, rel_path: str) -> str | None:
@@ -107,7 +108,8 @@ def script_imports(
             continue
         bound[local] = _Bound(base, item.name)
     packages = {name: hint for name, hint in import_hints.items() if name not in bound}
-    return ScriptImports(bound, packages, bool(imports))
+    own = _module_base(f"./{posixpath.basename(rel_path)}", rel_path) or ""
+    return ScriptImports(bound, packages, bool(imports), own)
 
 
 def _receiver(name_node: Node, src: bytes) -> str | None:
@@ -228,24 +230,25 @@ def _declared(owner: int, outline: Outline, src: bytes, *, member: bool) -> list
 
 
 def _visible_type(receiver: str, caller: int, outline: Outline, src: bytes) -> str | None:
-    """The class a variable or `this.field` visibly holds (a capitalised name)."""
+    """The class a variable or `this.field` visibly holds (a capitalised name): a
+    variable declared in the caller or in a function around it (a closure's)."""
     field = _THIS_FIELD.fullmatch(receiver)
     if field is not None:
-        owner = _enclosing_class(caller, outline)
+        klass = _enclosing_class(caller, outline)
+        owners = [] if klass is None else [klass]
         name = field.group(1)
-        member = True
-    else:
-        owner = caller or None
+    elif _IDENT_RE.fullmatch(receiver) is not None:
+        owners = [o for o in [caller, *ancestors(caller, outline.nodes)] if o]
         name = receiver
-        member = False
-        if _IDENT_RE.fullmatch(receiver) is None:
-            return None
-    if owner is None:
+    else:
         return None
-    for found in _declared(owner, outline, src, member=member):
-        typed = found.get(name)
-        if typed and typed[0].isupper():
-            return typed
+    for owner in owners:
+        if field is None and owner != caller and outline.nodes[owner].kind == "class":
+            break  # a class's members are no variables of its methods
+        for found in _declared(owner, outline, src, member=field is not None):
+            typed = found.get(name)
+            if typed and typed[0].isupper():
+                return typed
     return None
 
 
@@ -261,36 +264,11 @@ def script_callee(
     imports: ScriptImports,
     src: bytes,
 ) -> Callee:
-    nodes = outline.nodes
     receiver = _receiver(callee_node, src)
     if receiver is None:
-        chain = [caller, *ancestors(caller, nodes)]
-        scoped = [c for c in outline.by_name.get(callee, ()) if c.kind != "method"]
-        for owner in chain:
-            mine = [cand.index for cand in scoped if cand.parent == owner]
-            if mine:  # of overloads, the implementation (the last)
-                return Callee(mine[-1], "", "scope")
-        bound = imports.bound.get(callee)
-        if bound is not None:
-            return Callee(None, f"{bound.base}::{bound.name or callee}", "")
-        if callee in imports.packages:
-            return Callee(None, imports.packages[callee], "")
-        if imports.is_module:
-            return Callee(None, f"*global::{callee}", "")
-        return Callee(None, "", "")
+        return _bare_callee(callee, caller, outline, imports)
     if receiver in ("this", "super"):
-        klass = _enclosing_class(caller, outline)
-        if klass is None:
-            return Callee(None, "", "")
-        if receiver == "this":
-            found = _class_methods(klass, callee, outline)
-            if found is not None:
-                return Callee(found, "", "type")
-        for base in _bases(klass, outline, src):
-            dst, hint = _method_of_type(base, callee, outline, imports, src, frozenset({klass}))
-            if dst is not None or hint:
-                return Callee(dst, hint, "type" if dst is not None else "")
-        return Callee(None, "", "")
+        return _this_callee(receiver, callee, caller, outline, imports, src)
     if receiver in _GLOBAL_OBJECTS and receiver not in imports.bound:
         return Callee(None, f"*global::{receiver}.{callee}", "")
     bound = imports.bound.get(receiver)
@@ -299,14 +277,80 @@ def script_callee(
     typed = receiver if _local_class(receiver, outline) is not None or bound else None
     typed = typed or _visible_type(receiver, caller, outline, src)
     if typed is not None:
-        dst, hint = _method_of_type(typed, callee, outline, imports, src)
+        found = _typed_callee(typed, callee, outline, imports, src)
+        if found is not None:
+            return found
+    untyped = _untyped_callee(receiver, callee, outline, imports)
+    declared = _declared_by_signature(callee_node, caller, outline, imports)
+    if not declared:
+        return untyped
+    # The signature first; else the class the receiver is named after (a guess).
+    if untyped.dst is not None:
+        fallback = f"|~::{outline.nodes[untyped.dst].qualified_name}"
+    else:
+        fallback = f"|{untyped.hint}" if untyped.hint.startswith("~::") else ""
+    return Callee(None, f"{declared}.{callee}{fallback}", "")
+
+
+def _bare_callee(callee: str, caller: int, outline: Outline, imports: ScriptImports) -> Callee:
+    """`f()` / `new X()`: in scope in this file, else imported, else a global."""
+    found = _in_scope(callee, caller, outline)
+    if found is not None:
+        return Callee(found, "", "scope")
+    bound = imports.bound.get(callee)
+    if bound is not None:
+        return Callee(None, f"{bound.base}::{bound.name or callee}", "")
+    if callee in imports.packages:
+        return Callee(None, imports.packages[callee], "")
+    if imports.is_module:
+        return Callee(None, f"*global::{callee}", "")
+    return Callee(None, "", "")
+
+
+def _in_scope(name: str, caller: int, outline: Outline) -> int | None:
+    """A function or class `name` of the innermost scope around `caller` that
+    defines one (of overloads, the implementation: the last)."""
+    scoped = [c for c in outline.by_name.get(name, ()) if c.kind != "method"]
+    for owner in [caller, *ancestors(caller, outline.nodes)]:
+        mine = [cand.index for cand in scoped if cand.parent == owner]
+        if mine:
+            return mine[-1]
+    return None
+
+
+def _this_callee(
+    receiver: str, callee: str, caller: int, outline: Outline, imports: ScriptImports, src: bytes
+) -> Callee:
+    """`this.f()`: the caller's class's method, else a base's; `super.f()` a base's."""
+    klass = _enclosing_class(caller, outline)
+    if klass is None:
+        return Callee(None, "", "")
+    if receiver == "this":
+        found = _class_methods(klass, callee, outline)
+        if found is not None:
+            return Callee(found, "", "type")
+    for base in _bases(klass, outline, src):
+        dst, hint = _method_of_type(base, callee, outline, imports, src, frozenset({klass}))
         if dst is not None or hint:
             return Callee(dst, hint, "type" if dst is not None else "")
-        head = typed.split(".", 1)[0]
-        if _local_class(head, outline) is None and head not in imports.bound:
-            # A type neither defined here nor imported from the project: the
-            # runtime's (`Map`, `Set`, `Promise`) or a package's.
-            return Callee(None, f"*global::{typed}.{callee}", "")
+    return Callee(None, "", "")
+
+
+def _typed_callee(
+    typed: str, callee: str, outline: Outline, imports: ScriptImports, src: bytes
+) -> Callee | None:
+    dst, hint = _method_of_type(typed, callee, outline, imports, src)
+    if dst is not None or hint:
+        return Callee(dst, hint, "type" if dst is not None else "")
+    head = typed.split(".", 1)[0]
+    if _local_class(head, outline) is None and head not in imports.bound:
+        # A type neither defined here nor imported from the project: the
+        # runtime's (`Map`, `Set`, `Promise`) or a package's.
+        return Callee(None, f"*global::{typed}.{callee}", "")
+    return None
+
+
+def _untyped_callee(receiver: str, callee: str, outline: Outline, imports: ScriptImports) -> Callee:
     if callee in _BUILTIN_METHODS and not outline.by_name.get(callee):
         # `fn.call(...)`, `items.push(...)` on a receiver of unknown type: the
         # runtime's own, not a project method that happens to share the name.
@@ -322,3 +366,81 @@ def script_callee(
             return Callee(found, "", "guess")
         return Callee(None, f"~::{named}.{callee}", "")
     return Callee(None, "", "")
+
+
+# Functions whose parameters are a scope's own (a callback's parameters).
+_FUNCTION_TYPES = frozenset({"arrow_function", "function_expression", "function"})
+
+
+def _declared_by_signature(
+    callee_node: Node, caller: int, outline: Outline, imports: ScriptImports
+) -> str:
+    """A receiver whose type a function's declared signature gives (the writer
+    reads it, store/script_hints.py): a call's result, `make().f()`
+    (`*ts::<module>::make()`), or an untyped parameter of a callback passed to a
+    function, `run((a, b) => b.f())` (`*ts::<module>::run(k,j)`: parameter j of
+    argument k)."""
+    member = callee_node.parent
+    receiver = None if member is None else member.child_by_field_name("object")
+    if receiver is None:
+        return ""
+    if receiver.type == "call_expression":
+        function = receiver.child_by_field_name("function")
+        place = _function_place(function, caller, outline, imports)
+        return f"{place}()" if place else ""
+    if receiver.type != "identifier":
+        return ""
+    name = receiver.text.decode("utf-8", "replace") if receiver.text else ""
+    walker = receiver.parent
+    while walker is not None:
+        if walker.type in _FUNCTION_TYPES:
+            position = _parameter_position(walker, name)
+            if position is not None:
+                return _callback_of(walker, position, caller, outline, imports)
+        walker = walker.parent
+    return ""
+
+
+def _parameter_position(function: Node, name: str) -> int | None:
+    """The index of `function`'s untyped parameter `name` (None: it has none)."""
+    single = function.child_by_field_name("parameter")
+    if single is not None:
+        return 0 if single.text == name.encode() else None
+    parameters = function.child_by_field_name("parameters")
+    if parameters is None:
+        return None
+    for index, parameter in enumerate(parameters.named_children):
+        pattern = parameter.child_by_field_name("pattern") or parameter
+        if pattern.type == "identifier" and pattern.text == name.encode():
+            return None if parameter.child_by_field_name("type") is not None else index
+    return None
+
+
+def _callback_of(
+    function: Node, position: int, caller: int, outline: Outline, imports: ScriptImports
+) -> str:
+    arguments = function.parent
+    call = None if arguments is None else arguments.parent
+    if arguments is None or call is None or arguments.type != "arguments":
+        return ""
+    if call.type != "call_expression":
+        return ""
+    index = next((i for i, a in enumerate(arguments.named_children) if a == function), -1)
+    place = _function_place(call.child_by_field_name("function"), caller, outline, imports)
+    return f"{place}({index},{position})" if place and index >= 0 else ""
+
+
+def _function_place(
+    function: Node | None, caller: int, outline: Outline, imports: ScriptImports
+) -> str:
+    """`*ts::<module>::<name>` for a called function imported or of this file."""
+    if function is None or function.type != "identifier" or not function.text:
+        return ""
+    name = function.text.decode("utf-8", "replace")
+    bound = imports.bound.get(name)
+    if bound is not None and bound.name:
+        return f"*ts::{bound.base}::{bound.name}"
+    found = _in_scope(name, caller, outline)
+    if found is not None and outline.nodes[found].parent == 0 and imports.base:
+        return f"*ts::{imports.base}::{outline.nodes[found].qualified_name}"
+    return ""

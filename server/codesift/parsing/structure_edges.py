@@ -87,10 +87,22 @@ def inherit_edges(
                 dst_name=base,
                 line=name_node.start_point[0] + 1,
                 dst=dst,
-                dst_hint="" if dst is not None else import_hints.get(base, ""),
+                dst_hint="" if dst is not None else _base_hint(name_node, base, import_hints),
             )
         )
     return edges
+
+
+def _base_hint(name_node: Node, base: str, import_hints: dict[str, str]) -> str:
+    """The qualified name a base stands for through the file's imports: its own
+    (`from m import Base`), or its head's for a dotted Python base (`abc.Base`
+    with `from pkg import abc` -> `pkg.abc.Base`)."""
+    written = name_node.parent
+    if base in import_hints or written is None or written.type != "attribute":
+        return import_hints.get(base, "")
+    text = (written.text or b"").decode("utf-8", "replace")
+    head = text.split(".", 1)[0]
+    return f"{import_hints[head]}{text[len(head) :]}" if head in import_hints else ""
 
 
 def _enclosing_index(node: Node, index_by_ts_id: dict[int, int]) -> int:

@@ -58,7 +58,7 @@ from codesift.retrieval.streams import (
 from codesift.retrieval.vector_index import VectorIndex
 from codesift.store.database import open_reader
 from codesift.store.search_store import SearchStore
-from codesift.store.sqlite_search import SqliteSearchStore
+from codesift.store.sqlite.search import SqliteSearchStore
 
 __all__ = ["Searcher", "StreamInput"]
 

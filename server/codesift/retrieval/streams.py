@@ -11,7 +11,7 @@ vector       cosine kNN over chunk embeddings (sqlite-vec, or the copy a long-ru
              process keeps in memory: vector_index.py); raw score 1 - distance
 
 Each stream reads through a `SearchStore` (store/search_store.py; SQLite:
-store/sqlite_search.py) and never sees SQL: the store runs the candidate query
+store/sqlite/search.py) and never sees SQL: the store runs the candidate query
 and the stream scores and orders what it returns. Filters (languages, path
 globs, layers, and git time: as_of / since / until on the chunk's or node's
 created and last-changed times) are applied inside the store's query, before

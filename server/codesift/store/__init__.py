@@ -9,7 +9,9 @@ names.py        name-index candidates for symbol lookup
 history.py      git-history rows: HistoryRows for the update, time_rows to read back
 filters.py      SearchFilters and their SQLite conditions
 search_store.py SearchStore, what a search reads (the seam for another backend)
-sqlite_search.py  SqliteSearchStore, its SQLite answers
+ports.py        NodeStore, what the symbol lookup and the graph walk read
+sqlite/         the SQLite answers to both: search.py (SqliteSearchStore) and
+                nodes.py (SqliteNodeStore), as postgres/ answers them for PostgreSQL
 vector_stamps.py  counters that keep an in-memory copy of the vectors in step
 """
 

@@ -32,7 +32,7 @@ from typing import NamedTuple, cast
 
 import apsw
 
-__all__ = ["resolve_path_hints"]
+__all__ = ["module_files", "pick_in_module", "reexports_of", "resolve_path_hints"]
 
 # How many barrels (files that only re-export) an import may pass through.
 _BARREL_DEPTH = 3
@@ -74,7 +74,7 @@ def _suffix_segments(folder: str, import_path: str) -> int:
     return len(ours)
 
 
-def _module_files(place: str) -> set[str]:
+def module_files(place: str) -> set[str]:
     """The files an import of module path `place` may mean."""
     files = {f"{place}{ext}" for ext in _SCRIPT_EXTENSIONS}
     files |= {f"{place}/index{ext}" for ext in _SCRIPT_EXTENSIONS}
@@ -105,7 +105,7 @@ def _pick_in_module(
     """The candidate in a file the module path `place` may mean, or in a file
     it re-exports (a barrel: `export * from './x'`, `export { f } from './x'`),
     a few levels deep."""
-    files = _module_files(place)
+    files = module_files(place)
     found = [node for node, path in candidates if path in files]
     seen = set(files)
     frontier = set(files)
@@ -115,7 +115,7 @@ def _pick_in_module(
         nearer: set[str] = set()
         for path in frontier:
             for module in reexports(path):
-                nearer |= _module_files(module) - seen
+                nearer |= module_files(module) - seen
         seen |= nearer
         frontier = nearer
         found = [node for node, path in candidates if path in nearer]
@@ -144,26 +144,10 @@ def _pick_in_package(place: str, candidates: list[tuple[int, str]]) -> int | Non
     return min(best)
 
 
-def resolve_path_hints(conn: apsw.Connection, where: str) -> int:
-    """Resolve the unresolved edges matching `where` whose hint names a place;
-    returns how many were resolved (resolution `import`)."""
-    rows = conn.execute(
-        "SELECT src_id, kind, dst_name, dst_hint FROM edges"
-        f" WHERE {where} AND edges.resolution IS NULL AND instr(edges.dst_hint, '::') > 0"
-    ).fetchall()
-    hints = {str(hint): _parse(str(hint)) for *_, hint in rows}
-    tails = sorted({h.tail for h in hints.values() if h is not None})
-    if not tails:
-        return 0
-    conn.execute("CREATE TEMP TABLE IF NOT EXISTS hint_names (name TEXT PRIMARY KEY)")
-    conn.execute("DELETE FROM temp.hint_names")
-    conn.executemany("INSERT OR IGNORE INTO temp.hint_names VALUES (?)", [(t,) for t in tails])
-    by_qualified: dict[str, list[tuple[int, str]]] = defaultdict(list)
-    for node_id, qualified, path in conn.execute(
-        "SELECT n.id, n.qualified_name, f.path FROM nodes n JOIN files f ON f.id = n.file_id"
-        " WHERE n.name IN (SELECT name FROM temp.hint_names) AND n.kind != 'module'"
-    ):
-        by_qualified[str(qualified)].append((int(node_id), str(path)))
+def reexports_of(conn: apsw.Connection) -> Callable[[str], list[str]]:
+    """A reader of the module paths a script file re-exports from (its imports
+    edges of a relative module: an ES module's `export ... from` and imports
+    alike), cached for one resolution pass."""
     reexported: dict[str, list[str]] = {}
 
     def reexports(path: str) -> list[str]:
@@ -187,6 +171,43 @@ def resolve_path_hints(conn: apsw.Connection, where: str) -> int:
                     modules.append(joined)
             reexported[path] = modules
         return reexported[path]
+
+    return reexports
+
+
+def pick_in_module(
+    place: str,
+    qualified: str,
+    candidates: list[tuple[int, str]],
+    reexports: Callable[[str], list[str]],
+) -> int | None:
+    """Of `candidates` (node, path) named `qualified`, the one module `place`
+    (a path without extension) defines or re-exports."""
+    tail = qualified.rsplit(".", 1)[-1]
+    return _pick(_Hint("file", place, qualified, tail), candidates, reexports)
+
+
+def resolve_path_hints(conn: apsw.Connection, where: str) -> int:
+    """Resolve the unresolved edges matching `where` whose hint names a place;
+    returns how many were resolved (resolution `import`)."""
+    rows = conn.execute(
+        "SELECT src_id, kind, dst_name, dst_hint FROM edges"
+        f" WHERE {where} AND edges.resolution IS NULL AND instr(edges.dst_hint, '::') > 0"
+    ).fetchall()
+    hints = {str(hint): _parse(str(hint)) for *_, hint in rows}
+    tails = sorted({h.tail for h in hints.values() if h is not None})
+    if not tails:
+        return 0
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS hint_names (name TEXT PRIMARY KEY)")
+    conn.execute("DELETE FROM temp.hint_names")
+    conn.executemany("INSERT OR IGNORE INTO temp.hint_names VALUES (?)", [(t,) for t in tails])
+    by_qualified: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for node_id, qualified, path in conn.execute(
+        "SELECT n.id, n.qualified_name, f.path FROM nodes n JOIN files f ON f.id = n.file_id"
+        " WHERE n.name IN (SELECT name FROM temp.hint_names) AND n.kind != 'module'"
+    ):
+        by_qualified[str(qualified)].append((int(node_id), str(path)))
+    reexports = reexports_of(conn)
 
     targets: dict[str, int | None] = {}
     updates: list[tuple[str, int, int, str, str]] = []

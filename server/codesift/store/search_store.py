@@ -6,7 +6,7 @@ The retrieval streams (retrieval/streams.py) and one search request
 backend runs each stream's candidate query in its own SQL, with the filters
 (languages, paths, layers, git time) inside that SQL and before the cap, as it
 does best: SQLite answers with FTS5 bm25, an FTS5 trigram index of names and
-sqlite-vec (store/sqlite_search.py); a PostgreSQL backend would answer the same
+sqlite-vec (store/sqlite/search.py); a PostgreSQL backend would answer the same
 calls with full-text search, pg_trgm and pgvector. Scoring that is the same for
 every backend (name similarity, fusion, priors, snippets) stays in retrieval/.
 

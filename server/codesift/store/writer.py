@@ -27,8 +27,10 @@ from codesift.parsing.model import EXTRACTION_VERSION
 from codesift.store.database import scalar
 from codesift.store.meta import read_meta, write_meta
 from codesift.store.path_hints import resolve_path_hints
+from codesift.store.python_hints import resolve_python_hints
 from codesift.store.row_ids import ChunkKey, NodeKey, allocate_ids, keys_of_chunks, keys_of_nodes
 from codesift.store.rows import FTS_AST, FTS_CODE, FTS_DOC, FileMeta, FileRows, NodeRow
+from codesift.store.script_hints import resolve_script_hints
 from codesift.store.vector_stamps import bump_vectors_removed
 
 __all__ = ["FileChange", "IndexWriter"]
@@ -528,6 +530,8 @@ class IndexWriter:
                   AND n.name = {_HINT_TAIL} AND n.qualified_name = edges.dst_hint"""
         )
         resolve_path_hints(conn, where)
+        resolve_python_hints(conn, where)
+        resolve_script_hints(conn, where)
         # The standard library's modules that are no folder or module name of the
         # project's Python files: a Python edge whose hint starts with one
         # (`json.dumps`, `builtins.next`) reaches outside the project and is never

@@ -8,11 +8,16 @@
 (function_definition name: (identifier) @name) @definition.function
 (class_definition name: (identifier) @name) @definition.class
 
-; Base classes.
+; Base classes (a generic one, `Base[T]`, by its name).
 (class_definition
   superclasses: (argument_list
     [(identifier) @name
      (attribute attribute: (identifier) @name)] @reference.inherits))
+(class_definition
+  superclasses: (argument_list
+    (subscript
+      value: [(identifier) @name
+              (attribute attribute: (identifier) @name)]) @reference.inherits))
 
 ; Calls: f(), obj.f(), pkg.mod.f()
 (call function: (identifier) @name) @reference.call

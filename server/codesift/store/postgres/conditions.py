@@ -154,7 +154,7 @@ def kept_lexical_terms(
 ) -> list[str]:
     """The term queries the lexical stream scores, given each one's document
     frequency among `total` chunks. As the SQLite store does
-    (sqlite_search.scored_terms): of several terms, those in at least half the
+    (sqlite/search.py, scored_terms): of several terms, those in at least half the
     chunks, or common ones above `max_df`, are left out; terms no chunk holds score
     nothing, and when they are all that is left, every term is kept."""
     kept = list(queries)

@@ -1,0 +1,202 @@
+"""Resolving Python calls across files the way the language does
+(parsing/calls_python.py writes the hints):
+
+- `pkg.mod.f`, an imported name or a module-qualified call that names no
+  definition by its qualified name: the name is followed through the modules it
+  passes (`pkg` re-exports `f` with `from .a import f` in `pkg/__init__.py`; a
+  class's attribute is looked up in its bases too). Unresolved, it is left to the
+  unique-name step, as before;
+- `*py::pkg.mod.Klass.f`: the same walk, for a receiver whose class is known:
+  the class's method, else the first base's (depth first, in the order the bases
+  are written); `name()` in the walk is the class a call of `name` returns (its
+  return annotation, read in its own module). Unresolved, it stays so (an
+  attribute set at run time, a base outside the project);
+- `*method::f`: the one method (never a module-level function) named `f`.
+
+Resolved by a walk: resolution `type` (`*py::`) or `import`; by the name alone:
+`unique`. An edge that names a base or a re-export that changes is revisited only
+when its own target's name appears or vanishes (store/writer.py), as every
+name-resolved edge is.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+import apsw
+
+__all__ = ["resolve_python_hints"]
+
+# How many modules, bases and return annotations one walk may pass through.
+_WALK_DEPTH = 8
+_RETURNS = re.compile(r"\)\s*->\s*(.+?)\s*:?\s*$")
+_WRAPPERS = re.compile(r"^(?:Optional|type|Type|Awaitable|Coroutine\[[^,\]]*,[^,\]]*,)\[(.*)\]$")
+_FIRST_NAME = re.compile(r"[A-Za-z_][\w.]*")
+_NOT_CLASSES = frozenset(
+    "None Any str int float bool bytes dict list set tuple object type Iterator Iterable"
+    " Generator AsyncIterator AsyncGenerator Callable Sequence Mapping".split()
+)
+
+
+class _Node(NamedTuple):
+    id: int
+    kind: str
+    parent: int | None
+    signature: str
+    file: int
+
+
+class _Walk:
+    """Lookups by qualified name over one index, cached for one resolution pass."""
+
+    def __init__(self, conn: apsw.Connection) -> None:
+        self.conn = conn
+        self._by_qualified: dict[str, _Node | None] = {}
+        self._members: dict[tuple[int, str], _Node | None] = {}
+        self._by_id: dict[int, _Node | None] = {}
+
+    def _row(self, where: str, args: tuple[object, ...]) -> list[_Node]:
+        return [
+            _Node(int(i), str(k), None if p is None else int(p), str(s), int(f))
+            for i, k, p, s, f in self.conn.execute(
+                "SELECT id, kind, parent_id, signature, file_id FROM nodes WHERE " + where, args
+            )
+        ]
+
+    def node_id(self, node_id: int) -> _Node | None:
+        if node_id not in self._by_id:
+            rows = self._row("id = ?", (node_id,))
+            self._by_id[node_id] = rows[0] if rows else None
+        return self._by_id[node_id]
+
+    def find(self, qualified: str, depth: int = 0) -> _Node | None:
+        """The node `qualified` names, directly or through the walk."""
+        if qualified in self._by_qualified:
+            return self._by_qualified[qualified]
+        self._by_qualified[qualified] = None  # a cycle finds nothing
+        name = qualified.rsplit(".", 1)[-1]
+        rows = self._row("name = ? AND qualified_name = ?", (name.removesuffix("()"), qualified))
+        found = rows[-1] if rows else None
+        head, dot, tail = qualified.rpartition(".")
+        if found is None and dot and depth < _WALK_DEPTH:
+            owner = self.find(head, depth + 1)
+            found = None if owner is None else self.member(owner, tail, depth + 1)
+        elif found is None and qualified.endswith("()"):
+            function = self.find(qualified[:-2], depth + 1)
+            found = None if function is None else self.returned(function, depth + 1)
+        self._by_qualified[qualified] = found
+        return found
+
+    def member(self, owner: _Node, name: str, depth: int) -> _Node | None:
+        """Attribute `name` of a module or class node (`name()`: what calling
+        it returns)."""
+        if name.endswith("()"):
+            function = self.member(owner, name[:-2], depth)
+            return None if function is None else self.returned(function, depth + 1)
+        key = (owner[0], name)
+        if key in self._members:
+            return self._members[key]
+        self._members[key] = None
+        found = next(iter(self._row("parent_id = ? AND name = ?", (owner[0], name))[-1:]), None)
+        if found is None and depth < _WALK_DEPTH:
+            found = self._through_edges(owner, name, depth)
+        self._members[key] = found
+        return found
+
+    def _through_edges(self, owner: _Node, name: str, depth: int) -> _Node | None:
+        """A module's re-export of `name`, or a class's base's `name`."""
+        if owner[1] == "module":
+            for dst_id, hint in self.conn.execute(
+                "SELECT dst_id, dst_hint FROM edges WHERE src_id = ? AND kind = 'imports'"
+                " AND dst_name = ?",
+                (owner[0], name),
+            ):
+                target = self.node_id(int(dst_id)) if dst_id is not None else None
+                if target is None and hint:
+                    target = self.find(str(hint), depth + 1)
+                if target is not None:
+                    return target
+            return None
+        bases = self.conn.execute(
+            "SELECT dst_id, dst_hint FROM edges WHERE src_id = ? AND kind = 'inherits'"
+            " ORDER BY line",
+            (owner[0],),
+        ).fetchall()
+        for dst_id, hint in bases:
+            base = self.node_id(int(dst_id)) if dst_id is not None else None
+            if base is None and hint:
+                base = self.find(str(hint), depth + 1)
+            found = None if base is None else self.member(base, name, depth + 1)
+            if found is not None:
+                return found
+        return None
+
+    def returned(self, function: _Node, depth: int) -> _Node | None:
+        """The class a call of `function` makes: a class itself, else the class
+        its return annotation names, looked up in the function's module."""
+        if function[1] != "function" and function[1] != "method":
+            return function
+        match = _RETURNS.search(function[3])
+        if match is None:
+            return None
+        annotation = match.group(1).strip().strip("\"'")
+        while (inner := _WRAPPERS.match(annotation)) is not None:
+            annotation = inner.group(1).strip().strip("\"'")
+        first = _FIRST_NAME.match(annotation)
+        if first is None or first.group(0) in _NOT_CLASSES:
+            return None
+        typed = first.group(0)
+        if typed == "Self" and function[1] == "method" and function[2] is not None:
+            return self.node_id(function[2])
+        module = self._module_of(function)
+        if module is None:
+            return None
+        owner: _Node | None = module
+        for part in typed.split("."):
+            owner = None if owner is None else self.member(owner, part, depth + 1)
+        return owner if owner is not None and owner[1] == "class" else None
+
+    def _module_of(self, node: _Node) -> _Node | None:
+        rows = self._row("file_id = ? AND kind = 'module'", (node[4],))
+        return rows[0] if rows else None
+
+    def only_method(self, name: str) -> int | None:
+        rows = self._row("name = ? AND kind = 'method'", (name,))
+        return rows[0][0] if len(rows) == 1 else None
+
+
+def resolve_python_hints(conn: apsw.Connection, where: str) -> int:
+    """Resolve the unresolved Python edges matching `where` whose hint is
+    dotted, `*py::` or `*method::`; returns how many were resolved."""
+    rows = conn.execute(
+        "SELECT edges.src_id, edges.kind, edges.dst_name, edges.dst_hint FROM edges"
+        " JOIN nodes s ON s.id = edges.src_id JOIN files f ON f.id = s.file_id"
+        f" WHERE {where} AND edges.resolution IS NULL AND edges.dst_hint != ''"
+        " AND f.language = 'python' AND instr(edges.dst_hint, '/') = 0"
+        " AND (instr(edges.dst_hint, ':') = 0 OR substr(edges.dst_hint, 1, 5) = '*py::'"
+        "      OR substr(edges.dst_hint, 1, 9) = '*method::')"
+    ).fetchall()
+    walk = _Walk(conn)
+    updates: list[tuple[str, int, int, str, str]] = []
+    for src, kind, name, raw in rows:
+        target, how = _resolve(walk, str(raw))
+        if target is not None and target != src:
+            updates.append((how, target, int(str(src)), str(kind), str(name)))
+    conn.executemany(
+        "UPDATE edges SET resolution = ?, dst_id = ?"
+        " WHERE src_id = ? AND kind = ? AND dst_name = ?",
+        updates,
+    )
+    return len(updates)
+
+
+def _resolve(walk: _Walk, hint: str) -> tuple[int | None, str]:
+    if hint.startswith("*method::"):
+        return walk.only_method(hint[9:]), "unique"
+    typed = hint.startswith("*py::")
+    qualified = hint[5:] if typed else hint
+    found = walk.find(qualified)
+    if found is not None and found.kind != "module":
+        return found.id, "type" if typed else "import"
+    return None, ""

@@ -1,0 +1,139 @@
+"""Python calls whose receiver's class is told across files: a package's
+re-exports, bases walked in other modules (generic ones too), return
+annotations of called functions, module-level variables, properties, and
+receivers the file does not type (never linked to a module-level function or
+through a method of Python's own types).
+
+A small package written to a real folder, indexed by the real indexer into a real
+SQLite file; the edges are read back as `codesift callers/callees` show them.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from codesift.engine import Engine, GraphQuery, Workspace
+
+FILES = {
+    "net/__init__.py": (
+        "from .base import Resource as Resource\n"
+        "from .base import now\n"
+        "from .streams import Stream as Stream\n"
+    ),
+    "net/base.py": (
+        "from typing import Generic, TypeVar\n"
+        "\n"
+        "T = TypeVar('T')\n"
+        "\n"
+        "\n"
+        "def now() -> float:\n"
+        "    return 0.0\n"
+        "\n"
+        "\n"
+        "class Resource(Generic[T]):\n"
+        "    def close(self) -> None:\n"
+        "        pass\n"
+        "\n"
+        "\n"
+        "def items(mapping):\n"
+        "    return list(mapping)\n"
+    ),
+    "net/streams.py": (
+        "from .base import Resource\n"
+        "\n"
+        "\n"
+        "class Stream(Resource[bytes]):\n"
+        "    def send(self, data: bytes) -> None:\n"
+        "        pass\n"
+        "\n"
+        "\n"
+        "class Backend:\n"
+        "    def open(self) -> 'Stream':\n"
+        "        return Stream()\n"
+        "\n"
+        "\n"
+        "def backend() -> type[Backend]:\n"
+        "    return Backend\n"
+    ),
+    # A namesake of the re-exported `now`: the name alone does not tell them apart.
+    "net/clock.py": "def now() -> int:\n    return 1\n",
+    "net/client.py": (
+        "from . import now\n"
+        "from .streams import Stream, backend\n"
+        "from net import Resource\n"
+        "\n"
+        "_default = Stream()\n"
+        "\n"
+        "\n"
+        "class Client(Resource[str]):\n"
+        "    def __init__(self, stream: Stream) -> None:\n"
+        "        self.stream = stream\n"
+        "\n"
+        "    @property\n"
+        "    def current(self) -> Stream:\n"
+        "        return self.stream\n"
+        "\n"
+        "    def stop(self) -> None:\n"
+        "        self.close()\n"
+        "        self.stream.close()\n"
+        "\n"
+        "    def push(self, data) -> None:\n"
+        "        self.current.send(data)\n"
+        "\n"
+        "\n"
+        "def started():\n"
+        "    return now()\n"
+        "\n"
+        "\n"
+        "def fresh():\n"
+        "    backend().open().send(b'')\n"
+        "    _default.send(b'')\n"
+        "\n"
+        "\n"
+        "def untyped(table, handler):\n"
+        "    handler()\n"
+        "    return table.items()\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
+    root = tmp_path_factory.mktemp("receivers") / "ws"
+    for path, text in FILES.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    ws = Workspace.at(root, {"embedding": {"enabled": False}})
+    return Engine(ws, vectors=False, quiet=True)
+
+
+def callees(engine: Engine, qualified_name: str) -> set[str]:
+    walk = engine.graph(qualified_name, GraphQuery(direction="callees", depth=1))
+    (root,) = walk.roots
+    names = {s.node.id: s.node.qualified_name for s in walk.nodes}
+    return {names[e.target] for e in walk.edges if e.source == root and e.target is not None}
+
+
+def test_a_name_a_package_re_exports_reaches_its_definition(engine: Engine) -> None:
+    assert callees(engine, "net.client.started") == {"net.base.now"}
+
+
+def test_self_and_typed_fields_reach_methods_of_bases_in_other_modules(engine: Engine) -> None:
+    # Client(Resource[str]) with Resource imported through the package; the field
+    # `stream: Stream` whose generic base Resource[bytes] has close().
+    assert callees(engine, "net.client.Client.stop") == {"net.base.Resource.close"}
+
+
+def test_a_property_and_a_called_functions_return_annotation_type_the_receiver(
+    engine: Engine,
+) -> None:
+    assert "net.streams.Stream.send" in callees(engine, "net.client.Client.push")
+    found = callees(engine, "net.client.fresh")
+    # backend() -> type[Backend]; Backend.open() -> 'Stream'; a module variable.
+    assert {"net.streams.backend", "net.streams.Backend.open", "net.streams.Stream.send"} <= found
+
+
+def test_untyped_receivers_and_names_reach_no_namesake_function(engine: Engine) -> None:
+    # `table.items()` is a method of an unknown object (a dict's), never the
+    # module-level `items`; `handler()` is a parameter, not a definition.
+    assert callees(engine, "net.client.untyped") == set()
