@@ -78,6 +78,9 @@ def _quality(name: str) -> Callable[[Run], str]:
     return value
 
 
+GEN_SUITES = ("gen held-out (", "gen held-out short (", "gen train (", "gen train short (")
+
+
 def _generated(name: str) -> Callable[[Run], str]:
     """The generated set's held-out split, then its train split (sentence and symbol
     questions / 3-4 word questions), for `name`'s row."""
@@ -85,8 +88,7 @@ def _generated(name: str) -> Callable[[Run], str]:
     def value(run: Run) -> str:
         heading = "NDCG@10 by system" if name == "codesift" else "NDCG@10, overall and by category"
         held, held_short, train, train_short = (
-            cell(run, heading, name, suite, prefix=True)
-            for suite in ("gen held-out (", "gen held-out short (", "gen train (", "gen train short (")
+            cell(run, heading, name, suite, prefix=True) for suite in GEN_SUITES
         )
         return f"held-out {held} / {held_short}; train {train} / {train_short}"
 
@@ -213,7 +215,7 @@ ROWS: tuple[Row, ...] = (
         _quality("semble 0.7.0 (BM25"),
     ),
     Row(
-        "search quality, NDCG@10, generated set (bench/docset.py; sentences / 3-4 words), no vectors",
+        "search quality, NDCG@10, generated set (sentences / 3-4 words), no vectors",
         "quality-gen",
         _generated("codesift"),
         "held-out above the peer",
