@@ -78,6 +78,23 @@ def _quality(name: str) -> Callable[[Run], str]:
     return value
 
 
+GEN_SUITES = ("gen held-out (", "gen held-out short (", "gen train (", "gen train short (")
+
+
+def _generated(name: str) -> Callable[[Run], str]:
+    """The generated set's held-out split, then its train split (sentence and symbol
+    questions / 3-4 word questions), for `name`'s row."""
+
+    def value(run: Run) -> str:
+        heading = "NDCG@10 by system" if name == "codesift" else "NDCG@10, overall and by category"
+        held, held_short, train, train_short = (
+            cell(run, heading, name, suite, prefix=True) for suite in GEN_SUITES
+        )
+        return f"held-out {held} / {held_short}; train {train} / {train_short}"
+
+    return value
+
+
 def _no_hit(run: Run) -> str:
     misses, total = cell(run, "NDCG@10 by system", "codesift", "no hit").split("/")
     return f"{misses} of {total}"
@@ -204,6 +221,17 @@ ROWS: tuple[Row, ...] = (
         "the peer (semble 0.7.0, BM25 + ranking, no model), same sets",
         "peer",
         _quality("semble 0.7.0 (BM25"),
+    ),
+    Row(
+        "search quality, NDCG@10, generated set (sentences / 3-4 words), no vectors",
+        "quality-gen",
+        _generated("codesift"),
+        "held-out above the peer",
+    ),
+    Row(
+        "the peer on the generated set, same splits",
+        "peer-gen",
+        _generated("semble 0.7.0 (BM25"),
     ),
     Row("queries with no target in the top 10 (no vectors)", "quality", _no_hit),
     Row(
