@@ -53,24 +53,58 @@ def query_for(language: str) -> Query:
     return Query(language_for(language), query_source(language))
 
 
+def _top_level_patterns(source: str) -> list[str]:
+    """The patterns of a query source, each as its text from its opening bracket (or
+    string) to the start of the next (trailing captures and quantifiers included),
+    without comments."""
+    patterns: list[str] = []
+    current: list[str] = []
+    depth = 0
+    i, n = 0, len(source)
+    while i < n:
+        ch = source[i]
+        if ch == ";":  # a comment, to the end of the line
+            end = source.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        if ch == '"':
+            end = i + 1
+            while end < n and source[end] != '"':
+                end += 2 if source[end] == "\\" else 1
+            if depth == 0 and current:
+                patterns.append("".join(current))
+                current = []
+            current.append(source[i : end + 1])
+            i = end + 1
+            continue
+        if ch in "([":
+            if depth == 0 and current:
+                patterns.append("".join(current))
+                current = []
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if current or not ch.isspace():
+            current.append(ch)
+        i += 1
+    if current:
+        patterns.append("".join(current))
+    return [p.strip() for p in patterns if p.strip()]
+
+
 @cache
 def split_queries(language: str) -> tuple[Query, Query]:
     """The language's query as two: every pattern except call sites (walked match by
     match), and the call-site patterns alone (read as flat captures, which is several
-    times cheaper for the most frequent matches)."""
-    source = query_source(language)
-    encoded = source.encode("utf-8")
-    structure = Query(language_for(language), source)
-    calls = Query(language_for(language), source)
-    for index in range(structure.pattern_count):
-        text = encoded[
-            structure.start_byte_for_pattern(index) : structure.end_byte_for_pattern(index)
-        ]
-        if b"@reference.call" in text:
-            structure.disable_pattern(index)
-        else:
-            calls.disable_pattern(index)
-    return structure, calls
+    times cheaper for the most frequent matches). Each is compiled from its own
+    patterns' text: compiling the whole query twice and disabling half of each cost
+    a worker about 0.4 s for C++ alone."""
+    structure: list[str] = []
+    calls: list[str] = []
+    for pattern in _top_level_patterns(query_source(language)):
+        (calls if "@reference.call" in pattern else structure).append(pattern)
+    grammar = language_for(language)
+    return Query(grammar, "\n".join(structure)), Query(grammar, "\n".join(calls))
 
 
 def parser_for(language: str) -> Parser:
