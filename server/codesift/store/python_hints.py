@@ -55,6 +55,7 @@ class _Walk:
         self._by_qualified: dict[str, _Node | None] = {}
         self._members: dict[tuple[int, str], _Node | None] = {}
         self._by_id: dict[int, _Node | None] = {}
+        self._only_methods: dict[str, int | None] = {}
 
     def _row(self, where: str, args: tuple[object, ...]) -> list[_Node]:
         return [
@@ -162,8 +163,15 @@ class _Walk:
         return rows[0] if rows else None
 
     def only_method(self, name: str) -> int | None:
-        rows = self._row("name = ? AND kind = 'method'", (name,))
-        return rows[0][0] if len(rows) == 1 else None
+        """The id of the one method named `name`; None when there are none or several
+        (asked once per name: a cold index of the standard library asks ~15,000
+        times for ~2,300 names, `get` among them, which has hundreds)."""
+        if name not in self._only_methods:
+            rows = self.conn.execute(
+                "SELECT id FROM nodes WHERE name = ? AND kind = 'method' LIMIT 2", (name,)
+            ).fetchall()
+            self._only_methods[name] = int(rows[0][0]) if len(rows) == 1 else None
+        return self._only_methods[name]
 
 
 def resolve_python_hints(conn: apsw.Connection, where: str) -> int:
