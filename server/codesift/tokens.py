@@ -26,11 +26,10 @@ def split_identifier(identifier: str) -> tuple[str, ...]:
 
     Returns lower-case parts; a simple word gives a one-element tuple.
     """
-    parts: list[str] = []
-    for piece in identifier.split("_"):
-        if piece:
-            parts.extend(m.lower() for m in _CAMEL.findall(piece))
-    return tuple(parts) if parts else (identifier.lower(),)
+    # No _CAMEL match contains or looks past an underscore, so matching the whole
+    # identifier gives the parts of its `_`-separated pieces in order.
+    parts = _CAMEL.findall(identifier)
+    return tuple(map(str.lower, parts)) if parts else (identifier.lower(),)
 
 
 # An inner boundary: an underscore between word characters, a lower-to-upper step,

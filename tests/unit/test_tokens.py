@@ -36,3 +36,14 @@ def test_the_same_text_gives_the_same_index_text_whatever_the_hash_seed() -> Non
 
 def test_text_without_compound_identifiers_is_indexed_as_it_is() -> None:
     assert code_index_text("return value + 1") == "return value + 1"
+
+
+def test_identifier_parts_across_underscores_digits_and_capitals() -> None:
+    from codesift.tokens import split_identifier
+
+    assert split_identifier("parseHTTPHeader") == ("parse", "http", "header")
+    assert split_identifier("get_v2_url") == ("get", "v", "2", "url")
+    assert split_identifier("__init__") == ("init",)
+    assert split_identifier("_HTTP_Server2x") == ("http", "server", "2", "x")
+    assert split_identifier("a__B") == ("a", "b")
+    assert split_identifier("__") == ("__",)
