@@ -273,4 +273,15 @@ MIGRATIONS: tuple[Migration, ...] = (
         DELETE FROM skipped_files;
         """,
     ),
+    Migration(
+        10,
+        "qualified name index",
+        """
+        -- Import hints name a node by its qualified name (store/writer.py
+        -- resolve_edges, store/python_hints.py, store/script_hints.py): looked up
+        -- through nodes_name alone, a hint whose last part is a common name (`get`)
+        -- read every node of that name.
+        CREATE INDEX nodes_qualified ON nodes(qualified_name);
+        """,
+    ),
 )
