@@ -78,6 +78,23 @@ def _quality(name: str) -> Callable[[Run], str]:
     return value
 
 
+GEN_SUITES = ("gen held-out (", "gen held-out short (", "gen train (", "gen train short (")
+
+
+def _generated(name: str) -> Callable[[Run], str]:
+    """The generated set's held-out split, then its train split (sentence and symbol
+    questions / 3-4 word questions), for `name`'s row."""
+
+    def value(run: Run) -> str:
+        heading = "NDCG@10 by system" if name == "codesift" else "NDCG@10, overall and by category"
+        held, held_short, train, train_short = (
+            cell(run, heading, name, suite, prefix=True) for suite in GEN_SUITES
+        )
+        return f"held-out {held} / {held_short}; train {train} / {train_short}"
+
+    return value
+
+
 def _no_hit(run: Run) -> str:
     misses, total = cell(run, "NDCG@10 by system", "codesift", "no hit").split("/")
     return f"{misses} of {total}"
@@ -144,6 +161,14 @@ def _graph(heading: str) -> Callable[[Run], str]:
     return value
 
 
+def _callers(run: Run) -> str:
+    heading = "One-shot codesift callers (bench/callers_latency.py)"
+    served = cell(run, heading, "a server keeps the index", "p50 ms", prefix=True)
+    alone = cell(run, heading, "no server", "p50 ms", prefix=True)
+    cpu = cell(run, heading, "no server", "CPU ms", prefix=True)
+    return f"{served} / {alone} ms (CPU {cpu} ms)"
+
+
 HTTP = "HTTP API and console (bench/http_latency.py)"
 
 
@@ -197,6 +222,17 @@ ROWS: tuple[Row, ...] = (
         "peer",
         _quality("semble 0.7.0 (BM25"),
     ),
+    Row(
+        "search quality, NDCG@10, generated set (sentences / 3-4 words), no vectors",
+        "quality-gen",
+        _generated("codesift"),
+        "held-out above the peer",
+    ),
+    Row(
+        "the peer on the generated set, same splits",
+        "peer-gen",
+        _generated("semble 0.7.0 (BM25"),
+    ),
     Row("queries with no target in the top 10 (no vectors)", "quality", _no_hit),
     Row(
         "search latency in the server (python stdlib, vectors in memory), p50 / p95",
@@ -249,6 +285,18 @@ ROWS: tuple[Row, ...] = (
         "graph_accuracy",
         _graph("Go: go/types"),
         "callers >= 0.90",
+    ),
+    Row(
+        "call graph against clang (brotli, cmark-gfm, lz4), callers / callees F1",
+        "graph_accuracy_c",
+        _graph("C: clang"),
+        "measured",
+    ),
+    Row(
+        "one-shot `codesift callers`, a server keeps the index / no server, p50",
+        "callers_latency",
+        _callers,
+        "<= 60 / <= 200 ms",
     ),
     Row(
         "`codesift web`: `POST /api/search`, one client, p50 / p95",

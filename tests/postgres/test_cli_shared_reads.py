@@ -189,7 +189,8 @@ def test_callers_and_callees(
     shared = run_json(
         capsys, "callers", "parse_http_header", "--db", pg_dsn, "--repo", "acme/app@main"
     )
-    assert set(shared) == set(local) == {"name", "nodes", "truncated"}
+    assert set(shared) == set(local) == {"name", "nodes", "truncated", "omitted", "max_nodes"}
+    assert (shared["truncated"], shared["omitted"]) == (local["truncated"], local["omitted"])
     assert [
         [(c["edge"], c["node"]["qualified_name"]) for c in n["callers"]] for n in shared["nodes"]
     ] == [[(c["edge"], c["node"]["qualified_name"]) for c in n["callers"]] for n in local["nodes"]]
@@ -392,3 +393,26 @@ def test_time_windows_over_the_shared_index(
     code, _, err = run(capsys, "symbols", "RetryPolicy", "--db", pg_dsn, "--as-of", "HEAD")
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert "git revisions need a workspace" in err
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["parse_http_headr", "split_heder", "server.parse_http_headr", "RetryPolicy.next_dela"],
+)
+def test_similar_names_are_the_local_ones(pg_dsn: str, indexed: Path, name: str) -> None:
+    """One symbol lookup (engine/symbols.find_symbols) over either store's port: the
+    similar names and their scores (a typed qualifier's bonus included) are the
+    local index's. The local lookup goes on with signatures matching the name's
+    words (score 0), which the shared index does not search for names."""
+    from codesift.engine import Engine, Workspace
+    from codesift.engine.postgres import open_shared_search
+
+    def scored(found: Any) -> list[tuple[str, str, float]]:
+        return [(s.node.qualified_name, s.node.path, s.score) for s in found.fuzzy if s.score]
+
+    with Engine(Workspace.at(indexed), quiet=True) as engine:
+        local = engine.symbols(name, 10)
+    with open_shared_search(pg_dsn, repos=["acme/app@main"]) as shared:
+        remote = shared.symbols(name, 10)
+    assert scored(local), f"no similar names for {name!r}"
+    assert scored(remote) == scored(local)

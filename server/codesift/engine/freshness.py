@@ -34,7 +34,6 @@ import apsw
 
 from codesift.config import IndexSettings
 from codesift.store.history import HistoryRows
-from codesift.store.writer import IndexWriter
 from codesift.workspace import discover_stamps_listed
 
 __all__ = [
@@ -91,6 +90,8 @@ def freshness(root: Path, settings: IndexSettings, conn: apsw.Connection) -> Fre
 
 def _files_current(root: Path, settings: IndexSettings, conn: apsw.Connection) -> tuple[bool, bool]:
     """Whether the files are current, and whether git listed them."""
+    from codesift.store.writer import IndexWriter  # its parsing modules: a few ms
+
     writer = IndexWriter(conn)
     if writer.run_marker() or not writer.extraction_current():
         return False, False

@@ -273,7 +273,9 @@ def _neighbours(direction: str, spec: Tool) -> Handler:
         max_nodes = args.count("max_nodes", NEIGHBOURS_MAX_NODES)
         query = GraphQuery(direction, 1, ("calls",), max_nodes, TimeFilter())
         walk, place, _ = await _walk(live, args, name, query)
-        return render.neighbours_result(name, direction, walk, live.index_state(), place)
+        return render.neighbours_result(
+            name, direction, walk, live.index_state(), place, max_nodes=max_nodes
+        )
 
     handler.__name__ = direction
     return handler
@@ -290,7 +292,9 @@ async def graph(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolR
         times=TimeFilter(),
     )
     walk, place, walked = await _walk(live, args, name, query)
-    return render.graph_result(name, walk, live.index_state(), place, walked)
+    return render.graph_result(
+        name, walk, live.index_state(), place, walked, max_nodes=query.max_nodes
+    )
 
 
 def _status(live: LiveWorkspace) -> Callable[[Cancellation], IndexStatus]:

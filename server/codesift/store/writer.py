@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import apsw
 
 from codesift.parsing.model import EXTRACTION_VERSION
+from codesift.store.c_scope import resolve_c_scope
 from codesift.store.database import scalar
 from codesift.store.meta import read_meta, write_meta
 from codesift.store.path_hints import resolve_path_hints
@@ -566,4 +567,5 @@ class IndexWriter:
                   AND substr(edges.dst_hint, 1, 1) != '*'
                   AND NOT ({_OUTSIDE_PYTHON_HINT})"""
         )
-        return int(conn.changes())
+        changed = int(conn.changes())
+        return changed + resolve_c_scope(conn, where)
