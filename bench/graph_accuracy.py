@@ -40,7 +40,9 @@ bench/.data/graph_accuracy-last.json. A fresh jedi Script is made per query (a
 reused one caches inference).
 
 With --write, the section between `<!-- graph_accuracy:begin -->` and
-`<!-- graph_accuracy:end -->` of --out is replaced (added at the end when missing).
+`<!-- graph_accuracy:end -->` of --out is replaced (added at the end when missing);
+`--language c` alone writes its own section, `graph_accuracy_c` (and
+bench/results/graph_accuracy_c.json).
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ sys.path.insert(0, str(REPO_DIR / "server"))
 import jedi  # noqa: E402
 
 from codesift.engine import Engine, GraphQuery, Workspace  # noqa: E402
+from graph_c import C_LIBRARIES, C_SHAPES  # noqa: E402
 from graph_edges import (  # noqa: E402
     GO_LIBRARIES,
     GO_SHAPES,
@@ -85,8 +88,6 @@ from graph_edges import (  # noqa: E402
 from graph_edges import measure as measure_edges  # noqa: E402
 from runinfo import head_commit, markdown_tables, write_results, write_section  # noqa: E402
 
-SECTION_BEGIN = "<!-- graph_accuracy:begin -->"
-SECTION_END = "<!-- graph_accuracy:end -->"
 # Not in either development set, and not the ones the call-graph report measured.
 DEFAULT_LIBRARIES = ("rich", "anyio", "jsonschema")
 # A check against rules fitted to the defaults: measured only when named
@@ -407,9 +408,15 @@ def machine() -> str:
             break
     python = platform.python_version()
     go = subprocess.run(["go", "version"], capture_output=True, text=True, check=False).stdout
+    try:
+        from importlib.metadata import version
+
+        clang = f"libclang {version('libclang')}"
+    except Exception:  # not installed: no C figures in this run
+        clang = "no libclang"
     return (
         f"nproc {os.cpu_count()}, {cpu}; CPython {python}; jedi {jedi.__version__};"
-        f" typescript {TS_PACKAGES['typescript']}; {go.strip() or 'no go'}"
+        f" typescript {TS_PACKAGES['typescript']}; {go.strip() or 'no go'}; {clang}"
     )
 
 
@@ -425,14 +432,17 @@ REFERENCES = {
     "python": "jedi's references (callers) and goto (callees)",
     "typescript": "the TypeScript language service's getDefinitionAtPosition on every call",
     "go": "go/types on every call (GOPATH mode)",
+    "c": "clang (libclang) on every call and function-like macro invocation, by USR",
 }
 # The heading of each language's tables (bench/headline.py reads them by it).
 HEADINGS = {
     "python": "Python: jedi",
     "typescript": "TypeScript: the TypeScript language service",
     "go": "Go: go/types",
+    "c": "C: clang",
 }
-SHAPES_OF = {"python": SHAPES, "typescript": TS_SHAPES, "go": GO_SHAPES}
+SHAPES_OF = {"python": SHAPES, "typescript": TS_SHAPES, "go": GO_SHAPES, "c": C_SHAPES}
+LANGUAGES = ("python", "typescript", "go", "c")
 
 
 def render_language(language: str, results: list[Result]) -> list[str]:
@@ -503,11 +513,13 @@ def render_language(language: str, results: list[Result]) -> list[str]:
     ]
 
 
-def render(results: list[Result], commit: str, seed: int, load: tuple[str, str]) -> str:
+def render(
+    results: list[Result], commit: str, seed: int, load: tuple[str, str], title: str = ""
+) -> str:
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     sample = max((r.sampled for r in results), default=0)
     body = [
-        "## Call-graph accuracy (`bench/graph_accuracy.py`)",
+        title or "## Call-graph accuracy (`bench/graph_accuracy.py`)",
         "",
         f"Run {now} at commit `{commit}`; machine: {machine()}; load average {load[0]} at"
         f" start, {load[1]} at end. Callers and callees compared at the level of enclosing"
@@ -516,7 +528,7 @@ def render(results: list[Result], commit: str, seed: int, load: tuple[str, str])
         " an end codesift has no node for (left out of both sides).",
         "",
     ]
-    for language in ("python", "typescript", "go"):
+    for language in LANGUAGES:
         mine = [r for r in results if r.language == language]
         if mine:
             body += render_language(language, mine)
@@ -529,7 +541,7 @@ def main() -> int:
     parser.add_argument(
         "--language",
         action="append",
-        choices=("python", "typescript", "go"),
+        choices=LANGUAGES,
         help="languages to measure (repeatable; default all)",
     )
     parser.add_argument("--library", action="append", help="one library (repeatable)")
@@ -546,9 +558,10 @@ def main() -> int:
         "typescript": list(TS_LIBRARIES)
         + [n for n in TS_CHECK_LIBRARIES if n in (args.library or ())],
         "go": list(GO_LIBRARIES),
+        "c": list(C_LIBRARIES),
     }
     results: list[Result] = []
-    for language in args.language or ("python", "typescript", "go"):
+    for language in args.language or LANGUAGES:
         for name in wanted[language]:
             if args.library and name not in args.library:
                 continue
@@ -570,12 +583,17 @@ def main() -> int:
         for r in results
     }
     (DATA_DIR / "graph_accuracy-last.json").write_text(json.dumps(raw, indent=1))
-    body = render(results, head_commit(), args.seed, (start_load, loadavg()))
+    # C alone has a section and a results file of its own (graph_accuracy_c), so that
+    # a run of the fourth language leaves the other three's figures as they are.
+    c_only = args.language == ["c"]
+    title = "## Call-graph accuracy, C (`bench/graph_accuracy.py --language c`)" if c_only else ""
+    body = render(results, head_commit(), args.seed, (start_load, loadavg()), title)
     print(body)
     if args.write:
-        write_section(args.out, body, SECTION_BEGIN, SECTION_END)
+        name = "graph_accuracy_c" if c_only else "graph_accuracy"
+        write_section(args.out, body, f"<!-- {name}:begin -->", f"<!-- {name}:end -->")
         figures = {"libraries": raw, "tables": markdown_tables(body)}
-        write_results("graph_accuracy", figures, drop=("misses", "false_edges"))
+        write_results(name, figures, drop=("misses", "false_edges"))
     return 0
 
 

@@ -13,7 +13,8 @@ innermost node of that name around its line. The truth of a sampled
 definition's callers is the set of enclosing nodes of the calls that land on
 it; of its callees, the set of definitions its own calls land on (calls in a
 nested definition that codesift has a node for are that node's). Recursive
-calls are left out on both sides, as the graph walk leaves them out.
+calls are left out on both sides, as the graph walk leaves them out. C
+(clang through libclang) is in graph_c.py.
 
 Corpora (pinned, cached under bench/.data/graph, never committed):
 - TypeScript from npm: rxjs 7.8.1, mobx 6.13.5, immer 10.1.1 (their `src/`),
@@ -48,6 +49,7 @@ REFERENCE_DIR = BENCH_DIR / "graph_reference"
 sys.path.insert(0, str(BENCH_DIR.parent / "server"))
 
 from codesift.engine import Engine, GraphQuery, Workspace  # noqa: E402
+from graph_c import c_shape, prepare_c, reference_c  # noqa: E402
 
 TS_PACKAGES = {
     "typescript": "5.6.3",
@@ -191,6 +193,8 @@ def prepare_go(library: str) -> Path:
 
 
 def reference_edges(language: str, library: str, root: Path) -> list[dict[str, Any]]:
+    if language == "c":
+        return reference_c(library, root)
     if language == "typescript":
         env = {**os.environ, "NODE_PATH": str(GRAPH_DIR / "ts" / "node_modules")}
         command = ["node", str(REFERENCE_DIR / "ts_calls.cjs"), str(root)]
@@ -243,6 +247,14 @@ class Project:
             self._lines[path] = text.splitlines()
         lines = self._lines[path]
         return lines[number - 1] if 1 <= number <= len(lines) else ""
+
+    def prototype(self, node: Node) -> bool:
+        """A C header's prototype (a declaration, no body): the calls reach its
+        definition, so it is not sampled."""
+        if not node.path.endswith(".h"):
+            return False
+        text = " ".join(self.line(node.path, n) for n in range(node.start, node.end + 1))
+        return "{" not in text
 
     def enclosing(self, path: str, line: int) -> Node | None:
         inside = [n for n in self.by_file.get(path, []) if n.start <= line <= n.end]
@@ -308,7 +320,8 @@ def _count(table: dict[str, list[int]], key: str, hit: bool) -> None:
 
 def measure(language: str, library: str, sample: int, seed: int) -> Result:
     started = time.perf_counter()
-    root = prepare_typescript(library) if language == "typescript" else prepare_go(library)
+    prepare = {"typescript": prepare_typescript, "go": prepare_go, "c": prepare_c}[language]
+    root = prepare(library)
     log(f"[{library}] reference ({language})")
     reference = reference_edges(language, library, root)
     log(f"[{library}] indexing {root}")
@@ -334,7 +347,11 @@ def measure(language: str, library: str, sample: int, seed: int) -> Result:
     # By place, not by id (ids depend on the order files were written): two
     # versions of codesift sample the same definitions.
     candidates = sorted(
-        (n for n in project.nodes.values() if n.kind in kinds and project.canonical[n.id] == n.id),
+        (
+            n
+            for n in project.nodes.values()
+            if n.kind in kinds and project.canonical[n.id] == n.id and not project.prototype(n)
+        ),
         key=lambda n: (n.path, n.start, n.qualified_name),
     )
     chosen = random.Random(seed).sample(candidates, min(sample, len(candidates)))
@@ -352,7 +369,10 @@ def measure(language: str, library: str, sample: int, seed: int) -> Result:
             for other, (line, confidence) in found.items():
                 where = node.path if direction == "callees" else project.nodes[other].path
                 name = project.nodes[other].name if direction == "callees" else node.name
-                shape = expected.get(other) or text_shape(project.line(where, line), name)
+                written = project.line(where, line)
+                shape = expected.get(other) or (
+                    c_shape(written, name) if language == "c" else text_shape(written, name)
+                )
                 right = other in expected
                 _count(result.precision_by_shape, f"{direction} {shape}", right)
                 _count(result.precision_by_confidence, f"{direction} {confidence}", right)

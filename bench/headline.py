@@ -161,6 +161,14 @@ def _graph(heading: str) -> Callable[[Run], str]:
     return value
 
 
+def _callers(run: Run) -> str:
+    heading = "One-shot codesift callers (bench/callers_latency.py)"
+    served = cell(run, heading, "a server keeps the index", "p50 ms", prefix=True)
+    alone = cell(run, heading, "no server", "p50 ms", prefix=True)
+    cpu = cell(run, heading, "no server", "CPU ms", prefix=True)
+    return f"{served} / {alone} ms (CPU {cpu} ms)"
+
+
 HTTP = "HTTP API and console (bench/http_latency.py)"
 
 
@@ -277,6 +285,18 @@ ROWS: tuple[Row, ...] = (
         "graph_accuracy",
         _graph("Go: go/types"),
         "callers >= 0.90",
+    ),
+    Row(
+        "call graph against clang (brotli, cmark-gfm, lz4), callers / callees F1",
+        "graph_accuracy_c",
+        _graph("C: clang"),
+        "measured",
+    ),
+    Row(
+        "one-shot `codesift callers`, a server keeps the index / no server, p50",
+        "callers_latency",
+        _callers,
+        "<= 60 / <= 200 ms",
     ),
     Row(
         "`codesift web`: `POST /api/search`, one client, p50 / p95",

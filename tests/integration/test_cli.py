@@ -558,7 +558,23 @@ def test_callers_human_output_and_unknown_name(indexed: Path) -> None:
         "name": "zzqqxx",
         "nodes": [],
         "truncated": False,
+        "omitted": 0,
+        "max_nodes": 200,
     }
+
+
+def test_a_cut_walk_says_so_and_counts_what_it_left_out(indexed: Path) -> None:
+    # retry_failed_charge has two callers: --max-nodes 2 shows it and one of them.
+    data = run_json(indexed, "callers", "retry_failed_charge", "--max-nodes", "2")
+    assert (data["truncated"], data["omitted"], data["max_nodes"]) == (True, 1, 2)
+    assert len(data["nodes"][0]["callers"]) == 1
+    text = ok(run_cli(indexed, "callers", "retry_failed_charge", "--max-nodes", "2")).stdout
+    assert "truncated: stopped at 2 definitions (--max-nodes); 1 more not shown" in text
+    graph = run_json(
+        indexed, "graph", "retry_failed_charge", "--direction", "callers", "--max-nodes", "2"
+    )
+    assert (graph["truncated"], graph["omitted"]) == (True, 1)
+    assert run_json(indexed, "callers", "retry_failed_charge")["truncated"] is False
 
 
 # --- a damaged index ------------------------------------------------------------------------

@@ -77,6 +77,12 @@ def cold_search(root: Path, *argv: str, **environ: str) -> tuple[str, set[str]]:
 
 
 def cold_search_probe(root: Path, *argv: str, **environ: str) -> dict[str, Any]:
+    return cold_probe(root, "search", *argv, **environ)
+
+
+def cold_probe(root: Path, command: str, *argv: str, **environ: str) -> dict[str, Any]:
+    """`codesift COMMAND ...` run in-process in a fresh interpreter in `root`: its
+    output, exit code and the modules it loaded."""
     env = {
         **{k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"},
         "CODESIFT_NO_SERVER": "1",
@@ -84,7 +90,7 @@ def cold_search_probe(root: Path, *argv: str, **environ: str) -> dict[str, Any]:
         **environ,
     }
     result = subprocess.run(
-        [sys.executable, "-c", PROBE, "search", *argv],
+        [sys.executable, "-c", PROBE, command, *argv],
         cwd=root,
         env=env,
         capture_output=True,
@@ -118,6 +124,35 @@ def test_a_cold_search_in_git_loads_no_indexer_git_or_models(make_repo: MakeRepo
     out, loaded = cold_search(root, "charge the card")
     assert "shop/payments.py" in out
     assert sorted(loaded & set(NOT_LOADED)) == []
+
+
+# What a cold `codesift callers` / `callees` of an up-to-date index loads besides
+# what a search does not: no search at all (its streams, numpy, the embedding
+# wrappers), not the sqlite-vec package (its __init__ imports numpy), not the
+# index writer (the freshness check reads store/indexed_files.py).
+NOT_LOADED_BY_CALLERS = (
+    *NOT_LOADED,
+    "codesift.retrieval.search",
+    "codesift.retrieval.streams",
+    "codesift.engine.folder_search",
+    "codesift.embedding",
+    "sqlite_vec",
+    "numpy",
+    "codesift.store.writer",
+)
+
+
+def test_a_cold_callers_loads_no_search_numpy_or_models(tmp_path: Path) -> None:
+    root = tmp_path / "plain"
+    imported = "from shop.payments import charge_card\n\n\n" + FILES["shop/orders.py"]
+    write_files(root, {**FILES, "shop/orders.py": imported})
+    index(root)
+    probe = cold_probe(root, "callers", "charge_card", "--json")
+    data = json.loads(probe["out"])
+    callers = [c["node"]["qualified_name"] for c in data["nodes"][0]["callers"]]
+    assert callers == ["orders.place_order"] and data["truncated"] is False
+    assert sorted(set(probe["modules"]) & set(NOT_LOADED_BY_CALLERS)) == []
+    assert "codesift.engine.graph" in probe["modules"]  # it did walk the graph
 
 
 def test_a_changed_file_still_loads_the_indexer_and_is_found(tmp_path: Path) -> None:

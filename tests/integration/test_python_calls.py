@@ -173,6 +173,7 @@ def test_a_name_with_many_definitions_is_never_cut_silently(
         assert len(every.roots) == 25 and not every.truncated
         some = engine.graph("__init__", GraphQuery(direction="callers", max_nodes=10))
         assert len(some.roots) == 10 and some.truncated
+        assert some.omitted >= 1  # at least the one more start the walk read
     finally:
         engine.close()
 
@@ -196,5 +197,26 @@ def test_a_workspace_opened_on_a_subfolder_still_links_its_own_imports(
     )
     try:
         assert callees(engine, "main.run") == {"util.helper"}
+    finally:
+        engine.close()
+
+
+def test_a_cut_walk_counts_the_definitions_it_left_out(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    root = tmp_path_factory.mktemp("cut") / "ws"
+    root.mkdir()
+    callers = "".join(f"def caller{i}():\n    return target()\n\n\n" for i in range(7))
+    (root / "calls.py").write_text("def target():\n    return 1\n\n\n" + callers)
+    engine = Engine(
+        Workspace.at(root, {"embedding": {"enabled": False}}), vectors=False, quiet=True
+    )
+    try:
+        cut = engine.graph("target", GraphQuery(direction="callers", max_nodes=3))
+        # target and two callers shown, the five others counted, not dropped silently
+        assert len(cut.nodes) == 3 and cut.truncated and cut.omitted == 5
+        assert len([e for e in cut.edges if e.target is not None]) == 2
+        whole = engine.graph("target", GraphQuery(direction="callers", max_nodes=8))
+        assert len(whole.nodes) == 8 and not whole.truncated and whole.omitted == 0
     finally:
         engine.close()

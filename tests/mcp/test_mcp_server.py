@@ -129,6 +129,19 @@ def test_callers_and_callees_cite_call_sites(mcp: McpSession, workspace: Path) -
     assert "submit" in names
 
 
+def test_a_cut_walk_says_so_and_counts_what_it_left_out(mcp: McpSession) -> None:
+    # submit has two callers: with max_nodes 2 the walk shows submit and one.
+    cut = mcp.call("callers", {"name": "submit", "max_nodes": 2})
+    data = mcp.data("callers", {"name": "submit", "max_nodes": 2})
+    assert data["truncated"] is True and data["omitted"] == 1 and data["max_nodes"] == 2
+    assert len(data["nodes"][0]["callers"]) == 1
+    assert "truncated: stopped at max_nodes 2; 1 more not shown" in mcp.text(cut)
+    whole = mcp.data("callers", {"name": "submit"})
+    assert whole["truncated"] is False and whole["omitted"] == 0
+    graph = mcp.data("graph", {"name": "submit", "direction": "callers", "max_nodes": 2})
+    assert graph["truncated"] is True and graph["omitted"] == 1
+
+
 def test_graph_walks_edge_kinds(mcp: McpSession) -> None:
     arguments = {"name": "Ledger", "direction": "callees", "depth": 2}
     data = mcp.data("graph", {**arguments, "kinds": ["contains", "calls"]})

@@ -49,6 +49,10 @@ def test_symbols_graph_status_route_and_file(web: WebHarness) -> None:
     walk = graph.json()
     callers = {n["qualified_name"] for n in walk["nodes"] if n["id"] not in walk["roots"]}
     assert "billing.retry_failed_charge" in callers
+    assert walk["truncated"] is False and walk["omitted"] == 0
+    cut = web.post("/api/graph", {"name": "submit", "direction": "callers", "max_nodes": 2})
+    assert cut.status_code == 200
+    assert (cut.json()["truncated"], cut.json()["omitted"], cut.json()["max_nodes"]) == (True, 1, 2)
 
     status = web.get("/api/status").json()
     assert status["files"] >= 3 and status["index"]["state"]

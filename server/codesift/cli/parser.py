@@ -25,9 +25,7 @@ from codesift.cli.queries import (
     cmd_symbols,
 )
 from codesift.console_progress import DEFAULT_INTERVAL_SECONDS
-from codesift.engine.results import EDGE_KINDS
-from codesift.engine.search import TESTS_CHOICES
-from codesift.engine.symbols import MAX_SYMBOLS
+from codesift.engine.results import EDGE_KINDS, MAX_SYMBOLS, TESTS_CHOICES
 from codesift.front_defaults import (
     GRAPH_MAX_NODES,
     MAX_NODES_LIMIT,

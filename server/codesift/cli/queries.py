@@ -31,10 +31,8 @@ from codesift.cli.shared import (
     search_shared,
     shared_dsn,
 )
-from codesift.engine.folder_search import search_folder
-from codesift.engine.results import GraphQuery
+from codesift.engine.results import MAX_SYMBOLS, GraphQuery, GraphResult
 from codesift.engine.session import Engine
-from codesift.engine.symbols import MAX_SYMBOLS
 from codesift.engine.workspace import Workspace, indexed_folders_below, workspace_above
 from codesift.errors import QueryError, WorkspaceError
 
@@ -71,6 +69,8 @@ def cmd_search(args: argparse.Namespace, inv: Invocation) -> int:
         else:
             print_search(inv, args.query, response)
         return EXIT_OK
+    from codesift.engine.folder_search import search_folder  # not loaded by callers, symbols
+
     engine = inv.engine(args, quiet=bool(args.json), workspace=ws)
     try:
         times = engine.times(args.as_of, args.since, args.until)  # before any indexing
@@ -288,7 +288,7 @@ def _graph_command(args: argparse.Namespace, inv: Invocation, direction: str) ->
             }
             for root, pairs in groups
         ]
-        inv.print(json.dumps({"name": args.name, "nodes": payload, "truncated": walk.truncated}))
+        inv.print(json.dumps({"name": args.name, "nodes": payload, **_cut_json(walk, args)}))
         return EXIT_OK
     console = inv.console()
     if not groups:
@@ -312,7 +312,7 @@ def _graph_command(args: argparse.Namespace, inv: Invocation, direction: str) ->
                 name = escape(link.target_name)
                 console.print(f"  → [bold]{name}[/] [dim](unresolved, line {link.line})[/]")
     if walk.truncated:
-        console.print(f"[dim]stopped at {args.max_nodes} definitions (--max-nodes)[/]")
+        console.print(f"[yellow]{_cut_text(walk, args)}[/]")
     return EXIT_OK
 
 
@@ -336,7 +336,7 @@ def cmd_graph(args: argparse.Namespace, inv: Invocation) -> int:
                     "roots": list(walk.roots),
                     "nodes": [symbol_json(s) for s in walk.nodes],
                     "edges": [asdict(link) for link in walk.edges],
-                    "truncated": walk.truncated,
+                    **_cut_json(walk, args),
                 }
             )
         )
@@ -357,8 +357,20 @@ def cmd_graph(args: argparse.Namespace, inv: Invocation) -> int:
             f"  [dim]line {link.line}{f' ({link.confidence})' if link.confidence else ''}[/]"
         )
     if walk.truncated:
-        console.print(f"[dim]stopped at {args.max_nodes} definitions (--max-nodes)[/]")
+        console.print(f"[yellow]{_cut_text(walk, args)}[/]")
     return EXIT_OK
+
+
+def _cut_json(walk: GraphResult, args: argparse.Namespace) -> dict[str, Any]:
+    """Whether the walk stopped at --max-nodes, and how many definitions it left out."""
+    return {"truncated": walk.truncated, "omitted": walk.omitted, "max_nodes": args.max_nodes}
+
+
+def _cut_text(walk: GraphResult, args: argparse.Namespace) -> str:
+    return (
+        f"truncated: stopped at {args.max_nodes} definitions (--max-nodes);"
+        f" {walk.omitted} more not shown"
+    )
 
 
 def cmd_callers(args: argparse.Namespace, inv: Invocation) -> int:

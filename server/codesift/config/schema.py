@@ -299,6 +299,9 @@ class GraphSettings:
     guesses: str = field(default="apart", metadata=limits(choices=GRAPH_GUESSES))
     # Hover "who calls this": the callers' callers too (2) or only the callers (1).
     hover_depth: int = field(default=2, metadata=limits(1, 2))
+    # The most callers or callees the call hierarchy and hover list for one
+    # definition; past it they say how many more were left out.
+    max_calls: int = field(default=1000, metadata=limits(1, 1999))
 
 
 @dataclass(frozen=True, slots=True)

@@ -91,27 +91,70 @@ def walk_graph(
     history: bool = True,
 ) -> GraphResult:
     """Breadth-first from `start` over `index`, a local index's connection or any
-    `NodeStore` (see the module docstring)."""
+    `NodeStore` (see the module docstring).
+
+    When the walk would show more than `max_nodes` definitions it stops
+    (`truncated`) and counts the definitions it met and did not show
+    (`omitted`): the rest of the level it stopped in is still read (the edges
+    between definitions shown are listed, the others counted), so for a
+    one-step walk (callers, callees) the count is exact; deeper, and for more
+    starting definitions than the walk may show, it is a lower bound."""
     check_graph_query(query)
     store = node_store(index)
     nodes: dict[int, NodeRow] = {}
-    links: list[GraphLink] = []
     roots: list[int] = []
     queue: deque[tuple[int, int]] = deque()
-    truncated = False
+    omitted: set[int] = set()
     for node in start:
         if node.id not in nodes:
             if len(nodes) >= query.max_nodes:
-                truncated = True  # more definitions than the walk may show
-                break
+                omitted.add(node.id)  # more definitions than the walk may show
+                continue
             nodes[node.id] = node
         roots.append(node.id)
         queue.append((node.id, 0))
-    seen_links: set[tuple[int, str, str, int]] = set()
-    while queue and not truncated:
-        node_id, level = queue.popleft()
-        if level >= query.depth:
-            continue
+    walk = _Walk(store, query, nodes, omitted)
+    walk.run(queue)
+    times_of = (
+        {i: change_info(row) for i, row in store.node_times(list(nodes)).items()} if history else {}
+    )
+    return GraphResult(
+        roots=tuple(roots),
+        nodes=tuple(Symbol(n, times_of.get(n.id)) for n in nodes.values()),
+        edges=tuple(walk.links),
+        truncated=bool(omitted),
+        omitted=len(omitted),
+    )
+
+
+class _Walk:
+    """The breadth-first part of `walk_graph`: the definitions shown (`nodes`),
+    the edges between them (`links`) and the definitions met past `max_nodes`
+    (`omitted`)."""
+
+    def __init__(
+        self, store: NodeStore, query: GraphQuery, nodes: dict[int, NodeRow], omitted: set[int]
+    ) -> None:
+        self.store = store
+        self.query = query
+        self.nodes = nodes
+        self.omitted = omitted
+        self.links: list[GraphLink] = []
+        self.seen_links: set[tuple[int, str, str, int]] = set()
+        # The level the walk stopped at: the rest of it is only counted.
+        self.stopped_at: int | None = 0 if omitted else None
+
+    def run(self, queue: deque[tuple[int, int]]) -> None:
+        while queue:
+            node_id, level = queue.popleft()
+            if level >= self.query.depth:
+                continue
+            if self.stopped_at is not None and level > self.stopped_at:
+                break
+            self.step(node_id, level, queue)
+
+    def step(self, node_id: int, level: int, queue: deque[tuple[int, int]]) -> None:
+        store, query, nodes = self.store, self.query, self.nodes
         found = _step(store, node_id, query)
         other_ids = [other for _, _, other, _ in found if other is not None]
         others = store.node_rows(other_ids)
@@ -124,16 +167,17 @@ def walk_graph(
                     other = others.get(other_id)
                     if other is None:  # removed by a concurrent update, or not readable
                         continue
-                    if len(nodes) >= query.max_nodes:
-                        truncated = True
-                        break
+                    if self.stopped_at is not None or len(nodes) >= query.max_nodes:
+                        self.stopped_at = level if self.stopped_at is None else self.stopped_at
+                        self.omitted.add(other_id)
+                        continue
                     nodes[other_id] = other
                     queue.append((other_id, level + 1))
             key = (source, edge.kind, str(target) if target else edge.dst_name, edge.line)
-            if key in seen_links:
+            if key in self.seen_links:
                 continue
-            seen_links.add(key)
-            links.append(
+            self.seen_links.add(key)
+            self.links.append(
                 GraphLink(
                     source,
                     target,
@@ -144,12 +188,3 @@ def walk_graph(
                     confidence_of(edge.resolution) if target is not None else None,
                 )
             )
-    times_of = (
-        {i: change_info(row) for i, row in store.node_times(list(nodes)).items()} if history else {}
-    )
-    return GraphResult(
-        roots=tuple(roots),
-        nodes=tuple(Symbol(n, times_of.get(n.id)) for n in nodes.values()),
-        edges=tuple(links),
-        truncated=truncated,
-    )

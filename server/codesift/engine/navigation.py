@@ -5,8 +5,8 @@ lsp/symbols.py, lsp/graph.py) reads the index through these, never store/ itself
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import apsw
 
@@ -15,16 +15,15 @@ from codesift.engine.results import GraphLink, GraphQuery, NodeRow
 from codesift.store.reader import node_ids_in_file, node_rows, nodes_at_line, nodes_named
 from codesift.store.reader import resolved_target as _resolved_target
 
-__all__ = ["calls_of", "definitions_at", "definitions_by_id", "file_definitions"]
-
-log = logging.getLogger(__name__)
+__all__ = ["CallsOf", "calls_of", "definitions_at", "definitions_by_id", "file_definitions"]
 
 # Definitions named like the word at a place that navigation lists at most.
 NAMED_LIMIT = 20
 # A definition's name may sit this many lines below the line it starts on
 # (decorators, annotations, a signature over several lines).
 NAME_LINES = 2
-# The most calls listed in or out of one definition.
+# The most definitions a walk lists (the definition itself and those calling it,
+# or called by it): the walk's own bound.
 CALLS_LIMIT = 2000
 
 
@@ -66,22 +65,34 @@ def definitions_at(
     return named, False
 
 
+class CallsOf(NamedTuple):
+    """The definitions calling or called by one definition (`calls`: each with
+    its call edges and whether all of them are guesses), and how many more the
+    limit left out (`omitted`)."""
+
+    calls: list[tuple[NodeRow, list[GraphLink], bool]]
+    omitted: int
+
+
 def calls_of(
-    conn: apsw.Connection, node_id: int, direction: str, guesses: str = "show"
-) -> list[tuple[NodeRow, list[GraphLink], bool]]:
+    conn: apsw.Connection,
+    node_id: int,
+    direction: str,
+    guesses: str = "show",
+    limit: int = CALLS_LIMIT,
+) -> CallsOf:
     """The definitions calling (`callers`) or called by (`callees`) a definition,
     each with its call edges and whether all of them were found by the name alone
     (a guess: confidence unique or guess), in the order the engine's walk lists
     them; with `guesses` "apart" the guesses come last, with "hide" they are left
-    out, with "show" they stay in place (and are not marked). At most CALLS_LIMIT
-    (a cut walk is logged: LSP cannot say a list was cut)."""
+    out, with "show" they stay in place (and are not marked). At most `limit`
+    definitions besides this one; how many more there are is `omitted`."""
     start = list(node_rows(conn, [node_id]).values())
     if not start:
-        return []
-    query = GraphQuery(direction, 1, ("calls",), CALLS_LIMIT)
+        return CallsOf([], 0)
+    # The definition itself is one of the walk's nodes: one more than the limit.
+    query = GraphQuery(direction, 1, ("calls",), min(max(limit, 1) + 1, CALLS_LIMIT))
     walk = walk_graph(conn, start, query, history=False)
-    if walk.truncated:
-        log.warning("%s of node %s cut at %d definitions", direction, node_id, CALLS_LIMIT)
     out: dict[int, tuple[NodeRow, list[GraphLink]]] = {}
     for link in walk.edges:
         other_id = link.source if direction == "callers" else link.target
@@ -91,7 +102,8 @@ def calls_of(
         out.setdefault(other.node.id, (other.node, []))[1].append(link)
     found = [(node, links, all(link.guessed for link in links)) for node, links in out.values()]
     if guesses == "hide":
-        return [item for item in found if not item[2]]
+        return CallsOf([item for item in found if not item[2]], walk.omitted)
     if guesses == "apart":
-        return [item for item in found if not item[2]] + [item for item in found if item[2]]
-    return [(node, links, False) for node, links, _ in found]
+        apart = [item for item in found if not item[2]] + [item for item in found if item[2]]
+        return CallsOf(apart, walk.omitted)
+    return CallsOf([(node, links, False) for node, links, _ in found], walk.omitted)

@@ -52,6 +52,12 @@ __all__ = [
     "symbol_json",
 ]
 
+# The most definitions a symbols lookup returns (engine/symbols.py).
+MAX_SYMBOLS = 200
+# What a front end's `tests` option takes: keep the results in test files, or not
+# (engine/search.py). Here, with the results, so that the CLI's parser reads it
+# without loading the search.
+TESTS_CHOICES = ("include", "exclude")
 EDGE_KINDS: tuple[str, ...] = ("calls", "contains", "imports", "inherits", "references")
 
 
@@ -143,7 +149,10 @@ class GraphResult:
     roots: tuple[int, ...]
     nodes: tuple[Symbol, ...]  # roots first, then in the order the walk met them
     edges: tuple[GraphLink, ...]
+    # The walk stopped at its max_nodes; `omitted` definitions it met were not
+    # shown (exact for one step from the definitions shown, else a lower bound).
     truncated: bool = False
+    omitted: int = 0
 
     def node(self, node_id: int) -> Symbol | None:
         for symbol in self.nodes:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from codesift.config import SearchSettings
+from codesift.engine.results import TESTS_CHOICES
 from codesift.retrieval.page import RESULT_OVERHEAD_TOKENS
 from codesift.retrieval.ranking import is_test_like_path
 from codesift.retrieval.request import (
@@ -57,8 +58,6 @@ ROUTE_DECAY = 0.8
 TEST_OVERFETCH = 3
 # The most results a request may ask for (retrieval/request.py checks it).
 MAX_TOP_K = 200
-# What a front end's `tests` option takes: keep the results in test files, or not.
-TESTS_CHOICES = ("include", "exclude")
 
 
 @dataclass(frozen=True, slots=True)

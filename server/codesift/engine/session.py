@@ -32,12 +32,9 @@ from codesift.engine.access import (
 )
 from codesift.engine.graph import check_graph_query, start_nodes, walk_graph
 from codesift.engine.listener import EngineListener
-from codesift.engine.results import EmbedReport
-from codesift.engine.search import search_request, wide_request, without_tests
-from codesift.engine.symbols import MAX_SYMBOLS, find_symbols
+from codesift.engine.results import MAX_SYMBOLS, EmbedReport
 from codesift.engine.workspace import Workspace
 from codesift.errors import EmbeddingError, QueryError, ReadOnlyIndexError
-from codesift.retrieval import Searcher, SearchRequest, SearchResponse
 from codesift.store.database import index_writable, open_database
 from codesift.store.locks import IndexLock
 from codesift.store.reader import NodeRow
@@ -49,6 +46,7 @@ if TYPE_CHECKING:
     from codesift.embedding import Embedder
     from codesift.engine.results import GraphQuery, GraphResult, IndexStatus, SymbolMatches
     from codesift.indexer import IndexSummary
+    from codesift.retrieval import Searcher, SearchRequest, SearchResponse
 
 __all__ = ["FOREGROUND_EMBED_LIMIT", "Engine", "embed", "open_collection", "reindex"]
 
@@ -107,6 +105,8 @@ class Engine:
     def request(self, query: str, **options: Any) -> SearchRequest:
         """A search request with the workspace's defaults (`search.top_k`,
         `search.snippet_chars`) for the options not given (or given as None)."""
+        from codesift.engine.search import search_request
+
         return search_request(self.workspace.settings.search, query, **options)
 
     # -- the index ------------------------------------------------------------------
@@ -189,6 +189,10 @@ class Engine:
         Searcher over the index. `tests` False: the test filter (engine/search.py,
         `without_tests`). The document collections' resources are the conductor's
         step (engine/conductor.py; `folder_search.search_folder` for one folder)."""
+        # The search's modules (numpy, the streams) load here: callers and
+        # symbols, one-shot, never need them.
+        from codesift.engine.search import wide_request, without_tests
+
         request = request.validated(root=self.root)
         conn = self.connection()
         if request.as_of is not None or request.since is not None or request.until is not None:
@@ -209,6 +213,9 @@ class Engine:
         conn = self.connection()
         if times:
             self.history_for_times()
+        from codesift.engine.symbols import find_symbols
+        from codesift.retrieval.search import Searcher
+
         with Searcher(conn, self.workspace.settings.search, parallel=False) as words:
             return find_symbols(conn, name, limit, times, searcher=words)
 
@@ -257,6 +264,7 @@ class Engine:
         (missing vectors are computed now (a few) or in the background (many)), and
         the rerank stage when it is on and its model loads."""
         from codesift.engine.models import load_rerank, make_embedder
+        from codesift.retrieval.search import Searcher
 
         settings = self.workspace.settings
         rerank = load_rerank(settings)

@@ -28,18 +28,22 @@ come from pg_trgm and which has no signature search here (no `searcher`).
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import apsw
 
-from codesift.engine.results import Symbol, SymbolMatches
+from codesift.engine.results import MAX_SYMBOLS, Symbol, SymbolMatches
 from codesift.errors import QueryError
 from codesift.history.records import change_info
-from codesift.retrieval import Searcher, SearchRequest
+from codesift.retrieval.request import SearchRequest
 from codesift.store.names import trigrams
 from codesift.store.ports import NodeStore
 from codesift.store.reader import NodeRow
 from codesift.store.sqlite import SqliteNodeStore
 from codesift.timespec import TimeFilter
+
+if TYPE_CHECKING:  # the searcher (numpy, the streams) is loaded by a search, not here
+    from codesift.retrieval.search import Searcher
 
 __all__ = [
     "MAX_SYMBOLS",
@@ -50,7 +54,6 @@ __all__ = [
     "word_matches",
 ]
 
-MAX_SYMBOLS = 200
 _SEPARATORS = re.compile(r"::|\.|#|->|\\|/|\s+")
 
 

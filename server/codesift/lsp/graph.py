@@ -107,6 +107,7 @@ async def graph(server: CodesiftServer, params: Any) -> dict[str, Any]:
         edges: list[dict[str, Any]] = []
         roots: list[str] = []
         truncated = False
+        omitted = 0
         for folder, rel in targets:
             start: str | Callable[[apsw.Connection], list[NodeRow]] = str(name)
             if rel is not None and position is not None:
@@ -119,11 +120,15 @@ async def graph(server: CodesiftServer, params: Any) -> dict[str, Any]:
                 nodes.setdefault(str(symbol.node.id), node_json(folder, symbol.node))
             edges.extend(_link_json(link) for link in walk.edges)
             truncated = truncated or walk.truncated or room <= 0
+            omitted += walk.omitted
+        omitted += max(len(nodes) - max_nodes, 0)
         return {
             "roots": roots,
             "nodes": list(nodes.values())[:max_nodes],
             "edges": edges,
             "truncated": truncated,
+            "omitted": omitted,
+            "max_nodes": max_nodes,
         }
 
     return await server.read(run)
@@ -208,12 +213,38 @@ def _lines(cache: dict[str, list[str]], root: Path, path: str) -> list[str]:
     return cache[path]
 
 
-def _item_node(server: CodesiftServer, item: types.CallHierarchyItem) -> tuple[FolderIndex, int]:
+def _cut_item(
+    folder: FolderIndex, item: types.CallHierarchyItem, omitted: int, limit: int, what: str
+) -> types.CallHierarchyItem:
+    """The last item of a cut list: LSP's call lists have no flag for it, so an
+    item says how many more there are (at the asked item's place; expanding it
+    lists nothing)."""
+    return types.CallHierarchyItem(
+        name=f"… {omitted} more {what} not shown (limit {limit})",
+        kind=types.SymbolKind.Null,
+        uri=item.uri,
+        range=item.range,
+        selection_range=item.selection_range,
+        detail=f"truncated: graph.max_calls is {limit}",
+        data={"folder": folder.uri, "omitted": omitted},
+    )
+
+
+def _item_data(item: types.CallHierarchyItem, key: str) -> Any:
     data: Any = item.data
-    if isinstance(data, dict):
-        folder_uri, node_id = data.get("folder"), data.get("id")
-    else:
-        folder_uri, node_id = getattr(data, "folder", None), getattr(data, "id", None)
+    return data.get(key) if isinstance(data, dict) else getattr(data, key, None)
+
+
+def _item_node(
+    server: CodesiftServer, item: types.CallHierarchyItem
+) -> tuple[FolderIndex, int | None]:
+    """The folder and node of an item codesift made (None: the item that says a
+    list was cut)."""
+    folder_uri, node_id = _item_data(item, "folder"), _item_data(item, "id")
+    if node_id is None and isinstance(_item_data(item, "omitted"), int):
+        folders = [f for f in server.folder_list() if f.uri == folder_uri]
+        if folders:
+            return folders[0], None
     if not isinstance(folder_uri, str) or not isinstance(node_id, str) or not node_id.isdigit():
         raise invalid("this call hierarchy item was not made by codesift (its data is missing)")
     folders = [f for f in server.folder_list() if f.uri == folder_uri]
@@ -243,11 +274,14 @@ async def incoming_calls(
     folder, node_id = _item_node(server, params.item)
 
     def run(cancel: Cancellation) -> list[types.CallHierarchyIncomingCall]:
+        if node_id is None:
+            return []
         conn = server.live.open(folder)
         cache: dict[str, list[str]] = {}
         out: list[types.CallHierarchyIncomingCall] = []
-        guesses = folder.settings.graph.guesses
-        for caller, links, guessed in calls_of(conn, node_id, "callers", guesses):
+        graph = folder.settings.graph
+        found = calls_of(conn, node_id, "callers", graph.guesses, graph.max_calls)
+        for caller, links, guessed in found.calls:
             lines = _lines(cache, folder.root, caller.path)
             ranges = [r for link in links for r in _call_ranges(lines, link.line, link.target_name)]
             out.append(
@@ -255,6 +289,9 @@ async def incoming_calls(
                     from_=_item(folder, caller, lines, guessed=guessed), from_ranges=ranges
                 )
             )
+        if found.omitted:
+            cut = _cut_item(folder, params.item, found.omitted, graph.max_calls, "callers")
+            out.append(types.CallHierarchyIncomingCall(from_=cut, from_ranges=[]))
         return out
 
     return await server.read(run)
@@ -266,6 +303,8 @@ async def outgoing_calls(
     folder, node_id = _item_node(server, params.item)
 
     def run(cancel: Cancellation) -> list[types.CallHierarchyOutgoingCall]:
+        if node_id is None:
+            return []
         conn = server.live.open(folder)
         source = definitions_by_id(conn, [node_id]).get(node_id)
         if source is None:
@@ -273,8 +312,9 @@ async def outgoing_calls(
         cache: dict[str, list[str]] = {}
         own = _lines(cache, folder.root, source.path)
         out: list[types.CallHierarchyOutgoingCall] = []
-        guesses = folder.settings.graph.guesses
-        for callee, links, guessed in calls_of(conn, node_id, "callees", guesses):
+        graph = folder.settings.graph
+        found = calls_of(conn, node_id, "callees", graph.guesses, graph.max_calls)
+        for callee, links, guessed in found.calls:
             ranges = [r for link in links for r in _call_ranges(own, link.line, link.target_name)]
             lines = _lines(cache, folder.root, callee.path)
             out.append(
@@ -283,6 +323,9 @@ async def outgoing_calls(
                     from_ranges=ranges,
                 )
             )
+        if found.omitted:
+            cut = _cut_item(folder, params.item, found.omitted, graph.max_calls, "callees")
+            out.append(types.CallHierarchyOutgoingCall(to=cut, from_ranges=[]))
         return out
 
     return await server.read(run)

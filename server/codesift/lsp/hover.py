@@ -47,7 +47,8 @@ async def hover(server: CodesiftServer, params: types.HoverParams) -> types.Hove
             return None
         node: NodeRow = resolved.nodes[0]
         graph = folder.settings.graph
-        query = GraphQuery("callers", graph.hover_depth, ("calls",), HOVER_MAX_NODES)
+        limit = min(graph.max_calls + 1, HOVER_MAX_NODES)  # the definition itself is one
+        query = GraphQuery("callers", graph.hover_depth, ("calls",), limit)
         walk = walk_graph(conn, [node], query, history=False)
         parts = [f"```{node.language}\n{node.signature or node.qualified_name}\n```"]
         sentence = first_sentence(node.docstring)
@@ -78,7 +79,11 @@ async def hover(server: CodesiftServer, params: types.HoverParams) -> types.Hove
         if callers.second:
             parts.append(listed("2 hops away", callers.second))
         if walk.truncated:
-            parts.append(f"(stopped at {HOVER_MAX_NODES} definitions)")
+            more = f"at least {walk.omitted}" if graph.hover_depth > 1 else str(walk.omitted)
+            parts.append(
+                f"(truncated: stopped at {limit} definitions, graph.max_calls;"
+                f" {more} more not shown)"
+            )
         return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n".join(parts))
         )

@@ -99,7 +99,9 @@ async def search(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallTool
     # call, on a worker thread; without times it is a check of values, done here).
     def validated() -> tuple[SearchRequest, dict[str, SearchRequest]]:
         checked = request.validated(root=live.workspace.root)
-        per_folder = {f.name: request.validated(root=f.root) for f in folders}
+        per_folder = {
+            f.name: request.validated(root=f.root) for f in folders if f is not live.folder
+        }
         per_folder[live.folder.name] = checked
         return checked, per_folder
 
@@ -107,7 +109,9 @@ async def search(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallTool
     checked, per_folder = await live.run(validated) if timed else validated()
     shared = live.shared if with_shared else None
     # The served folders' own repositories are left out of the shared index (git reads).
-    exclude = frozenset((await live.run(live.repo_keys)).values()) if shared else frozenset()
+    exclude: frozenset[str] = frozenset()
+    if shared is not None:
+        exclude = frozenset((await live.run(live.repo_keys)).values())
     how = LiveSearch(
         route=route,
         shared=shared,
@@ -273,7 +277,9 @@ def _neighbours(direction: str, spec: Tool) -> Handler:
         max_nodes = args.count("max_nodes", NEIGHBOURS_MAX_NODES)
         query = GraphQuery(direction, 1, ("calls",), max_nodes, TimeFilter())
         walk, place, _ = await _walk(live, args, name, query)
-        return render.neighbours_result(name, direction, walk, live.index_state(), place)
+        return render.neighbours_result(
+            name, direction, walk, live.index_state(), place, max_nodes=max_nodes
+        )
 
     handler.__name__ = direction
     return handler
@@ -290,7 +296,9 @@ async def graph(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToolR
         times=TimeFilter(),
     )
     walk, place, walked = await _walk(live, args, name, query)
-    return render.graph_result(name, walk, live.index_state(), place, walked)
+    return render.graph_result(
+        name, walk, live.index_state(), place, walked, max_nodes=query.max_nodes
+    )
 
 
 def _status(live: LiveWorkspace) -> Callable[[Cancellation], IndexStatus]:

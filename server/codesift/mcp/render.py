@@ -330,6 +330,8 @@ def neighbours_result(
     walk: GraphResult,
     index: dict[str, Any],
     place: Callable[[Symbol], Place] | None = None,
+    *,
+    max_nodes: int,
 ) -> CallToolResult:
     """callers / callees: each definition named `name` with its neighbours, the
     call site cited (path:line of the call). `place`: where each definition is
@@ -376,8 +378,8 @@ def neighbours_result(
     if not groups:
         lines.append(f"no definition named {name!r}")
     if walk.truncated:
-        lines.append("(stopped at max_nodes definitions)")
-    data = {"name": name, "nodes": groups, "truncated": walk.truncated, "index": index}
+        lines.append(_cut_text(walk, max_nodes))
+    data = {"name": name, "nodes": groups, **_cut_json(walk, max_nodes), "index": index}
     return _result("\n".join(lines) + _index_note(index), data)
 
 
@@ -387,6 +389,8 @@ def graph_result(
     index: dict[str, Any],
     place: Callable[[Symbol], Place] | None = None,
     walked: Place | None = None,
+    *,
+    max_nodes: int,
 ) -> CallToolResult:
     """`place`: where each definition is (default: the served folder); `walked`:
     the folder or shared repository walked (said in the answer)."""
@@ -396,7 +400,7 @@ def graph_result(
         "roots": list(walk.roots),
         "nodes": [_symbol_json(s, where(s)) for s in walk.nodes],
         "edges": [_link_json(walk, link) for link in walk.edges],
-        "truncated": walk.truncated,
+        **_cut_json(walk, max_nodes),
         "index": index,
         **(walked or {}),
     }
@@ -412,8 +416,17 @@ def graph_result(
         site = f"  at {_span(source.node.path, link.line, link.line)}" if source else ""
         lines.append(f"  {src} --{link.kind}--> {dst}{site}")
     if walk.truncated:
-        lines.append("(stopped at max_nodes definitions)")
+        lines.append(_cut_text(walk, max_nodes))
     return _result("\n".join(lines) + _index_note(index), data)
+
+
+def _cut_json(walk: GraphResult, max_nodes: int) -> dict[str, Any]:
+    """Whether the walk stopped at max_nodes, and how many definitions it left out."""
+    return {"truncated": walk.truncated, "omitted": walk.omitted, "max_nodes": max_nodes}
+
+
+def _cut_text(walk: GraphResult, max_nodes: int) -> str:
+    return f"(truncated: stopped at max_nodes {max_nodes}; {walk.omitted} more not shown)"
 
 
 # -- status ---------------------------------------------------------------------------------

@@ -3,7 +3,8 @@ itself tells, which definition it reaches; otherwise the name and a hint
 (a qualified name or a path the writer resolves across files, store/writer.py).
 
 The language-independent rules are here; Python, TypeScript/JavaScript and Go
-follow their own (calls_python.py, calls_script.py, calls_go.py)."""
+follow their own (calls_python.py, calls_script.py, calls_go.py); C and C++
+leave out what is no call (calls_c.py: `#if 0` code, a prototype misread)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import bisect
 
 from tree_sitter import Node
 
+from codesift.parsing.calls_c import C_FAMILY, not_a_call
 from codesift.parsing.calls_go import go_callee, go_imports
 from codesift.parsing.calls_python import python_callee
 from codesift.parsing.calls_script import SCRIPT_LANGUAGES, script_callee, script_imports
@@ -41,7 +43,7 @@ def call_edges(
     )
     packages = go_imports(imports) if language == "go" else {}
     for position, line, callee, callee_node in calls:
-        if not callee:
+        if not callee or (language in C_FAMILY and not_a_call(callee_node)):
             continue
         caller = caller_at(position)
         if (caller, callee) in seen:

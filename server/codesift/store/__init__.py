@@ -17,7 +17,32 @@ vector_stamps.py  counters that keep an in-memory copy of the vectors in step
 
 from __future__ import annotations
 
-from codesift.store.database import move_aside, open_database
-from codesift.store.writer import IndexWriter
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from codesift.store.database import move_aside, open_database
+    from codesift.store.writer import IndexWriter
 
 __all__ = ["IndexWriter", "move_aside", "open_database"]
+
+# Loaded on first use (PEP 562): a reading command that imports store.database or
+# store.reader does not load the writer (and the parsing package it needs).
+_HOME = {
+    "IndexWriter": "codesift.store.writer",
+    "move_aside": "codesift.store.database",
+    "open_database": "codesift.store.database",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

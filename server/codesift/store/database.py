@@ -108,15 +108,28 @@ def integrity_problem(path: Path) -> str | None:
 
 def _load_vector_extension(conn: apsw.Connection) -> None:
     """sqlite-vec provides the vec0 table; apsw can load it where the stdlib
-    sqlite3 module often cannot. Imported here: the package imports numpy, which a
-    process that only prepares files (an index worker) never needs."""
-    import sqlite_vec
-
+    sqlite3 module often cannot."""
     conn.enable_load_extension(True)
     try:
-        conn.load_extension(sqlite_vec.loadable_path())
+        conn.load_extension(vector_extension_path())
     finally:
         conn.enable_load_extension(False)
+
+
+def vector_extension_path() -> str:
+    """The sqlite-vec extension's path (`sqlite_vec.loadable_path()`), found
+    without importing the package: its `__init__` imports numpy, which a reading
+    command that never touches a vector (callers, symbols) or a process that only
+    prepares files (an index worker) does not need."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("sqlite_vec")
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    if not folders:
+        import sqlite_vec  # an unusual install: let the package say where it is
+
+        return str(sqlite_vec.loadable_path())
+    return os.path.normpath(os.path.join(folders[0], "vec0"))
 
 
 def _configure(conn: apsw.Connection) -> None:
