@@ -16,7 +16,9 @@ FILES = {
         "def first(x):\n    x.lonely()\n    x.shared()\n\n\n"
         "def second(y):\n    y.lonely()\n    y.shared()\n"
     ),
-    "one.py": "class One:\n    def lonely(self):\n        pass\n\n    def shared(self):\n        pass\n",
+    "one.py": (
+        "class One:\n    def lonely(self):\n        pass\n\n    def shared(self):\n        pass\n"
+    ),
     "two.py": "class Two:\n    def shared(self):\n        pass\n",
 }
 
