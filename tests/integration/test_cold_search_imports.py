@@ -128,7 +128,8 @@ def test_a_cold_search_in_git_loads_no_indexer_git_or_models(make_repo: MakeRepo
 
 # What a cold `codesift callers` / `callees` of an up-to-date index loads besides
 # what a search does not: no search at all (its streams, numpy, the embedding
-# wrappers) and not the sqlite-vec package (its __init__ imports numpy).
+# wrappers), not the sqlite-vec package (its __init__ imports numpy), not the
+# index writer (the freshness check reads store/indexed_files.py).
 NOT_LOADED_BY_CALLERS = (
     *NOT_LOADED,
     "codesift.retrieval.search",
@@ -137,6 +138,7 @@ NOT_LOADED_BY_CALLERS = (
     "codesift.embedding",
     "sqlite_vec",
     "numpy",
+    "codesift.store.writer",
 )
 
 

@@ -55,6 +55,38 @@ FILES = {
         "def backend() -> type[Backend]:\n"
         "    return Backend\n"
     ),
+    "net/events.py": (
+        "class Event:\n"
+        "    def set(self) -> None:\n"
+        "        pass\n"
+        "\n"
+        "\n"
+        "class Flag:\n"
+        "    def set(self) -> None:\n"
+        "        pass\n"
+    ),
+    "net/waiters.py": (
+        "from collections import deque\n"
+        "\n"
+        "from .events import Event\n"
+        "\n"
+        "\n"
+        "class Waiters:\n"
+        "    def __init__(self) -> None:\n"
+        "        self._waiters: deque[Event] = deque()\n"
+        "\n"
+        "    def notify_all(self) -> None:\n"
+        "        for event in self._waiters:\n"
+        "            event.set()\n"
+        "\n"
+        "    def notify(self) -> None:\n"
+        "        self._waiters.popleft().set()\n"
+        "\n"
+        "\n"
+        "def wake(pending: list[Event]) -> None:\n"
+        "    first = pending.pop()\n"
+        "    first.set()\n"
+    ),
     # A namesake of the re-exported `now`: the name alone does not tell them apart.
     "net/clock.py": "def now() -> int:\n    return 1\n",
     "net/client.py": (
@@ -131,6 +163,13 @@ def test_a_property_and_a_called_functions_return_annotation_type_the_receiver(
     found = callees(engine, "net.client.fresh")
     # backend() -> type[Backend]; Backend.open() -> 'Stream'; a module variable.
     assert {"net.streams.backend", "net.streams.Backend.open", "net.streams.Stream.send"} <= found
+
+
+def test_elements_of_annotated_containers_are_typed(engine: Engine) -> None:
+    # `deque[Event]` iterated or popped, `list[Event]` popped: Event.set, never
+    # the namesake Flag.set.
+    for caller in ("Waiters.notify_all", "Waiters.notify", "wake"):
+        assert callees(engine, f"net.waiters.{caller}") == {"net.events.Event.set"}
 
 
 def test_untyped_receivers_and_names_reach_no_namesake_function(engine: Engine) -> None:

@@ -99,7 +99,9 @@ async def search(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallTool
     # call, on a worker thread; without times it is a check of values, done here).
     def validated() -> tuple[SearchRequest, dict[str, SearchRequest]]:
         checked = request.validated(root=live.workspace.root)
-        per_folder = {f.name: request.validated(root=f.root) for f in folders}
+        per_folder = {
+            f.name: request.validated(root=f.root) for f in folders if f is not live.folder
+        }
         per_folder[live.folder.name] = checked
         return checked, per_folder
 
@@ -107,7 +109,9 @@ async def search(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallTool
     checked, per_folder = await live.run(validated) if timed else validated()
     shared = live.shared if with_shared else None
     # The served folders' own repositories are left out of the shared index (git reads).
-    exclude = frozenset((await live.run(live.repo_keys)).values()) if shared else frozenset()
+    exclude: frozenset[str] = frozenset()
+    if shared is not None:
+        exclude = frozenset((await live.run(live.repo_keys)).values())
     how = LiveSearch(
         route=route,
         shared=shared,

@@ -287,6 +287,11 @@ def _qualified_type(call: _Call, typed: _Type, depth: int = 0) -> tuple[int | No
     """The class of this file a type names (its node), or the path the writer
     walks to it (`pkg.mod.Klass`, `pkg.mod.make()`: what `make` returns)."""
     suffix = "()" if typed.called else ""
+    container, _, method = typed.text.rpartition(".")
+    if typed.called and method in _ELEMENT_METHODS and depth < 3:  # `self.waiters.pop()`
+        element = _element_type(container, call.caller, call.outline, call.src)
+        if element is not None:
+            return _qualified_type(call, element, depth + 1)
     if "()." in typed.text and depth < 3:  # `make().open()`: what `open` returns
         first, _, rest = typed.text.partition("().")
         path = _path_of(call, _qualified_type(call, _Type(first, True), depth + 1))
@@ -389,6 +394,20 @@ _FIELD_TYPES = (
     (re.compile(rf"self\.({_IDENT})(?={_CONSTRUCTED})"), True),
 )
 _Facts = list[dict[str, _Type]]
+# Containers whose annotation names their elements' type (`deque[Event]`), the
+# methods that give one element, and a loop over a variable or field.
+_CONTAINERS = (
+    "list|List|set|Set|frozenset|FrozenSet|deque|Deque|Sequence|MutableSequence"
+    "|Iterable|Iterator|Collection|AbstractSet|MutableSet"
+)
+_ELEMENT = (
+    rf"[ \t]*:[ \t]*[\"']?(?:typing\.|collections\.|abc\.)?(?:{_CONTAINERS})"
+    r"\[[\"']?([A-Za-z_][\w.]*)[\"']?\]"
+)
+_LOCAL_ELEMENT = re.compile(rf"(?:^|[(,\s])({_IDENT}){_ELEMENT}")
+_FIELD_ELEMENT = re.compile(rf"(?:self\.|(?m:^)\s+)({_IDENT}){_ELEMENT}")
+_LOOP = re.compile(rf"(?m)^\s*(?:async\s+)?for\s+({_IDENT})\s+in\s+((?:self\.)?{_IDENT})\s*:")
+_ELEMENT_METHODS = frozenset({"pop", "popleft"})
 
 
 def _text(node: Node, src: bytes) -> str:
@@ -421,7 +440,40 @@ def _receiver_type(receiver: str, caller: int, outline: Outline, src: bytes) -> 
     for types in _local_facts(caller, outline, src) + _module_facts(outline, src):
         if receiver in types:
             return types[receiver]
-    return None
+    loops = _scope_scan(("loops", caller), _LOOP, caller, outline, src)
+    iterated = loops.get(receiver)
+    return None if iterated is None else _element_type(iterated, caller, outline, src)
+
+
+def _element_type(container: str, caller: int, outline: Outline, src: bytes) -> _Type | None:
+    """The element type of a container a variable or field is annotated with
+    (`waiters: deque[Event]`, `self.items: list[Item]`): what iterating it or
+    its `pop()` gives."""
+    if container.startswith("self.") and container[5:].isidentifier():
+        klass = enclosing_class(caller, outline.nodes)
+        if klass is None:
+            return None
+        found = _scope_scan(("field-elements", klass), _FIELD_ELEMENT, klass, outline, src)
+        typed = found.get(container[5:])
+    else:
+        found = _scope_scan(("elements", caller), _LOCAL_ELEMENT, caller, outline, src)
+        typed = found.get(container)
+    return None if typed is None else _Type(typed, False)
+
+
+def _scope_scan(
+    key: tuple[str, int], pattern: re.Pattern[str], owner: int, outline: Outline, src: bytes
+) -> dict[str, str]:
+    """name -> the second group of `pattern`'s first match for it in node `owner`."""
+    found = outline.scope_facts.get(key)
+    if found is None:
+        definition = tree_definition(owner, outline) if owner else None
+        text = "" if definition is None else _text(definition, src)
+        found = {}
+        for match in pattern.finditer(text):
+            found.setdefault(match.group(1), match.group(2))
+        outline.scope_facts[key] = found
+    return dict(found)
 
 
 def _local_facts(caller: int, outline: Outline, src: bytes) -> _Facts:

@@ -26,6 +26,13 @@ import apsw
 from codesift.parsing.model import EXTRACTION_VERSION
 from codesift.store.c_scope import resolve_c_scope
 from codesift.store.database import scalar
+from codesift.store.indexed_files import (
+    EXTRACTION_KEY,
+    extraction_is,
+    indexed_files,
+    run_in_progress,
+    skipped_files,
+)
 from codesift.store.meta import read_meta, write_meta
 from codesift.store.path_hints import resolve_path_hints
 from codesift.store.python_hints import resolve_python_hints
@@ -37,7 +44,7 @@ from codesift.store.vector_stamps import bump_vectors_removed
 __all__ = ["FileChange", "IndexWriter"]
 
 # meta key: the parsing version every indexed file was parsed by.
-_EXTRACTION_KEY = "extraction_version"
+_EXTRACTION_KEY = EXTRACTION_KEY
 _FTS_TABLES = ("code_fts", "ast_fts", "doc_fts", "names_fts")
 # The full-text table of each chunk layer that has one.
 _FTS_OF_LAYER = (("code_fts", "code"), ("ast_fts", "ast"), ("doc_fts", "doc"))
@@ -121,26 +128,16 @@ class IndexWriter:
 
     def known_files(self) -> dict[str, tuple[int, int]]:
         """Every indexed file's (size, mtime_ns), by path."""
-        return {
-            str(path): (int(size), int(mtime_ns))
-            for path, size, mtime_ns in self.conn.execute("SELECT path, size, mtime_ns FROM files")
-        }
+        return indexed_files(self.conn)
 
     def skipped_files(self) -> dict[str, tuple[int, int, str]]:
         """Every file left out when last read: (size, mtime_ns, reason), by path."""
-        return {
-            str(path): (int(size), int(mtime_ns), str(reason))
-            for path, size, mtime_ns, reason in self.conn.execute(
-                "SELECT path, size, mtime_ns, reason FROM skipped_files"
-            )
-        }
+        return skipped_files(self.conn)
 
     def extraction_current(self) -> bool:
         """Whether the indexed files were parsed by this version of parsing
         (parsing/model.py, EXTRACTION_VERSION). An index with no file is current."""
-        if read_meta(self.conn, _EXTRACTION_KEY) == str(EXTRACTION_VERSION):
-            return True
-        return int(scalar(self.conn, "SELECT count(*) FROM files")) == 0
+        return extraction_is(self.conn, EXTRACTION_VERSION)
 
     def record_extraction(self) -> None:
         """Note that every indexed file was parsed by this version of parsing."""
@@ -432,7 +429,7 @@ class IndexWriter:
 
     def run_marker(self) -> bool:
         """True when an earlier run started writing and never finished."""
-        return read_meta(self.conn, "run_in_progress") is not None
+        return run_in_progress(self.conn)
 
     def set_run_marker(self, running: bool) -> None:
         """Mark (or unmark) a run in progress; call inside the caller's transaction,
