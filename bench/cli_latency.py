@@ -388,7 +388,7 @@ def section(result: Json, machine: Json) -> str:
     if side is not None:
         lines.append(
             f"Inside the server (its log): p50 {side['p50']:.1f} ms, p95 {side['p95']:.1f} ms"
-            " per answer (waiting for freshness, the engine's search, rendering)."
+            " per answer (waiting for freshness, the engine's search, the JSON of its answer)."
         )
         lines.append("")
     several = result.get("several")

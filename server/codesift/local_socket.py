@@ -14,11 +14,19 @@ server's side is local_socket_server.py).
 
 Protocol (one request per connection, JSON lines, UTF-8; see docs/protocol.md):
 
-    client -> server   {"protocol": 1, "argv": [...], "cwd": ..., "root": ...,
+    client -> server   {"protocol": 2, "argv": [...], "cwd": ..., "root": ...,
                         "db_path": ..., "env": {...}, "stdout": {...}, "stderr": {...}}
     server -> client   {"accepted": true}                          (at once)
-    server -> client   {"exit": 0, "stdout": "...", "stderr": "...", "server": {...}}
+    server -> client   {"exit": 0, "stderr": "...", "server": {...},
+                        "shown": {"view": "search", "json": false,
+                                  "data": {...}, "params": {...}}}
                     or {"fallback": "why the CLI should answer in-process"}
+
+`shown` is what the command shows, as its JSON (the document `--json` prints,
+engine/results.py's vocabulary; null after an error): the CLI prints it as is
+for `--json`, else draws its page with cli/render_json.py, as the in-process
+command does. `stderr` holds the command's notes and error line, drawn for the
+client's terminal (`env`, the streams' `tty`).
 
 One server per index owns the socket: it holds an flock on `<index>.sock.lock`
 while it listens. A second server on the same index waits for that lock and
@@ -53,7 +61,7 @@ __all__ = [
     "try_lock",
 ]
 
-PROTOCOL = 1
+PROTOCOL = 2
 # The CLI commands a server may answer (the CLI's fast path, codesift/cli/__init__.py,
 # reads them before anything else is imported; the server checks them again).
 SOCKET_COMMANDS = ("search", "symbols", "callers", "callees", "graph")

@@ -100,7 +100,7 @@ class LocalSocketServer:
     (on a thread per connection). `start` returns at once: when another server
     owns the socket, a background thread takes it over once that one ends.
 
-    `handler(request, hangup)` returns the answer (`{"exit", "stdout", "stderr"}`
+    `handler(request, hangup)` returns the answer (`{"exit", "stderr", "shown"}`
     or `{"fallback": reason}`); an exception becomes a fallback; `hangup` calls
     back when the client goes away before its answer. `requests` counts the
     requests answered (not declined)."""

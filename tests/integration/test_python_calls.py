@@ -10,6 +10,7 @@ SQLite file; the edges are read back as `codesift callers/callees` show them
 from __future__ import annotations
 
 import pytest
+from call_workspace import engine_over
 
 from codesift.engine import Engine, GraphQuery, Workspace
 
@@ -97,12 +98,7 @@ FILES = {
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    root = tmp_path_factory.mktemp("calls") / "ws"
-    for path, text in FILES.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
-    ws = Workspace.at(root, {"embedding": {"enabled": False}})
-    return Engine(ws, vectors=False, quiet=True)
+    return engine_over(tmp_path_factory, "calls", FILES)
 
 
 def callees(engine: Engine, qualified_name: str) -> set[str]:

@@ -12,8 +12,9 @@ tree-sitter grammars) into a real SQLite file; the edges are read back as
 from __future__ import annotations
 
 import pytest
+from call_workspace import engine_over
 
-from codesift.engine import Engine, GraphQuery, Workspace
+from codesift.engine import Engine, GraphQuery
 
 FILES = {
     "src/util/format.ts": (
@@ -159,12 +160,7 @@ FILES = {
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    root = tmp_path_factory.mktemp("script") / "ws"
-    for path, text in FILES.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
-    ws = Workspace.at(root, {"embedding": {"enabled": False}})
-    return Engine(ws, vectors=False, quiet=True)
+    return engine_over(tmp_path_factory, "script", FILES)
 
 
 def callees(engine: Engine, qualified_name: str) -> dict[str, str | None]:

@@ -6,9 +6,10 @@ LSP client) keeps a real git workspace's index live; `codesift search`,
 CLI says on stderr which path answered; the server's log and codesift/status
 count the requests it answered. Every answer is compared with the in-process
 answer (`CODESIFT_NO_SERVER=1`): same stdout (JSON without its timings), same
-stderr, same exit code. Then the ways the socket path must give way to the
-in-process one: a stale socket file, a killed server, a server that never
-answers, another user.
+stderr, same exit code: the server sends the command's JSON and the CLI draws it
+with the code the in-process command draws it with. Then the ways the socket
+path must give way to the in-process one: a stale socket file, a killed server,
+a server that never answers, another user.
 """
 
 from __future__ import annotations
@@ -64,6 +65,32 @@ def cli(
         timeout=180,
         check=False,
     )
+
+
+MODULES_PROBE = """
+import sys
+from codesift.cli import main
+code = main(sys.argv[1:])
+sys.stderr.write("MODULES " + " ".join(sorted(sys.modules)) + "\\n")
+sys.exit(code)
+"""
+
+
+def cli_modules(root: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """`codesift -vv ARGS` run as `cli` runs it, and the modules it loaded."""
+    result = subprocess.run(
+        [sys.executable, "-c", MODULES_PROBE, "-vv", *args],
+        cwd=root,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    lines = result.stderr.splitlines()
+    modules = {m for line in lines if line.startswith("MODULES ") for m in line.split()[1:]}
+    result.stderr = "\n".join(line for line in lines if not line.startswith("MODULES ")) + "\n"
+    return result, modules
 
 
 def debug_lines(result: subprocess.CompletedProcess[str]) -> list[str]:
@@ -185,7 +212,12 @@ QUESTIONS: list[tuple[str, ...]] = [
     ("callers", "submit"),
     ("callers", "submit", "--json"),
     ("callees", "retry_failed_charge", "--json"),
+    ("callees", "retry_failed_charge"),
     ("graph", "submit", "--direction", "both", "--json"),
+    ("graph", "submit", "--direction", "both"),
+    ("search", "submit", "-k", "2", "--graph"),
+    ("symbols", "no_such_definition_here"),
+    ("graph", "no_such_definition_here"),
     ("search", ""),  # a bad request: exit 2, the same one line
     ("symbols", "submit", "--limit", "0"),
     ("search", "charge", "--since", "not a time"),
@@ -220,6 +252,12 @@ def test_the_cli_answers_through_a_running_mcp_server_as_it_would_in_process(
             alone = cli(workspace, *question, in_process=True, env=terminal)
             assert "\x1b[" in served.stdout
             assert comparable(served, False) == comparable(alone, False), question
+        # The client draws the server's JSON with the standard library alone.
+        served, modules = cli_modules(workspace, "search", "retry a failed charge")
+        assert any(line.startswith(ANSWERED) for line in debug_lines(served)), served.stderr
+        assert not {"rich", "numpy", "apsw", "codesift.engine", "codesift.cli.run"} & modules
+        alone = cli(workspace, "search", "retry a failed charge", in_process=True)
+        assert comparable(served, False) == comparable(alone, False)
         # An edit the server has indexed is in the next answer.
         (workspace / "refunds.py").write_text(
             "def refund_declined_charge(amount):\n    return -amount\n", encoding="utf-8"

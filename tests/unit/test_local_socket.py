@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from codesift.local_socket import ask, socket_address, socket_path_for
+from codesift.local_socket import PROTOCOL, ask, socket_address, socket_path_for
 from codesift.local_socket_server import Hangup, LocalSocketServer
 
 DEADLINE = 60.0
@@ -47,7 +47,7 @@ def served(db_path: Path) -> Iterator[tuple[LocalSocketServer, list[dict[str, An
         seen.append(request)
         if request.get("argv") == ["decline"]:
             return {"fallback": "not here"}
-        return {"exit": 3, "stdout": "out ✓\n", "stderr": "err\n"}
+        return {"exit": 3, "stderr": "err ✓\n", "shown": {"view": "search", "data": {"q": "✓"}}}
 
     server = LocalSocketServer(db_path, handler, label="test server")
     server.start()
@@ -62,14 +62,15 @@ def test_a_request_is_answered_and_a_declined_one_says_why(
     server, seen = served
     path = Path(socket_path_for(db_path))
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    asked = ask(db_path, {"protocol": 1, "argv": ["search", "x"]})
+    asked = ask(db_path, {"protocol": PROTOCOL, "argv": ["search", "x"]})
     assert asked.answer is not None
-    assert (asked.answer["exit"], asked.answer["stdout"]) == (3, "out ✓\n")
+    assert (asked.answer["exit"], asked.answer["stderr"]) == (3, "err ✓\n")
+    assert asked.answer["shown"] == {"view": "search", "data": {"q": "✓"}}
     assert asked.answer["server"] == {"pid": os.getpid(), "label": "test server"}
-    declined = ask(db_path, {"protocol": 1, "argv": ["decline"]})
+    declined = ask(db_path, {"protocol": PROTOCOL, "argv": ["decline"]})
     assert declined.answer is None and declined.reason == "not here"
     other = ask(db_path, {"protocol": 99, "argv": []})
-    assert other.answer is None and "protocol 1" in other.reason
+    assert other.answer is None and f"protocol {PROTOCOL}" in other.reason
     assert (server.requests, server.declined) == (1, 1)
     assert len(seen) == 2
 
@@ -84,12 +85,12 @@ def test_one_server_per_index_and_the_socket_goes_with_it(
         assert not second.listening  # the first one holds the lock
         server.stop()
         wait_until(lambda: second.listening, "the second server taking over")
-        asked = ask(db_path, {"protocol": 1, "argv": []})
+        asked = ask(db_path, {"protocol": PROTOCOL, "argv": []})
         assert asked.answer is not None and asked.answer["server"]["label"] == "second"
     finally:
         second.stop()
     assert not Path(socket_path_for(db_path)).exists()
-    assert ask(db_path, {"protocol": 1}).reason == "no server"
+    assert ask(db_path, {"protocol": PROTOCOL}).reason == "no server"
 
 
 def test_a_client_that_hangs_up_is_noticed_while_its_request_runs(db_path: Path) -> None:
@@ -99,7 +100,7 @@ def test_a_client_that_hangs_up_is_noticed_while_its_request_runs(db_path: Path)
     def handler(request: dict[str, Any], hangup: Hangup) -> dict[str, Any]:
         hangup.on_hangup(hung_up.set)
         release.wait(DEADLINE)
-        return {"exit": 0, "stdout": "", "stderr": ""}
+        return {"exit": 0, "stderr": "", "shown": None}
 
     server = LocalSocketServer(db_path, handler)
     server.start()
@@ -112,7 +113,7 @@ def test_a_client_that_hangs_up_is_noticed_while_its_request_runs(db_path: Path)
         finally:
             if fd is not None:
                 os.close(fd)
-        client.sendall(json.dumps({"protocol": 1, "argv": []}).encode() + b"\n")
+        client.sendall(json.dumps({"protocol": PROTOCOL, "argv": []}).encode() + b"\n")
         assert json.loads(client.makefile().readline()) == {"accepted": True}
         client.close()  # gone before the answer
         assert hung_up.wait(DEADLINE)

@@ -3,15 +3,18 @@
 When a server (`codesift serve`, `codesift mcp`) keeps the workspace's index
 live, `search`, `symbols`, `callers`, `callees` and `graph` ask it over its
 local socket (codesift/local_socket.py): the server runs the same command code
-on its live index and sends back the output and the exit code, which are
-written here as they are. That path imports only the standard library, so a
-one-shot search costs little more than starting Python. Every other command,
+on its live index and sends back the command's JSON and exit code; the page is
+drawn here from that JSON by cli/render_json.py, the code the in-process
+command draws it with. That path imports only the standard library (rich only
+to colour a terminal's page), so a one-shot search costs little more than
+starting Python. Every other command,
 and any request the server declines or does not answer in time, runs
 in-process (codesift/cli/run.py) as it always has.
 
 The package, by role: parser.py (the command line), invocation.py (streams,
 progress), commands.py (index, embed, history, status, serve, mcp), queries.py
-(search, route, symbols, callers, callees, graph), render.py (JSON and pages),
+(search, route, symbols, callers, callees, graph), render.py (JSON and the other
+commands' pages), render_json.py (the reading commands' pages, from their JSON),
 shared.py (the shared PostgreSQL index), errors.py (messages and exit codes),
 served.py (answering the CLI for a server), team.py (`codesift team`), web.py
 (`codesift web`, `codesift token`), run.py.
@@ -27,7 +30,7 @@ from __future__ import annotations
 import os
 import sys
 
-from codesift.local_socket import SOCKET_COMMANDS, ask
+from codesift.local_socket import PROTOCOL, SOCKET_COMMANDS, ask
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # not imported at run time (see _through_server)
@@ -220,7 +223,7 @@ def _through_server(argv: list[str]) -> int | None:
         return None
     folder, db_path = located
     request = {
-        "protocol": 1,
+        "protocol": PROTOCOL,
         "command": command,
         "argv": argv,
         "cwd": os.getcwd(),
@@ -248,8 +251,26 @@ def _through_server(argv: list[str]) -> int | None:
     try:
         sys.stderr.write(str(answer.get("stderr", "")))
         sys.stderr.flush()
-        sys.stdout.write(str(answer.get("stdout", "")))
-        sys.stdout.flush()
+        _show(answer.get("shown"))
     except BrokenPipeError:
         return 0
     return int(answer["exit"])
+
+
+def _show(shown: Any) -> None:
+    """Draw what the server's command showed (its JSON) as the command does
+    in-process (cli/render_json.py: the standard library, rich only for a
+    terminal)."""
+    if not isinstance(shown, dict):
+        return
+    from codesift.cli.render_json import show
+
+    params = shown.get("params")
+    show(
+        str(shown.get("view")),
+        shown.get("data") or {},
+        params if isinstance(params, dict) else {},
+        bool(shown.get("json")),
+        sys.stdout,
+        sys.stderr,
+    )

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from rich.console import Console
 from rich.markup import escape
 
+from codesift.cli.render_json import show
 from codesift.console_progress import DEFAULT_INTERVAL_SECONDS, ProgressLines
 from codesift.engine.access import summary_line
 from codesift.engine.listener import EngineListener
@@ -67,6 +68,10 @@ class Invocation:
     # What `codesift serve` and `codesift mcp` hand their server to answer the CLI
     # on the local socket (cli/run.py's; None: the servers open no socket).
     cli_socket: CliSocketStarter | None = None
+    # A server answering over its socket keeps what a reading command shows here
+    # (`{"view", "json", "data", "params"}`) for the CLI to draw; None: drawn here.
+    shown: dict[str, Any] | None = None
+    keep_shown: bool = False
 
     def console(self) -> Console:
         """The command's output (stdout)."""
@@ -74,6 +79,14 @@ class Invocation:
 
     def err_console(self) -> Console:
         return Console(file=self.stderr, highlight=False, _environ=self.environ)
+
+    def show(self, view: str, data: dict[str, Any], as_json: bool, **params: Any) -> None:
+        """A reading command's output from its JSON (render_json.py draws it, here
+        or in the CLI that asked a server)."""
+        if self.keep_shown:
+            self.shown = {"view": view, "json": as_json, "data": data, "params": params}
+            return
+        show(view, data, params, as_json, self.stdout, self.stderr, self.environ)
 
     def print(self, text: str) -> None:
         """A line of plain output (JSON, status) on stdout."""

@@ -11,16 +11,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.markup import escape
-
 from codesift.cli.errors import EXIT_OK
 from codesift.cli.invocation import ConsoleListener, Invocation, config_overrides, report_built
 from codesift.cli.render import (
     folders_json,
     neighbours,
     print_route,
-    print_search,
-    print_symbol,
     response_json,
     symbol_json,
 )
@@ -64,10 +60,7 @@ def cmd_search(args: argparse.Namespace, inv: Invocation) -> int:
     dsn, ws = shared_dsn(args, inv)
     if dsn is not None:
         response = search_shared(args, inv, dsn, ws)
-        if args.json:
-            inv.print(json.dumps(response_json(response), ensure_ascii=False))
-        else:
-            print_search(inv, args.query, response)
+        inv.show("search", response_json(response), bool(args.json))
         return EXIT_OK
     from codesift.engine.folder_search import search_folder  # not loaded by callers, symbols
 
@@ -79,10 +72,7 @@ def cmd_search(args: argparse.Namespace, inv: Invocation) -> int:
         report_built(inv, engine, args)
     finally:
         engine.close()
-    if args.json:
-        inv.print(json.dumps(response_json(response), ensure_ascii=False))
-        return EXIT_OK
-    print_search(inv, args.query, response)
+    inv.show("search", response_json(response), bool(args.json))
     return EXIT_OK
 
 
@@ -94,7 +84,6 @@ def _tests(args: argparse.Namespace) -> bool:
 def _search_folders(args: argparse.Namespace, inv: Invocation) -> int:
     """`search` over several --root folders (engine/folder_search.py)."""
     from codesift.engine.folder_search import search_folders
-    from codesift.retrieval.request import SearchResponse
 
     if getattr(args, "db", None) is not None or args.repo or args.principal:
         raise QueryError("--db, --repo and --principal search the shared index: give one --root")
@@ -122,18 +111,10 @@ def _search_folders(args: argparse.Namespace, inv: Invocation) -> int:
     finally:
         for engine in engines:
             engine.close()
-    if args.json:
-        inv.print(json.dumps(folders_json(found), ensure_ascii=False))
-        return EXIT_OK
-    if found.routed:
+    if found.routed and not args.json:
         inv.say(f"routed to {', '.join(found.routed)} (of {len(engines)} folders)")
-    response = SearchResponse(
-        query=found.query,
-        results=[hit.result for hit in found.results],
-        took_ms=found.took_ms,
-        resources=found.resources,
-    )
-    print_search(inv, args.query, response, [hit.folder for hit in found.results])
+    folders = [hit.folder for hit in found.results]
+    inv.show("search", folders_json(found), bool(args.json), folders=folders)
     return EXIT_OK
 
 
@@ -240,19 +221,9 @@ def cmd_symbols(args: argparse.Namespace, inv: Invocation) -> int:
         report_built(inv, engine, args)
     finally:
         engine.close()
-    if args.json:
-        exact = [symbol_json(s) for s in found.exact]
-        inv.print(json.dumps({"exact": exact, "fuzzy": [symbol_json(s) for s in found.fuzzy]}))
-        return EXIT_OK
-    console = inv.console()
-    if not found.all:
-        console.print(f"no definitions match {escape(args.name)!r}")
-    for symbol in found.exact:
-        print_symbol(console, symbol)
-    if found.fuzzy:
-        console.print("[dim]similar names:[/]")
-        for symbol in found.fuzzy:
-            print_symbol(console, symbol, "  ")
+    exact = [symbol_json(s) for s in found.exact]
+    data = {"exact": exact, "fuzzy": [symbol_json(s) for s in found.fuzzy]}
+    inv.show("symbols", data, bool(args.json), name=args.name)
     return EXIT_OK
 
 
@@ -268,51 +239,27 @@ def _graph_command(args: argparse.Namespace, inv: Invocation, direction: str) ->
     finally:
         engine.close()
     groups = neighbours(walk, direction)
-    if args.json:
-        payload = [
-            {
-                "node": symbol_json(walk.node(root)),
-                direction: [
-                    {
-                        "edge": {
-                            "kind": link.kind,
-                            "line": link.line,
-                            "name": link.target_name,
-                            "resolution": link.resolution,
-                            "confidence": link.confidence,
-                        },
-                        "node": symbol_json(other),
-                    }
-                    for link, other in pairs
-                ],
-            }
-            for root, pairs in groups
-        ]
-        inv.print(json.dumps({"name": args.name, "nodes": payload, **_cut_json(walk, args)}))
-        return EXIT_OK
-    console = inv.console()
-    if not groups:
-        console.print(f"no definition named {escape(args.name)!r}")
-    for root, pairs in groups:
-        target = walk.node(root)
-        if target is not None:
-            print_symbol(console, target)
-        if not pairs:
-            console.print(f"  [dim]no {direction} found[/]")
-        for link, other in pairs:
-            if other is not None:
-                where = f"line {link.line}" if direction == "callers" else f"called at {link.line}"
-                arrow = "←" if direction == "callers" else "→"
-                print_symbol(console, other, f"  {arrow} ")
-                how = link.confidence or "unresolved"
-                if link.guessed:
-                    how += ", by name: a guess"
-                console.print(f"      [dim]{where} ({how})[/]")
-            else:
-                name = escape(link.target_name)
-                console.print(f"  → [bold]{name}[/] [dim](unresolved, line {link.line})[/]")
-    if walk.truncated:
-        console.print(f"[yellow]{_cut_text(walk, args)}[/]")
+    payload = [
+        {
+            "node": symbol_json(walk.node(root)),
+            direction: [
+                {
+                    "edge": {
+                        "kind": link.kind,
+                        "line": link.line,
+                        "name": link.target_name,
+                        "resolution": link.resolution,
+                        "confidence": link.confidence,
+                    },
+                    "node": symbol_json(other),
+                }
+                for link, other in pairs
+            ],
+        }
+        for root, pairs in groups
+    ]
+    data = {"name": args.name, "nodes": payload, **_cut_json(walk, args)}
+    inv.show(direction, data, bool(args.json))
     return EXIT_OK
 
 
@@ -328,49 +275,20 @@ def cmd_graph(args: argparse.Namespace, inv: Invocation) -> int:
         report_built(inv, engine, args)
     finally:
         engine.close()
-    if args.json:
-        inv.print(
-            json.dumps(
-                {
-                    "name": args.name,
-                    "roots": list(walk.roots),
-                    "nodes": [symbol_json(s) for s in walk.nodes],
-                    "edges": [asdict(link) for link in walk.edges],
-                    **_cut_json(walk, args),
-                }
-            )
-        )
-        return EXIT_OK
-    console = inv.console()
-    if not walk.roots:
-        console.print(f"no definition named {escape(args.name)!r}")
-        return EXIT_OK
-    for symbol in walk.nodes:
-        print_symbol(console, symbol, "* " if symbol.node.id in walk.roots else "  ")
-    for link in walk.edges:
-        source = walk.node(link.source)
-        target = walk.node(link.target) if link.target is not None else None
-        src = source.node.qualified_name if source else str(link.source)
-        dst = target.node.qualified_name if target else f"{link.target_name} (unresolved)"
-        console.print(
-            f"  [bold]{escape(src)}[/] [magenta]{link.kind}[/] [bold]{escape(dst)}[/]"
-            f"  [dim]line {link.line}{f' ({link.confidence})' if link.confidence else ''}[/]"
-        )
-    if walk.truncated:
-        console.print(f"[yellow]{_cut_text(walk, args)}[/]")
+    data = {
+        "name": args.name,
+        "roots": list(walk.roots),
+        "nodes": [symbol_json(s) for s in walk.nodes],
+        "edges": [asdict(link) for link in walk.edges],
+        **_cut_json(walk, args),
+    }
+    inv.show("graph", data, bool(args.json))
     return EXIT_OK
 
 
 def _cut_json(walk: GraphResult, args: argparse.Namespace) -> dict[str, Any]:
     """Whether the walk stopped at --max-nodes, and how many definitions it left out."""
     return {"truncated": walk.truncated, "omitted": walk.omitted, "max_nodes": args.max_nodes}
-
-
-def _cut_text(walk: GraphResult, args: argparse.Namespace) -> str:
-    return (
-        f"truncated: stopped at {args.max_nodes} definitions (--max-nodes);"
-        f" {walk.omitted} more not shown"
-    )
 
 
 def cmd_callers(args: argparse.Namespace, inv: Invocation) -> int:

@@ -1,13 +1,14 @@
-"""The commands' output: JSON documents and the pages for people (rich markup)."""
+"""The commands' output: JSON documents, and the pages for people of the commands
+a server does not answer (rich markup); the reading commands' pages are drawn from
+their JSON by render_json.py."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
 from rich.markup import escape
 
 from codesift.cli.invocation import Invocation
@@ -16,7 +17,6 @@ from codesift.engine.results import symbol_json as engine_symbol_json
 
 if TYPE_CHECKING:
     from codesift.engine.folder_search import FoldersResponse
-    from codesift.history.records import ChangeInfo
     from codesift.retrieval import SearchResponse
     from codesift.store.postgres.status import RepoStatus
 
@@ -29,30 +29,6 @@ def response_json(response: SearchResponse) -> dict[str, Any]:
         for resource in response.resources
     ]
     return data
-
-
-def history_text(info: ChangeInfo | None) -> str:
-    """`changed 2024-05-01 (abc1234 subject)` for human output."""
-    if info is None or info.changed is None:
-        return ""
-    if info.source == "uncommitted":
-        return "changed: uncommitted"
-    if info.source == "mtime":
-        return f"modified {info.changed[:10]}"
-    subject = (info.subject or "")[:60]
-    return f"changed {info.changed[:10]} ({(info.commit or '')[:7]} {subject})"
-
-
-# How `search --graph` names each edge for people (the JSON keeps relation and kind).
-GRAPH_LABELS = {
-    "parent": "↑ contained in",
-    "callee": "→ calls",
-    "caller": "← called by",
-    "base": "▷ inherits",
-    "subclass": "◁ inherited by",
-    "imports": "→ imports",
-    "imported_by": "← imported by",
-}
 
 
 def folders_json(found: FoldersResponse) -> dict[str, Any]:
@@ -81,68 +57,6 @@ def folders_json(found: FoldersResponse) -> dict[str, Any]:
     return data
 
 
-def print_search(
-    inv: Invocation,
-    query: str,
-    response: SearchResponse,
-    folders: Sequence[str] | None = None,
-) -> None:
-    """The page for people; `folders`: each result's folder (a search over several)."""
-    console = inv.console()
-    for warning in response.warnings:  # a served search's `history_pending`, say
-        inv.warn(warning.message)
-    if not response.results and not response.resources:
-        console.print(f"no results for {escape(query)!r}")
-        return
-    # One print of the whole page (each line's markup closes on that line): rich's
-    # per-call cost made a line-by-line page the slowest part of a served search.
-    lines: list[str] = []
-    for i, result in enumerate(response.results, start=1):
-        found_by = " ".join(f"{h.stream}#{h.rank}" for h in result.provenance)
-        where = f"[magenta]{escape(folders[i - 1])}[/] " if folders is not None else ""
-        lines.append(
-            f"[bold]{i:>2}[/] {where}[cyan]{escape(result.path)}:"
-            f"{result.start_line}-{result.end_line}[/]"
-            f"  [green]{escape(result.kind)}[/] [bold]{escape(result.qualified_name)}[/]"
-            f"  [dim]{result.layer} · {found_by} · {result.score:.4f}[/]"
-        )
-        when = history_text(result.history)
-        if when:
-            lines.append(f"     [dim]{escape(when)}[/]")
-        lines.extend(f"     [dim]│[/] {escape(line)}" for line in result.snippet.split("\n"))
-        if result.truncated:
-            lines.append(f"     [dim]│ … (from line {result.snippet_start_line})[/]")
-        for edge in result.graph:
-            node = edge.node
-            lines.append(
-                f"     [magenta]{GRAPH_LABELS.get(edge.relation, edge.relation)}[/]"
-                f" [dim]({edge.kind}, line {edge.line})[/] [green]{escape(node.kind)}[/]"
-                f" [bold]{escape(node.qualified_name)}[/]"
-                f"  [cyan]{escape(node.path)}:{node.start_line}-{node.end_line}[/]"
-            )
-        for link in result.related:
-            lines.append(
-                f"     [yellow]≡ mentioned in[/] [bold]{escape(link.collection)}[/]"
-                f" [cyan]{escape(link.path)}:{link.start_line}-{link.end_line}[/]"
-                f" {escape(link.title)} [dim]({escape(link.term)})[/]"
-            )
-    if response.resources:
-        lines.append("[bold]from the document collections[/]")
-    for i, resource in enumerate(response.resources, start=1):
-        title = resource.qualified_name or resource.path
-        lines.append(
-            f"[bold]{i:>2}[/] [yellow]{escape(resource.collection)}[/]"
-            f" [cyan]{escape(resource.path)}:{resource.start_line}-{resource.end_line}[/]"
-            f"  [bold]{escape(title)}[/]  [dim]{resource.layer} · {resource.score:.4f}[/]"
-        )
-        lines.extend(f"     [dim]│[/] {escape(line)}" for line in resource.snippet.split("\n"))
-    summary = f"{len(response.results)} results"
-    if response.resources:
-        summary += f" and {len(response.resources)} resources"
-    lines.append(f"[dim]{summary} in {response.took_ms:.0f} ms[/]")
-    console.print("\n".join(lines))
-
-
 def print_route(inv: Invocation, data: Mapping[str, Any]) -> None:
     lines: list[str] = []
     for pool in ("repositories", "collections"):
@@ -161,16 +75,6 @@ def print_route(inv: Invocation, data: Mapping[str, Any]) -> None:
 
 def symbol_json(symbol: Symbol | None) -> dict[str, Any] | None:
     return None if symbol is None else engine_symbol_json(symbol)
-
-
-def print_symbol(console: Console, symbol: Symbol, prefix: str = "") -> None:
-    node = symbol.node
-    when = history_text(symbol.history)
-    console.print(
-        f"{prefix}[cyan]{escape(node.path)}:{node.start_line}-{node.end_line}[/]  "
-        f"[green]{node.kind}[/] [bold]{escape(node.qualified_name)}[/]  "
-        f"[dim]{escape(node.signature[:120])}[/]" + (f"  [dim]{escape(when)}[/]" if when else "")
-    )
 
 
 def neighbours(

@@ -1,7 +1,9 @@
 """The CLI's side of the local socket (codesift/local_socket.py): a server
 (`codesift serve`, `codesift mcp`) is given `serve_cli_socket` and answers the
-CLI's reading commands with the same command code on its live index, the
-client's output captured.
+CLI's reading commands with the same command code on its live index. What the
+command shows is sent as its JSON (engine/results.py's vocabulary, what `--json`
+prints), which the CLI draws itself (cli/render_json.py); the server draws no
+page. Its notes and error lines on stderr are captured for the client.
 """
 
 from __future__ import annotations
@@ -118,8 +120,9 @@ def answer_socket_request(
     run_command: RunCommand,
 ) -> dict[str, Any]:
     """Run a CLI command (`request["argv"]`) as `codesift` would in-process, against
-    the folder's live index, with the client's output captured: `{"exit", "stdout",
-    "stderr"}`, or `{"fallback": why}` when the client should answer itself. A
+    the folder's live index: `{"exit", "stderr", "shown"}` (`shown`: the command's
+    JSON for the client to draw, `{"view", "json", "data", "params"}`, or None after
+    an error), or `{"fallback": why}` when the client should answer itself. A
     client that hangs up cancels the wait for freshness and the search. `run_command`
     runs the parsed command."""
     from codesift.engine.live import Cancellation
@@ -185,13 +188,15 @@ def _answer(
             command=f"codesift {args.command}",
         )
 
-    inv = Invocation(stdout, stderr, environ, lambda args: ws, open_engine)
+    inv = Invocation(stdout, stderr, environ, lambda args: ws, open_engine, keep_shown=True)
 
     def run_here(cancel: Cancellation) -> int:
         return run_command(args, inv)
 
     code = reader.readers.submit(run_here, cancel).result()
-    return {"exit": code, "stdout": stdout.getvalue(), "stderr": stderr.getvalue()}
+    if stdout.getvalue():  # every reading command shows its output through inv.show
+        raise _Decline(f"`codesift {args.command}` wrote its output itself")
+    return {"exit": code, "stderr": stderr.getvalue(), "shown": inv.shown}
 
 
 def serve_cli_socket(

@@ -32,7 +32,14 @@ from typing import NamedTuple, cast
 
 import apsw
 
-__all__ = ["module_files", "pick_in_module", "reexports_of", "resolve_path_hints"]
+__all__ = [
+    "Resolution",
+    "module_files",
+    "pick_in_module",
+    "reexports_of",
+    "resolve_path_hints",
+    "write_resolutions",
+]
 
 # How many barrels (files that only re-export) an import may pass through.
 _BARREL_DEPTH = 3
@@ -222,6 +229,15 @@ def resolve_path_hints(conn: apsw.Connection, where: str) -> int:
         if target is not None and target != src:
             how = "guess" if parsed.mode == "guess" else "import"
             updates.append((how, target, cast(int, src), str(kind), str(name)))
+    return write_resolutions(conn, updates)
+
+
+# (resolution, target node id, source node id, edge kind, called name) of an edge
+Resolution = tuple[str, int, int, str, str]
+
+
+def write_resolutions(conn: apsw.Connection, updates: list[Resolution]) -> int:
+    """Point each edge at the definition it resolved to; returns how many."""
     conn.executemany(
         "UPDATE edges SET resolution = ?, dst_id = ?"
         " WHERE src_id = ? AND kind = ? AND dst_name = ?",

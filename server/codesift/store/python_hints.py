@@ -26,6 +26,8 @@ from typing import NamedTuple
 
 import apsw
 
+from codesift.store.path_hints import write_resolutions
+
 __all__ = ["resolve_python_hints"]
 
 # How many modules, bases and return annotations one walk may pass through.
@@ -191,12 +193,7 @@ def resolve_python_hints(conn: apsw.Connection, where: str) -> int:
         target, how = _resolve(walk, str(raw))
         if target is not None and target != src:
             updates.append((how, target, int(str(src)), str(kind), str(name)))
-    conn.executemany(
-        "UPDATE edges SET resolution = ?, dst_id = ?"
-        " WHERE src_id = ? AND kind = ? AND dst_name = ?",
-        updates,
-    )
-    return len(updates)
+    return write_resolutions(conn, updates)
 
 
 def _resolve(walk: _Walk, hint: str) -> tuple[int | None, str]:

@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import apsw
 
-from codesift.store.path_hints import pick_in_module, reexports_of
+from codesift.store.path_hints import pick_in_module, reexports_of, write_resolutions
 
 __all__ = ["resolve_script_hints"]
 
@@ -295,9 +295,4 @@ def resolve_script_hints(conn: apsw.Connection, where: str) -> int:
         target, how = targets[hint]
         if target is not None and target != src:
             updates.append((how, target, int(str(src)), str(kind), str(name)))
-    conn.executemany(
-        "UPDATE edges SET resolution = ?, dst_id = ?"
-        " WHERE src_id = ? AND kind = ? AND dst_name = ?",
-        updates,
-    )
-    return len(updates)
+    return write_resolutions(conn, updates)
