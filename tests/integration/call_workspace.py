@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 import pytest
 
-from codesift.engine import Engine, Workspace
+from codesift.engine import Engine, GraphQuery, Workspace
 
 
 def engine_over(
@@ -20,3 +20,11 @@ def engine_over(
         (root / path).write_text(text)
     ws = Workspace.at(root, {"embedding": {"enabled": False}})
     return Engine(ws, vectors=False, quiet=True)
+
+
+def callee_names(engine: Engine, qualified_name: str) -> set[str]:
+    """The qualified names `qualified_name` calls (one hop)."""
+    walk = engine.graph(qualified_name, GraphQuery(direction="callees", depth=1))
+    (root,) = walk.roots
+    names = {s.node.id: s.node.qualified_name for s in walk.nodes}
+    return {names[e.target] for e in walk.edges if e.source == root and e.target is not None}

@@ -10,6 +10,7 @@ SQLite file; the edges are read back as `codesift callers/callees` show them
 from __future__ import annotations
 
 import pytest
+from call_workspace import callee_names as callees
 from call_workspace import engine_over
 
 from codesift.engine import Engine, GraphQuery, Workspace
@@ -99,13 +100,6 @@ FILES = {
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
     return engine_over(tmp_path_factory, "calls", FILES)
-
-
-def callees(engine: Engine, qualified_name: str) -> set[str]:
-    walk = engine.graph(qualified_name, GraphQuery(direction="callees", depth=1))
-    (root,) = walk.roots
-    names = {s.node.id: s.node.qualified_name for s in walk.nodes}
-    return {names[e.target] for e in walk.edges if e.source == root and e.target is not None}
 
 
 def callers(engine: Engine, qualified_name: str) -> set[str]:
