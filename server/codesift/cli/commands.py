@@ -169,6 +169,44 @@ def cmd_history(args: argparse.Namespace, inv: Invocation) -> int:
     return EXIT_OK
 
 
+def cmd_resolve(args: argparse.Namespace, inv: Invocation) -> int:
+    """Complete the call pass (the targets of the calls a large index run wrote
+    without them) now, with progress; waits for another process's pass first.
+    `--background` is how an index run starts it detached: it then goes on with
+    the git history pass."""
+    from codesift.engine.call_phase import complete_calls
+    from codesift.store.call_targets import calls_pending_count
+
+    ws = inv.workspace(args)
+    quiet = args.quiet or args.json
+    listener = ConsoleListener(inv, quiet=quiet, progress_every=args.progress_every)
+    conn = open_existing(ws)
+    try:
+        before = calls_pending_count(conn)
+        started = time.perf_counter()
+        complete = complete_calls(
+            ws, conn, listener, quiet=quiet, purpose="codesift resolve: resolving calls"
+        )
+        seconds = time.perf_counter() - started
+        if args.background and complete:
+            from codesift.engine.history import complete_history
+
+            complete_history(
+                ws, conn, listener, quiet=quiet, purpose="codesift resolve: computing git times"
+            )
+    finally:
+        conn.close()
+    if complete is None:
+        raise ReadOnlyIndexError(f"the index {ws.db_path} is read-only for this user")
+    if args.json:
+        data = {"files": before, "complete": complete, "seconds": round(seconds, 3)}
+        inv.print(json.dumps(data))
+    elif not args.quiet:
+        state = "" if complete else " (not complete)"
+        inv.print(f"call graph: resolved the calls of {before:,} file(s) in {seconds:.1f}s{state}")
+    return EXIT_OK
+
+
 def cmd_status(args: argparse.Namespace, inv: Invocation) -> int:
     from codesift.engine.status import index_status  # git and the models' state
 

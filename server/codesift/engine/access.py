@@ -30,6 +30,7 @@ from codesift.engine.freshness import freshness
 from codesift.engine.listener import EngineListener
 from codesift.engine.workspace import Workspace
 from codesift.errors import CorruptIndexError, NotIndexedError, ReadOnlyIndexError
+from codesift.store.call_targets import calls_owed
 from codesift.store.database import index_writable, integrity_problem, move_aside, open_database
 from codesift.store.locks import IndexLock, writer_lock
 from codesift.store.reader import has_files, index_counts
@@ -99,15 +100,25 @@ def run_index(
     quiet: bool = False,
     history: bool = True,
 ) -> IndexSummary:
-    """One index run on `conn` (the caller holds the index's write lock), then,
-    with `history`, the git history pass: now when it is small, else in the
-    background (engine/history.py `after_index`); search never waits for it."""
+    """One index run on `conn` (the caller holds the index's write lock), then the
+    call pass (engine/call_phase.py) and, with `history`, the git history pass:
+    each now when it is small, else in the background (one detached process does
+    both in turn); search never waits for them."""
     summary = _run_indexer(ws, conn, listener, quiet=quiet)
-    if history:
+    _after_index(ws, conn, listener, quiet=quiet, history=history)
+    return summary
+
+
+def _after_index(
+    ws: Workspace, conn: apsw.Connection, listener: EngineListener, *, quiet: bool, history: bool
+) -> None:
+    from codesift.engine.call_phase import after_index as calls_after_index
+
+    calls = calls_after_index(ws, conn, listener, quiet=quiet, held=True)
+    if history and calls != "background":  # else the background pass goes on with it
         from codesift.engine.history import after_index
 
         after_index(ws, conn, listener, quiet=quiet, held=True)
-    return summary
 
 
 def _run_indexer(
@@ -115,7 +126,8 @@ def _run_indexer(
 ) -> IndexSummary:
     from codesift.indexer import Indexer  # its parsers, pygit2 and worker pool: ~100 ms
 
-    indexer = Indexer(ws.root, ws.settings, conn)
+    # A large run leaves the calls' targets to the call pass (run_index runs it).
+    indexer = Indexer(ws.root, ws.settings, conn, defer_calls=True)
     started = time.perf_counter()
     plan = indexer.plan()
     work = len(plan.to_index) + len(plan.deleted)
@@ -186,12 +198,11 @@ def open_for_reading(
         conn = open_database(db_path)
         if has_files(conn):
             fresh_state = freshness(ws.root.resolve(), ws.settings.index, conn)
-            if fresh_state.files and fresh_state.history:
+            owed = calls_owed(conn)
+            if fresh_state.files and fresh_state.history and not owed:
                 return conn, None  # nothing changed: the indexer is not even loaded
-            if fresh_state.files:  # only the git history has work (HEAD moved, say)
-                from codesift.engine.history import after_index
-
-                after_index(ws, conn, listener, quiet=quiet, held=True)
+            if fresh_state.files:  # only the call or history passes have work
+                _after_index(ws, conn, listener, quiet=quiet, history=not fresh_state.history)
                 return conn, None
         fresh = not has_files(conn)
         summary = run_index(ws, conn, listener, quiet=quiet)
