@@ -92,9 +92,11 @@ def cmd_index(args: argparse.Namespace, inv: Invocation) -> int:
             if left_out:
                 inv.print(left_out)
         if dsn is not None:
-            # The shared index is written with the times: the history pass first.
+            # The shared index is written with the graph and the times: both passes first.
+            from codesift.engine.call_phase import complete_calls
             from codesift.engine.history import complete_history
 
+            complete_calls(ws, conn, listener, quiet=args.quiet, purpose="codesift index --db")
             complete_history(ws, conn, listener, quiet=args.quiet, purpose="codesift index --db")
             write_into_shared(args, inv, ws, conn, dsn)
     finally:

@@ -23,6 +23,7 @@ import apsw
 
 from codesift.engine.access import (
     IndexReport,
+    after_index_phases,
     embed_lock,
     fill_first_tier,
     fill_missing_vectors,
@@ -454,17 +455,25 @@ def reindex(
     embedding failure is a warning (the index stays usable): `EmbedReport.failed`.
     Returns the open connection too (the caller closes it)."""
     listener = listener or EngineListener()
-    conn, report = update_index(ws, listener, rebuild=rebuild, quiet=quiet)
-    if not (ws.settings.embedding.enabled and vectors):
-        return report, None, conn
     settings = ws.settings.embedding
+    # Static vectors (the first tier, or the static model) take seconds: they come
+    # before the call and history passes, which would share the cores with them.
+    static_tier = settings.model == "static" or settings.static_first
+    static_now = settings.enabled and vectors and static_tier
+    conn, report = update_index(ws, listener, rebuild=rebuild, quiet=quiet, after=not static_now)
+    if not (settings.enabled and vectors):
+        return report, None, conn
     if settings.model != "static" and settings.static_first:
-        return report, _first_tier_then_background(ws, conn, listener, quiet), conn
+        first = _first_tier_then_background(ws, conn, listener, quiet)
+        after_index_phases(ws, conn, listener, quiet=quiet, held=False)
+        return report, first, conn
     try:
         embedded = embed(ws, listener, conn=conn, quiet=quiet, purpose="codesift index: embedding")
     except EmbeddingError as exc:
         listener.warning(f"{exc}; index has no vectors")
         embedded = EmbedReport(failed=str(exc))
+    if static_now:
+        after_index_phases(ws, conn, listener, quiet=quiet, held=False)
     return report, embedded, conn
 
 
