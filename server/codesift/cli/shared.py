@@ -142,9 +142,10 @@ def search_shared(
     shared PostgreSQL index, with the workspace's search and embedding settings
     when it was resolved (else the defaults)."""
     from codesift.config import EmbeddingSettings, SearchSettings
+    from codesift.engine.folder_search import search_shared_index
     from codesift.engine.models import make_embedder
     from codesift.engine.postgres import open_shared_search
-    from codesift.engine.search import search_request, wide_request, without_tests
+    from codesift.engine.search import search_request
 
     defaults = ws.settings.search if ws is not None else SearchSettings()
     request = search_request(
@@ -164,6 +165,4 @@ def search_shared(
         settings=defaults,
         embedder=embedder,
     ) as shared:
-        tests = args.tests == "include"
-        response = shared.search(wide_request(request, tests))
-    return response if tests else without_tests(response, request.top_k)
+        return search_shared_index(shared, request, tests=args.tests == "include")

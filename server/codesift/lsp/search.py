@@ -186,7 +186,7 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
             route=False if named else asked,
             shared=shared,
             exclude=frozenset(open_keys.values()),
-            mounted=server.mounted,
+            collections=server.collections,
             resource_top_k=resource_top_k,
         )
         sources = LiveFolders(server.live, folders, checked, how)

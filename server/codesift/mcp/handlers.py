@@ -118,7 +118,7 @@ async def search(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallTool
         shared=shared,
         exclude=exclude,
         only=only,
-        mounted=live.mounted,
+        collections=live.collections,
         resource_top_k=live.workspace.settings.search.resource_top_k,
         open_timeout=None,
     )
