@@ -211,10 +211,10 @@ async def symbols(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToo
     status = None
     if with_shared and live.shared is not None:
         shared = live.shared
-        window = windows.get(live.folder.name, TimeFilter())
+        times = args.times()  # resolved in each repository
         exclude = set((await live.run(live.repo_keys)).values())
         more_exact, more_similar, status = await live.run(
-            lambda: shared_symbols(shared, name, limit, window, exclude, only)
+            lambda: shared_symbols(shared, name, limit, times, exclude, only)
         )
         places = [
             *places[: len(exact)],
@@ -264,9 +264,9 @@ async def _walk(
     if with_shared and live.shared is not None:
         shared = live.shared
         exclude = set((await live.run(live.repo_keys)).values())
-        window = windows.get(live.folder.name, query.times)
+        times = args.times()  # resolved in each repository
         (walk, keys), _ = await live.run(
-            lambda: shared_graph(shared, name, replace(query, times=window), exclude, only)
+            lambda: shared_graph(shared, name, query, times, exclude, only)
         )
         repos = {keys.get(r) for r in walk.roots}
         sourced.append((walk, lambda symbol: render.place_of(repo=keys.get(symbol.node.id))))

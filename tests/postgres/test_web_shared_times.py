@@ -1,0 +1,90 @@
+"""`codesift web --db`: a git-time window over the shared index is resolved in
+each repository on its own (engine/shared_browse.py). Two repositories tag
+`v1` at different moments: symbols and graph `as_of=v1` read each at its own
+`v1`, not at the served folder's; dates are one window everywhere."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codesift.engine.postgres import index_into
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "web"))
+from web_harness import WebHarness
+
+pytestmark = pytest.mark.usefixtures("git_isolation")
+
+NO_VECTORS = {"embedding": {"enabled": False}}
+CLOSE_PY = '''\
+def reconcile_accounts(book):
+    """Match each entry against the bank statement."""
+    return sorted(book)
+
+
+def close_month(book):
+    return reconcile_accounts(book)
+'''
+ALPHA, BETA = "acme/alpha@main", "acme/beta@main"
+
+
+def commit_at(root: Path, message: str, when: str, tag: str | None = None) -> None:
+    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True, env=env)
+    subprocess.run(["git", "commit", "-q", "-m", message], cwd=root, check=True, env=env)
+    if tag is not None:
+        subprocess.run(["git", "tag", tag], cwd=root, check=True, env=env)
+
+
+def test_revisions_are_resolved_in_each_repository(
+    pg_dsn: str, make_repo: Any, tmp_path: Path
+) -> None:
+    # alpha: reconcile_accounts written in 2021, tagged v1 then.
+    alpha: Path = make_repo({"ledger/close.py": CLOSE_PY}, name="alpha", commit=False)
+    commit_at(alpha, "reconcile", "2021-01-01T12:00:00+00:00", tag="v1")
+    (alpha / "ledger" / "notes.md").write_text("# Notes\n", encoding="utf-8")
+    commit_at(alpha, "notes", "2023-06-01T12:00:00+00:00")
+    # beta: tagged v1 in 2020, reconcile_accounts written in 2022.
+    beta: Path = make_repo({"README.md": "# Books\n"}, name="beta", commit=False)
+    commit_at(beta, "readme", "2020-01-01T12:00:00+00:00", tag="v1")
+    (beta / "books").mkdir()
+    (beta / "books" / "close.py").write_text(CLOSE_PY, encoding="utf-8")
+    commit_at(beta, "reconcile", "2022-01-01T12:00:00+00:00")
+    index_into(pg_dsn, alpha, repo=ALPHA, overrides=NO_VECTORS)
+    index_into(pg_dsn, beta, repo=BETA, overrides=NO_VECTORS)
+    # The served folder tags v1 now: its v1 would show both repositories' definitions.
+    local: Path = make_repo(
+        {"README.md": "# Local\n", ".codesift.toml": "[embedding]\nenabled = false\n"},
+        name="local",
+        commit=False,
+    )
+    commit_at(local, "local", "2025-01-01T12:00:00+00:00", tag="v1")
+
+    with WebHarness(local, db=pg_dsn, tokens_file=tmp_path / "tokens.json") as web:
+
+        def repos(params: dict[str, Any]) -> set[str]:
+            answer = web.get("/api/symbols", {"name": "reconcile_accounts", **params})
+            assert answer.status_code == 200, answer.text
+            return {s["repo"] for s in answer.json()["exact"]}
+
+        assert repos({}) == {ALPHA, BETA}
+        assert repos({"as_of": "v1"}) == {ALPHA}  # beta's v1 is before its definition
+        assert repos({"as_of": "2021-06-01"}) == {ALPHA}
+        assert repos({"since": "2021-06-01"}) == {BETA}  # a date: one window everywhere
+
+        walk = web.post(
+            "/api/graph", {"name": "reconcile_accounts", "direction": "callers", "as_of": "v1"}
+        ).json()
+        assert walk["repo"] == ALPHA and walk["roots"]
+        assert {(n["repo"], n["qualified_name"]) for n in walk["nodes"]} == {
+            (ALPHA, "close.reconcile_accounts"),
+            (ALPHA, "close.close_month"),
+        }
+        both = web.post("/api/graph", {"name": "reconcile_accounts", "direction": "callers"}).json()
+        assert {n["repo"] for n in both["nodes"]} == {ALPHA, BETA}
+        assert len({n["id"] for n in both["nodes"]}) == len(both["nodes"]) == 4
