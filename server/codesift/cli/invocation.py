@@ -27,7 +27,7 @@ from codesift.errors import ConfigError
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
-    from codesift.engine.postgres import SharedSearch
+    from codesift.engine.api import IndexReader
     from codesift.local_socket_server import CliSocketStarter
 
 
@@ -257,7 +257,7 @@ class ConsoleListener(EngineListener):
             self._task = None
 
 
-def report_built(inv: Invocation, engine: Engine | SharedSearch, args: argparse.Namespace) -> None:
+def report_built(inv: Invocation, engine: IndexReader, args: argparse.Namespace) -> None:
     """The first run's summary (a new index), on stderr."""
     if isinstance(engine, Engine) and engine.built is not None and not args.json:
         inv.say(summary_line(engine.built, engine.connection()))

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 from codesift.cli.invocation import Invocation
-from codesift.engine.session import Engine
 from codesift.engine.workspace import Workspace
 from codesift.errors import ConfigError, QueryError
 
 if TYPE_CHECKING:
+    from codesift.engine.api import IndexReader
     from codesift.engine.postgres import SharedSearch
     from codesift.retrieval import SearchResponse
 
@@ -93,7 +93,7 @@ def open_shared(args: argparse.Namespace, dsn: str) -> SharedSearch:
     )
 
 
-def open_reader(args: argparse.Namespace, inv: Invocation) -> Engine | SharedSearch:
+def open_reader(args: argparse.Namespace, inv: Invocation) -> IndexReader:
     """What `symbols`, `callers`, `callees` and `graph` read: the shared index
     (see `shared_dsn`) or the workspace's engine."""
     dsn, ws = shared_dsn(args, inv)
