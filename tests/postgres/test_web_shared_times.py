@@ -1,7 +1,7 @@
 """`codesift web --db`: a git-time window over the shared index is resolved in
 each repository on its own (engine/shared_browse.py). Two repositories tag
-`v1` at different moments: symbols and graph `as_of=v1` read each at its own
-`v1`, not at the served folder's; dates are one window everywhere."""
+`v1` at different moments: search, symbols and graph `as_of=v1` read each at
+its own `v1`, not at the served folder's; dates are one window everywhere."""
 
 from __future__ import annotations
 
@@ -76,6 +76,16 @@ def test_revisions_are_resolved_in_each_repository(
         assert repos({"as_of": "v1"}) == {ALPHA}  # beta's v1 is before its definition
         assert repos({"as_of": "2021-06-01"}) == {ALPHA}
         assert repos({"since": "2021-06-01"}) == {BETA}  # a date: one window everywhere
+
+        def searched(params: dict[str, Any]) -> set[str]:
+            body = {"query": "reconcile_accounts bank statement", **params}
+            answer = web.post("/api/search", body)
+            assert answer.status_code == 200, answer.text
+            return {r["repo"] for r in answer.json()["results"] if r["source"] == "shared"}
+
+        assert searched({}) == {ALPHA, BETA}
+        assert searched({"as_of": "v1"}) == {ALPHA}
+        assert searched({"since": "2021-06-01"}) == {BETA}
 
         walk = web.post(
             "/api/graph", {"name": "reconcile_accounts", "direction": "callers", "as_of": "v1"}

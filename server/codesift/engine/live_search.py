@@ -14,6 +14,7 @@ from codesift.engine.collections import related_resources
 from codesift.engine.live import Cancellation, FolderIndex, LiveReader
 from codesift.engine.live_collections import LiveCollections, Mounted, live_resources
 from codesift.engine.shared_overlay import SharedIndex, SharedPage
+from codesift.engine.shared_pages import NO_TIMES, RawTimes
 from codesift.engine.unscoped import plan_unscoped
 from codesift.retrieval.request import SearchRequest, SearchResponse, SearchResult
 
@@ -33,7 +34,10 @@ class LiveSearch:
       the resources of those the searched folders list come with the page, each
       collection index once (None: none);
     resource_top_k: how many resources at most (0: none, `related` still listed);
-    open_timeout: how long to wait for a folder's index to open (None: no limit).
+    open_timeout: how long to wait for a folder's index to open (None: no limit);
+    times: the request's (as_of, since, until) as given: a git revision among
+      them is resolved in each shared repository on its own (shared_pages.py);
+      none given, the shared index reads the request's window.
     """
 
     route: bool | None = None
@@ -43,6 +47,7 @@ class LiveSearch:
     collections: LiveCollections | None = None
     resource_top_k: int = 0
     open_timeout: float | None = 30.0
+    times: RawTimes = NO_TIMES
 
 
 class LiveFolders:
@@ -97,7 +102,7 @@ class LiveFolders:
         limit = self.how.only
         if limit is not None:
             only = [key for key in only if key in limit] if only is not None else sorted(limit)
-        return self.how.shared.search(request, self.how.exclude, only, cancel)
+        return self.how.shared.search(request, self.how.exclude, only, cancel, self.how.times)
 
     def resources(
         self,

@@ -13,11 +13,12 @@ out, as for a search. Paths come back within their repository, each with its
 key.
 
 A git-time window (`as_of`, `since`, `until`, as given) is resolved in each
-repository on its own (`_windows`): a revision (`v2.0`, `HEAD~20`, a commit)
-in the folder that repository was indexed from, so each repository is read at
-its own `v2.0`; a date or a duration is the same window everywhere. A
-repository whose folder is not on this machine, or that has no such revision,
-is left out of a read with revisions.
+repository on its own (engine/shared_pages.py, `repository_windows`): a
+revision (`v2.0`, `HEAD~20`, a commit) in the folder that repository was
+indexed from, so each repository is read at its own `v2.0`; a date or a
+duration is the same window everywhere. A repository whose folder is not on
+this machine, or that has no such revision, is left out of a read with
+revisions.
 
 The shared index keeps no whole files: a file's lines are rebuilt from its
 code and doc chunks (`stored_lines`), and lines no chunk holds as written (a
@@ -26,7 +27,6 @@ class's lines between its methods, say) come back as None.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -34,8 +34,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from codesift.engine.graph_merge import merge_walks
 from codesift.engine.results import GraphQuery, GraphResult, Symbol
 from codesift.engine.shared_overlay import SharedIndex, SharedStatus, _is_database_error
+from codesift.engine.shared_pages import NO_TIMES, RawTimes, repository_windows
 from codesift.errors import QueryError
-from codesift.timespec import TimeFilter, TimeValue, time_filter
+from codesift.timespec import TimeFilter
 
 if TYPE_CHECKING:
     from codesift.engine.postgres import SharedSearch
@@ -53,31 +54,6 @@ __all__ = [
 T = TypeVar("T")
 
 Keyed = list[tuple[Symbol, str]]
-# (as_of, since, until) as the request gave them.
-RawTimes = tuple[TimeValue | None, TimeValue | None, TimeValue | None]
-NO_TIMES: RawTimes = (None, None, None)
-
-
-def _windows(
-    shared: SharedIndex, visible: tuple[str, ...], times: RawTimes
-) -> list[tuple[TimeFilter, tuple[str, ...]]]:
-    """The repositories in view grouped by their time window, each window resolved
-    in its own repository (see the module docstring); under the index's lock."""
-    if all(value is None for value in times):
-        return [(TimeFilter(), visible)]
-    now = time.time()  # one clock for every repository's durations
-    try:  # dates and durations: one window, the same in every repository
-        return [(time_filter(*times, now=now), visible)]
-    except QueryError:
-        pass  # a revision: each repository's own
-    groups: dict[TimeFilter, list[str]] = {}
-    for key in visible:
-        try:
-            window = shared._searcher((key,)).times(*times, now=now)
-        except QueryError:
-            continue  # no folder here to resolve the revision in, or no such revision
-        groups.setdefault(window, []).append(key)
-    return [(window, tuple(keys)) for window, keys in groups.items()]
 
 
 def _read_visible(
@@ -120,7 +96,7 @@ def _read_windows(
                 return empty, SharedStatus("ok")
             values = [
                 read(shared._searcher(keys), keys, window)
-                for window, keys in _windows(shared, visible, times)
+                for window, keys in repository_windows(shared._searcher, visible, times)
             ]
             if not values:
                 value = empty

@@ -121,6 +121,7 @@ async def search(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallTool
         collections=live.collections,
         resource_top_k=live.workspace.settings.search.resource_top_k,
         open_timeout=None,
+        times=(as_of, since, until),  # revisions: each shared repository's own
     )
     page = await live.read(
         lambda cancel: conduct(
