@@ -1,5 +1,6 @@
-"""`codesift web --db`: a git-time window over the shared index is resolved in
-each repository on its own (engine/shared_browse.py). Two repositories tag
+"""`codesift web --db` and the language server: a git-time window over the
+shared index is resolved in each repository on its own
+(engine/shared_pages.py). Two repositories tag
 `v1` at different moments: search, symbols and graph `as_of=v1` read each at
 its own `v1`, not at the served folder's; dates are one window everywhere."""
 
@@ -16,6 +17,8 @@ import pytest
 from codesift.engine.postgres import index_into
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "web"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lsp"))
+from harness import LspSession
 from web_harness import WebHarness
 
 pytestmark = pytest.mark.usefixtures("git_isolation")
@@ -41,9 +44,10 @@ def commit_at(root: Path, message: str, when: str, tag: str | None = None) -> No
         subprocess.run(["git", "tag", tag], cwd=root, check=True, env=env)
 
 
-def test_revisions_are_resolved_in_each_repository(
-    pg_dsn: str, make_repo: Any, tmp_path: Path
-) -> None:
+@pytest.fixture
+def tagged(pg_dsn: str, make_repo: Any) -> Path:
+    """Two shared repositories whose `v1` are different moments, and a served
+    folder (returned) whose own `v1` is later than both definitions."""
     # alpha: reconcile_accounts written in 2021, tagged v1 then.
     alpha: Path = make_repo({"ledger/close.py": CLOSE_PY}, name="alpha", commit=False)
     commit_at(alpha, "reconcile", "2021-01-01T12:00:00+00:00", tag="v1")
@@ -65,6 +69,13 @@ def test_revisions_are_resolved_in_each_repository(
     )
     commit_at(local, "local", "2025-01-01T12:00:00+00:00", tag="v1")
 
+    return local
+
+
+def test_revisions_are_resolved_in_each_repository(
+    pg_dsn: str, tagged: Path, tmp_path: Path
+) -> None:
+    local = tagged
     with WebHarness(local, db=pg_dsn, tokens_file=tmp_path / "tokens.json") as web:
 
         def repos(params: dict[str, Any]) -> set[str]:
@@ -98,3 +109,24 @@ def test_revisions_are_resolved_in_each_repository(
         both = web.post("/api/graph", {"name": "reconcile_accounts", "direction": "callers"}).json()
         assert {n["repo"] for n in both["nodes"]} == {ALPHA, BETA}
         assert len({n["id"] for n in both["nodes"]}) == len(both["nodes"]) == 4
+
+
+def test_the_language_server_searches_each_repository_at_its_own_revision(
+    pg_dsn: str, tagged: Path, tmp_path: Path
+) -> None:
+    options = {
+        "embeddings": False,
+        "watch": False,
+        "index": {"backend": "postgres", "dsn": pg_dsn, "repo": "acme/local@main"},
+    }
+    with LspSession([tagged], options, log_file=tmp_path / "server.log") as lsp:
+        lsp.wait_ready()
+
+        def searched(params: dict[str, Any]) -> set[str]:
+            found = lsp.request(
+                "codesift/search", {"query": "reconcile_accounts bank statement", **params}
+            )
+            return {r["repo"] for r in found["results"] if r["source"] == "shared"}
+
+        assert searched({}) == {ALPHA, BETA}
+        assert searched({"as_of": "v1"}) == {ALPHA}

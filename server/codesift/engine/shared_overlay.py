@@ -415,8 +415,9 @@ class SharedIndex:
             waiting = self._waiting()
             if waiting is not None:
                 return SharedPage((), {}, waiting)
-            try:
-                checked = request.validated()
+            try:  # a revision: each repository's own window, set below
+                timeless = replace(request, as_of=None, since=None, until=None)
+                checked = (timeless if has_revision(times) else request).validated()
             except QueryError as exc:  # a git revision means nothing to the shared index
                 return SharedPage((), {}, SharedStatus("ok", f"shared index not searched: {exc}"))
             try:
