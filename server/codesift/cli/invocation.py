@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from rich.console import Console
-from rich.markup import escape
 
-from codesift.cli.render_json import show
+from codesift.cli.render_json import show, write_notes
 from codesift.console_progress import DEFAULT_INTERVAL_SECONDS, ProgressLines
 from codesift.engine.access import summary_line
 from codesift.engine.listener import EngineListener
@@ -28,7 +27,7 @@ from codesift.errors import ConfigError
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
-    from codesift.engine.postgres import SharedSearch
+    from codesift.engine.api import IndexReader
     from codesift.local_socket_server import CliSocketStarter
 
 
@@ -68,10 +67,16 @@ class Invocation:
     # What `codesift serve` and `codesift mcp` hand their server to answer the CLI
     # on the local socket (cli/run.py's; None: the servers open no socket).
     cli_socket: CliSocketStarter | None = None
-    # A server answering over its socket keeps what a reading command shows here
-    # (`{"view", "json", "data", "params"}`) for the CLI to draw; None: drawn here.
+    # A server answering over its socket keeps (`keep_shown`) what a reading command
+    # shows (`{"view", "json", "data", "params"}`), its notes on stderr (`{"level",
+    # "message"}`, in order) and its error (`{"kind", "message"}`) for the CLI to
+    # draw (cli/render_json.py); else they are drawn here, with the same code.
     shown: dict[str, Any] | None = None
+    notes: list[dict[str, str]] = field(default_factory=list)
+    failed: dict[str, str] | None = None
     keep_shown: bool = False
+    # Whether a note came after the page (kept notes are drawn before it).
+    noted_after_shown: bool = False
 
     def console(self) -> Console:
         """The command's output (stdout)."""
@@ -94,13 +99,27 @@ class Invocation:
 
     def say(self, message: str) -> None:
         """A dim note on stderr (never stdout: that is the command's output)."""
-        self.err_console().print(f"[dim]{escape(message)}[/]", soft_wrap=True)
+        self._note("note", message)
 
     def warn(self, message: str) -> None:
-        self.err_console().print(f"[yellow]warning:[/] {escape(message)}", soft_wrap=True)
+        """`warning: message` on stderr."""
+        self._note("warning", message)
 
-    def error(self, message: str) -> None:
-        self.err_console().print(f"[red]error:[/] {escape(message)}", soft_wrap=True)
+    def error(self, message: str, kind: str = "internal") -> None:
+        """The command's `error: message` line on stderr (`kind`: codesift/errors.py's
+        word for it, which a server answering the CLI sends with it)."""
+        if self.keep_shown:
+            self.failed = {"kind": kind, "message": message}
+            return
+        write_notes(self.stderr, [{"level": "error", "message": message}], self.environ)
+
+    def _note(self, level: str, message: str) -> None:
+        note = {"level": level, "message": message}
+        if self.keep_shown:
+            self.noted_after_shown |= self.shown is not None
+            self.notes.append(note)
+            return
+        write_notes(self.stderr, [note], self.environ)
 
     def workspace(self, args: argparse.Namespace) -> Workspace:
         """The workspace a reading command works on: --root, else the nearest index
@@ -240,7 +259,7 @@ class ConsoleListener(EngineListener):
             self._task = None
 
 
-def report_built(inv: Invocation, engine: Engine | SharedSearch, args: argparse.Namespace) -> None:
+def report_built(inv: Invocation, engine: IndexReader, args: argparse.Namespace) -> None:
     """The first run's summary (a new index), on stderr."""
     if isinstance(engine, Engine) and engine.built is not None and not args.json:
         inv.say(summary_line(engine.built, engine.connection()))

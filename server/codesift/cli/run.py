@@ -26,8 +26,8 @@ def run_command(args: argparse.Namespace, inv: Invocation) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:
-        message, code = failure(exc, getattr(args, "db_path", None))
-    inv.error(message)
+        kind, message, code = failure(exc, getattr(args, "db_path", None))
+    inv.error(message, kind)
     return code
 
 

@@ -13,7 +13,7 @@ from lsprotocol import types
 from codesift.engine import GraphLink, GraphQuery, check_graph_query
 from codesift.engine.live import Cancellation, FolderIndex
 from codesift.engine.navigation import calls_of, definitions_by_id
-from codesift.engine.results import NodeRow
+from codesift.engine.results import NodeRow, link_json
 from codesift.errors import QueryError
 from codesift.lsp.navigation import (
     document_lines,
@@ -150,15 +150,9 @@ def _at_position(
 
 
 def _link_json(link: GraphLink) -> dict[str, Any]:
-    return {
-        "source": str(link.source),
-        "target": None if link.target is None else str(link.target),
-        "target_name": link.target_name,
-        "kind": link.kind,
-        "line": link.line,
-        "resolution": link.resolution,
-        "confidence": link.confidence,
-    }
+    """engine/results.py's edge, its ids as strings (the protocol's node ids)."""
+    target = None if link.target is None else str(link.target)
+    return {**link_json(link), "source": str(link.source), "target": target}
 
 
 def _window(times: TimeFilters, folder: FolderIndex) -> TimeFilter:
