@@ -505,7 +505,8 @@ def render(raw: Json) -> str:
         " start and imports included. lexical: `codesift index --no-embed` into a new"
         " database (search works; a run of 200 files or more leaves its calls' targets to"
         " the call pass). calls: the call graph complete, that run then `codesift resolve`"
-        " (waiting for the background pass the run started, then finishing it). static: `codesift index` with the static vectors (embedding.model ="
+        " (waiting for the background pass the run started, then finishing it). static:"
+        " `codesift index` with the static vectors (embedding.model ="
         ' "static": the vectors the default settings compute first, without starting MiniLM'
         " in the background). history: outside git the same as lexical (times come from"
         " modification times, written with the rows); in git, `codesift index --no-embed`"
