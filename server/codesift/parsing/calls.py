@@ -37,7 +37,8 @@ def call_edges(
     target was found when the file tells (`confidence`: scope, type or guess)."""
     caller_at = _CallerLookup(outline.entries)
     edges: list[ParsedEdge] = []
-    seen: set[tuple[int, str]] = set()
+    # -> the edge's index in `edges` and how sure its target is (_certainty)
+    seen: dict[tuple[int, str], tuple[int, int]] = {}
     script = (
         script_imports(imports, import_hints, rel_path) if language in SCRIPT_LANGUAGES else None
     )
@@ -46,9 +47,9 @@ def call_edges(
         if not callee or (language in C_FAMILY and not_a_call(callee_node)):
             continue
         caller = caller_at(position)
-        if (caller, callee) in seen:
+        earlier = seen.get((caller, callee))
+        if earlier is not None and (language != "python" or earlier[1] == _SURE):
             continue
-        seen.add((caller, callee))
         confidence = ""
         if language == "python":
             dst, hint, confidence = python_callee(
@@ -71,18 +72,50 @@ def call_edges(
                 confidence = "scope" if bare and language != "go" else "guess"
         if dst is not None and not confidence:
             confidence = "guess"
-        edges.append(
-            ParsedEdge(
-                src=caller,
-                kind="calls",
-                dst_name=callee,
-                line=line,
-                dst=dst,
-                dst_hint="" if dst is not None else hint,
-                confidence=confidence if dst is not None else "",
-            )
+        edge = ParsedEdge(
+            src=caller,
+            kind="calls",
+            dst_name=callee,
+            line=line,
+            dst=dst,
+            dst_hint="" if dst is not None else hint,
+            confidence=confidence if dst is not None else "",
         )
+        _keep_surest(edges, seen, edge, _certainty(edge, confidence))
     return edges
+
+
+def _keep_surest(
+    edges: list[ParsedEdge],
+    seen: dict[tuple[int, str], tuple[int, int]],
+    edge: ParsedEdge,
+    certainty: int,
+) -> None:
+    """Add the edge of a (caller, callee) seen first, or let it replace an earlier
+    one it is surer of: a Python call of the name on an untyped receiver first,
+    then on a typed one (`event.set()` in two loops) is the one the type tells."""
+    key = (edge.src, edge.dst_name)
+    earlier = seen.get(key)
+    if earlier is None:
+        seen[key] = (len(edges), certainty)
+        edges.append(edge)
+    elif certainty > earlier[1]:
+        edges[earlier[0]] = edge
+        seen[key] = (earlier[0], certainty)
+
+
+_SURE = 3
+
+
+def _certainty(edge: ParsedEdge, confidence: str) -> int:
+    """How sure a Python call's target is: resolved here (3), a hint through the
+    caller's own class or bases (2), another hint (1), a receiver whose type the
+    file does not show (0)."""
+    if edge.dst is not None:
+        return _SURE
+    if confidence:
+        return 2
+    return 0 if edge.dst_hint.startswith(("*method::", "*object::")) else 1
 
 
 def _guess_here(language: str, callee_node: Node, src: bytes) -> bool:
