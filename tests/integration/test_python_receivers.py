@@ -156,6 +156,13 @@ FILES = {
         "        for item in self._flags:\n"
         "            item.set()\n"
         "\n"
+        "    def first(self, pending) -> None:\n"
+        "        # Plus d'été que d'hiver: àéèêëîïôöùûüç àéèêëîïôöùûüç àéèêëîïôöùûüç\n"
+        "        for item in pending:\n"
+        "            item.set()\n"
+        "        for item in self._flags:\n"
+        "            item.close()\n"
+        "\n"
         "\n"
         "def spans(text: str) -> None:\n"
         "    for match in re.finditer('a', text):\n"
@@ -278,6 +285,9 @@ def test_mapping_keys_and_values_unpacked_are_typed(engine: Engine) -> None:
 def test_the_loop_that_binds_a_name_last_types_it(engine: Engine) -> None:
     # `item` first iterates an untyped parameter, then a set[Flag] field.
     assert callees(engine, "net.hub.Hub.both") == {"net.events.Flag.set"}
+    # A loop after the call binds nothing for it (positions counted in bytes, with
+    # accented letters before them).
+    assert callees(engine, "net.hub.Hub.first") == set()
 
 
 def test_elements_of_a_standard_library_call_reach_no_project_method(engine: Engine) -> None:

@@ -115,7 +115,7 @@ MAPPING_VALUE_METHODS = frozenset({"pop", "get", "setdefault"})
 
 
 class _Binding(NamedTuple):
-    at: int  # the byte offset of the loop or unpacking in the file
+    at: int  # the byte offset of the loop or unpacking in the file's source
     names: tuple[str, ...]
     container: str
     how: str  # iter, items, keys, values, enumerate, popitem, call
@@ -309,14 +309,19 @@ def _bindings(caller: int, outline: Outline, src: bytes) -> list[_Binding]:
         definition = tree_definition(caller, outline) if caller else None
         if definition is not None:
             text, offset = text_of(definition, src), definition.start_byte
+            ascii_only = text.isascii()
+
+            def at(index: int) -> int:  # a character index of `text` -> a byte offset
+                return offset + (index if ascii_only else len(text[:index].encode()))
+
             for match in _LOOP.finditer(text):
                 iterated = _iterated(match.group(2))
                 if iterated is not None:
                     names = tuple(n.strip() for n in match.group(1).split(","))
-                    found.append(_Binding(offset + match.start(), names, *iterated))
+                    found.append(_Binding(at(match.start()), names, *iterated))
             for match in _POPITEM.finditer(text):
                 names = tuple(n.strip() for n in match.group(1).split(","))
-                found.append(_Binding(offset + match.start(), names, match.group(2), "popitem"))
+                found.append(_Binding(at(match.start()), names, match.group(2), "popitem"))
             found.sort()
         outline.scope_facts[key] = found
     return list(found)
