@@ -153,13 +153,23 @@ def python_callee(
     - a call on any other object stays a guess by name among methods."""
     call = _Call(callee, caller, outline, import_hints, src, callee_node.start_byte)
     receiver = python_receiver(callee_node, src)
-    if receiver is None:
-        return _bare_callee(call)
-    if receiver in ("self", "cls"):
-        return _self_callee(call)
-    if receiver == "super()":
-        return _super_callee(call)
-    return _object_callee(call, receiver, _receiver_node(callee_node))
+    if receiver is not None and receiver not in _OWN_RECEIVERS:
+        return _object_callee(call, receiver, _receiver_node(callee_node))
+    # `f()`, `self.f()`, `super().f()`: the same answer wherever the caller makes it.
+    known = outline.scope_facts.setdefault(("callees", caller), {})
+    found = known.get((callee, receiver))
+    if found is None:
+        if receiver is None:
+            found = _bare_callee(call)
+        elif receiver == "super()":
+            found = _super_callee(call)
+        else:
+            found = _self_callee(call)
+        known[(callee, receiver)] = found
+    return found
+
+
+_OWN_RECEIVERS = frozenset({"self", "cls", "super()"})
 
 
 def _bare_callee(call: _Call) -> PyCallee:

@@ -44,39 +44,62 @@ def text_of(node: Node, src: bytes) -> str:
 
 
 # The patterns call resolution reads types with, each finding every name of a
-# scope at once (one pass per scope, not one compiled pattern per call).
-_IDENT = r"[^\W\d]\w*"
-_INDENTED_IMPORT = re.compile(r"(?m)^\s+(?:from\s+\S+\s+)?import\s([^\n]*)")
-_STAR_IMPORT = re.compile(r"(?m)^\s*from\s+\S+\s+import\s+\*")
+# scope at once (one pass per scope, not one compiled pattern per call). Their
+# quantifiers are possessive where giving characters back can never make a match
+# (an identifier followed by `:`, `=` or `[`; blanks before a name): a failed
+# match then fails at once instead of retrying with every shorter identifier and
+# indentation.
+_IDENT = r"[^\W\d]\w*+"
+_INDENTED_IMPORT = re.compile(r"\n\s++(?:from\s+\S+\s+)?import\s([^\n]*)")
+_STAR_IMPORT = re.compile(r"\n\s*+from\s+\S+\s+import\s+\*")
 _WORD_RUN = re.compile(r"\w+")
 # `x: Klass`, `x: "Klass"`, `x: Optional[Klass]`, `x: type[Klass]`, `x: Klass | None`
-_ANNOTATION = r"[ \t]*:[ \t]*[\"']?(?:(?:Optional|type|Type)\[)?([A-Za-z_][\w.]*)"
+_ANNOTATION = r"[ \t]*+:[ \t]*+[\"']?(?:(?:Optional|type|Type)\[)?([A-Za-z_][\w.]*+)"
 # `x = Klass(...)`, `x: T = Klass[...](...)`, `x = make(...)`, `x = mod.make(...)`
 _CONSTRUCTED = (
-    r"\s*(?::[^=\n]+)?=\s*(?:await\s+)?([A-Za-z_][\w.]*(?:\(\)\.[A-Za-z_][\w.]*)*)"
+    r"\s*+(?::[^=\n]++)?=\s*+(?:await\s+)?([A-Za-z_][\w.]*+(?:\(\)\.[A-Za-z_][\w.]*+)*)"
     r"(?:\[[^\n=]*\])?\("
 )
-# The type is read in a lookahead, so that a match consumes no more than the name
-# and never hides the next name from the scan. Each pattern with whether it reads
-# a call's callee (True) or a type's name.
-_PARAMETER_TYPE = re.compile(rf"(?:^|[(,\s])({_IDENT})(?={_ANNOTATION})")
+
+
+class _TypePattern(NamedTuple):
+    """A pattern that finds `name -> type` pairs in a scope's text. The type is read
+    in a lookahead, so that a match consumes no more than the name and never hides
+    the next name from the scan."""
+
+    regex: re.Pattern[str]
+    called: bool  # it reads a call's callee (True) or a type's name
+    needle: str  # text every match needs: a scope without it is not scanned
+    # A pattern for a line's start begins with a newline (the text is given one in
+    # front): a literal first character is searched for fast, where `(?m)^` is
+    # tried at every position.
+    lines: bool = False
+    swapped: bool = False  # the type is the first group, the name the second
+
+
+_PARAMETER_TYPE = _TypePattern(re.compile(rf"(?:^|[(,\s])({_IDENT})(?={_ANNOTATION})"), False, ":")
 _LOCAL_TYPES = (  # in order of preference: what is declared, then what is assigned
-    (re.compile(rf"(?m)^\s*({_IDENT})(?={_ANNOTATION})"), False),
-    (re.compile(rf"(?m)^\s*({_IDENT})(?={_CONSTRUCTED})"), True),
-    (re.compile(rf"\bwith\s+([A-Za-z_][\w.]*)\([^\n]*?\)\s+as\s+({_IDENT})\s*:"), True),
+    _TypePattern(re.compile(rf"\n\s*+({_IDENT})(?={_ANNOTATION})"), False, ":", lines=True),
+    _TypePattern(re.compile(rf"\n\s*+({_IDENT})(?={_CONSTRUCTED})"), True, "=", lines=True),
+    _TypePattern(  # `with T() as x`; `with` first, so that it is searched for as text
+        re.compile(rf"with\b(?<=\bwith)\s++([A-Za-z_][\w.]*+)\([^\n]*?\)\s+as\s+({_IDENT})\s*+:"),
+        True,
+        "with",
+        swapped=True,
+    ),
 )
 _MODULE_TYPES = (
-    (re.compile(rf"(?m)^({_IDENT})(?={_ANNOTATION})"), False),
-    (re.compile(rf"(?m)^({_IDENT})(?={_CONSTRUCTED})"), True),
+    _TypePattern(re.compile(rf"\n({_IDENT})(?={_ANNOTATION})"), False, ":", lines=True),
+    _TypePattern(re.compile(rf"\n({_IDENT})(?={_CONSTRUCTED})"), True, "=", lines=True),
 )
 _FIELD_TYPES = (
-    (re.compile(rf"self\.({_IDENT})(?={_ANNOTATION})"), False),
-    (re.compile(rf"(?m)^\s+({_IDENT})(?={_ANNOTATION})"), False),
-    (re.compile(rf"self\.({_IDENT})(?={_CONSTRUCTED})"), True),
+    _TypePattern(re.compile(rf"self\.({_IDENT})(?={_ANNOTATION})"), False, "self."),
+    _TypePattern(re.compile(rf"\n\s++({_IDENT})(?={_ANNOTATION})"), False, ":", lines=True),
+    _TypePattern(re.compile(rf"self\.({_IDENT})(?={_CONSTRUCTED})"), True, "self."),
 )
 # `self.lock = lock` / `self.lock = lock or Lock()` in a method: the parameter's type.
 _PARAMETER_FIELD = re.compile(
-    rf"(?m)^[ \t]*self\.({_IDENT})[ \t]*=[ \t]*({_IDENT})(?:[ \t]+or[ \t][^\n]*)?[ \t]*$"
+    rf"(?m)^[ \t]*+self\.({_IDENT})[ \t]*+=[ \t]*+({_IDENT})(?:[ \t]+or[ \t][^\n]*)?[ \t]*$"
 )
 _Facts = list[dict[str, ScopeType]]
 # Containers whose annotation names their elements' type (`deque[Event]`,
@@ -88,19 +111,20 @@ _SEQUENCES = frozenset(
 _MAPPINGS = frozenset(
     "dict Dict Mapping MutableMapping OrderedDict defaultdict DefaultDict ChainMap".split()
 )
-_GENERIC = rf"[ \t]*:[ \t]*[\"']?(?:typing\.|collections\.|abc\.)?({_IDENT})\[([^\n=]*)"
+_GENERIC = rf"[ \t]*+:[ \t]*+[\"']?(?:typing\.|collections\.|abc\.)?({_IDENT})\[([^\n=]*)"
 _LOCAL_GENERIC = re.compile(rf"(?:^|[(,\s])({_IDENT}){_GENERIC}")
-_FIELD_GENERIC = re.compile(rf"(?:self\.|(?m:^)\s+)({_IDENT}){_GENERIC}")
+_FIELD_GENERIC = re.compile(rf"(?:self\.|(?m:^)\s++)({_IDENT}){_GENERIC}")
 _ARGUMENT_NAME = re.compile(r"[\"']?([A-Za-z_][\w.]*)")
 # What a loop or an unpacking binds: `for a, b in <iterated>:` and
 # `a, b = <container>.popitem(...)`.
-_TARGETS = rf"\(?[ \t]*({_IDENT}(?:[ \t]*,[ \t]*{_IDENT})*)[ \t]*,?[ \t]*\)?"
+_TARGETS = rf"\(?+[ \t]*+({_IDENT}(?:[ \t]*+,[ \t]*+{_IDENT})*+)[ \t]*+,?+[ \t]*+\)?+"
 _LOOP = re.compile(
-    rf"(?m)^[ \t]*(?:async[ \t]+)?for[ \t]+{_TARGETS}[ \t]+in[ \t]+([^\n]*?)[ \t]*:"
+    rf"(?m)\n[ \t]*+(?:async[ \t]+)?for[ \t]++{_TARGETS}[ \t]*+(?<=[ \t])in[ \t]++([^\n]*?)[ \t]*:"
     r"[ \t]*(?:#[^\n]*)?$"
 )
+# The container is the chain before `.popitem(` (the pattern reads the whole chain).
 _POPITEM = re.compile(
-    rf"(?m)^[ \t]*{_TARGETS}[ \t]*=[ \t]*((?:self\.)?{_IDENT}(?:\.{_IDENT})*)\.popitem\("
+    rf"(?m)^[ \t]*+{_TARGETS}[ \t]*+=[ \t]*+((?:self\.)?+{_IDENT}(?:\.{_IDENT})*+)\("
 )
 _DOTTED = r"(?:self\.)?[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*"
 _ITERATED = (  # the iterated expression -> (container, how its elements are taken)
@@ -121,15 +145,21 @@ class _Binding(NamedTuple):
     how: str  # iter, items, keys, values, enumerate, popitem, call
 
 
-def _first_types(pattern: re.Pattern[str], called: bool, text: str) -> dict[str, ScopeType]:
-    """name -> the type of its first match of `pattern` in `text` (`with T() as x`
-    names the type first)."""
-    found: dict[str, ScopeType] = {}
-    swapped = pattern.pattern.startswith(r"\bwith")
-    for match in pattern.finditer(text):
-        name, typed = (match.group(2), match.group(1)) if swapped else match.groups()
-        found.setdefault(name, ScopeType(typed, called))
-    return found
+def _first_types(patterns: tuple[_TypePattern, ...], text: str) -> list[dict[str, ScopeType]]:
+    """For each pattern, name -> the type of its first match in `text`."""
+    lined = ""
+    out: list[dict[str, ScopeType]] = []
+    for pattern in patterns:
+        found: dict[str, ScopeType] = {}
+        out.append(found)
+        if pattern.needle not in text:
+            continue
+        if pattern.lines and not lined:
+            lined = "\n" + text
+        for match in pattern.regex.finditer(lined if pattern.lines else text):
+            name, typed = (match.group(2), match.group(1)) if pattern.swapped else match.groups()
+            found.setdefault(name, ScopeType(typed, pattern.called))
+    return out
 
 
 def imported_inside(name: str, caller: int, outline: Outline, src: bytes) -> bool:
@@ -143,7 +173,8 @@ def imported_inside(name: str, caller: int, outline: Outline, src: bytes) -> boo
         definition = tree_definition(caller, outline)
         names = set()
         if definition is not None:
-            for match in _INDENTED_IMPORT.finditer(text_of(definition, src)):
+            text = text_of(definition, src)
+            for match in _INDENTED_IMPORT.finditer("\n" + text) if "import" in text else ():
                 names.update(_WORD_RUN.findall(match.group(1)))
         outline.scope_facts[key] = names
     return name in names
@@ -153,7 +184,8 @@ def star_imports(outline: Outline, src: bytes) -> bool:
     key = ("star-imports", 0)
     found = outline.scope_facts.get(key)
     if found is None:
-        found = _STAR_IMPORT.search(src.decode("utf-8", "replace")) is not None
+        text = src.decode("utf-8", "replace")
+        found = "import" in text and _STAR_IMPORT.search("\n" + text) is not None
         outline.scope_facts[key] = found
     return bool(found)
 
@@ -174,9 +206,10 @@ def receiver_type(
         return field_type(receiver[5:], caller, outline, src)
     if not receiver.isidentifier():
         return None
-    for types in _local_facts(caller, outline, src) + _module_facts(outline, src):
-        if receiver in types:
-            return types[receiver]
+    for facts in (_local_facts(caller, outline, src), _module_facts(outline, src)):
+        for types in facts:
+            if receiver in types:
+                return types[receiver]
     return _bound_type(receiver, caller, outline, src, at)
 
 
@@ -274,13 +307,13 @@ def _generics(
         definition = tree_definition(owner, outline) if owner else None
         text = "" if definition is None else text_of(definition, src)
         found = {}
-        for match in pattern.finditer(text):
+        for match in pattern.finditer(text) if "[" in text else ():
             generic = match.group(2)
             if generic in _SEQUENCES or generic in _MAPPINGS:
                 arguments = _type_arguments(match.group(3))
                 found.setdefault(match.group(1), (generic in _MAPPINGS, arguments))
         outline.scope_facts[key] = found
-    return dict(found)
+    return found  # shared: callers only read it
 
 
 def _type_arguments(text: str) -> list[str]:
@@ -314,17 +347,20 @@ def _bindings(caller: int, outline: Outline, src: bytes) -> list[_Binding]:
             def at(index: int) -> int:  # a character index of `text` -> a byte offset
                 return offset + (index if ascii_only else len(text[:index].encode()))
 
-            for match in _LOOP.finditer(text):
+            lined = "\n" + text  # `_LOOP` starts with the newline before a line
+            for match in _LOOP.finditer(lined) if "for" in text else ():
                 iterated = _iterated(match.group(2))
                 if iterated is not None:
                     names = tuple(n.strip() for n in match.group(1).split(","))
                     found.append(_Binding(at(match.start()), names, *iterated))
-            for match in _POPITEM.finditer(text):
-                names = tuple(n.strip() for n in match.group(1).split(","))
-                found.append(_Binding(at(match.start()), names, match.group(2), "popitem"))
+            for match in _POPITEM.finditer(text) if ".popitem(" in text else ():
+                container, dot, method = match.group(2).rpartition(".")
+                if dot and method == "popitem":
+                    names = tuple(n.strip() for n in match.group(1).split(","))
+                    found.append(_Binding(at(match.start()), names, container, "popitem"))
             found.sort()
         outline.scope_facts[key] = found
-    return list(found)
+    return found  # shared: callers only read it
 
 
 def _iterated(text: str) -> tuple[str, str] | None:
@@ -347,12 +383,12 @@ def _local_facts(caller: int, outline: Outline, src: bytes) -> _Facts:
             parameters = definition.child_by_field_name("parameters")
             body = definition.child_by_field_name("body")
             if parameters is not None:
-                facts.append(_first_types(_PARAMETER_TYPE, False, text_of(parameters, src)))
+                facts += _first_types((_PARAMETER_TYPE,), text_of(parameters, src))
             if body is not None:
                 text = text_of(body, src)
-                facts += [_first_types(pattern, called, text) for pattern, called in _LOCAL_TYPES]
+                facts += _first_types(_LOCAL_TYPES, text)
         outline.scope_facts[key] = facts
-    return list(facts)
+    return facts  # shared: callers only read it
 
 
 def _module_facts(outline: Outline, src: bytes) -> _Facts:
@@ -360,9 +396,9 @@ def _module_facts(outline: Outline, src: bytes) -> _Facts:
     facts = outline.scope_facts.get(key)
     if facts is None:
         text = src.decode("utf-8", "replace")
-        facts = [_first_types(pattern, called, text) for pattern, called in _MODULE_TYPES]
+        facts = _first_types(_MODULE_TYPES, text)
         outline.scope_facts[key] = facts
-    return list(facts)
+    return facts  # shared: callers only read it
 
 
 def field_type(field_name: str, caller: int, outline: Outline, src: bytes) -> ScopeType | None:
@@ -374,7 +410,7 @@ def field_type(field_name: str, caller: int, outline: Outline, src: bytes) -> Sc
     if facts is None:
         definition = tree_definition(klass, outline)
         text = "" if definition is None else text_of(definition, src)
-        facts = [_first_types(pattern, called, text) for pattern, called in _FIELD_TYPES]
+        facts = _first_types(_FIELD_TYPES, text)
         outline.scope_facts[key] = facts
     for types in facts:
         if field_name in types:
@@ -407,4 +443,4 @@ def _parameter_fields(klass: int, outline: Outline, src: bytes) -> dict[str, Sco
                 if parameter in typed:
                     found.setdefault(field_name, typed[parameter])
         outline.scope_facts[key] = found
-    return dict(found)
+    return found  # shared: callers only read it
