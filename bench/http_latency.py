@@ -2,7 +2,8 @@
 and the /search console from Enter to the first result in headless Chromium.
 
     python bench/http_latency.py [--rounds 10] [--clients 16] [--seconds 300]
-        [--browser-rounds 3] [--work-dir DIR] [--write] [--out bench/RESULTS.md]
+        [--browser-rounds 3] [--caches 256,0] [--work-dir DIR] [--write]
+        [--out bench/RESULTS.md]
 
 On the stdlib copy bench/cli_latency.py indexes (bench/corpora.py prepares the
 shared corpus; embeddings off in the copy's .codesift.toml), the `codesift web`
@@ -19,6 +20,11 @@ user starts it (no tokens: authentication off). Once its first index is built:
   chromium-driver): Chromium opens /search, types each query and presses Enter;
   the page records the time from the keypress to the first result rendered
   (window.codesiftTimings), which is read back.
+
+The phases run once per `--caches` value, each on a server of its own started
+with `--answer-cache N`: the default (256) answers the queries asked again from
+its answer cache while the index is unchanged, 0 keeps none (every request is
+the engine's search; the console runs with the first value only).
 
 Each phase also gives the server's CPU time per request (user + system of its
 process, every thread, from /proc: the steadier figure on a shared machine) and
@@ -95,7 +101,7 @@ def summary(values: list[float]) -> Json:
 class Server:
     """`codesift web --root COPY` on a free loopback port."""
 
-    def __init__(self, root: Path, work_dir: Path) -> None:
+    def __init__(self, root: Path, work_dir: Path, answer_cache: int = 256) -> None:
         import httpx
 
         self.port = free_port()
@@ -115,6 +121,8 @@ class Server:
                 str(tokens),
                 "--log-file",
                 str(self.log),
+                "--answer-cache",
+                str(answer_cache),
             ],
             env=env(),
             stdin=subprocess.DEVNULL,
@@ -265,9 +273,29 @@ def console(server: Server, rounds: int) -> Json | None:
     return summary(times)
 
 
+def _cache_label(cache: int) -> str:
+    return f"answer cache {cache}" if cache > 0 else "no answer cache"
+
+
+def _rows(run: Json, rounds: int) -> list[str]:
+    one, many, label = run["one"], run["many"], _cache_label(run["cache"])
+    return [
+        f"| one client, {len(QUERIES)} queries x {rounds} rounds ({label})"
+        f" | {one['p50']:.1f} | {one['p95']:.1f} | {one['mean']:.1f} | {one['min']:.1f}"
+        f" | {one['n']} | {run['one_errors']} | {one.get('cpu_ms', float('nan')):.1f}"
+        f" | {run.get('load_one', '')} | p50 <= 15, p95 <= 60 |",
+        f"| {many['clients']} clients at once for {many['seconds']:.0f} s ({label})"
+        f" | {many['p50']:.1f} | {many['p95']:.1f} | {many['mean']:.1f} | {many['min']:.1f}"
+        f" | {many['n']} | {many['errors']} | {many.get('cpu_ms', float('nan')):.1f}"
+        f" | {run.get('load_many', '')} | no errors, p95 <= 250 |",
+    ]
+
+
 def render(result: Json, machine: Json) -> str:
-    one, many, page = result["one"], result["many"], result.get("console")
+    runs, page = result["runs"], result.get("console")
     dirty = machine["dirty"]
+    caches = ",".join(str(run["cache"]) for run in runs)
+    clients = runs[0]["many"]["clients"]
     lines = [
         "## HTTP API and console (`bench/http_latency.py`)",
         "",
@@ -278,43 +306,76 @@ def render(result: Json, machine: Json) -> str:
         f" (1/5/15 min) {result['load_start']} at start, {result['load_end']} at end"
         " (other jobs shared the machine).",
         "",
-        "`codesift web --root COPY` (the console script, no tokens) on a copy of the stdlib,"
-        " embeddings off; `POST /api/search` over loopback with httpx, wall clock per"
-        f" request, ms. Run as `python bench/http_latency.py --rounds {result['rounds']}"
-        f" --clients {many['clients']} --seconds {result['seconds']:.0f}"
-        f" --browser-rounds {result['browser_rounds']} --write`.",
+        "`codesift web --root COPY --answer-cache N` (the console script, no tokens) on a"
+        " copy of the stdlib, embeddings off; `POST /api/search` over loopback with httpx,"
+        " wall clock per request, ms. The clients ask the same 10 queries in turn: with"
+        " the answer cache (the default, 256 answers) every query after its first is"
+        " answered from it while the index is unchanged; without it (0) every request is"
+        " the engine's search. Run as `python bench/http_latency.py --rounds"
+        f" {result['rounds']} --clients {clients} --seconds {result['seconds']:.0f}"
+        f" --browser-rounds {result['browser_rounds']} --caches {caches} --write`.",
         "",
         "CPU-ms: the server process's CPU time (user + system, every thread) over the"
         " phase, per request: the steadier figure on a shared machine. Load: the 1/5/15"
-        " min load average as the phase started.",
+        " min load average as the phase started. The clients run on the same 2 cores.",
         "",
         "| mode | p50 | p95 | mean | min | n | errors | CPU-ms | load | target |",
         "|---|---|---|---|---|---|---|---|---|---|",
-        f"| one client, {len(QUERIES)} queries x {result['rounds']} rounds"
-        f" | {one['p50']:.1f} | {one['p95']:.1f} | {one['mean']:.1f} | {one['min']:.1f}"
-        f" | {one['n']} | {result['one_errors']} | {one.get('cpu_ms', float('nan')):.1f}"
-        f" | {result.get('load_one', '')} | p50 <= 15, p95 <= 60 |",
-        f"| {many['clients']} clients at once for {many['seconds']:.0f} s"
-        f" | {many['p50']:.1f} | {many['p95']:.1f} | {many['mean']:.1f} | {many['min']:.1f}"
-        f" | {many['n']} | {many['errors']} | {many.get('cpu_ms', float('nan')):.1f}"
-        f" | {result.get('load_many', '')} | no errors, p95 <= 250 |",
     ]
+    for run in runs:
+        lines += _rows(run, result["rounds"])
     if page is not None:
         lines.append(
             f"| console: Enter -> first result rendered (headless Chromium),"
             f" {len(QUERIES)} queries x {result['browser_rounds']} rounds"
+            f" ({_cache_label(runs[0]['cache'])})"
             f" | {page['p50']:.1f} | {page['p95']:.1f} | {page['mean']:.1f} | {page['min']:.1f}"
             f" | {page['n']} | | | | <= 300 |"
         )
-    lines += [
-        "",
-        f"With {many['clients']} clients: {many['throughput']:.0f} requests a second;"
-        f" server RSS {many['rss_start']:.0f} MiB at start, {many['rss_after_1min']:.0f} MiB"
-        f" after a minute, {many['rss_end']:.0f} MiB at the end (max {many['rss_max']:.0f}).",
-    ]
-    if many["error_kinds"]:
-        lines.append(f"Errors: {', '.join(many['error_kinds'])}.")
+    lines.append("")
+    for run in runs:
+        many = run["many"]
+        lines.append(
+            f"With {many['clients']} clients ({_cache_label(run['cache'])}):"
+            f" {many['throughput']:.0f} requests a second; server RSS {many['rss_start']:.0f}"
+            f" MiB at start, {many['rss_after_1min']:.0f} MiB after a minute,"
+            f" {many['rss_end']:.0f} MiB at the end (max {many['rss_max']:.0f})."
+            + (f" Errors: {', '.join(many['error_kinds'])}." if many["error_kinds"] else "")
+        )
     return "\n".join(lines)
+
+
+def _run(root: Path, args: argparse.Namespace, cache: int, browser: int) -> tuple[Json, Any]:
+    """The phases on a server with `--answer-cache cache`."""
+    server = Server(root, args.work_dir, cache)
+    label = _cache_label(cache)
+    try:
+        load_one = "/".join(f"{v:.2f}" for v in os.getloadavg())
+        one, one_errors = one_client(server, args.rounds)
+        log(
+            f"one client ({label}): p50 {one['p50']:.1f} ms, p95 {one['p95']:.1f} ms,"
+            f" {one['cpu_ms']:.1f} CPU-ms a request (load {load_one})"
+        )
+        load_many = "/".join(f"{v:.2f}" for v in os.getloadavg())
+        log(f"{args.clients} clients for {args.seconds:.0f} s ({label})")
+        many = concurrent(server, args.clients, args.seconds)
+        log(
+            f"{args.clients} clients ({label}): p50 {many['p50']:.1f}, p95 {many['p95']:.1f},"
+            f" errors {many['errors']}, {many['cpu_ms']:.1f} CPU-ms a request"
+            f" (load {load_many} at start)"
+        )
+        page = console(server, browser)
+    finally:
+        server.stop()
+    run: Json = {
+        "cache": cache,
+        "one": one,
+        "one_errors": one_errors,
+        "many": many,
+        "load_one": load_one,
+        "load_many": load_many,
+    }
+    return run, page
 
 
 def main() -> int:
@@ -323,47 +384,33 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=300.0)
     parser.add_argument("--browser-rounds", type=int, default=3)
+    parser.add_argument(
+        "--caches", default="256,0", help="--answer-cache of each run, comma-separated"
+    )
     parser.add_argument("--work-dir", type=Path, default=DATA_DIR / "cli-latency")
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args()
+    caches = [max(0, int(value)) for value in args.caches.split(",") if value.strip()]
 
     args.work_dir.mkdir(parents=True, exist_ok=True)
     root = prepare_copy(args.work_dir)
     machine = machine_info()
     load_start = "/".join(f"{v:.2f}" for v in os.getloadavg())
-    server = Server(root, args.work_dir)
-    try:
-        log("one client")
-        load_one = "/".join(f"{v:.2f}" for v in os.getloadavg())
-        one, one_errors = one_client(server, args.rounds)
-        log(
-            f"one client: p50 {one['p50']:.1f} ms, p95 {one['p95']:.1f} ms,"
-            f" {one['cpu_ms']:.1f} CPU-ms a request (load {load_one})"
-        )
-        load_many = "/".join(f"{v:.2f}" for v in os.getloadavg())
-        log(f"{args.clients} clients for {args.seconds:.0f} s")
-        many = concurrent(server, args.clients, args.seconds)
-        log(
-            f"{args.clients} clients: p50 {many['p50']:.1f}, p95 {many['p95']:.1f},"
-            f" errors {many['errors']}, {many['cpu_ms']:.1f} CPU-ms a request"
-            f" (load {load_many} at start)"
-        )
-        page = console(server, args.browser_rounds)
-    finally:
-        server.stop()
+    runs: list[Json] = []
+    page = None
+    for i, cache in enumerate(caches):
+        run, shown = _run(root, args, cache, args.browser_rounds if i == 0 else 0)
+        runs.append(run)
+        page = page or shown
     load_end = "/".join(f"{v:.2f}" for v in os.getloadavg())
     result: Json = {
         "rounds": args.rounds,
         "seconds": args.seconds,
         "browser_rounds": args.browser_rounds,
-        "one": one,
-        "one_errors": one_errors,
-        "many": many,
+        "runs": runs,
         "console": page,
         "load_start": load_start,
-        "load_one": load_one,
-        "load_many": load_many,
         "load_end": load_end,
     }
     print(json.dumps(result, indent=1))

@@ -14,10 +14,12 @@ server's side is local_socket_server.py).
 
 Protocol (one request per connection, JSON lines, UTF-8; see docs/protocol.md):
 
-    client -> server   {"protocol": 2, "argv": [...], "cwd": ..., "root": ...,
-                        "db_path": ..., "env": {...}, "stdout": {...}, "stderr": {...}}
+    client -> server   {"protocol": 3, "command": ..., "argv": [...], "cwd": ...,
+                        "root": ..., "db_path": ...}
     server -> client   {"accepted": true}                          (at once)
-    server -> client   {"exit": 0, "stderr": "...", "server": {...},
+    server -> client   {"exit": 0, "server": {...},
+                        "notes": [{"level": "note", "message": "..."}],
+                        "error": null,
                         "shown": {"view": "search", "json": false,
                                   "data": {...}, "params": {...}}}
                     or {"fallback": "why the CLI should answer in-process"}
@@ -25,8 +27,11 @@ Protocol (one request per connection, JSON lines, UTF-8; see docs/protocol.md):
 `shown` is what the command shows, as its JSON (the document `--json` prints,
 engine/results.py's vocabulary; null after an error): the CLI prints it as is
 for `--json`, else draws its page with cli/render_json.py, as the in-process
-command does. `stderr` holds the command's notes and error line, drawn for the
-client's terminal (`env`, the streams' `tty`).
+command does. `notes` are the command's notes on stderr in order (`level`
+note, or warning), `error` its error (`{"kind": ..., "message": ...}`, the
+kind codesift/errors.py's word), or null: the CLI draws them with the same
+module (the notes before the page, the error line last). The server draws
+nothing for the client's terminal.
 
 One server per index owns the socket: it holds an flock on `<index>.sock.lock`
 while it listens. A second server on the same index waits for that lock and
@@ -61,7 +66,7 @@ __all__ = [
     "try_lock",
 ]
 
-PROTOCOL = 2
+PROTOCOL = 3
 # The CLI commands a server may answer (the CLI's fast path, codesift/cli/__init__.py,
 # reads them before anything else is imported; the server checks them again).
 SOCKET_COMMANDS = ("search", "symbols", "callers", "callees", "graph")

@@ -100,9 +100,9 @@ class LocalSocketServer:
     (on a thread per connection). `start` returns at once: when another server
     owns the socket, a background thread takes it over once that one ends.
 
-    `handler(request, hangup)` returns the answer (`{"exit", "stderr", "shown"}`
-    or `{"fallback": reason}`); an exception becomes a fallback; `hangup` calls
-    back when the client goes away before its answer. `requests` counts the
+    `handler(request, hangup)` returns the answer (`{"exit", "notes", "error",
+    "shown"}` or `{"fallback": reason}`); an exception becomes a fallback; `hangup`
+    calls back when the client goes away before its answer. `requests` counts the
     requests answered (not declined)."""
 
     def __init__(self, db_path: Path, handler: Handler, *, label: str = "codesift") -> None:

@@ -32,7 +32,13 @@ from harness import WORKSPACE, LspSession, make_workspace, poll, server_env
 
 import codesift.cli as fast
 from codesift.config import CONFIG_FILE_NAME, IndexSettings
-from codesift.local_socket import ask, lock_path_for, socket_address, socket_path_for
+from codesift.local_socket import (
+    PROTOCOL,
+    ask,
+    lock_path_for,
+    socket_address,
+    socket_path_for,
+)
 
 # tests/conftest.py's Unprivileged (this folder's conftest.py shadows that module name).
 Unprivileged = Any
@@ -275,6 +281,55 @@ def test_the_cli_answers_through_a_running_mcp_server_as_it_would_in_process(
     assert any("no server" in line for line in debug_lines(after)), after.stderr
     served_count = log.read_text(encoding="utf-8").count("over the local socket")
     assert served_count >= len(QUESTIONS) + 3
+
+
+def test_the_commands_notes_and_error_come_as_data_and_the_cli_draws_them(
+    tmp_path: Path,
+) -> None:
+    # Reranking asked for without a model: every search warns (and goes on).
+    files = dict(WORKSPACE)
+    files[CONFIG_FILE_NAME] = NO_EMBEDDINGS + '[rerank]\nenabled = true\nmodel_path = ""\n'
+    root = make_workspace(tmp_path / "warned-ws", files)
+    with mcp_server(root, tmp_path / "mcp.log"):
+        wait_for_socket(root)
+        wait_answered_by_server(root, "search", "submit")
+
+        def asked(*argv: str) -> dict[str, Any]:
+            request = {
+                "protocol": PROTOCOL,
+                "command": argv[0],
+                "argv": list(argv),
+                "cwd": str(root),
+                "root": str(root),
+                "db_path": str(db_path(root)),
+            }
+            answer = ask(db_path(root), request).answer
+            assert answer is not None
+            return answer
+
+        answer = asked("search", "retry a failed charge")
+        assert "stderr" not in answer and answer["error"] is None and answer["exit"] == 0
+        assert [note["level"] for note in answer["notes"]] == ["warning"]
+        assert "rerank.model_path is empty" in answer["notes"][0]["message"]
+        assert answer["shown"]["view"] == "search"
+        failed = asked("symbols", "submit", "--limit", "0")
+        assert failed["exit"] == 2 and failed["shown"] is None
+        assert failed["error"]["kind"] == "bad_request"
+        assert "--limit" in failed["error"]["message"]
+        # The CLI draws them as the in-process command writes them, on a terminal too.
+        terminal = {"FORCE_COLOR": "1", "COLUMNS": "97", "TERM": "xterm-256color"}
+        for env in ({}, terminal):
+            for question in (("search", "retry a failed charge"), ("symbols", "x", "--limit", "0")):
+                served = cli(root, *question, env=env)
+                alone = cli(root, *question, in_process=True, env=env)
+                assert any(line.startswith(ANSWERED) for line in debug_lines(served))
+                assert comparable(served, False) == comparable(alone, False), (question, env)
+                assert ("warning:" if question[0] == "search" else "error:") in served.stderr
+        # ... with the standard library alone (no rich for a page with a warning).
+        served, modules = cli_modules(root, "search", "retry a failed charge")
+        assert any(line.startswith(ANSWERED) for line in debug_lines(served)), served.stderr
+        assert "warning: rerank is enabled" in served.stderr
+        assert not {"rich", "numpy", "apsw", "codesift.engine", "codesift.cli.run"} & modules
 
 
 def test_the_language_server_answers_the_cli_and_counts_it(workspace: Path, tmp_path: Path) -> None:

@@ -416,3 +416,33 @@ def test_similar_names_are_the_local_ones(pg_dsn: str, indexed: Path, name: str)
         remote = shared.symbols(name, 10)
     assert scored(local), f"no similar names for {name!r}"
     assert scored(remote) == scored(local)
+
+
+def test_the_test_filter_over_the_shared_index_is_the_local_one(
+    pg_dsn: str, make_repo: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`search --db --tests exclude` is conducted as a local search is: the test
+    files dropped from a wider page, which still fills up."""
+    files = {
+        **APP,
+        "tests/test_http.py": (
+            "from http.server import parse_http_header\n\n\n"
+            "def test_parse_http_header_splits_the_header_line():\n"
+            "    assert parse_http_header('Host: a') == ('host', 'a')\n"
+        ),
+        ".codesift.toml": NO_VECTORS,
+    }
+    root: Path = make_repo(files, name="tested")
+    key = "acme/tested@main"
+    code, _, err = run(capsys, "index", str(root), "--quiet", "--db", pg_dsn, "--repo", key)
+    assert code == 0, err
+    query = ["search", "parse the http header line", "-k", "3", "--no-embed"]
+
+    def paths(*where: str) -> list[str]:
+        return [r["path"] for r in run_json(capsys, *query, *where)["results"]]
+
+    shared = ("--db", pg_dsn, "--repo", key)
+    assert "tests/test_http.py" in paths(*shared)
+    kept = paths(*shared, "--tests", "exclude")
+    assert "tests/test_http.py" not in kept and len(kept) == 3
+    assert kept == paths("--root", str(root), "--tests", "exclude")

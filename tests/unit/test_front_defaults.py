@@ -93,23 +93,23 @@ def test_the_help_follows_the_settings_when_they_change(monkeypatch: pytest.Monk
 
 
 @pytest.mark.parametrize(
-    ("error", "code"),
+    ("error", "kind", "code"),
     [
-        (QueryError("the query is empty"), 2),
-        (ConfigError("bad value"), 2),
-        (CorruptIndexError("damaged"), 2),
-        (NotIndexedError("no index"), 2),
-        (WorkspaceError("no such folder"), 2),
-        (EmbeddingError("model"), 2),
-        (apsw.BusyError("locked"), 2),
-        (apsw.FullError("full"), 2),
-        (OSError(28, "No space left on device"), 2),
-        (RuntimeError("a bug"), 1),
+        (QueryError("the query is empty"), "bad_request", 2),
+        (ConfigError("bad value"), "config", 2),
+        (CorruptIndexError("damaged"), "index_damaged", 2),
+        (NotIndexedError("no index"), "not_indexed", 2),
+        (WorkspaceError("no such folder"), "workspace", 2),
+        (EmbeddingError("model"), "embedding_failed", 2),
+        (apsw.BusyError("locked"), "index_busy", 2),
+        (apsw.FullError("full"), "disk_full", 2),
+        (OSError(28, "No space left on device"), "os_error", 2),
+        (RuntimeError("a bug"), "internal", 1),
     ],
 )
-def test_exit_codes_follow_the_error_kind(error: Exception, code: int) -> None:
-    message, exit_code = cli_errors.failure(error, None)
-    assert exit_code == code
+def test_exit_codes_follow_the_error_kind(error: Exception, kind: str, code: int) -> None:
+    error_kind, message, exit_code = cli_errors.failure(error, None)
+    assert (error_kind, exit_code) == (kind, code)
     assert message and "\n" not in message
     if code == 1:
         assert message.startswith("unexpected failure: RuntimeError")

@@ -47,7 +47,9 @@ def served(db_path: Path) -> Iterator[tuple[LocalSocketServer, list[dict[str, An
         seen.append(request)
         if request.get("argv") == ["decline"]:
             return {"fallback": "not here"}
-        return {"exit": 3, "stderr": "err ✓\n", "shown": {"view": "search", "data": {"q": "✓"}}}
+        notes = [{"level": "note", "message": "n ✓"}]
+        error = {"kind": "bad_request", "message": "e ✓"}
+        return {"exit": 3, "notes": notes, "error": error, "shown": None}
 
     server = LocalSocketServer(db_path, handler, label="test server")
     server.start()
@@ -64,8 +66,9 @@ def test_a_request_is_answered_and_a_declined_one_says_why(
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     asked = ask(db_path, {"protocol": PROTOCOL, "argv": ["search", "x"]})
     assert asked.answer is not None
-    assert (asked.answer["exit"], asked.answer["stderr"]) == (3, "err ✓\n")
-    assert asked.answer["shown"] == {"view": "search", "data": {"q": "✓"}}
+    assert asked.answer["exit"] == 3 and asked.answer["shown"] is None
+    assert asked.answer["notes"] == [{"level": "note", "message": "n ✓"}]
+    assert asked.answer["error"] == {"kind": "bad_request", "message": "e ✓"}
     assert asked.answer["server"] == {"pid": os.getpid(), "label": "test server"}
     declined = ask(db_path, {"protocol": PROTOCOL, "argv": ["decline"]})
     assert declined.answer is None and declined.reason == "not here"

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 from rich.console import Console
+from rich.markup import escape
 from rich.text import Text
 
 from codesift.cli import render_json
@@ -77,6 +78,50 @@ def test_styles_the_pages_use_are_written_without_rich(environ: dict[str, str]) 
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert loaded.stdout.strip() == "False", loaded.stderr
+
+
+# A command's notes as the CLI printed them with rich's markup before they were
+# data (`[dim]message[/]`, `[yellow]warning:[/] message`, `[red]error:[/] message`).
+MARKUP = {"note": "[dim]{}[/]", "warning": "[yellow]warning:[/] {}", "error": "[red]error:[/] {}"}
+MESSAGES = [
+    "searching the index as it is",
+    "two\nlines\tand a tab",
+    "[bold]not markup[/] a\\b",
+    "wide 表\tafter",
+    "",
+    "cr\r\nlf\x07",
+    "ends with a newline\n",
+]
+
+
+def rich_noted(level: str, message: str, environ: dict[str, str]) -> str:
+    out = io.StringIO()
+    console = Console(file=out, highlight=False, _environ=environ)
+    console.print(MARKUP[level].format(escape(message)), soft_wrap=True)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("environ", ENVIRONMENTS)
+def test_notes_are_written_as_rich_wrote_them(environ: dict[str, str]) -> None:
+    for level in render_json.NOTE_LEVELS:
+        for message in MESSAGES:
+            out = io.StringIO()
+            render_json.write_notes(out, [{"level": level, "message": message}], environ)
+            assert out.getvalue() == rich_noted(level, message, environ), (level, message)
+    both = io.StringIO()
+    notes = [{"level": "note", "message": "a"}, {"level": "warning", "message": "b"}]
+    render_json.write_notes(both, notes, environ)
+    assert both.getvalue() == rich_noted("note", "a", environ) + rich_noted("warning", "b", environ)
+
+
+def test_a_note_is_printed_as_it_is_said() -> None:
+    """What rich's markup changed is no longer changed: an emoji code stays a code,
+    a backslash at the end of a warning stays one."""
+    out = io.StringIO()
+    notes = [{"level": "note", "message": ":smile:"}, {"level": "error", "message": "C:\\"}]
+    render_json.write_notes(out, notes, {})
+    assert out.getvalue() == ":smile:\nerror: C:\\\n"
+    assert rich_noted("note", ":smile:", {}) != ":smile:\n"
 
 
 def test_it_repeats_the_engine_constants_and_covers_the_socket_commands() -> None:

@@ -223,6 +223,65 @@ def test_a_deep_link_shows_hostile_snippets_as_text(
     )
 
 
+def test_a_results_file_is_shown_on_demand_with_the_query_marked(
+    served: tuple[WebHarness, str], browser: Any
+) -> None:
+    """The `file` button (and the `f` key) shows the file's lines around a
+    result from /api/file: the result's own lines set off, the query's words
+    marked, a hostile line shown as text; a second press hides them."""
+    from selenium.webdriver.common.by import By
+
+    web, secret = served
+    driver = browser
+    sign_in(driver, web, secret)
+    driver.get(web.base + "/search?q=" + quote("retry failed charge") + "&layer=code")
+    visible(driver, "#results .result")
+    target = next(
+        item
+        for item in driver.find_elements(By.CSS_SELECTOR, "#results .result")
+        if item.find_element(By.CSS_SELECTOR, ".name").text.endswith("retry_failed_charge")
+    )
+    target.find_element(By.CSS_SELECTOR, "button.show-file").click()
+    shown = wait(
+        driver,
+        lambda d: target.find_elements(By.CSS_SELECTOR, ".file pre.file-lines"),
+        "the file's lines",
+    )[0]
+    heading = target.find_element(By.CSS_SELECTOR, ".file strong").text
+    assert heading.startswith("billing.py: lines ")
+    own = [row.text for row in shown.find_elements(By.CSS_SELECTOR, ".line.own")]
+    assert any("def retry_failed_charge(amount, attempts=3):" in row for row in own)
+    # Lines around it too: the file's first definition, before the result.
+    assert "def submit(amount):" in shown.text
+    assert not any("def submit(amount):" in row for row in own)
+    marks = {m.text.lower() for m in shown.find_elements(By.CSS_SELECTOR, "mark")}
+    assert {"retry", "failed", "charge"} <= marks
+    # The page asked the API for it, for this file.
+    asked = driver.execute_script(
+        "return performance.getEntriesByType('resource')"
+        ".map(e => e.name).filter(n => n.includes('/api/file?'))"
+    )
+    assert asked and "path=billing.py" in asked[-1]
+    target.find_element(By.CSS_SELECTOR, "button.show-file").click()
+    wait(driver, lambda d: not target.find_elements(By.CSS_SELECTOR, ".file pre"), "hidden")
+
+    # A hostile file's lines are text as well; nothing runs.
+    driver.get(web.base + "/search?q=" + quote("render_banner") + "&layer=code")
+    visible(driver, "#results .result")
+    driver.find_element(By.TAG_NAME, "body").click()
+    driver.switch_to.active_element.send_keys("j")
+    visible(driver, "#results .result.selected")
+    driver.switch_to.active_element.send_keys("f")
+    lines = wait(
+        driver,
+        lambda d: d.find_elements(By.CSS_SELECTOR, ".result.selected .file pre.file-lines"),
+        "the selected result's file",
+    )[0]
+    assert "<script>window.pwned" in lines.text and "onerror=" in lines.text
+    assert not driver.find_elements(By.CSS_SELECTOR, "#results script, #results img")
+    assert driver.execute_script("return window.pwned === undefined")
+
+
 def test_no_request_leaves_the_server(served: tuple[WebHarness, str], browser: Any) -> None:
     """Every file the console loads comes from this server (no CDN)."""
     web, secret = served
@@ -265,5 +324,19 @@ def test_several_roots_show_each_results_root_and_filter_on_the_server(
             ".filter(e => e.name.endsWith('/api/search')).length"
         )
         assert sent >= 1
+        # The file around a result comes from its own root.
+        first = driver.find_element(By.CSS_SELECTOR, "#results .result")
+        first.find_element(By.CSS_SELECTOR, "button.show-file").click()
+        lines = wait(
+            driver,
+            lambda d: first.find_elements(By.CSS_SELECTOR, ".file pre.file-lines"),
+            "beta's file",
+        )[0]
+        assert "def post_entry(e):" in lines.text
+        asked = driver.execute_script(
+            "return performance.getEntriesByType('resource')"
+            ".map(e => e.name).filter(n => n.includes('/api/file?'))"
+        )
+        assert asked and "root=beta" in asked[-1]
         every = web.post("/api/search", {"query": "submit"}).json()
         assert {r["root"] for r in every["results"]} == {"alpha", "beta"}

@@ -6,12 +6,15 @@ root into another is refused like any other)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from web_harness import WORKSPACE, WebHarness, make_workspace
+
+from codesift.mcp.handlers import HANDLERS
 
 LEDGER_PY = '''\
 """Posting entries to the general ledger."""
@@ -25,6 +28,11 @@ def submit(entry):
 def post_journal_entry(entry):
     """Write a journal entry in the ledger book."""
     return bool(entry)
+
+
+def close_books(entries):
+    """Submit every entry left at the end of the period."""
+    return [submit(entry) for entry in entries]
 '''
 
 LEDGER = {"ledger.py": LEDGER_PY, ".codesift.toml": "[embedding]\nenabled = false\n"}
@@ -89,6 +97,44 @@ def test_symbols_graph_and_status_cover_every_root(web: WebHarness) -> None:
         ("alpha", True),
         ("beta", True),
     ]
+
+
+def test_graph_walks_every_root_that_defines_the_name(web: WebHarness) -> None:
+    """`submit` is defined in both roots: its callers in each, one answer, every
+    definition naming its root, ids unique within the answer."""
+    data = web.post("/api/graph", {"name": "submit", "direction": "callers"}).json()
+    assert data["source"] == "several" and data["root"] is None
+    by_id = {n["id"]: n for n in data["nodes"]}
+    assert len(by_id) == len(data["nodes"])
+    assert {(by_id[i]["root"], by_id[i]["qualified_name"]) for i in data["roots"]} == {
+        ("alpha", "billing.submit"),
+        ("beta", "ledger.submit"),
+    }
+    callers = {
+        (by_id[e["source"]]["root"], by_id[e["source"]]["qualified_name"])
+        for e in data["edges"]
+        if e["target"] in data["roots"]
+    }
+    assert ("alpha", "billing.retry_failed_charge") in callers
+    assert ("beta", "ledger.close_books") in callers
+    # Each edge joins definitions of one root.
+    assert all(by_id[e["source"]]["root"] == by_id[e["target"]]["root"] for e in data["edges"])
+    # The MCP `callers` tool walks both roots too.
+    tool = asyncio.run(HANDLERS["callers"](web.web.live, {"name": "submit"}))
+    assert isinstance(tool.structured_content, dict)
+    groups = tool.structured_content["nodes"]
+    assert {(g["node"]["root"], g["node"]["qualified_name"]) for g in groups} == {
+        ("alpha", "billing.submit"),
+        ("beta", "ledger.submit"),
+    }
+    # One root named: that root's walk alone, as before.
+    beta = web.post("/api/graph", {"name": "submit", "direction": "callers", "repo": ["beta"]})
+    assert beta.json()["root"] == "beta"
+    assert {n["root"] for n in beta.json()["nodes"]} == {"beta"}
+    # max_nodes bounds the whole answer; what it leaves out is counted.
+    cut = web.post("/api/graph", {"name": "submit", "direction": "callers", "max_nodes": 2})
+    assert len(cut.json()["nodes"]) == 2
+    assert cut.json()["truncated"] is True and cut.json()["omitted"] >= 2
 
 
 def test_file_reads_inside_the_root_it_names(web: WebHarness, roots: tuple[Path, Path]) -> None:

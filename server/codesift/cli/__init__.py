@@ -41,19 +41,6 @@ __all__ = ["main"]
 
 CONFIG_FILE_NAME = ".codesift.toml"  # config.CONFIG_FILE_NAME (a test compares them)
 DEFAULT_DB_PATH = ".codesift/index.db"  # config.IndexSettings().db_path (likewise)
-# What rich reads from the environment.
-RICH_ENVIRONMENT = (
-    "TERM",
-    "COLORTERM",
-    "NO_COLOR",
-    "FORCE_COLOR",
-    "TTY_COMPATIBLE",
-    "TTY_INTERACTIVE",
-    "COLUMNS",
-    "LINES",
-    "JUPYTER_COLUMNS",
-    "JUPYTER_LINES",
-)
 EXIT_INTERRUPTED = 130
 
 
@@ -178,30 +165,6 @@ def _locate(root: str | None) -> tuple[str, str] | None:
         folder = parent
 
 
-def _terminal_environment() -> dict[str, str]:
-    """The environment rich reads, with the terminal's size as rich would measure
-    it (the first of stdin, stdout, stderr that is a terminal; else 80x25)."""
-    env = {name: os.environ[name] for name in RICH_ENVIRONMENT if name in os.environ}
-    width = height = 0
-    for fd in (0, 1, 2):
-        try:
-            width, height = os.get_terminal_size(fd)
-        except (AttributeError, ValueError, OSError):
-            continue
-        break
-    env.setdefault("COLUMNS", str(width or 80))
-    env.setdefault("LINES", str(height or 25))
-    return env
-
-
-def _stream_info(stream: Any) -> dict[str, Any]:
-    try:
-        tty = bool(stream.isatty())
-    except (AttributeError, ValueError):
-        tty = False
-    return {"tty": tty, "encoding": getattr(stream, "encoding", None) or "utf-8"}
-
-
 def _debug(verbose: int, message: str) -> None:
     if verbose >= 2:
         sys.stderr.write(f"DEBUG codesift.cli: {message}\n")
@@ -229,9 +192,6 @@ def _through_server(argv: list[str]) -> int | None:
         "cwd": os.getcwd(),
         "root": folder,
         "db_path": db_path,
-        "env": _terminal_environment(),
-        "stdout": _stream_info(sys.stdout),
-        "stderr": _stream_info(sys.stderr),
     }
     try:
         asked = ask(db_path, request)
@@ -249,28 +209,34 @@ def _through_server(argv: list[str]) -> int | None:
         f" over the local socket {asked.path}",
     )
     try:
-        sys.stderr.write(str(answer.get("stderr", "")))
-        sys.stderr.flush()
-        _show(answer.get("shown"))
+        _draw(answer)
     except BrokenPipeError:
         return 0
     return int(answer["exit"])
 
 
-def _show(shown: Any) -> None:
-    """Draw what the server's command showed (its JSON) as the command does
-    in-process (cli/render_json.py: the standard library, rich only for a
-    terminal)."""
-    if not isinstance(shown, dict):
+def _draw(answer: dict[str, Any]) -> None:
+    """Draw what the server's command said, as the command does in-process
+    (cli/render_json.py: the standard library, rich only for a terminal): its
+    notes on stderr, its page (from its JSON), its error line."""
+    notes, shown, error = answer.get("notes"), answer.get("shown"), answer.get("error")
+    notes = [note for note in notes if isinstance(note, dict)] if isinstance(notes, list) else []
+    if isinstance(error, dict):
+        error = {"level": "error", "message": error.get("message", "")}
+    if not (notes or isinstance(shown, dict) or isinstance(error, dict)):
         return
-    from codesift.cli.render_json import show
+    from codesift.cli.render_json import show, write_notes
 
-    params = shown.get("params")
-    show(
-        str(shown.get("view")),
-        shown.get("data") or {},
-        params if isinstance(params, dict) else {},
-        bool(shown.get("json")),
-        sys.stdout,
-        sys.stderr,
-    )
+    write_notes(sys.stderr, notes)
+    if isinstance(shown, dict):
+        params = shown.get("params")
+        show(
+            str(shown.get("view")),
+            shown.get("data") or {},
+            params if isinstance(params, dict) else {},
+            bool(shown.get("json")),
+            sys.stdout,
+            sys.stderr,
+        )
+    if isinstance(error, dict):
+        write_notes(sys.stderr, [error])

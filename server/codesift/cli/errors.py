@@ -16,19 +16,9 @@ from codesift.store.database import integrity_problem
 
 log = logging.getLogger("codesift")
 
-
-log = logging.getLogger("codesift")
-
-
 EXIT_OK = 0
-
-
 EXIT_INTERNAL = 1  # an unexpected failure (a bug): one line, details with -vv
-
-
 EXIT_ERROR = 2  # a codesift error: bad input, an unusable index or workspace, a full disk
-
-
 EXIT_INTERRUPTED = 130
 
 
@@ -73,11 +63,11 @@ def _os_error_message(exc: OSError) -> str:
     return f"{what}: {name}" if name else what
 
 
-def failure(exc: Exception, db_path: Path | None) -> tuple[str, int]:
-    """The one-line message and exit code of an error that ended a command: its
-    kind (codesift/errors.py) decides; `internal` (a bug) is exit 1, every other
-    kind exit 2. An OSError that is not an index error (a full disk, a missing
-    file) counts as a codesift error, not a bug."""
+def failure(exc: Exception, db_path: Path | None) -> tuple[str, str, int]:
+    """The kind (codesift/errors.py), one-line message and exit code of an error
+    that ended a command: the kind decides; `internal` (a bug) is exit 1, every
+    other kind exit 2. An OSError that is not an index error (a full disk, a
+    missing file) counts as a codesift error, not a bug (kind `os_error`)."""
     if "psycopg" in sys.modules:  # a shared-index command ran: its errors in one line
         from codesift.engine.postgres import database_error
 
@@ -86,11 +76,11 @@ def failure(exc: Exception, db_path: Path | None) -> tuple[str, int]:
     if kind == "internal":
         if isinstance(exc, OSError):
             log.debug("OS error", exc_info=True)
-            return _os_error_message(exc), EXIT_ERROR
+            return "os_error", _os_error_message(exc), EXIT_ERROR
         log.debug("unexpected failure", exc_info=True)
         detail = f"{type(exc).__name__}: {exc}"
-        return f"unexpected failure: {detail} (run with -vv for the details)", EXIT_INTERNAL
+        return kind, f"unexpected failure: {detail} (run with -vv for the details)", EXIT_INTERNAL
     if isinstance(exc, apsw.Error):
         log.debug("SQLite error", exc_info=True)
-        return _sqlite_error_message(exc, kind, db_path), EXIT_ERROR
-    return (str(exc) or error_message(exc)), EXIT_ERROR
+        return kind, _sqlite_error_message(exc, kind, db_path), EXIT_ERROR
+    return kind, (str(exc) or error_message(exc)), EXIT_ERROR

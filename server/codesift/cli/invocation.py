@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from codesift.cli.render_json import show
+from codesift.cli.render_json import show, write_notes
 from codesift.console_progress import DEFAULT_INTERVAL_SECONDS, ProgressLines
 from codesift.engine.access import summary_line
 from codesift.engine.listener import EngineListener
@@ -21,13 +21,13 @@ from codesift.engine.session import Engine
 from codesift.engine.workspace import Workspace
 from codesift.errors import ConfigError
 
-# rich is loaded only to draw (a note, an error, a progress bar): a reading command
-# on an up-to-date index draws its page with cli/render_json.py and needs none of it.
+# rich is loaded only to draw (another command's page, a progress bar): a reading
+# command on an up-to-date index draws with cli/render_json.py and needs none of it.
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress, TaskID
 
-    from codesift.engine.postgres import SharedSearch
+    from codesift.engine.api import IndexReader
     from codesift.local_socket_server import CliSocketStarter
 
 
@@ -67,10 +67,16 @@ class Invocation:
     # What `codesift serve` and `codesift mcp` hand their server to answer the CLI
     # on the local socket (cli/run.py's; None: the servers open no socket).
     cli_socket: CliSocketStarter | None = None
-    # A server answering over its socket keeps what a reading command shows here
-    # (`{"view", "json", "data", "params"}`) for the CLI to draw; None: drawn here.
+    # A server answering over its socket keeps (`keep_shown`) what a reading command
+    # shows (`{"view", "json", "data", "params"}`), its notes on stderr (`{"level",
+    # "message"}`, in order) and its error (`{"kind", "message"}`) for the CLI to
+    # draw (cli/render_json.py); else they are drawn here, with the same code.
     shown: dict[str, Any] | None = None
+    notes: list[dict[str, str]] = field(default_factory=list)
+    failed: dict[str, str] | None = None
     keep_shown: bool = False
+    # Whether a note came after the page (kept notes are drawn before it).
+    noted_after_shown: bool = False
 
     def console(self) -> Console:
         """The command's output (stdout)."""
@@ -97,13 +103,27 @@ class Invocation:
 
     def say(self, message: str) -> None:
         """A dim note on stderr (never stdout: that is the command's output)."""
-        self.err_console().print(f"[dim]{_escape(message)}[/]", soft_wrap=True)
+        self._note("note", message)
 
     def warn(self, message: str) -> None:
-        self.err_console().print(f"[yellow]warning:[/] {_escape(message)}", soft_wrap=True)
+        """`warning: message` on stderr."""
+        self._note("warning", message)
 
-    def error(self, message: str) -> None:
-        self.err_console().print(f"[red]error:[/] {_escape(message)}", soft_wrap=True)
+    def error(self, message: str, kind: str = "internal") -> None:
+        """The command's `error: message` line on stderr (`kind`: codesift/errors.py's
+        word for it, which a server answering the CLI sends with it)."""
+        if self.keep_shown:
+            self.failed = {"kind": kind, "message": message}
+            return
+        write_notes(self.stderr, [{"level": "error", "message": message}], self.environ)
+
+    def _note(self, level: str, message: str) -> None:
+        note = {"level": level, "message": message}
+        if self.keep_shown:
+            self.noted_after_shown |= self.shown is not None
+            self.notes.append(note)
+            return
+        write_notes(self.stderr, [note], self.environ)
 
     def workspace(self, args: argparse.Namespace) -> Workspace:
         """The workspace a reading command works on: --root, else the nearest index
@@ -137,16 +157,11 @@ class Invocation:
         )
 
 
-def _escape(text: str) -> str:
-    """`text` with rich's markup escaped (rich loaded when something is drawn)."""
-    from rich.markup import escape
-
-    return escape(text)
-
-
-# What each task of the engine counts (engine/access.py, engine/history.py).
+# What each task of the engine counts (engine/access.py, engine/history.py,
+# engine/call_phase.py).
 _TASK_UNITS = {
     "indexing": "files",
+    "call graph: files": "files",
     "embedding": "chunks",
     "static vectors": "chunks",
     "git history: commits": "commits",
@@ -253,7 +268,7 @@ class ConsoleListener(EngineListener):
             self._task = None
 
 
-def report_built(inv: Invocation, engine: Engine | SharedSearch, args: argparse.Namespace) -> None:
+def report_built(inv: Invocation, engine: IndexReader, args: argparse.Namespace) -> None:
     """The first run's summary (a new index), on stderr."""
     if isinstance(engine, Engine) and engine.built is not None and not args.json:
         inv.say(summary_line(engine.built, engine.connection()))

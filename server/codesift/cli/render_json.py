@@ -25,7 +25,18 @@ if TYPE_CHECKING:  # not imported at run time: the CLI's fast path stays small
     Piece = tuple[str, str | None]
     Line = list[Piece]
 
-__all__ = ["GRAPH_LABELS", "GUESSES", "VIEWS", "Page", "json_text", "page_of", "show"]
+__all__ = [
+    "GRAPH_LABELS",
+    "GUESSES",
+    "NOTE_LEVELS",
+    "VIEWS",
+    "Page",
+    "json_text",
+    "note_lines",
+    "page_of",
+    "show",
+    "write_notes",
+]
 
 # The views drawn here (the CLI commands a server answers, SOCKET_COMMANDS).
 VIEWS = ("search", "symbols", "callers", "callees", "graph")
@@ -42,12 +53,28 @@ GRAPH_LABELS = {
     "imports": "→ imports",
     "imported_by": "← imported by",
 }
+# How a command's notes on stderr begin and look, by level (cli/invocation.py's
+# say, warn and error; a server answering the CLI sends them as data, the CLI
+# draws them here): (label, the label's style, the message's style).
+NOTE_LEVELS: dict[str, tuple[str, str | None, str | None]] = {
+    "note": ("", None, "dim"),
+    "warning": ("warning:", "yellow", None),
+    "error": ("error:", "red", None),
+}
 # What rich drops from text (rich.control.STRIP_CONTROL_CODES: bell, backspace,
 # vertical tab, form feed, carriage return).
 _STRIP = {7: None, 8: None, 11: None, 12: None, 13: None}
 # The styles the pages use, as rich writes them (SGR parameters; colours are
 # rich's standard ones, the same in every colour system).
-_SGR = {"bold": "1", "dim": "2", "green": "32", "yellow": "33", "magenta": "35", "cyan": "36"}
+_SGR = {
+    "bold": "1",
+    "dim": "2",
+    "red": "31",
+    "green": "32",
+    "yellow": "33",
+    "magenta": "35",
+    "cyan": "36",
+}
 
 
 class Page:
@@ -86,9 +113,32 @@ def show(
         return
     page = page_of(view, data, params)
     env = os.environ if environ is None else environ
-    for warning in page.warnings:
-        write_lines(stderr, [[("warning:", "yellow"), (" " + warning, None)]], env)
+    write_notes(stderr, [{"level": "warning", "message": w} for w in page.warnings], env)
     write_lines(stdout, page.lines, env)
+
+
+def note_lines(level: str, message: str) -> list[Line]:
+    """A note of `level` (NOTE_LEVELS) as lines: `warning: message`, `error:
+    message`, or the message dim; each line of a message on one line (as rich
+    draws a styled text with newlines in it)."""
+    label, label_style, style = NOTE_LEVELS[level]
+    lines = message.split("\n")
+    if not label:
+        return [[(line, style)] for line in lines]
+    first: Line = [(label, label_style), (" " + lines[0], style)]
+    return [first, *([(line, style)] for line in lines[1:])]
+
+
+def write_notes(
+    stream: TextIO, notes: Sequence[Mapping[str, Any]], environ: Mapping[str, str] | None = None
+) -> None:
+    """Write a command's notes (`{"level", "message"}` each) to `stream` (stderr),
+    one `Console.print` of rich's each, as the command draws them in-process."""
+    env = os.environ if environ is None else environ
+    for note in notes:
+        level = str(note.get("level"))
+        if level in NOTE_LEVELS:
+            write_lines(stream, note_lines(level, str(note.get("message", ""))), env)
 
 
 def page_of(view: str, data: Mapping[str, Any], params: Mapping[str, Any]) -> Page:
@@ -324,6 +374,14 @@ def _cut(page: Page, data: Mapping[str, Any]) -> None:
                 "yellow",
             )
         )
+    if data.get("calls_pending"):
+        page.add(
+            (
+                f"the calls of {data['calls_pending']:,} files are not resolved yet (codesift"
+                " resolve): callers and callees may be missing",
+                "yellow",
+            )
+        )
 
 
 def neighbours_page(data: Mapping[str, Any], direction: str) -> Page:
@@ -364,7 +422,7 @@ def graph_page(data: Mapping[str, Any]) -> Page:
     if not roots:
         page.add((f"no definition named {data['name']!r}", None))
         return page
-    by_id = {}
+    by_id: dict[Any, Mapping[str, Any]] = {}
     for symbol in data["nodes"]:
         by_id.setdefault(symbol["id"], symbol)
         _symbol(page, symbol, "* " if symbol["id"] in roots else "  ")

@@ -26,8 +26,8 @@ def run_command(args: argparse.Namespace, inv: Invocation) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:
-        message, code = failure(exc, getattr(args, "db_path", None))
-    inv.error(message)
+        kind, message, code = failure(exc, getattr(args, "db_path", None))
+    inv.error(message, kind)
     return code
 
 
@@ -41,6 +41,7 @@ def setup_logging(verbose: int) -> None:
 # What an interrupted command leaves in the index (batches are committed one by one).
 _KEPT_ON_INTERRUPT = {
     "embed": "the index keeps the vectors computed so far",
+    "resolve": "the index keeps the calls resolved so far; the next pass goes on from there",
     "status": "nothing was changed",
     "": "the index keeps the files indexed and the vectors computed so far",
 }

@@ -2,8 +2,9 @@
 (`codesift serve`, `codesift mcp`) is given `serve_cli_socket` and answers the
 CLI's reading commands with the same command code on its live index. What the
 command shows is sent as its JSON (engine/results.py's vocabulary, what `--json`
-prints), which the CLI draws itself (cli/render_json.py); the server draws no
-page. Its notes and error lines on stderr are captured for the client.
+prints), which the CLI draws itself (cli/render_json.py), and so are its notes
+and its error (`{"level", "message"}` each, `{"kind", "message"}`): the server
+draws nothing for the client's terminal.
 """
 
 from __future__ import annotations
@@ -69,20 +70,6 @@ def _server_parser() -> argparse.ArgumentParser:
     return build_parser(_QuietParser)
 
 
-def _client_streams(
-    request: Mapping[str, Any],
-) -> tuple[CapturedStream, CapturedStream, dict[str, str]]:
-    env = request.get("env")
-    environ = {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
-    streams = []
-    for name in ("stdout", "stderr"):
-        info = request.get(name)
-        info = info if isinstance(info, dict) else {}
-        tty = bool(info.get("tty", False))
-        streams.append(CapturedStream(tty, str(info.get("encoding") or "utf-8")))
-    return streams[0], streams[1], environ
-
-
 def _requested_workspace(
     request: Mapping[str, Any], args: argparse.Namespace, folder: FolderIndex
 ) -> Workspace:
@@ -120,9 +107,11 @@ def answer_socket_request(
     run_command: RunCommand,
 ) -> dict[str, Any]:
     """Run a CLI command (`request["argv"]`) as `codesift` would in-process, against
-    the folder's live index: `{"exit", "stderr", "shown"}` (`shown`: the command's
-    JSON for the client to draw, `{"view", "json", "data", "params"}`, or None after
-    an error), or `{"fallback": why}` when the client should answer itself. A
+    the folder's live index: `{"exit", "notes", "error", "shown"}` (`shown`: the
+    command's JSON for the client to draw, `{"view", "json", "data", "params"}`, or
+    None after an error; `notes`: its notes on stderr, `{"level", "message"}` each,
+    in order; `error`: `{"kind", "message"}` of its error line, or None), or
+    `{"fallback": why}` when the client should answer itself. A
     client that hangs up cancels the wait for freshness and the search. `run_command`
     runs the parsed command."""
     from codesift.engine.live import Cancellation
@@ -172,7 +161,9 @@ def _answer(
             raise _Decline("the server's index is not up to date yet")
     if folder.progress.state in ("error", "stopped"):  # the CLI says what is wrong its own way
         raise _Decline(f"the server's index is in state {folder.progress.state}")
-    stdout, stderr, environ = _client_streams(request)
+    # Nothing is drawn here: what the command writes itself (not through the
+    # Invocation) is a reason to decline (below).
+    stdout, stderr = CapturedStream(False, "utf-8"), CapturedStream(False, "utf-8")
 
     def open_engine(
         ws: Workspace, listener: EngineListener, args: argparse.Namespace, quiet: bool
@@ -188,15 +179,20 @@ def _answer(
             command=f"codesift {args.command}",
         )
 
-    inv = Invocation(stdout, stderr, environ, lambda args: ws, open_engine, keep_shown=True)
+    inv = Invocation(stdout, stderr, {}, lambda args: ws, open_engine, keep_shown=True)
 
     def run_here(cancel: Cancellation) -> int:
         return run_command(args, inv)
 
     code = reader.readers.submit(run_here, cancel).result()
-    if stdout.getvalue():  # every reading command shows its output through inv.show
-        raise _Decline(f"`codesift {args.command}` wrote its output itself")
-    return {"exit": code, "stderr": stderr.getvalue(), "shown": inv.shown}
+    # Every reading command shows its output through inv.show and its notes through
+    # inv.say / warn / error, the page last (a command read only: running it again
+    # in the CLI changes nothing).
+    if stdout.getvalue() or stderr.getvalue():
+        raise _Decline(f"`codesift {args.command}` wrote to its streams itself")
+    if inv.noted_after_shown:
+        raise _Decline(f"`codesift {args.command}` wrote a note after its page")
+    return {"exit": code, "notes": inv.notes, "error": inv.failed, "shown": inv.shown}
 
 
 def serve_cli_socket(

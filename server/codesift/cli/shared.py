@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 from codesift.cli.invocation import Invocation
-from codesift.engine.session import Engine
 from codesift.engine.workspace import Workspace
 from codesift.errors import ConfigError, QueryError
 
 if TYPE_CHECKING:
+    from codesift.engine.api import IndexReader
     from codesift.engine.postgres import SharedSearch
     from codesift.retrieval import SearchResponse
 
@@ -93,7 +93,7 @@ def open_shared(args: argparse.Namespace, dsn: str) -> SharedSearch:
     )
 
 
-def open_reader(args: argparse.Namespace, inv: Invocation) -> Engine | SharedSearch:
+def open_reader(args: argparse.Namespace, inv: Invocation) -> IndexReader:
     """What `symbols`, `callers`, `callees` and `graph` read: the shared index
     (see `shared_dsn`) or the workspace's engine."""
     dsn, ws = shared_dsn(args, inv)
@@ -142,9 +142,10 @@ def search_shared(
     shared PostgreSQL index, with the workspace's search and embedding settings
     when it was resolved (else the defaults)."""
     from codesift.config import EmbeddingSettings, SearchSettings
+    from codesift.engine.folder_search import search_shared_index
     from codesift.engine.models import make_embedder
     from codesift.engine.postgres import open_shared_search
-    from codesift.engine.search import search_request, wide_request, without_tests
+    from codesift.engine.search import search_request
 
     defaults = ws.settings.search if ws is not None else SearchSettings()
     request = search_request(
@@ -164,6 +165,4 @@ def search_shared(
         settings=defaults,
         embedder=embedder,
     ) as shared:
-        tests = args.tests == "include"
-        response = shared.search(wide_request(request, tests))
-    return response if tests else without_tests(response, request.top_k)
+        return search_shared_index(shared, request, tests=args.tests == "include")

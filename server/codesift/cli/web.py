@@ -2,7 +2,7 @@
 
     codesift web [--root DIR]... [--db DSN] [--listen HOST:PORT] [--config FILE]
                  [--tokens FILE] [--allow-host HOST]... [--cors-origin ORIGIN]...
-                 [--log-file FILE]
+                 [--log-file FILE] [--answer-cache N]
     codesift token add NAME --principal P [--db DSN | --tokens FILE] [--json]
     codesift token revoke NAME [--db DSN | --tokens FILE] [--json]
     codesift token list [--db DSN | --tokens FILE] [--json]
@@ -69,6 +69,14 @@ def add_web_parsers(sub: Any, config_option: Any) -> None:
         help="a page origin (https://dash.example.com) allowed to call /api/ from a browser",
     )
     p.add_argument("--log-file", help="write logs to this file instead of stderr")
+    p.add_argument(
+        "--answer-cache",
+        type=int,
+        default=256,
+        metavar="N",
+        help="answers to repeated questions kept while the index is unchanged (default 256;"
+        " 0: none)",
+    )
     config_option(p)
     p.set_defaults(func=cmd_web)
 
@@ -121,6 +129,7 @@ def cmd_web(args: argparse.Namespace, inv: Invocation) -> int:
         tokens_file=Path(args.tokens).expanduser() if args.tokens else None,
         allowed_hosts=tuple(args.allow_host),
         cors_origins=tuple(args.cors_origin),
+        answer_cache=max(0, args.answer_cache),
     )
     return serve(
         options,

@@ -1,11 +1,18 @@
-"""The engine's query interface: what a search reads, whatever holds the index.
+"""The engine's query interface, whatever holds the index.
 
 `SearchSources` is a set of places one search reads: a server's live folders
-(engine/conductor.py, `LiveFolders`), one-shot engines over folders on disk
-(engine/folder_search.py, `EngineFolders`), each with the shared PostgreSQL index
-beside them when the settings name one. engine/conductor.py's `conduct` runs the
-same steps over any of them: the routing plan, each source's page, the test
-filter, the page merge, the resources.
+(engine/live_search.py, `LiveFolders`), one-shot engines over folders on disk
+(engine/folder_search.py, `EngineFolders`), the shared PostgreSQL index alone
+(`SharedIndexSource`), the folders with the shared index beside them when the
+settings name one. engine/conductor.py's `conduct` runs the same steps over any
+of them: the routing plan, each source's page, the test filter, the page merge,
+the resources.
+
+`IndexReader` is what reads one index's definitions and graph: the local index
+(engine/session.py, `Engine`), a server's live folder (engine/live_engine.py,
+`LiveEngine`, on the server's reader) and the shared index (engine/postgres.py,
+`SharedSearch`), all three over the one symbol lookup and graph walk
+(engine/symbols.find_symbols, engine/graph.walk_graph on store/ports.NodeStore).
 """
 
 from __future__ import annotations
@@ -18,9 +25,11 @@ from codesift.retrieval.request import SearchRequest, SearchResponse, SearchResu
 
 if TYPE_CHECKING:
     from codesift.engine.live import Cancellation
+    from codesift.engine.results import GraphQuery, GraphResult, NodeRow, SymbolMatches
     from codesift.engine.shared_overlay import SharedPage
+    from codesift.timespec import TimeFilter, TimeValue
 
-__all__ = ["SearchSources", "SourcePlan"]
+__all__ = ["IndexReader", "SearchSources", "SourcePlan"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,3 +76,32 @@ class SearchSources(Protocol):
         """The best resources of the collections the searched sources list, and
         `results` each with the resources that mention it (`related`)."""
         ...
+
+
+class IndexReader(Protocol):
+    """One index's definitions and graph (the reading commands' interface)."""
+
+    def times(
+        self,
+        as_of: TimeValue | None = None,
+        since: TimeValue | None = None,
+        until: TimeValue | None = None,
+    ) -> TimeFilter:
+        """A git-time window, its revisions resolved where the index's folder is."""
+        ...
+
+    def symbols(self, name: str, limit: int = 20, times: TimeFilter | None = None) -> SymbolMatches:
+        """Definitions named `name` (exact, then similar names), at most `limit`."""
+        ...
+
+    def start_nodes(
+        self, target: str | int, times: TimeFilter | None = None, limit: int = 20
+    ) -> list[NodeRow]:
+        """The definitions named `target` (at most `limit`), or the node with id `target`."""
+        ...
+
+    def graph(self, target: str | int, query: GraphQuery) -> GraphResult:
+        """The walk from the definitions named `target`, or the node with id `target`."""
+        ...
+
+    def close(self) -> None: ...

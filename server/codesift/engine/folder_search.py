@@ -18,7 +18,8 @@ collection two folders list is one collection), for the best
 
 The search itself is engine/conductor.py's `conduct` (the steps every front end's
 search runs), over `EngineFolders`: the folders' engines as its sources. The
-CLI's search of one folder is the same, with one engine.
+CLI's search of one folder is the same, with one engine, and its search of the
+shared index alone (`search --db`) too, with `SharedIndexSource`.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from codesift.retrieval.request import SearchRequest, SearchResponse, SearchResu
 if TYPE_CHECKING:
     from codesift.engine.collections import Collection
     from codesift.engine.live import Cancellation
+    from codesift.engine.postgres import SharedSearch
     from codesift.engine.shared_overlay import SharedPage
     from codesift.engine.unscoped import FolderChoice
 
@@ -51,9 +53,11 @@ __all__ = [
     "EngineFolders",
     "FolderResult",
     "FoldersResponse",
+    "SharedIndexSource",
     "search_engines",
     "search_folder",
     "search_folders",
+    "search_shared_index",
 ]
 
 log = logging.getLogger(__name__)
@@ -208,11 +212,54 @@ def search_engines(
     return conduct(sources, requests[0], tests=tests)
 
 
+class SharedIndexSource:
+    """The shared PostgreSQL index alone as the source of a search (`codesift
+    search --db`): one page, the shared index's own (its principal's grants, its
+    repositories); no routing plan, no collections."""
+
+    NAME = "shared"
+
+    def __init__(self, index: SharedSearch, request: SearchRequest) -> None:
+        self.index = index
+        self.request = request
+
+    def plan(self, query: str, cancel: Cancellation | None) -> SourcePlan:
+        return SourcePlan([self.NAME])
+
+    def page(self, name: str, top_k: int, cancel: Cancellation | None) -> SearchResponse:
+        return self.index.search(replace(self.request, top_k=top_k))
+
+    def shared(
+        self, request: SearchRequest, only: Sequence[str] | None, cancel: Cancellation | None
+    ) -> SharedPage | None:
+        return None  # the index is this source's page already
+
+    def resources(
+        self,
+        searched: Sequence[str],
+        request: SearchRequest,
+        results: list[SearchResult],
+        cancel: Cancellation | None,
+    ) -> tuple[list[SearchResult], list[SearchResult]]:
+        return [], results
+
+
+def search_shared_index(
+    index: SharedSearch, request: SearchRequest, *, tests: bool = True
+) -> SearchResponse:
+    """A search of the shared index alone, conducted as every search is."""
+    return _one_page(conduct(SharedIndexSource(index, request), request, tests=tests))
+
+
 def search_folder(engine: Engine, request: SearchRequest, *, tests: bool = True) -> SearchResponse:
     """One folder's search (`request` checked), conducted as every search is: the
     engine's own page (its streams, stages, rerank, warnings) with the conducted
     results and the collections' resources."""
-    page = search_engines([engine], [request], engine.listener, tests=tests)
+    return _one_page(search_engines([engine], [request], engine.listener, tests=tests))
+
+
+def _one_page(page: ConductedPage) -> SearchResponse:
+    """The conducted page of one source as that source's response."""
     own = page.responses[page.searched[0]]
     return replace(
         own,

@@ -6,14 +6,15 @@ conductor (engine/conductor.py, `conduct`), and how they are searched
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from codesift.engine.api import SourcePlan
 from codesift.engine.collections import related_resources
 from codesift.engine.live import Cancellation, FolderIndex, LiveReader
-from codesift.engine.live_collections import Mounted, live_resources
+from codesift.engine.live_collections import LiveCollections, Mounted, live_resources
 from codesift.engine.shared_overlay import SharedIndex, SharedPage
+from codesift.engine.shared_pages import NO_TIMES, RawTimes
 from codesift.engine.unscoped import plan_unscoped
 from codesift.retrieval.request import SearchRequest, SearchResponse, SearchResult
 
@@ -29,19 +30,24 @@ class LiveSearch:
     shared: the shared index searched besides the folders (None: none);
     exclude: the shared repositories left out (the open folders' own);
     only: the shared repositories searched at most (None: every one in view);
-    mounted: the document collections of the folders searched, whose resources
-      come with the page (None: none);
+    collections: the server's live document collections (engine/live_collections.py);
+      the resources of those the searched folders list come with the page, each
+      collection index once (None: none);
     resource_top_k: how many resources at most (0: none, `related` still listed);
-    open_timeout: how long to wait for a folder's index to open (None: no limit).
+    open_timeout: how long to wait for a folder's index to open (None: no limit);
+    times: the request's (as_of, since, until) as given: a git revision among
+      them is resolved in each shared repository on its own (shared_pages.py);
+      none given, the shared index reads the request's window.
     """
 
     route: bool | None = None
     shared: SharedIndex | None = None
     exclude: frozenset[str] = frozenset()
     only: frozenset[str] | None = None
-    mounted: Callable[[Sequence[FolderIndex]], Sequence[Mounted]] | None = None
+    collections: LiveCollections | None = None
     resource_top_k: int = 0
     open_timeout: float | None = 30.0
+    times: RawTimes = NO_TIMES
 
 
 class LiveFolders:
@@ -96,7 +102,7 @@ class LiveFolders:
         limit = self.how.only
         if limit is not None:
             only = [key for key in only if key in limit] if only is not None else sorted(limit)
-        return self.how.shared.search(request, self.how.exclude, only, cancel)
+        return self.how.shared.search(request, self.how.exclude, only, cancel, self.how.times)
 
     def resources(
         self,
@@ -107,10 +113,11 @@ class LiveFolders:
     ) -> tuple[list[SearchResult], list[SearchResult]]:
         how = self.how
         folders = [self.folders[name] for name in searched]
-        self.mounted = list(how.mounted(folders)) if how.mounted is not None else []
+        collections = how.collections
+        self.mounted = collections.distinct([f.uri for f in folders]) if collections else []
         if not self.mounted:
             return [], results
         limit = how.resource_top_k
         found = live_resources(self.reader, self.mounted, request, limit, cancel or Cancellation())
-        collections = [collection for collection, _ in self.mounted]
-        return found, related_resources(results, collections, refresh=limit <= 0)
+        listed = [collection for collection, _ in self.mounted]
+        return found, related_resources(results, listed, refresh=limit <= 0)

@@ -304,13 +304,16 @@ class SharedSearch:
         as_of: TimeValue | None = None,
         since: TimeValue | None = None,
         until: TimeValue | None = None,
+        *,
+        now: float | None = None,
     ) -> TimeFilter:
-        """A git-time window in Unix seconds; revisions are resolved in the folder
-        the one repository in view was indexed from, when it is on this machine.
-        QueryError for a malformed one."""
+        """A git-time window in Unix seconds (durations back from `now`, default
+        the clock); revisions are resolved in the folder the one repository in
+        view was indexed from, when it is on this machine. QueryError for a
+        malformed one."""
         root = self._read(lambda: self.store.meta("root"))
         folder = Path(root) if root and Path(root).is_dir() else None
-        return time_filter(as_of, since, until, root=folder)
+        return time_filter(as_of, since, until, root=folder, now=now)
 
     def start_nodes(
         self, target: str | int, times: TimeFilter | None = None, limit: int = 20

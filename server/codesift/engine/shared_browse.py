@@ -1,15 +1,26 @@
 """The shared index's definitions, code graph and files as a server browses
 them (`codesift web`'s symbols, graph and file over shared repositories).
 
-    exact, fuzzy, status = shared_symbols(shared, "RetryPolicy", 20, TimeFilter())
-    (walk, keys), status = shared_graph(shared, "submit", GraphQuery("callers"))
+    exact, fuzzy, status = shared_symbols(shared, "RetryPolicy", 20, NO_TIMES)
+    as_of_v2 = ("v2.0", None, None)    # (as_of, since, until) as given
+    (walk, keys), status = shared_graph(shared, "submit", GraphQuery("callers"), as_of_v2)
     window, status = shared_file(shared, "github.com/acme/pay@main", "pay/retry.py", 40, 10)
 
 Each reads as the SharedIndex's principal (engine/shared_overlay.py): a
 repository it may not read answers as one that does not exist (nothing found,
 the same status). The served folders' own repositories (`exclude`) are left
 out, as for a search. Paths come back within their repository, each with its
-key. The shared index keeps no whole files: a file's lines are rebuilt from its
+key.
+
+A git-time window (`as_of`, `since`, `until`, as given) is resolved in each
+repository on its own (engine/shared_pages.py, `repository_windows`): a
+revision (`v2.0`, `HEAD~20`, a commit) in the folder that repository was
+indexed from, so each repository is read at its own `v2.0`; a date or a
+duration is the same window everywhere. A repository whose folder is not on
+this machine, or that has no such revision, is left out of a read with
+revisions.
+
+The shared index keeps no whole files: a file's lines are rebuilt from its
 code and doc chunks (`stored_lines`), and lines no chunk holds as written (a
 class's lines between its methods, say) come back as None.
 """
@@ -20,15 +31,25 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from codesift.engine.graph_merge import merge_walks
 from codesift.engine.results import GraphQuery, GraphResult, Symbol
 from codesift.engine.shared_overlay import SharedIndex, SharedStatus, _is_database_error
+from codesift.engine.shared_pages import NO_TIMES, RawTimes, repository_windows
 from codesift.errors import QueryError
 from codesift.timespec import TimeFilter
 
 if TYPE_CHECKING:
     from codesift.engine.postgres import SharedSearch
 
-__all__ = ["shared_file", "shared_graph", "shared_symbols", "split_key", "stored_lines"]
+__all__ = [
+    "NO_TIMES",
+    "RawTimes",
+    "shared_file",
+    "shared_graph",
+    "shared_symbols",
+    "split_key",
+    "stored_lines",
+]
 
 T = TypeVar("T")
 
@@ -45,6 +66,23 @@ def _read_visible(
     """`read(search, visible)` over the repositories in view (`exclude` left out,
     only those in `only` when given); `empty` when none is in view or the index
     cannot answer (the status says why)."""
+    return _read_windows(
+        shared, exclude, only, NO_TIMES, lambda search, keys, _: read(search, keys), empty
+    )
+
+
+def _read_windows(
+    shared: SharedIndex,
+    exclude: Collection[str],
+    only: Collection[str] | None,
+    times: RawTimes,
+    read: Callable[[SharedSearch, tuple[str, ...], TimeFilter], T],
+    empty: T,
+    combine: Callable[[list[T]], T] | None = None,
+) -> tuple[T, SharedStatus]:
+    """`read(search, keys, window)` for each group of the repositories in view
+    that share a time window (`_windows`), the answers `combine`d (one group:
+    its answer); `empty` as `_read_visible` says."""
     with shared._lock:
         waiting = shared._waiting()
         if waiting is not None:
@@ -56,7 +94,16 @@ def _read_visible(
             if not visible:
                 shared._down = None
                 return empty, SharedStatus("ok")
-            value = read(shared._searcher(visible), visible)
+            values = [
+                read(shared._searcher(keys), keys, window)
+                for window, keys in repository_windows(shared._searcher, visible, times)
+            ]
+            if not values:
+                value = empty
+            elif len(values) == 1 or combine is None:
+                value = values[0]
+            else:
+                value = combine(values)
         except QueryError:
             raise
         except Exception as exc:
@@ -91,18 +138,26 @@ def shared_symbols(
     shared: SharedIndex,
     name: str,
     limit: int,
-    times: TimeFilter,
+    times: RawTimes = NO_TIMES,
     exclude: Collection[str] = (),
     only: Collection[str] | None = None,
 ) -> tuple[Keyed, Keyed, SharedStatus]:
-    """Definitions named `name`, then similar names, each with its repository."""
+    """Definitions named `name`, then similar names, each with its repository;
+    `times` resolved in each repository."""
 
-    def read(search: SharedSearch, visible: tuple[str, ...]) -> tuple[Keyed, Keyed]:
-        found = search.symbols(name, limit, times)
+    def read(
+        search: SharedSearch, visible: tuple[str, ...], window: TimeFilter
+    ) -> tuple[Keyed, Keyed]:
+        found = search.symbols(name, limit, window)
         return _keyed(found.exact, visible), _keyed(found.fuzzy, visible)
 
+    def combine(parts: list[tuple[Keyed, Keyed]]) -> tuple[Keyed, Keyed]:
+        fuzzy = [item for _, similar in parts for item in similar]
+        fuzzy.sort(key=lambda item: -item[0].score)  # stable: each group's order kept
+        return [item for exact, _ in parts for item in exact], fuzzy
+
     nothing: tuple[Keyed, Keyed] = ([], [])
-    (exact, fuzzy), status = _read_visible(shared, exclude, only, read, nothing)
+    (exact, fuzzy), status = _read_windows(shared, exclude, only, times, read, nothing, combine)
     return exact, fuzzy, status
 
 
@@ -110,19 +165,29 @@ def shared_graph(
     shared: SharedIndex,
     name: str,
     query: GraphQuery,
+    times: RawTimes = NO_TIMES,
     exclude: Collection[str] = (),
     only: Collection[str] | None = None,
 ) -> tuple[tuple[GraphResult, dict[int, str]], SharedStatus]:
     """The walk from the definitions named `name` in the repositories in view,
-    its nodes' paths within their repositories, and each node's repository."""
+    its nodes' paths within their repositories, and each node's repository;
+    `times` resolved in each repository (the query's own `times` unused then),
+    the walks of repositories with different windows as one (graph_merge)."""
+    Walk = tuple[GraphResult, dict[int, str]]
 
-    def read(search: SharedSearch, visible: tuple[str, ...]) -> tuple[GraphResult, dict[int, str]]:
-        walk = search.graph(name, query)
+    def read(search: SharedSearch, visible: tuple[str, ...], window: TimeFilter) -> Walk:
+        walk = search.graph(name, replace(query, times=window) if times != NO_TIMES else query)
         keyed = _keyed(walk.nodes, visible)
         keys = {symbol.node.id: key for symbol, key in keyed}
         return replace(walk, nodes=tuple(symbol for symbol, _ in keyed)), keys
 
-    return _read_visible(shared, exclude, only, read, (GraphResult((), (), ()), {}))
+    def combine(parts: list[Walk]) -> Walk:
+        return merge_walks(
+            [(walk, lambda s, keys=keys: keys.get(s.node.id, "")) for walk, keys in parts],
+            query.max_nodes,
+        )
+
+    return _read_windows(shared, exclude, only, times, read, (GraphResult((), (), ()), {}), combine)
 
 
 def shared_file(

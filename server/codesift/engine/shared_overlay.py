@@ -41,16 +41,21 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from codesift.config import SearchSettings, Settings
 from codesift.engine.search import FolderPage
+from codesift.engine.shared_pages import (
+    NO_TIMES,
+    SHARED_PREFIX,
+    RawTimes,
+    has_revision,
+    repository_windows,
+    split_by_repository,
+)
 from codesift.errors import CodesiftError, ConfigError, QueryError, SearchCancelled
-from codesift.retrieval.page import RESULT_OVERHEAD_TOKENS
 from codesift.retrieval.request import (
     SearchRequest,
     SearchResponse,
-    SearchResult,
     StreamReport,
 )
 from codesift.retrieval.routing import RouteEvidence, SourceProfile
-from codesift.retrieval.snippets import estimate_tokens
 
 if TYPE_CHECKING:
     import psycopg
@@ -79,7 +84,6 @@ T = TypeVar("T")
 # After a failure, the shared index is tried again this long later.
 RETRY_SECONDS = 30.0
 # A shared repository's page is named this plus its key (never a folder's name).
-SHARED_PREFIX = "shared:"
 
 
 def shared_dsn(settings: Settings | Mapping[str, Any] | None) -> str | None:
@@ -399,16 +403,21 @@ class SharedIndex:
         exclude: Collection[str] = (),
         only: Collection[str] | None = None,
         cancel: Cancellation | None = None,
+        times: RawTimes = NO_TIMES,
     ) -> SharedPage:
         """The shared index's page for `request` over the repositories in view,
         `exclude` left out (and only those in `only`, when given). A `cancel`
-        that fires cancels the running statement (SearchCancelled)."""
+        that fires cancels the running statement (SearchCancelled). `times`: the
+        request's (as_of, since, until) as given; with a git revision among them
+        each repository is searched at its own (shared_pages.repository_windows),
+        else at the request's own window."""
         with self._lock:
             waiting = self._waiting()
             if waiting is not None:
                 return SharedPage((), {}, waiting)
-            try:
-                checked = request.validated()
+            try:  # a revision: each repository's own window, set below
+                timeless = replace(request, as_of=None, since=None, until=None)
+                checked = (timeless if has_revision(times) else request).validated()
             except QueryError as exc:  # a git revision means nothing to the shared index
                 return SharedPage((), {}, SharedStatus("ok", f"shared index not searched: {exc}"))
             try:
@@ -418,16 +427,30 @@ class SharedIndex:
                 if not visible:
                     self._down = None
                     return SharedPage((), {}, SharedStatus("ok"))
-                searcher = self._searcher(visible)
-                response = _cancellable(searcher, checked, cancel)
+                windows = (
+                    repository_windows(self._searcher, visible, times)
+                    if has_revision(times)
+                    else [(None, visible)]
+                )
+                pages: tuple[FolderPage, ...] = ()
+                keys: dict[str, str] = {}
+                streams: tuple[StreamReport, ...] = ()
+                for window, group in windows:
+                    asked = checked
+                    if window is not None:
+                        asked = replace(
+                            checked, as_of=window.as_of, since=window.since, until=window.until
+                        )
+                    response = _cancellable(self._searcher(group), asked, cancel)
+                    more, named = split_by_repository(response, group)
+                    pages, streams = pages + more, streams or tuple(response.streams)
+                    keys.update(named)
             except Exception as exc:
                 if not _is_database_error(exc):
                     raise
                 return SharedPage((), {}, self._failed(exc))
             self._down = None
-            pages, keys = _split_by_repository(response, visible)
-            status = SharedStatus("ok", "", visible)
-            return SharedPage(pages, keys, status, tuple(response.streams))
+            return SharedPage(pages, keys, SharedStatus("ok", "", visible), streams)
 
     def route_pool(
         self, exclude: Collection[str] = ()
@@ -527,40 +550,6 @@ def _is_database_error(exc: BaseException) -> bool:
     except ImportError:
         return False
     return isinstance(exc, psycopg.Error | OSError)
-
-
-def _split_by_repository(
-    response: SearchResponse, visible: Sequence[str]
-) -> tuple[tuple[FolderPage, ...], dict[str, str]]:
-    """One page per repository, in the shared page's order, paths within the
-    repository (the shared search prefixes them with the key when several are in
-    view)."""
-    by_key: dict[str, list[SearchResult]] = {}
-    longest_first = sorted(visible, key=len, reverse=True)
-    for result in response.results:
-        if len(visible) == 1:
-            key, path = visible[0], result.path
-        else:
-            key = next((k for k in longest_first if result.path.startswith(k + "/")), "")
-            if not key:
-                log.info("shared result %s names no repository in view: left out", result.path)
-                continue
-            path = result.path[len(key) + 1 :]
-        by_key.setdefault(key, []).append(replace(result, path=path))
-    pages = tuple(
-        FolderPage(
-            SHARED_PREFIX + key,
-            SearchResponse(
-                query=response.query,
-                results=results,
-                streams=list(response.streams) if i == 0 else [],
-                tokens=sum(RESULT_OVERHEAD_TOKENS + estimate_tokens(r.snippet) for r in results),
-                truncated_by_budget=response.truncated_by_budget,
-            ),
-        )
-        for i, (key, results) in enumerate(by_key.items())
-    )
-    return pages, {SHARED_PREFIX + key: key for key in by_key}
 
 
 def add_shared_pool(

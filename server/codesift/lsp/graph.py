@@ -13,7 +13,7 @@ from lsprotocol import types
 from codesift.engine import GraphLink, GraphQuery, check_graph_query
 from codesift.engine.live import Cancellation, FolderIndex
 from codesift.engine.navigation import calls_of, definitions_by_id
-from codesift.engine.results import NodeRow
+from codesift.engine.results import NodeRow, link_json
 from codesift.errors import QueryError
 from codesift.lsp.navigation import (
     document_lines,
@@ -108,6 +108,7 @@ async def graph(server: CodesiftServer, params: Any) -> dict[str, Any]:
         roots: list[str] = []
         truncated = False
         omitted = 0
+        pending = 0
         for folder, rel in targets:
             start: str | Callable[[apsw.Connection], list[NodeRow]] = str(name)
             if rel is not None and position is not None:
@@ -121,6 +122,7 @@ async def graph(server: CodesiftServer, params: Any) -> dict[str, Any]:
             edges.extend(_link_json(link) for link in walk.edges)
             truncated = truncated or walk.truncated or room <= 0
             omitted += walk.omitted
+            pending += walk.calls_pending
         omitted += max(len(nodes) - max_nodes, 0)
         return {
             "roots": roots,
@@ -129,6 +131,7 @@ async def graph(server: CodesiftServer, params: Any) -> dict[str, Any]:
             "truncated": truncated,
             "omitted": omitted,
             "max_nodes": max_nodes,
+            "calls_pending": pending,
         }
 
     return await server.read(run)
@@ -147,15 +150,9 @@ def _at_position(
 
 
 def _link_json(link: GraphLink) -> dict[str, Any]:
-    return {
-        "source": str(link.source),
-        "target": None if link.target is None else str(link.target),
-        "target_name": link.target_name,
-        "kind": link.kind,
-        "line": link.line,
-        "resolution": link.resolution,
-        "confidence": link.confidence,
-    }
+    """engine/results.py's edge, its ids as strings (the protocol's node ids)."""
+    target = None if link.target is None else str(link.target)
+    return {**link_json(link), "source": str(link.source), "target": target}
 
 
 def _window(times: TimeFilters, folder: FolderIndex) -> TimeFilter:

@@ -186,8 +186,10 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
             route=False if named else asked,
             shared=shared,
             exclude=frozenset(open_keys.values()),
-            mounted=server.mounted,
+            collections=server.collections,
             resource_top_k=resource_top_k,
+            # A git revision: each shared repository's own (engine/shared_pages.py).
+            times=(request.as_of, request.since, request.until),
         )
         sources = LiveFolders(server.live, folders, checked, how)
         page = conduct(sources, request, cancel, tests=tests)

@@ -21,6 +21,7 @@ from codesift.engine import (
     check_graph_query,
 )
 from codesift.engine.conductor import TESTS_CHOICES, conduct
+from codesift.engine.graph_merge import merge_walks
 from codesift.engine.live import Cancellation, FolderIndex
 from codesift.engine.live_collections import live_route
 from codesift.engine.live_search import LiveFolders, LiveSearch
@@ -117,9 +118,10 @@ async def search(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallTool
         shared=shared,
         exclude=exclude,
         only=only,
-        mounted=live.mounted,
+        collections=live.collections,
         resource_top_k=live.workspace.settings.search.resource_top_k,
         open_timeout=None,
+        times=(as_of, since, until),  # revisions: each shared repository's own
     )
     page = await live.read(
         lambda cancel: conduct(
@@ -210,10 +212,10 @@ async def symbols(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallToo
     status = None
     if with_shared and live.shared is not None:
         shared = live.shared
-        window = windows.get(live.folder.name, TimeFilter())
+        times = args.times()  # resolved in each repository
         exclude = set((await live.run(live.repo_keys)).values())
         more_exact, more_similar, status = await live.run(
-            lambda: shared_symbols(shared, name, limit, window, exclude, only)
+            lambda: shared_symbols(shared, name, limit, times, exclude, only)
         )
         places = [
             *places[: len(exact)],
@@ -235,39 +237,54 @@ def _everywhere(place: render.Place) -> Callable[[Symbol], render.Place]:
     return lambda symbol: place
 
 
-def _graph_of(
-    live: LiveWorkspace, folder: FolderIndex, name: str, query: GraphQuery
-) -> Callable[[Cancellation], GraphResult]:
-    return lambda cancel: live.reader.graph(folder, name, query, cancel, open_timeout=None)
-
-
 async def _walk(
     live: LiveWorkspace, args: Arguments, name: str, query: GraphQuery
 ) -> tuple[GraphResult, Callable[[Symbol], render.Place], render.Place]:
-    """The walk from the definitions named `name` in the first source that has
-    one: the served folders in order (or those `repo` names), then the shared
-    index's repositories; with where each definition is, and what was walked."""
+    """The walk from the definitions named `name` in every source that has one:
+    the served folders in order (or those `repo` names), then the shared index's
+    repositories; one answer (engine/graph_merge.py), with where each definition
+    is, and the source walked when it is one."""
     check_graph_query(query)
     folders, with_shared, only = _sources(live, args)
     windows = await _windows(live, args, folders)
-    for folder in folders:
-        walk = await live.read(
-            _graph_of(live, folder, name, replace(query, times=windows[folder.name]))
-        )
-        if walk.roots or (folder is folders[-1] and not with_shared):
-            here = render.place_of(root=folder.name)
-            return walk, _everywhere(here), here
+
+    def local(cancel: Cancellation) -> list[GraphResult]:
+        return [
+            live.reader.graph(
+                folder, name, replace(query, times=windows[folder.name]), cancel, open_timeout=None
+            )
+            for folder in folders
+        ]
+
+    walks = await live.read(local)
+    sourced: list[tuple[GraphResult, Callable[[Symbol], render.Place]]] = [
+        (walk, _everywhere(render.place_of(root=folder.name)))
+        for walk, folder in zip(walks, folders, strict=True)
+    ]
+    walked = [render.place_of(root=folder.name) for folder in folders]
     if with_shared and live.shared is not None:
         shared = live.shared
         exclude = set((await live.run(live.repo_keys)).values())
-        window = windows.get(live.folder.name, query.times)
+        times = args.times()  # resolved in each repository
         (walk, keys), _ = await live.run(
-            lambda: shared_graph(shared, name, replace(query, times=window), exclude, only)
+            lambda: shared_graph(shared, name, query, times, exclude, only)
         )
-        roots = {keys.get(r) for r in walk.roots}
-        walked = render.place_of(repo=next(iter(roots))) if len(roots) == 1 else render.place_of()
-        return walk, lambda symbol: render.place_of(repo=keys.get(symbol.node.id)), walked
-    return GraphResult((), (), ()), lambda symbol: render.place_of(), render.place_of()
+        repos = {keys.get(r) for r in walk.roots}
+        sourced.append((walk, lambda symbol: render.place_of(repo=keys.get(symbol.node.id))))
+        walked.append(
+            render.place_of(repo=next(iter(repos))) if len(repos) == 1 else render.place_of()
+        )
+    found = [i for i, (walk, _) in enumerate(sourced) if walk.roots]
+    if len(found) == 1:
+        walk, place = sourced[found[0]]
+        return walk, place, walked[found[0]]
+    if not found:  # nothing named so: the last source's (empty) answer
+        if not sourced:
+            return GraphResult((), (), ()), lambda symbol: render.place_of(), render.place_of()
+        walk, place = sourced[-1]
+        return walk, place, walked[-1]
+    merged, places = merge_walks(sourced, query.max_nodes)
+    return merged, lambda symbol: places.get(symbol.node.id, render.place_of()), render.SEVERAL
 
 
 def _neighbours(direction: str, spec: Tool) -> Handler:

@@ -141,12 +141,9 @@ class LiveWorkspace(FolderListener):
 
     def mounted(self, folders: Sequence[FolderIndex] | None = None) -> list[Mounted]:
         """The collections of `folders` (default: every folder served) and their
-        live indexes, each once."""
-        seen: dict[str, Mounted] = {}
-        for folder in self.folders if folders is None else folders:
-            for mounted in self.collections.of(folder.uri):
-                seen.setdefault(mounted[0].name, mounted)
-        return list(seen.values())
+        live indexes, each index once (as a search's resources count them)."""
+        chosen = self.folders if folders is None else folders
+        return self.collections.distinct([folder.uri for folder in chosen])
 
     def folder_named(self, name: str | None) -> FolderIndex:
         """The folder served under `name` (None: the first); QueryError naming the

@@ -6,7 +6,9 @@ docs/mcp.md describes each tool's structured content.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import asdict
 from typing import Any
 
@@ -33,8 +35,24 @@ __all__ = [
     "route_result",
     "search_result",
     "status_result",
+    "structured_only",
     "symbols_result",
 ]
+
+# False while a caller reads only the structured content (the REST API): the
+# text for the model is then not written.
+_WITH_TEXT: ContextVar[bool] = ContextVar("codesift_mcp_with_text", default=True)
+
+
+@contextlib.contextmanager
+def structured_only() -> Iterator[None]:
+    """Within it (in this task), a search's result carries no text content: its
+    structured content alone, as the REST API answers it."""
+    token = _WITH_TEXT.set(False)
+    try:
+        yield
+    finally:
+        _WITH_TEXT.reset(token)
 
 
 def _result(text: str, data: dict[str, Any]) -> CallToolResult:
@@ -187,6 +205,8 @@ def search_result(
         "shared": shared.as_json() if shared is not None else None,
         "warnings": [asdict(w) for w in response.warnings],
     }
+    if not _WITH_TEXT.get():
+        return _result("", data)
     if not response.results and not response.resources:
         text = f"no results for {response.query!r}"
     else:
@@ -257,6 +277,8 @@ def route_result(
 # the shared index (`repo`: its key; the definition is cited `<key>/<path>`).
 Place = Mapping[str, Any]
 LOCAL: Place = {"source": "local", "root": None, "repo": None}
+# A walk of several sources (engine/graph_merge.py): each definition says its own.
+SEVERAL: Place = {"source": "several", "root": None, "repo": None}
 
 
 def place_of(root: str | None = None, repo: str | None = None) -> Place:
@@ -379,6 +401,8 @@ def neighbours_result(
         lines.append(f"no definition named {name!r}")
     if walk.truncated:
         lines.append(_cut_text(walk, max_nodes))
+    if walk.calls_pending:
+        lines.append(_pending_text(walk))
     data = {"name": name, "nodes": groups, **_cut_json(walk, max_nodes), "index": index}
     return _result("\n".join(lines) + _index_note(index), data)
 
@@ -407,7 +431,13 @@ def graph_result(
     if not walk.roots:
         return _result(f"no definition named {name!r}" + _index_note(index), data)
     roots = set(walk.roots)
-    lines = [("* " if s.node.id in roots else "  ") + _symbol_text(s) for s in walk.nodes]
+    several = walked is SEVERAL  # each definition names its folder
+
+    def shown(symbol: Symbol) -> str:
+        root = where(symbol).get("root")
+        return (f"[{root}] " if several and root else "") + _symbol_text(symbol, where(symbol))
+
+    lines = [("* " if s.node.id in roots else "  ") + shown(s) for s in walk.nodes]
     for link in walk.edges:
         source = walk.node(link.source)
         target = walk.node(link.target) if link.target is not None else None
@@ -417,12 +447,26 @@ def graph_result(
         lines.append(f"  {src} --{link.kind}--> {dst}{site}")
     if walk.truncated:
         lines.append(_cut_text(walk, max_nodes))
+    if walk.calls_pending:
+        lines.append(_pending_text(walk))
     return _result("\n".join(lines) + _index_note(index), data)
 
 
 def _cut_json(walk: GraphResult, max_nodes: int) -> dict[str, Any]:
     """Whether the walk stopped at max_nodes, and how many definitions it left out."""
-    return {"truncated": walk.truncated, "omitted": walk.omitted, "max_nodes": max_nodes}
+    return {
+        "truncated": walk.truncated,
+        "omitted": walk.omitted,
+        "max_nodes": max_nodes,
+        "calls_pending": walk.calls_pending,
+    }
+
+
+def _pending_text(walk: GraphResult) -> str:
+    return (
+        f"(calls_pending: the calls of {walk.calls_pending:,} files are still being resolved;"
+        " callers and callees may be missing until the call pass is done)"
+    )
 
 
 def _cut_text(walk: GraphResult, max_nodes: int) -> str:

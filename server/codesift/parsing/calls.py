@@ -9,6 +9,7 @@ leave out what is no call (calls_c.py: `#if 0` code, a prototype misread)."""
 from __future__ import annotations
 
 import bisect
+from dataclasses import replace
 
 from tree_sitter import Node
 
@@ -32,9 +33,14 @@ def call_edges(
     language: str,
     rel_path: str,
     prefix: str,
+    resolve: bool = True,
 ) -> list[ParsedEdge]:
     """One calls edge per (caller, callee), at the first call site, with how its
-    target was found when the file tells (`confidence`: scope, type or guess)."""
+    target was found when the file tells (`confidence`: scope, type or guess).
+
+    `resolve=False` gives the same edges without their targets (no dst, hint or
+    confidence): what a cold index writes first, so that search, whose summaries
+    name the calls, need not wait for the resolution (call_pass.py fills it in)."""
     caller_at = _CallerLookup(outline.entries)
     edges: list[ParsedEdge] = []
     # -> the edge's index in `edges` and how sure its target is (_certainty)
@@ -48,7 +54,11 @@ def call_edges(
             continue
         caller = caller_at(position)
         earlier = seen.get((caller, callee))
-        if earlier is not None and (language != "python" or earlier[1] == _SURE):
+        if earlier is not None and (language != "python" or earlier[1] == _SURE or not resolve):
+            continue
+        if not resolve:
+            seen[(caller, callee)] = (len(edges), _SURE)
+            edges.append(ParsedEdge(src=caller, kind="calls", dst_name=callee, line=line))
             continue
         confidence = ""
         if language == "python":
@@ -63,13 +73,8 @@ def call_edges(
             )
         else:
             dst, hint = None, import_hints.get(callee, "")
-        if dst is None and not hint and _guess_here(language, callee_node, src):
-            # The language tells no more: a name defined in this file, picked by
-            # where it is (a bare call of it is in scope; any other, a guess).
-            dst = local_callee(callee, caller, callee_node, outline, src)
-            if dst is not None:
-                bare = callee_node.parent is None or callee_node.parent.type not in _MEMBER_TYPES
-                confidence = "scope" if bare and language != "go" else "guess"
+        if dst is None and not hint:
+            dst, confidence = _guessed(language, callee, caller, callee_node, outline, src)
         if dst is not None and not confidence:
             confidence = "guess"
         edge = ParsedEdge(
@@ -83,6 +88,20 @@ def call_edges(
         )
         _keep_surest(edges, seen, edge, _certainty(edge, confidence))
     return edges
+
+
+def _guessed(
+    language: str, callee: str, caller: int, callee_node: Node, outline: Outline, src: bytes
+) -> tuple[int | None, str]:
+    """When the language tells no more: a name defined in this file, picked by
+    where it is (a bare call of it is in scope; any other, a guess)."""
+    if not _guess_here(language, callee_node, src):
+        return None, ""
+    dst = local_callee(callee, caller, callee_node, outline, src)
+    if dst is None:
+        return None, ""
+    bare = callee_node.parent is None or callee_node.parent.type not in _MEMBER_TYPES
+    return dst, "scope" if bare and language != "go" else "guess"
 
 
 def _keep_surest(
@@ -100,7 +119,9 @@ def _keep_surest(
         seen[key] = (len(edges), certainty)
         edges.append(edge)
     elif certainty > earlier[1]:
-        edges[earlier[0]] = edge
+        # The edge stays at the first call site (as the call pass, which writes the
+        # targets into rows made without them, leaves it).
+        edges[earlier[0]] = replace(edge, line=edges[earlier[0]].line)
         seen[key] = (earlier[0], certainty)
 
 

@@ -12,6 +12,11 @@ MCP handlers are the calls into the engine, so the two front ends cannot drift.
 Errors are the engine's taxonomy (codesift.errors): HTTP status by kind
 (`HTTP_STATUS`), body `{"error": {"kind": ..., "message": ...}}`; a bug
 answers 500 with one line and leaves its traceback in the log.
+
+A repeated question (search, route, symbols, graph) is answered from the
+AnswerCache (engine/answer_cache.py) while the indexes it reads are unchanged,
+byte for byte as before (`x-codesift-cache: hit`); never one that reads the
+shared index or a git-time window, nor while changes wait to be indexed.
 """
 
 from __future__ import annotations
@@ -29,10 +34,12 @@ from mcp_types import CallToolResult, Tool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from codesift.engine.answer_cache import AnswerCache, State, question_key
 from codesift.engine.shared_browse import shared_file
 from codesift.engine.shared_connect import SharedIndexUnavailable
+from codesift.engine.web_tokens import WebToken
 from codesift.errors import CodesiftError, QueryError, error_kind, error_message
-from codesift.mcp import tools
+from codesift.mcp import render, tools
 from codesift.mcp.handlers import HANDLERS
 from codesift.mcp.live import LiveWorkspace
 from codesift.mcp.views import Unauthenticated
@@ -67,6 +74,10 @@ FILE_MAX_LINES = 400
 FILE_MAX_BYTES = 8 * 1024 * 1024
 
 View = Callable[[Request], LiveWorkspace]
+# The tools whose answers may be cached, and the arguments that keep one from it
+# (a git-time window moves with the clock and the repository's history).
+CACHED = frozenset({"search", "route", "symbols", "graph"})
+TIMED = ("as_of", "since", "until")
 
 
 class NotFound(CodesiftError):
@@ -90,12 +101,17 @@ def error_response(exc: BaseException) -> JSONResponse:
     )
 
 
-def json_answer(data: Any) -> Response:
-    return Response(
-        json.dumps(data, ensure_ascii=False, separators=(",", ":")),
-        media_type="application/json",
-        headers={"cache-control": "no-store"},
-    )
+def _encoded(data: Any) -> bytes:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def json_answer(data: Any, cache: str | None = None) -> Response:
+    """`data` as the JSON body; `cache` (hit, miss) says whether it was kept."""
+    headers = {"cache-control": "no-store"}
+    if cache is not None:
+        headers["x-codesift-cache"] = cache
+    body = data if isinstance(data, bytes) else _encoded(data)
+    return Response(body, media_type="application/json", headers=headers)
 
 
 async def _body(request: Request) -> dict[str, Any]:
@@ -151,28 +167,67 @@ async def _answer(work: Callable[[], Awaitable[Any]], what: str) -> Response:
         log.exception("%s failed unexpectedly", what)
         return error_response(exc)
     log.debug("%s answered in %.1f ms", what, (time.perf_counter() - started) * 1000)
-    return json_answer(data)
+    return data if isinstance(data, Response) else json_answer(data)
 
 
-def _tool_post(name: str, view: View) -> Callable[[Request], Awaitable[Response]]:
+def _cache_state(
+    cache: AnswerCache | None, live: LiveWorkspace, arguments: Mapping[str, Any]
+) -> State | None:
+    """The state a cached answer is valid in (None: not to be cached): the
+    served folders' and their collections' indexes, and the index record."""
+    if cache is None or not cache.enabled or live.shared is not None:
+        return None
+    if any(arguments.get(name) is not None for name in TIMED):
+        return None
+    indexes = [*live.folders, *(index for _, index in live.mounted())]
+    return cache.state(indexes, live.index_state())
+
+
+async def _ask(
+    name: str,
+    request: Request,
+    arguments: dict[str, Any],
+    view: View,
+    cache: AnswerCache | None,
+) -> Any:
+    """The tool's structured answer; from the cache (or kept in it) when it may be."""
+    live = view(request)
     handler = HANDLERS[name]
+    state = _cache_state(cache, live, arguments) if name in CACHED else None
+    if cache is None or state is None:
+        with render.structured_only():
+            return _structured(await handler(live, arguments))
+    token = request.scope.get("codesift.token")
+    key = question_key(name, token.principal if isinstance(token, WebToken) else None, arguments)
+    kept = cache.get(key, state)
+    if kept is not None:
+        return json_answer(kept, "hit")
+    with render.structured_only():
+        body = _encoded(_structured(await handler(live, arguments)))
+    # Kept only when nothing changed while it was answered.
+    if _cache_state(cache, live, arguments) == state:
+        cache.put(key, state, body)
+    return json_answer(body, "miss")
 
+
+def _tool_post(
+    name: str, view: View, cache: AnswerCache | None
+) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         async def work() -> Any:
-            arguments = await _body(request)
-            return _structured(await handler(view(request), arguments))
+            return await _ask(name, request, await _body(request), view, cache)
 
         return await _answer(work, f"POST /api/{name}")
 
     return endpoint
 
 
-def _tool_get(name: str, tool: Tool, view: View) -> Callable[[Request], Awaitable[Response]]:
-    handler = HANDLERS[name]
-
+def _tool_get(
+    name: str, tool: Tool, view: View, cache: AnswerCache | None
+) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         async def work() -> Any:
-            return _structured(await handler(view(request), _query(tool, request)))
+            return await _ask(name, request, _query(tool, request), view, cache)
 
         return await _answer(work, f"GET /api/{name}")
 
@@ -262,13 +317,15 @@ def _file(view: View) -> Callable[[Request], Awaitable[Response]]:
     return endpoint
 
 
-def routes_of(view: View) -> list[tuple[str, str, Callable[[Request], Awaitable[Response]]]]:
-    """(method, path, endpoint) of every API route."""
+def routes_of(
+    view: View, cache: AnswerCache | None = None
+) -> list[tuple[str, str, Callable[[Request], Awaitable[Response]]]]:
+    """(method, path, endpoint) of every API route; `cache` keeps repeated answers."""
     return [
-        ("POST", "/api/search", _tool_post("search", view)),
-        ("POST", "/api/route", _tool_post("route", view)),
-        ("GET", "/api/symbols", _tool_get("symbols", tools.SYMBOLS, view)),
-        ("POST", "/api/graph", _tool_post("graph", view)),
-        ("GET", "/api/status", _tool_get("status", tools.STATUS, view)),
+        ("POST", "/api/search", _tool_post("search", view, cache)),
+        ("POST", "/api/route", _tool_post("route", view, cache)),
+        ("GET", "/api/symbols", _tool_get("symbols", tools.SYMBOLS, view, cache)),
+        ("POST", "/api/graph", _tool_post("graph", view, cache)),
+        ("GET", "/api/status", _tool_get("status", tools.STATUS, view, cache)),
         ("GET", "/api/file", _file(view)),
     ]

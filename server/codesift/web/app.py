@@ -26,6 +26,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from codesift.engine import Workspace
+from codesift.engine.answer_cache import DEFAULT_ENTRIES, AnswerCache
 from codesift.engine.shared_overlay import SharedIndex, shared_dsn
 from codesift.engine.web_tokens import TokenStore, WebToken, open_token_store
 from codesift.errors import ConfigError
@@ -157,9 +158,11 @@ def build_app(
     limits: Limits | None = None,
     allowed_hosts: frozenset[str] = frozenset(),
     cors_origins: frozenset[str] = frozenset(),
+    cache: AnswerCache | None = None,
 ) -> Guard:
     """The whole server as one ASGI app. `tokens` None: no authentication (only
-    for a loopback listener: see codesift/serving/listen.py)."""
+    for a loopback listener: see codesift/serving/listen.py); `cache`: repeated
+    questions' answers (engine/answer_cache.py), None to keep none."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     from codesift.mcp.server import build_server
@@ -169,7 +172,7 @@ def build_app(
     server = build_server(live, view=readers.for_request)
     routes = [
         Route(path, endpoint, methods=[method])
-        for method, path, endpoint in api.routes_of(readers.for_request)
+        for method, path, endpoint in api.routes_of(readers.for_request, cache)
     ]
     routes.extend(_console_routes(tokens is not None, tokens))
     # The Guard checks hosts and origins for every route; the SDK's own check of
@@ -205,6 +208,8 @@ class WebOptions:
     cors_origins: tuple[str, ...] = ()
     limits: Limits = field(default_factory=Limits)
     log_file: str | None = None
+    # How many repeated questions' answers are kept (0: none).
+    answer_cache: int = DEFAULT_ENTRIES
 
 
 class WebServer:
@@ -260,6 +265,7 @@ class WebServer:
                 options.db, settings=workspace.settings.search, embedder=self.live.query_embedder
             )
         self.readers = PrincipalViews(self.live, self.dsn, require_token=self.tokens is not None)
+        self.cache = AnswerCache(options.answer_cache)
         self.app = build_app(
             self.live,
             tokens=self.tokens,
@@ -268,6 +274,7 @@ class WebServer:
             limits=options.limits,
             allowed_hosts=frozenset(options.allowed_hosts),
             cors_origins=frozenset(options.cors_origins),
+            cache=self.cache,
         )
 
     def start(self) -> None:
@@ -296,6 +303,7 @@ class WebServer:
         return f"http://{shown}:{self.port}/search ({who})"
 
     def close(self) -> None:
+        self.cache.close()
         self.readers.close()
         self.live.stop()
         self.store.close()

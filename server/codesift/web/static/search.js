@@ -192,6 +192,7 @@
       streams.append(el("span", { text: `${hit.stream} #${hit.rank} (${Number(hit.score).toPrecision(3)})` }));
     }
     const graph = el("div", { class: "graph" });
+    const file = el("div", { class: "file" });
     const item = el("article", { class: "result", tabindex: "-1" },
       el("div", { class: "head" },
         el("span", { class: "rank", text: `${result.rank}.` }),
@@ -207,9 +208,11 @@
       el("div", { class: "actions" },
         el("button", { type: "button", class: "callers", text: "callers", onclick: () => neighbours(result, "callers", graph) }),
         el("button", { type: "button", class: "callees", text: "callees", onclick: () => neighbours(result, "callees", graph) }),
+        el("button", { type: "button", class: "show-file", text: "file", onclick: () => fileLines(result, words, file) }),
         vscodeLink(result)),
-      graph);
-    item.codesift = { result, graph };
+      graph,
+      file);
+    item.codesift = { result, graph, file, words };
     return item;
   }
 
@@ -313,6 +316,47 @@
     box.replaceChildren(el("strong", { text: `${direction} of ${name}` }), ul);
   }
 
+  // -- the file around a result ---------------------------------------------------------------
+
+  // The result's lines and some around them, from /api/file (its root or shared
+  // repository), the query's words marked and the result's own lines set off.
+  // A second press hides them.
+  async function fileLines(result, words, box) {
+    if (box.childElementCount) { box.replaceChildren(); return; }
+    const span = Math.max(0, result.end_line - result.start_line);
+    const params = new URLSearchParams({
+      path: result.path,
+      line: String(result.start_line + Math.floor(span / 2)),
+      context: String(Math.min(200, Math.ceil(span / 2) + 8)),
+    });
+    if (result.repo) params.set("repo", result.repo);
+    else if (result.root) params.set("root", result.root);
+    box.replaceChildren(el("span", { class: "dim", text: "file…" }));
+    let found;
+    try {
+      found = await api("GET", "/api/file?" + params.toString());
+    } catch (e) {
+      if (e instanceof Unauthorized) { showSignIn(); return; }
+      box.replaceChildren(el("span", { class: "error", text: e.message }));
+      return;
+    }
+    const pre = el("pre", { class: "file-lines" });
+    found.lines.forEach((line, i) => {
+      const number = found.start_line + i;
+      const own = number >= result.start_line && number <= result.end_line;
+      const row = el("span", { class: own ? "line own" : "line" },
+        el("span", { class: "ln", text: String(number) }));
+      // A shared repository's line no stored chunk holds comes back null.
+      if (line === null) row.append(el("span", { class: "dim", text: "(not stored)" }));
+      else row.append(marked(line, words));
+      pre.append(row, "\n");
+    });
+    const where = result.repo ? `${result.repo}/${found.path}` : found.path;
+    box.replaceChildren(
+      el("strong", { text: `${where}: lines ${found.start_line}-${found.end_line} of ${found.total_lines}` }),
+      pre);
+  }
+
   // -- routing and status -------------------------------------------------------------------
 
   async function route(query, seq) {
@@ -400,6 +444,7 @@
       case "k": case "ArrowUp": event.preventDefault(); select(state.selected - 1); break;
       case "c": if (current) neighbours(current.codesift.result, "callers", current.codesift.graph); break;
       case "e": if (current) neighbours(current.codesift.result, "callees", current.codesift.graph); break;
+      case "f": if (current) fileLines(current.codesift.result, current.codesift.words, current.codesift.file); break;
       case "o": if (current) { const link = current.querySelector("a.open"); if (link) link.click(); } break;
       case "Escape": $("q").focus(); break;
       default: break;
