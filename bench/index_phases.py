@@ -14,7 +14,11 @@ the same machine load), each measured as a fresh process from start to exit:
   bench/peer_baseline.py runs it: a stand-in model2vec model, so its BM25 side and
   its chunking are what is built (the interpreter starting and importing semble
   included, as codesift's own start is).
-- lexical-ready: `codesift index --no-embed` into a new database: search works.
+- lexical-ready: `codesift index --no-embed` into a new database: search works (a
+  run of 200 files or more leaves the targets of its calls to the call pass).
+- calls-ready: that run, then `codesift resolve` (which waits for the background
+  call pass the run started, then finishes it), timed together: callers, callees
+  and graph complete. The same as lexical-ready when the run resolved its calls.
 - static-ready: `codesift index` into a new database with the static vectors.
   The default settings compute the same static vectors and then start MiniLM in a
   detached `codesift embed`; these runs set `embedding.model = "static"`, which
@@ -225,8 +229,25 @@ def settings_file(name: str, db: Path | None, static: bool) -> Path:
 # --- one corpus ------------------------------------------------------------------------------
 
 
+def calls_ready(lexical: Json, resolve_args: list[str], env: dict[str, str]) -> Json:
+    """The call graph complete: `codesift resolve` right after the index run (it
+    waits for the background pass the run started, then finishes it), timed
+    together with the run; the run itself when it resolved its calls at once."""
+    done = timed(codesift("resolve", "--json", *resolve_args), env=env)
+    deferred = json.loads(done["stdout"].strip().splitlines()[-1])["files"] > 0
+    if not deferred:
+        return {**lexical, "pass_wall": 0.0}
+    return {
+        "wall": lexical["wall"] + done["wall"],
+        "cpu": lexical["cpu"] + done["cpu"],
+        "pass_wall": done["wall"],
+        "peak_rss": max(lexical["peak_rss"], done["peak_rss"]),
+        "peak_pss": max(lexical["peak_pss"], done["peak_pss"]),
+    }
+
+
 def measure_round(name: str, root: Path, in_git: bool, peer_python: str) -> Json:
-    """One round: ctags, the peer, codesift lexical, static and history."""
+    """One round: ctags, the peer, codesift lexical, calls, static and history."""
     from index_speed import CTAGS
 
     env = codesift_env()
@@ -243,6 +264,7 @@ def measure_round(name: str, root: Path, in_git: bool, peer_python: str) -> Json
         # a clone the benchmark owns.
         shutil.rmtree(root / ".codesift", ignore_errors=True)
         lexical = timed(codesift("index", "--no-embed", "--quiet", str(root)), env=env)
+        out["calls"] = calls_ready(lexical, ["--root", str(root)], env)
         history = timed(codesift("history", "--quiet", "--root", str(root)), env=env)
         out["lexical"] = lexical
         out["history"] = {
@@ -260,6 +282,7 @@ def measure_round(name: str, root: Path, in_git: bool, peer_python: str) -> Json
         out["static"] = timed(
             codesift("index", "--quiet", "--config", str(cfg), str(root)), env=env
         )
+        timed(codesift("resolve", "--quiet", "--root", str(root)), env=env)
         timed(codesift("history", "--quiet", "--root", str(root)), env=env)
         shutil.rmtree(root / ".codesift", ignore_errors=True)
         return out
@@ -269,12 +292,16 @@ def measure_round(name: str, root: Path, in_git: bool, peer_python: str) -> Json
     out["lexical"] = timed(
         codesift("index", "--no-embed", "--quiet", "--config", str(cfg), str(root)), env=env
     )
+    # The background pass the run starts does not find an index placed by --config:
+    # this one resolves it (and would wait for a background one first).
+    out["calls"] = calls_ready(out["lexical"], ["--config", str(cfg), "--root", str(root)], env)
     lexical_copy = WORK_DIR / f"{name}-lexical.db"
     remove_db(lexical_copy)
     shutil.copyfile(db, lexical_copy)  # for the MiniLM estimate (closed: WAL folded in)
     remove_db(db)
     cfg = settings_file(name, db, static=True)
     out["static"] = timed(codesift("index", "--quiet", "--config", str(cfg), str(root)), env=env)
+    timed(codesift("resolve", "--quiet", "--config", str(cfg), "--root", str(root)), env=env)
     remove_db(db)
     return out
 
@@ -335,7 +362,7 @@ def _head(repo: Path) -> str:
 def medians(rounds: list[Json]) -> Json:
     """Median wall / CPU of each tool over the rounds, and the peak memory."""
     out: Json = {}
-    for tool in ("ctags", "peer", "lexical", "static", "history"):
+    for tool in ("ctags", "peer", "lexical", "calls", "static", "history"):
         runs = [r[tool] for r in rounds if tool in r]
         if not runs:
             continue
@@ -476,7 +503,10 @@ def render(raw: Json) -> str:
         " they see the same load. Peer: semble 0.7.0 building its index as"
         " bench/peer_baseline.py runs it (stand-in model: its chunking and BM25), interpreter"
         " start and imports included. lexical: `codesift index --no-embed` into a new"
-        " database. static: `codesift index` with the static vectors (embedding.model ="
+        " database (search works; a run of 200 files or more leaves its calls' targets to"
+        " the call pass). calls: the call graph complete, that run then `codesift resolve`"
+        " (waiting for the background pass the run started, then finishing it). static:"
+        " `codesift index` with the static vectors (embedding.model ="
         ' "static": the vectors the default settings compute first, without starting MiniLM'
         " in the background). history: outside git the same as lexical (times come from"
         " modification times, written with the rows); in git, `codesift index --no-embed`"
@@ -484,9 +514,9 @@ def render(raw: Json) -> str:
         " peer's time. Memory: peak RSS of the whole process tree (index workers included),"
         " sampled every 0.1 s; PSS in brackets.",
         "",
-        "| corpus | files (peer) | ctags s | peer s | lexical s (x peer) | static s (x peer)"
-        " | history s | MiniLM s | peak tree RSS, static run |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| corpus | files (peer) | ctags s | peer s | lexical s (x peer) | calls s | static s"
+        " (x peer) | history s | MiniLM s | peak tree RSS, static run |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         peer = r["peer"]["wall"]
@@ -503,7 +533,7 @@ def render(raw: Json) -> str:
             minilm = f"~{m['all_seconds'] + r['static']['wall']:.0f} (est.)"
         lines.append(
             f"| {r['name']} | {files} | {ctags} | {_s(peer)} | {_s(r['lexical']['wall'])}"
-            f" ({_ratio(r['lexical']['wall'], peer)}) | {_s(r['static']['wall'])}"
+            f" ({_ratio(r['lexical']['wall'], peer)}) | {_calls(r)} | {_s(r['static']['wall'])}"
             f" ({_ratio(r['static']['wall'], peer)}) | {history} | {minilm} |"
             f" {r['static']['peak_rss'] / MIB:.0f} MiB ({r['static']['peak_pss'] / MIB:.0f}) |"
         )
@@ -614,10 +644,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--deep-files", type=int, default=2000)
 
 
+def _calls(r: Json) -> str:
+    calls = r.get("calls")
+    if not isinstance(calls, dict):
+        return "-"
+    if calls["wall"] == r["lexical"]["wall"]:
+        return f"{_s(calls['wall'])} (at once)"
+    return _s(calls["wall"])
+
+
 def results_figures(raw: Json) -> Json:
     """bench/results/index_speed_side.json's figures: per corpus and tool, the
     median wall and CPU seconds and the peak memory (not every round)."""
-    tools = ("ctags", "peer", "lexical", "static", "history")
+    tools = ("ctags", "peer", "lexical", "calls", "static", "history")
     keep = ("wall", "cpu", "peak_rss", "peak_pss")
     return {
         "corpora": {

@@ -16,13 +16,9 @@ apply  read, hash, parse and write each file; a file whose content hash is
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,32 +27,34 @@ import apsw
 
 from codesift.config import Settings
 from codesift.history.update import in_git_history
-from codesift.index_workers import (
-    StaleWorkerCode,
-    code_stamp,
-    init_worker,
-    note_workspace_root,
-    worker_context,
-)
+from codesift.index_workers import StaleWorkerCode, note_workspace_root
 from codesift.parsing.languages import detect_language
 from codesift.preparation import FileJob, PreparedFile, prepare_file, prepare_files
+from codesift.store.call_targets import mark_calls_owed
+from codesift.store.reader import file_stamps, indexed_paths_under
 from codesift.store.writer import FileChange, IndexWriter
+from codesift.worker_pool import PARALLEL_MIN_FILES, in_workers
 from codesift.workspace import ContentSkip, SourceFile, discover_files, discover_paths
 
-__all__ = ["IndexPlan", "IndexProgress", "IndexSummary", "Indexer", "StaleWorkerCode"]
+__all__ = [
+    "DEFER_CALLS_MIN_FILES",
+    "PARALLEL_MIN_FILES",
+    "IndexPlan",
+    "IndexProgress",
+    "IndexSummary",
+    "Indexer",
+    "StaleWorkerCode",
+]
 
 log = logging.getLogger(__name__)
 
 # A transaction is committed after this many files or seconds, whichever first.
 BATCH_FILES = 200
 BATCH_SECONDS = 1.0
-# Files are prepared in worker processes when a run has at least this many.
-PARALLEL_MIN_FILES = 100
-# Workers get files in batches of this many, and at most this many batches per
-# worker are queued or waiting to be written: the writer is the slower side, and
-# results it has not written yet would otherwise pile up in its memory.
-WORKER_BATCH_FILES = 8
-BATCHES_IN_FLIGHT_PER_WORKER = 3
+# With `defer_calls`, a run that parses at least this many files writes their
+# calls edges without targets and leaves the resolution to the call pass
+# (call_pass.py): search works that much sooner.
+DEFER_CALLS_MIN_FILES = 200
 # A run that (re)indexes at least this many files, and more than half of the
 # index, is a bulk build: FTS merging is deferred to the end and the file compacted.
 BULK_FILES = 500
@@ -111,8 +109,18 @@ def _normalize_rel_path(path: str) -> str:
 class Indexer:
     """Indexes one workspace folder into one database connection (the writer)."""
 
-    def __init__(self, root: Path, settings: Settings, conn: apsw.Connection) -> None:
+    def __init__(
+        self,
+        root: Path,
+        settings: Settings,
+        conn: apsw.Connection,
+        *,
+        defer_calls: bool = False,
+    ) -> None:
         self.root = root.resolve()
+        # Whether a large run may leave the calls' targets to the call pass, which
+        # the caller then runs (engine/call_phase.py, the live writer).
+        self.defer_calls = defer_calls
         self.settings = settings
         self.conn = conn
         self.writer = IndexWriter(conn)
@@ -126,6 +134,8 @@ class Indexer:
         # Whether this run parses every file again, changed or not (the index was
         # made by another version of parsing).
         self._reparse = False
+        # Whether this run writes calls edges without their targets.
+        self._deferring = False
 
     # -- planning -----------------------------------------------------------------
 
@@ -170,6 +180,22 @@ class Indexer:
                 plan.forgotten.append(path)
         return plan
 
+    def plan_changes(self, paths: Iterable[str]) -> IndexPlan:
+        """`plan_paths` without the files whose size and mtime already match the
+        index (indexed by an earlier batch: the editor and the watcher both report
+        one save). A path that is gone and was a folder takes its files with it."""
+        plan = self.plan_paths(paths)
+        for gone in list(plan.forgotten):
+            under = indexed_paths_under(self.conn, gone)
+            plan.deleted.extend(p for p in under if p not in plan.deleted)
+        if not plan.to_index:
+            return plan
+        stamps = file_stamps(self.conn, [s.path for s in plan.to_index])
+        kept = [s for s in plan.to_index if stamps.get(s.path) != (s.size, s.mtime_ns)]
+        plan.unchanged += len(plan.to_index) - len(kept)
+        plan.to_index = kept
+        return plan
+
     # -- applying -----------------------------------------------------------------
 
     def run(
@@ -199,10 +225,15 @@ class Indexer:
             with self.conn:
                 self.writer.record_extraction()
         self._reparse = plan.reparse
+        self._deferring = self.defer_calls and len(plan.to_index) >= DEFER_CALLS_MIN_FILES
+        if self._deferring:
+            with self.conn:  # before any row: a run killed halfway still owes the pass
+                mark_calls_owed(self.conn)
         try:
             summary = self._apply(plan, progress, cancel, started)
         finally:
             self._reparse = False
+            self._deferring = False
         if plan.full and plan.reparse and not summary.cancelled:
             with self.conn:  # every file is now parsed by this version
                 self.writer.record_extraction()
@@ -311,62 +342,12 @@ class Indexer:
     ) -> Iterator[Iterator[tuple[SourceFile, PreparedFile | ContentSkip]]]:
         """Prepared files in order: in worker processes for a bulk of files (parsing
         is CPU-bound and the writer only inserts rows), else in this process."""
-        jobs = [self._job(source) for source in sources]
+        jobs = [self.job_for(source) for source in sources]
         workers = self.settings.index.workers
-        if workers <= 1 or len(jobs) < PARALLEL_MIN_FILES:
-            yield ((source, prepare_file(job)) for source, job in zip(sources, jobs, strict=True))
-            return
-        try:
-            pool = ProcessPoolExecutor(
-                max_workers=min(workers, len(jobs)),
-                mp_context=worker_context(),
-                initializer=init_worker,
-                initargs=(os.getpid(), code_stamp()),
-            )
-        except (OSError, ValueError) as exc:  # no processes here: prepare in-process
-            log.warning("cannot start index workers (%s); indexing in one process", exc)
-            yield ((source, prepare_file(job)) for source, job in zip(sources, jobs, strict=True))
-            return
-        log.info("preparing %d files in %d worker processes", len(jobs), min(workers, len(jobs)))
-        try:
-            yield self._pooled(pool, sources, jobs, workers=min(workers, len(jobs)))
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+        with in_workers(jobs, prepare_file, prepare_files, workers, "files to prepare") as results:
+            yield zip(sources, results, strict=False)
 
-    def _pooled(
-        self,
-        pool: ProcessPoolExecutor,
-        sources: list[SourceFile],
-        jobs: list[FileJob],
-        *,
-        workers: int,
-    ) -> Iterator[tuple[SourceFile, PreparedFile | ContentSkip]]:
-        starts = iter(range(0, len(jobs), WORKER_BATCH_FILES))
-        pending: deque[tuple[int, Future[list[PreparedFile | ContentSkip]]]] = deque()
-
-        def submit_next() -> None:
-            start = next(starts, None)
-            if start is not None:
-                batch = jobs[start : start + WORKER_BATCH_FILES]
-                pending.append((start, pool.submit(prepare_files, batch)))
-
-        for _ in range(workers * BATCHES_IN_FLIGHT_PER_WORKER):
-            submit_next()
-        while pending:
-            start, future = pending.popleft()
-            try:
-                results = future.result()
-            except BrokenProcessPool as exc:
-                # A worker died (out of memory, a crashing grammar): finish in this process.
-                log.warning("an index worker died (%s); continuing in one process", exc)
-                for source, job in zip(sources[start:], jobs[start:], strict=True):
-                    yield source, prepare_file(job)
-                return
-            submit_next()
-            for offset, result in enumerate(results):
-                yield sources[start + offset], result
-
-    def _job(self, source: SourceFile) -> FileJob:
+    def job_for(self, source: SourceFile) -> FileJob:
         language = source.language or detect_language(source.path)
         module_path = self._python_module_path(source.path) if language == "python" else None
         return FileJob(
@@ -377,6 +358,7 @@ class Indexer:
             mtime_ns=source.mtime_ns,
             module_path=module_path,
             settings=self.settings.index,
+            resolve_calls=not self._deferring,
         )
 
     def _finish(
@@ -395,7 +377,9 @@ class Indexer:
         if progress:
             progress(IndexProgress("resolving", done, total))
         with conn:
-            if full_resolve:
+            if self._deferring:
+                pass  # the call pass resolves every edge once the targets are in
+            elif full_resolve:
                 self.writer.resolve_edges(None)
             elif touched or self._sources_to_resolve:
                 self.writer.resolve_edges(touched, self._sources_to_resolve)

@@ -15,11 +15,20 @@ from pathlib import Path
 from codesift.config import IndexSettings
 from codesift.parsing import parse_source
 from codesift.parsing.generated import is_generated
-from codesift.parsing.languages import refine_language
-from codesift.store.rows import FileMeta, FileRows, file_rows
+from codesift.parsing.languages import refine_language, spec_for
+from codesift.store.rows import EdgeRow, FileMeta, FileRows, edge_rows, file_rows
 from codesift.workspace import ContentSkip, read_source
 
-__all__ = ["FileJob", "PreparedFile", "prepare_file", "prepare_files"]
+__all__ = [
+    "CallJob",
+    "FileCalls",
+    "FileJob",
+    "PreparedFile",
+    "prepare_file",
+    "prepare_files",
+    "resolve_file_calls",
+    "resolve_files_calls",
+]
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +42,9 @@ class FileJob:
     mtime_ns: int
     module_path: str | None
     settings: IndexSettings
+    # False: the calls edges are written without their targets, which the call
+    # pass (call_pass.py) fills in afterwards.
+    resolve_calls: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +60,14 @@ def prepare_file(job: FileJob) -> PreparedFile | ContentSkip:
     if isinstance(content, ContentSkip):
         return content
     language = refine_language(job.path, job.language, content.text)
-    parsed = parse_source(content.text, job.path, language, settings, job.module_path)
+    parsed = parse_source(
+        content.text,
+        job.path,
+        language,
+        settings,
+        job.module_path,
+        resolve_calls=job.resolve_calls,
+    )
     text = content.text
     line_count = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
     meta = FileMeta(
@@ -67,3 +86,54 @@ def prepare_file(job: FileJob) -> PreparedFile | ContentSkip:
 def prepare_files(jobs: list[FileJob]) -> list[PreparedFile | ContentSkip]:
     """`prepare_file` for a batch (one round trip to a worker process)."""
     return [prepare_file(job) for job in jobs]
+
+
+# -- the call pass: the targets of calls edges written without them -------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CallJob:
+    """A file whose calls edges wait for their targets, as the index knows it."""
+
+    file: FileJob
+    content_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileCalls:
+    """A file's calls edges with their targets. `nodes` are the (kind, qualified
+    name, start line) of its nodes in order, which the writer matches against the
+    index's."""
+
+    path: str
+    nodes: list[tuple[str, str, int]]
+    calls: list[EdgeRow]
+
+
+def resolve_file_calls(job: CallJob) -> FileCalls | None:
+    """Parse a file again and resolve its calls; None when it changed since it was
+    indexed (the next index run parses it whole) or can no longer be parsed."""
+    from codesift.parsing.extractor import extract
+
+    source = job.file
+    settings = source.settings
+    content = read_source(
+        Path(source.abs_path), settings.max_file_bytes, settings.minified_line_chars
+    )
+    if isinstance(content, ContentSkip) or content.content_hash != job.content_hash:
+        return None
+    spec = spec_for(refine_language(source.path, source.language, content.text))
+    if spec is None:
+        return None
+    try:
+        parsed = extract(content.text, source.path, spec, module_path=source.module_path)
+    except Exception:  # indexed as text when it failed before; nothing to resolve
+        log.warning("parsing %s again for its calls failed", source.path, exc_info=True)
+        return None
+    nodes = [(n.kind, n.qualified_name, n.start_line) for n in parsed.nodes]
+    return FileCalls(source.path, nodes, edge_rows(parsed, "calls"))
+
+
+def resolve_files_calls(jobs: list[CallJob]) -> list[FileCalls | None]:
+    """`resolve_file_calls` for a batch (one round trip to a worker process)."""
+    return [resolve_file_calls(job) for job in jobs]

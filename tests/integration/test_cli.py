@@ -560,6 +560,7 @@ def test_callers_human_output_and_unknown_name(indexed: Path) -> None:
         "truncated": False,
         "omitted": 0,
         "max_nodes": 200,
+        "calls_pending": 0,
     }
 
 

@@ -18,6 +18,7 @@ import pytest
 
 import codesift
 from codesift import indexer as indexer_module
+from codesift import worker_pool
 from codesift.config import Settings
 from codesift.errors import CorruptIndexError, ForeignIndexError
 from codesift.indexer import BULK_FILES, Indexer, IndexSummary
@@ -1417,7 +1418,7 @@ def test_workers_with_other_code_on_disk_leave_the_work_to_the_indexer(
     for i in range(120):  # above PARALLEL_MIN_FILES, so the pool is used
         (root / f"pkg{i % 5}").mkdir(parents=True, exist_ok=True)
         (root / f"pkg{i % 5}" / f"mod{i}.py").write_text(f"def helper{i}():\n    return {i}\n")
-    monkeypatch.setattr(indexer_module, "code_stamp", lambda: "the code before an upgrade")
+    monkeypatch.setattr(worker_pool, "code_stamp", lambda: "the code before an upgrade")
     conn, summary = index_workspace(root, workers=2)
     assert summary.indexed == 120
     assert scalar(conn, "SELECT count(*) FROM nodes WHERE kind = 'function'") == 120
@@ -1425,7 +1426,7 @@ def test_workers_with_other_code_on_disk_leave_the_work_to_the_indexer(
 
 def test_a_worker_refuses_other_code() -> None:
     with pytest.raises(indexer_module.StaleWorkerCode):
-        indexer_module.init_worker(os.getpid(), "another stamp")
+        worker_pool.init_worker(os.getpid(), "another stamp")
 
 
 # --- parsing versions ------------------------------------------------------------------

@@ -197,12 +197,13 @@ def test_signatures_move_to_their_own_table_on_upgrade_and_keep_ids_and_vectors(
         conn.execute("DROP TABLE mentions")  # migration 8's
         conn.execute("ALTER TABLE files DROP COLUMN generated")  # migration 9's
         conn.execute("DROP INDEX nodes_qualified")  # migration 10's
+        conn.execute("ALTER TABLE files DROP COLUMN calls_pending")  # migration 11's
         conn.execute("DELETE FROM schema_migrations WHERE version >= 6")
         conn.execute("PRAGMA user_version = 5")
     conn.close()
 
     conn = open_database(db)
-    assert scalar(conn, "PRAGMA user_version") == MIGRATIONS[-1].version == 10
+    assert scalar(conn, "PRAGMA user_version") == MIGRATIONS[-1].version == 11
     assert scalar(conn, "SELECT count(*) FROM sqlite_master WHERE name = 'nodes_qualified'") == 1
     code_rows = {row[0] for row in conn.execute("SELECT rowid FROM code_fts")}
     assert not code_rows & ast_ids

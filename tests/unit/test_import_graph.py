@@ -34,7 +34,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # server side (the handler is the CLI's, passed down), the request defaults.
     ("serving", "local_socket_server", "front_defaults"),
     ("engine",),
+    # The call pass a large index run leaves (it builds its jobs as the indexer does).
+    ("call_pass",),
     ("retrieval", "indexer", "watcher"),
+    # The index workers' pool, for the indexer and the call pass alike.
+    ("worker_pool",),
     ("history", "embedding", "preparation", "index_workers"),
     ("store",),
     ("workspace",),

@@ -92,9 +92,11 @@ def cmd_index(args: argparse.Namespace, inv: Invocation) -> int:
             if left_out:
                 inv.print(left_out)
         if dsn is not None:
-            # The shared index is written with the times: the history pass first.
+            # The shared index is written with the graph and the times: both passes first.
+            from codesift.engine.call_phase import complete_calls
             from codesift.engine.history import complete_history
 
+            complete_calls(ws, conn, listener, quiet=args.quiet, purpose="codesift index --db")
             complete_history(ws, conn, listener, quiet=args.quiet, purpose="codesift index --db")
             write_into_shared(args, inv, ws, conn, dsn)
     finally:
@@ -166,6 +168,44 @@ def cmd_history(args: argparse.Namespace, inv: Invocation) -> int:
                 f"git history: walked {stats.commits:,} commit(s), timed {stats.files_timed:,}"
                 f" file(s) in {seconds:.1f}s" + ("" if not after.pending else " (not complete)")
             )
+    return EXIT_OK
+
+
+def cmd_resolve(args: argparse.Namespace, inv: Invocation) -> int:
+    """Complete the call pass (the targets of the calls a large index run wrote
+    without them) now, with progress; waits for another process's pass first.
+    `--background` is how an index run starts it detached: it then goes on with
+    the git history pass."""
+    from codesift.engine.call_phase import complete_calls
+    from codesift.store.call_targets import calls_pending_count
+
+    ws = inv.workspace(args)
+    quiet = args.quiet or args.json
+    listener = ConsoleListener(inv, quiet=quiet, progress_every=args.progress_every)
+    conn = open_existing(ws)
+    try:
+        before = calls_pending_count(conn)
+        started = time.perf_counter()
+        complete = complete_calls(
+            ws, conn, listener, quiet=quiet, purpose="codesift resolve: resolving calls"
+        )
+        seconds = time.perf_counter() - started
+        if args.background and complete:
+            from codesift.engine.history import complete_history
+
+            complete_history(
+                ws, conn, listener, quiet=quiet, purpose="codesift resolve: computing git times"
+            )
+    finally:
+        conn.close()
+    if complete is None:
+        raise ReadOnlyIndexError(f"the index {ws.db_path} is read-only for this user")
+    if args.json:
+        data = {"files": before, "complete": complete, "seconds": round(seconds, 3)}
+        inv.print(json.dumps(data))
+    elif not args.quiet:
+        state = "" if complete else " (not complete)"
+        inv.print(f"call graph: resolved the calls of {before:,} file(s) in {seconds:.1f}s{state}")
     return EXIT_OK
 
 

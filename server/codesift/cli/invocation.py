@@ -153,9 +153,11 @@ class Invocation:
         )
 
 
-# What each task of the engine counts (engine/access.py, engine/history.py).
+# What each task of the engine counts (engine/access.py, engine/history.py,
+# engine/call_phase.py).
 _TASK_UNITS = {
     "indexing": "files",
+    "call graph: files": "files",
     "embedding": "chunks",
     "static vectors": "chunks",
     "git history: commits": "commits",

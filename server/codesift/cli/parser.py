@@ -13,6 +13,7 @@ from codesift.cli.commands import (
     cmd_history,
     cmd_index,
     cmd_mcp,
+    cmd_resolve,
     cmd_serve,
     cmd_status,
 )
@@ -185,6 +186,22 @@ def build_parser(
     p.add_argument("--background", action="store_true", help=argparse.SUPPRESS)
     progress_option(p)
     p.set_defaults(func=cmd_history)
+
+    p = sub.add_parser(
+        "resolve",
+        help="resolve the call graph of a large index run now",
+        description="Complete the call pass of an index now, with progress. A large index"
+        " run makes search available first and resolves its calls afterwards (in a"
+        " background `codesift resolve`); callers, callees and graph wait for it, and so"
+        " does this command, which then finishes what is left.",
+    )
+    p.add_argument("--root", help="workspace folder")
+    p.add_argument("--quiet", action="store_true", help="no progress or summary")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--config", help="a settings TOML applied on top of .codesift.toml")
+    p.add_argument("--background", action="store_true", help=argparse.SUPPRESS)
+    progress_option(p)
+    p.set_defaults(func=cmd_resolve)
 
     p = sub.add_parser("search", help="hybrid search: symbols, signatures or prose")
     p.add_argument("query")

@@ -288,7 +288,12 @@ def cmd_graph(args: argparse.Namespace, inv: Invocation) -> int:
 
 def _cut_json(walk: GraphResult, args: argparse.Namespace) -> dict[str, Any]:
     """Whether the walk stopped at --max-nodes, and how many definitions it left out."""
-    return {"truncated": walk.truncated, "omitted": walk.omitted, "max_nodes": args.max_nodes}
+    return {
+        "truncated": walk.truncated,
+        "omitted": walk.omitted,
+        "max_nodes": args.max_nodes,
+        "calls_pending": walk.calls_pending,
+    }
 
 
 def cmd_callers(args: argparse.Namespace, inv: Invocation) -> int:

@@ -154,6 +154,11 @@ def print_status(inv: Invocation, status: IndexStatus) -> None:
     inv.print(f"files       {status.files}")
     inv.print(f"nodes       {status.nodes}")
     inv.print(f"edges       {status.edges}")
+    if status.calls_pending:
+        inv.print(
+            f"calls       being resolved: {status.calls_pending:,} files left"
+            " (codesift resolve waits for it)"
+        )
     inv.print(f"chunks      {status.chunks}")
     inv.print(f"vectors     {vectors.embedded} of {vectors.embeddable} chunks ({ratio:.0%})")
     if vectors.usable > vectors.embedded:

@@ -374,6 +374,14 @@ def _cut(page: Page, data: Mapping[str, Any]) -> None:
                 "yellow",
             )
         )
+    if data.get("calls_pending"):
+        page.add(
+            (
+                f"the calls of {data['calls_pending']:,} files are not resolved yet (codesift"
+                " resolve): callers and callees may be missing",
+                "yellow",
+            )
+        )
 
 
 def neighbours_page(data: Mapping[str, Any], direction: str) -> Page:

@@ -41,6 +41,7 @@ def setup_logging(verbose: int) -> None:
 # What an interrupted command leaves in the index (batches are committed one by one).
 _KEPT_ON_INTERRUPT = {
     "embed": "the index keeps the vectors computed so far",
+    "resolve": "the index keeps the calls resolved so far; the next pass goes on from there",
     "status": "nothing was changed",
     "": "the index keeps the files indexed and the vectors computed so far",
 }

@@ -30,6 +30,7 @@ from codesift.engine.freshness import freshness
 from codesift.engine.listener import EngineListener
 from codesift.engine.workspace import Workspace
 from codesift.errors import CorruptIndexError, NotIndexedError, ReadOnlyIndexError
+from codesift.store.call_targets import calls_owed
 from codesift.store.database import index_writable, integrity_problem, move_aside, open_database
 from codesift.store.locks import IndexLock, writer_lock
 from codesift.store.reader import has_files, index_counts
@@ -42,6 +43,7 @@ if TYPE_CHECKING:  # imported where used: reading an up-to-date index needs neit
 
 __all__ = [
     "IndexReport",
+    "after_index_phases",
     "damaged_index",
     "embed_lock",
     "fill_first_tier",
@@ -98,16 +100,36 @@ def run_index(
     *,
     quiet: bool = False,
     history: bool = True,
+    after: bool = True,
 ) -> IndexSummary:
     """One index run on `conn` (the caller holds the index's write lock), then,
-    with `history`, the git history pass: now when it is small, else in the
-    background (engine/history.py `after_index`); search never waits for it."""
+    with `after`, the phases after it (`after_index_phases`); search never waits
+    for them."""
     summary = _run_indexer(ws, conn, listener, quiet=quiet)
-    if history:
+    if after:
+        after_index_phases(ws, conn, listener, quiet=quiet, history=history, held=True)
+    return summary
+
+
+def after_index_phases(
+    ws: Workspace,
+    conn: apsw.Connection,
+    listener: EngineListener,
+    *,
+    quiet: bool,
+    held: bool,
+    history: bool = True,
+) -> None:
+    """The call pass (engine/call_phase.py) and, with `history`, the git history
+    pass: each now when it is small, else in the background (one detached process
+    does both in turn). `held`: the caller holds the write lock."""
+    from codesift.engine.call_phase import after_index as calls_after_index
+
+    calls = calls_after_index(ws, conn, listener, quiet=quiet, held=held)
+    if history and calls != "background":  # else the background pass goes on with it
         from codesift.engine.history import after_index
 
-        after_index(ws, conn, listener, quiet=quiet, held=True)
-    return summary
+        after_index(ws, conn, listener, quiet=quiet, held=held)
 
 
 def _run_indexer(
@@ -115,7 +137,8 @@ def _run_indexer(
 ) -> IndexSummary:
     from codesift.indexer import Indexer  # its parsers, pygit2 and worker pool: ~100 ms
 
-    indexer = Indexer(ws.root, ws.settings, conn)
+    # A large run leaves the calls' targets to the call pass (run_index runs it).
+    indexer = Indexer(ws.root, ws.settings, conn, defer_calls=True)
     started = time.perf_counter()
     plan = indexer.plan()
     work = len(plan.to_index) + len(plan.deleted)
@@ -186,12 +209,13 @@ def open_for_reading(
         conn = open_database(db_path)
         if has_files(conn):
             fresh_state = freshness(ws.root.resolve(), ws.settings.index, conn)
-            if fresh_state.files and fresh_state.history:
+            owed = calls_owed(conn)
+            if fresh_state.files and fresh_state.history and not owed:
                 return conn, None  # nothing changed: the indexer is not even loaded
-            if fresh_state.files:  # only the git history has work (HEAD moved, say)
-                from codesift.engine.history import after_index
-
-                after_index(ws, conn, listener, quiet=quiet, held=True)
+            if fresh_state.files:  # only the call or history passes have work
+                after_index_phases(
+                    ws, conn, listener, quiet=quiet, held=True, history=not fresh_state.history
+                )
                 return conn, None
         fresh = not has_files(conn)
         summary = run_index(ws, conn, listener, quiet=quiet)
@@ -208,9 +232,11 @@ def update_index(
     quiet: bool = False,
     purpose: str = "codesift index: indexing",
     history: bool = True,
+    after: bool = True,
 ) -> tuple[apsw.Connection, IndexReport]:
     """Build or update the index; waits for the write lock (writers queue). With
-    `rebuild`, the old index is moved aside (never deleted) first. The index is
+    `rebuild`, the old index is moved aside (never deleted) first. Without
+    `after`, the caller runs `after_index_phases` itself. The index is
     checked before it is written to (damage in pages this run would not touch
     must not pass for a healthy index)."""
     with writer_lock(
@@ -224,7 +250,7 @@ def update_index(
         if problem is not None:
             conn.close()
             raise damaged_index(ws, problem)
-        summary = run_index(ws, conn, listener, quiet=quiet, history=history)
+        summary = run_index(ws, conn, listener, quiet=quiet, history=history, after=after)
     return conn, IndexReport(summary, None if moved is None else str(moved))
 
 

@@ -31,6 +31,7 @@ from codesift.engine.results import (
 from codesift.engine.symbols import node_store
 from codesift.errors import QueryError
 from codesift.history.records import change_info
+from codesift.store.call_targets import calls_pending_count
 from codesift.store.ports import NodeStore
 from codesift.store.reader import EdgeRow, NodeRow
 from codesift.timespec import TimeFilter
@@ -124,6 +125,7 @@ def walk_graph(
         edges=tuple(walk.links),
         truncated=bool(omitted),
         omitted=len(omitted),
+        calls_pending=calls_pending_count(index) if isinstance(index, apsw.Connection) else 0,
     )
 
 

@@ -554,6 +554,7 @@ class FolderIndex(FolderWork):
             self._load_vectors()
             return
         if kind == "history":
+            self._calls(conn, held=False)  # what a large index run left, first
             self._history(conn)
             return
         lock = self._write_lock(f"indexing {self.root}")

@@ -36,6 +36,9 @@ class FolderProgress:
     history: HistoryPending = field(default_factory=HistoryPending)
     history_phase: str | None = None  # "walking" or "timing" while it runs here
     history_elsewhere: str | None = None
+    # Files whose calls a large index run left to the call pass (call_pass.py),
+    # which the writer runs right after that run.
+    calls_pending: int = 0
 
 
 class Listener(Protocol):

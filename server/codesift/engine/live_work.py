@@ -20,9 +20,11 @@ from typing import Any
 
 import apsw
 
+from codesift.call_pass import CallPassProgress
 from codesift.config import Settings
 from codesift.embedding import Embedder, VectorCoverage, fill_vectors, vector_coverage
 from codesift.embedding.model import cache_dir_from, model_id_of
+from codesift.engine.call_phase import resolve_here
 from codesift.engine.live_progress import FolderProgress, Listener
 from codesift.errors import CodesiftError, EmbeddingError
 from codesift.history.update import (
@@ -31,12 +33,12 @@ from codesift.history.update import (
     history_pending,
     update_history,
 )
-from codesift.indexer import Indexer, IndexPlan, IndexProgress
+from codesift.indexer import Indexer, IndexProgress
 from codesift.retrieval.request import SearchWarning
 from codesift.retrieval.vector_index import VectorIndex
+from codesift.store.call_targets import calls_owed, calls_pending_count
 from codesift.store.database import open_database
 from codesift.store.locks import IndexLock
-from codesift.store.reader import file_stamps, indexed_paths_under
 
 __all__ = ["FolderStopping", "FolderWork"]
 
@@ -132,7 +134,8 @@ class FolderWork:
             conn.close()
             raise
         self._conn = conn
-        self._indexer = Indexer(self.root, self.settings, conn)
+        # A large run answers searches first and resolves its calls after (_calls).
+        self._indexer = Indexer(self.root, self.settings, conn, defer_calls=True)
         with self._cond:
             self._db_id = (stat.st_dev, stat.st_ino)
             self._open_error = None
@@ -257,7 +260,7 @@ class FolderWork:
             self.listener.progress(self, "scanning", 0, 0)
             plan = indexer.plan()
         else:
-            plan = _drop_unchanged(indexer, indexer.plan_paths(paths))
+            plan = indexer.plan_changes(paths)
         work = len(plan.to_index) + len(plan.deleted)
         if work or paths is None:
             self.progress.files_done, self.progress.files_total = 0, work
@@ -299,6 +302,42 @@ class FolderWork:
                 # much for every save).
                 self._refresh_coverage(self._conn)
         self.listener.progress(self, "indexed", work, work)
+        if self._conn is not None:
+            self._calls(self._conn, held=True)
+
+    def _calls(self, conn: apsw.Connection, *, held: bool) -> None:
+        """Resolve the calls a large index run left (engine/call_phase.py): under
+        the write lock the index run holds (`held`), else a batch at a time; when
+        another process is at it, look again with the history's rechecks."""
+        if not calls_owed(conn):
+            self.progress.calls_pending = 0
+            return
+        self.progress.calls_pending = calls_pending_count(conn)
+
+        def report(event: CallPassProgress) -> None:
+            if event.phase == "files":
+                self.progress.calls_pending = event.total - event.done
+            self.listener.progress(self, f"calls {event.phase}", event.done, event.total)
+
+        stats = resolve_here(
+            self.root,
+            self.settings,
+            conn,
+            self.db_path,
+            report=report,
+            stop=self._stop_event,
+            batch_guard=self._held_step if held else self._history_step_lock,
+        )
+        if self._stopping:
+            raise FolderStopping
+        self.progress.calls_pending = calls_pending_count(conn)
+        if stats is None or not stats.complete:
+            with self._cond:  # elsewhere, or stopped for changes: the history item retries
+                self._recheck_history_at = time.monotonic() + EMBED_RECHECK_SECONDS
+
+    @contextlib.contextmanager
+    def _held_step(self) -> Iterator[bool]:
+        yield not self._index_gone()
 
     # -- git history ---------------------------------------------------------------------
 
@@ -533,6 +572,7 @@ class FolderWork:
                 "phase": p.history_phase,
                 "elsewhere": p.history_elsewhere,
             },
+            "calls_pending": p.calls_pending,
             "files_done": p.files_done,
             "files_total": p.files_total,
             "files_ratio": round(files_ratio, 4) if not p.first_index_done or busy else 1.0,
@@ -549,19 +589,3 @@ class FolderWork:
                 "elsewhere": p.embedding_elsewhere,
             },
         }
-
-
-def _drop_unchanged(indexer: Indexer, plan: IndexPlan) -> IndexPlan:
-    """Drop files whose size and mtime already match the index (indexed by an
-    earlier batch: the editor and the watcher both report one save). A path that
-    is gone and was a folder takes its indexed files with it."""
-    for gone in list(plan.forgotten):
-        under = indexed_paths_under(indexer.conn, gone)
-        plan.deleted.extend(p for p in under if p not in plan.deleted)
-    if not plan.to_index:
-        return plan
-    stamps = file_stamps(indexer.conn, [s.path for s in plan.to_index])
-    kept = [s for s in plan.to_index if stamps.get(s.path) != (s.size, s.mtime_ns)]
-    plan.unchanged += len(plan.to_index) - len(kept)
-    plan.to_index = kept
-    return plan

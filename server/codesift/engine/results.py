@@ -153,6 +153,9 @@ class GraphResult:
     # shown (exact for one step from the definitions shown, else a lower bound).
     truncated: bool = False
     omitted: int = 0
+    # Files whose calls were not resolved yet (the call pass of a large index run
+    # is under way, engine/call_phase.py): their calls edges have no targets.
+    calls_pending: int = 0
 
     def node(self, node_id: int) -> Symbol | None:
         for symbol in self.nodes:
@@ -200,6 +203,8 @@ class IndexStatus:
     history: HistoryStatus | None = None
     rerank: RerankStatus | None = None
     read_only: bool = False  # this user may read the index but not write it
+    # Files whose calls wait for the call pass (engine/call_phase.py).
+    calls_pending: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ import apsw
 
 from codesift.engine.access import (
     IndexReport,
+    after_index_phases,
     embed_lock,
     fill_first_tier,
     fill_missing_vectors,
@@ -85,6 +86,7 @@ class Engine:
         self._conn: apsw.Connection | None = None
         self._searcher: Searcher | None = None
         self._history_checked = False  # history_for_times ran on this connection
+        self._calls_checked = False  # calls_for_graph ran on this connection
 
     @property
     def root(self) -> Path:
@@ -156,6 +158,36 @@ class Engine:
             purpose=f"{self.command}: git history for a time filter",
         )
 
+    def calls_for_graph(self) -> None:
+        """Before a graph walk: finish the call pass in this process (or wait for
+        the one another process runs, with its progress), so that no caller is
+        silently missing. An index this user cannot write, or one opened without
+        updating, is walked as it is (its answer says `calls_pending`)."""
+        if self._calls_checked or not self.update:
+            return
+        self._calls_checked = True
+        conn = self.connection()
+        if not index_writable(self.workspace.db_path):
+            return
+        from codesift.store.call_targets import calls_owed, calls_pending_count
+
+        if not calls_owed(conn):
+            return
+        from codesift.engine.call_phase import complete_calls
+
+        holder = IndexLock(self.workspace.db_path, "calls").holder()
+        who = f" (another codesift process is at it: {holder})" if holder else ""
+        self.listener.note(
+            f"the graph waits for the call pass ({calls_pending_count(conn):,} files left){who}"
+        )
+        complete_calls(
+            self.workspace,
+            conn,
+            self.listener,
+            quiet=self.quiet,
+            purpose=f"{self.command}: resolving calls for the graph",
+        )
+
     def refresh(self) -> None:
         """Let the next read bring the index up to date again (a long-running front
         end calls this when files changed); the connection is reopened."""
@@ -167,6 +199,7 @@ class Engine:
             searcher.close()
         conn, self._conn = self._conn, None
         self._history_checked = False
+        self._calls_checked = False
         if conn is not None:
             conn.close()
 
@@ -228,6 +261,7 @@ class Engine:
         conn = self.connection()
         if query.times:
             self.history_for_times()
+        self.calls_for_graph()
         # One more than the walk may show: it then says it stopped (truncated).
         return walk_graph(conn, self.start_nodes(target, query.times, query.max_nodes + 1), query)
 
@@ -421,17 +455,25 @@ def reindex(
     embedding failure is a warning (the index stays usable): `EmbedReport.failed`.
     Returns the open connection too (the caller closes it)."""
     listener = listener or EngineListener()
-    conn, report = update_index(ws, listener, rebuild=rebuild, quiet=quiet)
-    if not (ws.settings.embedding.enabled and vectors):
-        return report, None, conn
     settings = ws.settings.embedding
+    # Static vectors (the first tier, or the static model) take seconds: they come
+    # before the call and history passes, which would share the cores with them.
+    static_tier = settings.model == "static" or settings.static_first
+    static_now = settings.enabled and vectors and static_tier
+    conn, report = update_index(ws, listener, rebuild=rebuild, quiet=quiet, after=not static_now)
+    if not (settings.enabled and vectors):
+        return report, None, conn
     if settings.model != "static" and settings.static_first:
-        return report, _first_tier_then_background(ws, conn, listener, quiet), conn
+        first = _first_tier_then_background(ws, conn, listener, quiet)
+        after_index_phases(ws, conn, listener, quiet=quiet, held=False)
+        return report, first, conn
     try:
         embedded = embed(ws, listener, conn=conn, quiet=quiet, purpose="codesift index: embedding")
     except EmbeddingError as exc:
         listener.warning(f"{exc}; index has no vectors")
         embedded = EmbedReport(failed=str(exc))
+    if static_now:
+        after_index_phases(ws, conn, listener, quiet=quiet, held=False)
     return report, embedded, conn
 
 

@@ -15,6 +15,7 @@ from codesift.engine.models import load_rerank, query_path
 from codesift.engine.results import IndexStatus, RerankStatus, VectorStatus
 from codesift.engine.workspace import Workspace
 from codesift.history.update import history_status
+from codesift.store.call_targets import calls_pending_count
 from codesift.store.database import index_writable, integrity_problem
 from codesift.store.reader import index_counts
 
@@ -61,6 +62,7 @@ def read_status(
         chunks=counts.chunks,
         languages=counts.by_language,
         last_update=counts.last_update,
+        calls_pending=calls_pending_count(conn),
     )
     if not details:
         return basic

@@ -108,6 +108,7 @@ async def graph(server: CodesiftServer, params: Any) -> dict[str, Any]:
         roots: list[str] = []
         truncated = False
         omitted = 0
+        pending = 0
         for folder, rel in targets:
             start: str | Callable[[apsw.Connection], list[NodeRow]] = str(name)
             if rel is not None and position is not None:
@@ -121,6 +122,7 @@ async def graph(server: CodesiftServer, params: Any) -> dict[str, Any]:
             edges.extend(_link_json(link) for link in walk.edges)
             truncated = truncated or walk.truncated or room <= 0
             omitted += walk.omitted
+            pending += walk.calls_pending
         omitted += max(len(nodes) - max_nodes, 0)
         return {
             "roots": roots,
@@ -129,6 +131,7 @@ async def graph(server: CodesiftServer, params: Any) -> dict[str, Any]:
             "truncated": truncated,
             "omitted": omitted,
             "max_nodes": max_nodes,
+            "calls_pending": pending,
         }
 
     return await server.read(run)

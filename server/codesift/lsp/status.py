@@ -71,6 +71,7 @@ async def status(server: CodesiftServer, params: Any) -> dict[str, Any]:
                     edges=counts.edges,
                     chunks=counts.chunks,
                     languages=counts.languages,
+                    calls_pending=counts.calls_pending,
                     last_update=_iso(counts.last_update),
                     database_bytes=counts.database_bytes,
                 )

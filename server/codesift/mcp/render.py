@@ -401,6 +401,8 @@ def neighbours_result(
         lines.append(f"no definition named {name!r}")
     if walk.truncated:
         lines.append(_cut_text(walk, max_nodes))
+    if walk.calls_pending:
+        lines.append(_pending_text(walk))
     data = {"name": name, "nodes": groups, **_cut_json(walk, max_nodes), "index": index}
     return _result("\n".join(lines) + _index_note(index), data)
 
@@ -445,12 +447,26 @@ def graph_result(
         lines.append(f"  {src} --{link.kind}--> {dst}{site}")
     if walk.truncated:
         lines.append(_cut_text(walk, max_nodes))
+    if walk.calls_pending:
+        lines.append(_pending_text(walk))
     return _result("\n".join(lines) + _index_note(index), data)
 
 
 def _cut_json(walk: GraphResult, max_nodes: int) -> dict[str, Any]:
     """Whether the walk stopped at max_nodes, and how many definitions it left out."""
-    return {"truncated": walk.truncated, "omitted": walk.omitted, "max_nodes": max_nodes}
+    return {
+        "truncated": walk.truncated,
+        "omitted": walk.omitted,
+        "max_nodes": max_nodes,
+        "calls_pending": walk.calls_pending,
+    }
+
+
+def _pending_text(walk: GraphResult) -> str:
+    return (
+        f"(calls_pending: the calls of {walk.calls_pending:,} files are still being resolved;"
+        " callers and callees may be missing until the call pass is done)"
+    )
 
 
 def _cut_text(walk: GraphResult, max_nodes: int) -> str:

@@ -35,9 +35,12 @@ def parse_source(
     language: str,
     settings: IndexSettings,
     module_path: str | None = None,
+    *,
+    resolve_calls: bool = True,
 ) -> ParsedFile:
     """Parse one file. Never raises for bad content: a grammar failure falls back
-    to line windows so the file stays searchable."""
+    to line windows so the file stays searchable. `resolve_calls=False` leaves the
+    calls edges' targets for later (call_pass.py)."""
     # Imported on first parse: a search that parses nothing (it reads this package's
     # languages and model) need not load the tree-sitter grammars.
     from codesift.parsing.extractor import extract
@@ -52,7 +55,7 @@ def parse_source(
     if spec is None:
         return parse_text(text, rel_path, settings.text_window_lines)
     try:
-        parsed = extract(text, rel_path, spec, module_path=module_path)
+        parsed = extract(text, rel_path, spec, module_path=module_path, resolve_calls=resolve_calls)
     except Exception:  # a grammar or query bug must not lose the file
         log.warning(
             "parsing %s as %s failed; indexing it as text", rel_path, language, exc_info=True

@@ -32,9 +32,14 @@ def call_edges(
     language: str,
     rel_path: str,
     prefix: str,
+    resolve: bool = True,
 ) -> list[ParsedEdge]:
     """One calls edge per (caller, callee), at the first call site, with how its
-    target was found when the file tells (`confidence`: scope, type or guess)."""
+    target was found when the file tells (`confidence`: scope, type or guess).
+
+    `resolve=False` gives the same edges without their targets (no dst, hint or
+    confidence): what a cold index writes first, so that search, whose summaries
+    name the calls, need not wait for the resolution (call_pass.py fills it in)."""
     caller_at = _CallerLookup(outline.entries)
     edges: list[ParsedEdge] = []
     seen: set[tuple[int, str]] = set()
@@ -49,6 +54,9 @@ def call_edges(
         if (caller, callee) in seen:
             continue
         seen.add((caller, callee))
+        if not resolve:
+            edges.append(ParsedEdge(src=caller, kind="calls", dst_name=callee, line=line))
+            continue
         confidence = ""
         if language == "python":
             dst, hint, confidence = python_callee(

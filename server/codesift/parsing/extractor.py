@@ -133,10 +133,13 @@ def extract(
     rel_path: str,
     spec: LanguageSpec,
     module_path: str | None = None,
+    *,
+    resolve_calls: bool = True,
 ) -> ParsedFile:
     """Parse `text` and return nodes and edges (chunks are added by the caller).
 
-    `module_path` overrides the Python module path derived from `rel_path`.
+    `module_path` overrides the Python module path derived from `rel_path`;
+    `resolve_calls=False` leaves the calls edges' targets out (parsing/calls.py).
     Syntax errors do not stop extraction: whatever tree-sitter recovered is used.
     """
     src = text.encode("utf-8")
@@ -165,8 +168,10 @@ def extract(
         language=language,
         rel_path=rel_path,
         prefix=prefix,
+        resolve=resolve_calls,
     )
     edges += inherit_edges(found.inherits, outline, import_hints)
+    parsed.calls_pending = not resolve_calls and any(e.kind == "calls" for e in edges)
     parsed.nodes = outline.nodes
     parsed.edges = edges
     return parsed

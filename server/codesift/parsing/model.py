@@ -125,3 +125,6 @@ class ParsedFile:
     edges: list[ParsedEdge] = field(default_factory=list)
     chunks: list[ParsedChunk] = field(default_factory=list)
     errors: int = 0  # tree-sitter ERROR/MISSING nodes seen; the file is still indexed
+    # Its calls edges were written without their targets (extract's
+    # resolve_calls=False): the call pass (call_pass.py) fills them in.
+    calls_pending: bool = False

@@ -1,6 +1,6 @@
 """Advisory locks between processes (and threads) that write one index.
 
-Three locks per index database, each a small file beside it:
+Four locks per index database, each a small file beside it:
 
 write  held by whoever writes rows: an index run for its whole length, an
        embedder for one batch of vectors at a time. Writers queue on it, so two
@@ -11,6 +11,8 @@ embed  held for the whole of a vector fill: one embedder per index, always. A
 history
        held for the whole of a git history pass (history/update.py): one per
        index; it writes each step under the write lock, like an embedder.
+calls  held for the whole of a call pass (call_pass.py: the targets of the calls
+       a large index run left), one per index, each batch under the write lock.
 
 Readers take neither: SQLite's WAL lets them read the last committed state
 while a writer works.
@@ -38,7 +40,7 @@ from codesift.errors import ReadOnlyIndexError
 
 __all__ = ["LOCK_ROLES", "IndexLock", "lock_path", "writer_lock"]
 
-LOCK_ROLES = ("write", "embed", "history")
+LOCK_ROLES = ("write", "embed", "history", "calls")
 
 # How often a waiting process tries the lock again.
 POLL_SECONDS = 0.1

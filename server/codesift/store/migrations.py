@@ -284,4 +284,14 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX nodes_qualified ON nodes(qualified_name);
         """,
     ),
+    Migration(
+        11,
+        "call pass",
+        """
+        -- 1: the file's calls edges were written without their targets (a cold index
+        -- makes search available first); the call pass (call_pass.py) parses it
+        -- again, fills them in and sets 0. Cross-file resolution follows the pass.
+        ALTER TABLE files ADD COLUMN calls_pending INTEGER NOT NULL DEFAULT 0;
+        """,
+    ),
 )

@@ -29,6 +29,7 @@ __all__ = [
     "FileMeta",
     "FileRows",
     "NodeRow",
+    "edge_rows",
     "file_rows",
     "pack_text",
     "text_hash",
@@ -90,6 +91,26 @@ class FileRows:
     nodes: list[NodeRow]
     edges: list[EdgeRow]
     chunks: list[ChunkRow]
+    # The calls edges have no targets yet (ParsedFile.calls_pending).
+    calls_pending: bool = False
+
+
+def edge_rows(parsed: ParsedFile, only: str | None = None) -> list[EdgeRow]:
+    """The edges as rows, or those of kind `only` (`contains` edges are no rows:
+    they are nodes.parent_id)."""
+    return [
+        (
+            e.src,
+            e.kind,
+            -1 if e.dst is None else e.dst,
+            e.dst_name,
+            e.dst_hint,
+            e.line,
+            e.confidence,
+        )
+        for e in parsed.edges
+        if e.kind != "contains" and (only is None or e.kind == only)
+    ]
 
 
 def file_rows(parsed: ParsedFile) -> FileRows:
@@ -106,19 +127,7 @@ def file_rows(parsed: ParsedFile) -> FileRows:
         )
         for n in parsed.nodes
     ]
-    edges: list[EdgeRow] = [
-        (
-            e.src,
-            e.kind,
-            -1 if e.dst is None else e.dst,
-            e.dst_name,
-            e.dst_hint,
-            e.line,
-            e.confidence,
-        )
-        for e in parsed.edges
-        if e.kind != "contains"
-    ]
+    edges = edge_rows(parsed)
     chunks: list[ChunkRow] = []
     for chunk in parsed.chunks:
         node = -1 if chunk.node is None else chunk.node
@@ -139,4 +148,4 @@ def file_rows(parsed: ParsedFile) -> FileRows:
         else:
             # summary chunks are for the vector stream; their words are in the code chunk
             chunks.append((*head, None, digest, FTS_NONE, ""))
-    return FileRows(parsed.errors, nodes, edges, chunks)
+    return FileRows(parsed.errors, nodes, edges, chunks, parsed.calls_pending)

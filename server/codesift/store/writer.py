@@ -274,6 +274,7 @@ class IndexWriter:
             rows.errors,
             int(meta.invalid_utf8),
             int(meta.generated),
+            int(rows.calls_pending),
             now,
             now if dated else None,
         )
@@ -284,8 +285,8 @@ class IndexWriter:
         if file_id is None:
             conn.execute(
                 "INSERT INTO files (size, mtime_ns, content_hash, language, line_count,"
-                " parse_errors, invalid_utf8, generated, indexed_at, history_at, path)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                " parse_errors, invalid_utf8, generated, calls_pending, indexed_at, history_at,"
+                " path) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (*values, meta.path),
             )
             file_id = int(conn.last_insert_rowid())
@@ -293,7 +294,7 @@ class IndexWriter:
             conn.execute(
                 "UPDATE files SET size = ?, mtime_ns = ?, content_hash = ?, language = ?,"
                 " line_count = ?, parse_errors = ?, invalid_utf8 = ?, generated = ?,"
-                " indexed_at = ?, history_at = ? WHERE id = ?",
+                " calls_pending = ?, indexed_at = ?, history_at = ? WHERE id = ?",
                 (*values, file_id),
             )
         when = meta.mtime_ns // 1_000_000_000 if dated else None

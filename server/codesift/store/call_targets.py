@@ -1,0 +1,153 @@
+"""The call pass's rows: files whose calls edges wait for their targets, and
+writing those targets in (call_pass.py runs the pass).
+
+A cold index writes each file's calls edges with their names and lines but no
+targets (`files.calls_pending = 1`, migration 11), so that search, whose summary
+chunks name the calls, works before the resolution is done. The pass parses such a
+file again, resolves its calls as an ordinary index run would, and writes the
+targets into the same rows (`calls_pending = 2`); cross-file resolution
+(IndexWriter.resolve_edges) follows the last file, and then every file is
+complete (`0`, `finish_calls`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import apsw
+
+from codesift.store.database import scalar
+from codesift.store.meta import read_meta, write_meta
+from codesift.store.rows import EdgeRow
+
+__all__ = [
+    "PendingCalls",
+    "calls_owed",
+    "calls_pending_count",
+    "clear_calls_owed",
+    "finish_calls",
+    "leave_to_next_index",
+    "mark_calls_owed",
+    "pending_call_files",
+    "targets_pending_count",
+    "write_call_targets",
+]
+
+# (kind, qualified name, start line) of a node, in the file's order.
+NodeSpot = tuple[str, str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class PendingCalls:
+    file_id: int
+    path: str
+    content_hash: str
+    language: str
+
+
+# Set by an index run that writes calls without targets, cleared by the pass once
+# every edge is resolved across files: a pass killed after its last file but
+# before that resolution is still owed.
+_OWED = "calls_pass_owed"
+
+
+def mark_calls_owed(conn: apsw.Connection) -> None:
+    write_meta(conn, _OWED, "1")
+
+
+def clear_calls_owed(conn: apsw.Connection) -> None:
+    write_meta(conn, _OWED, "0")
+
+
+def calls_owed(conn: apsw.Connection) -> bool:
+    """Whether the call pass has work left (files, or the resolution after them)."""
+    return read_meta(conn, _OWED) == "1" or calls_pending_count(conn) > 0
+
+
+def calls_pending_count(conn: apsw.Connection) -> int:
+    """Files whose calls are not complete yet: their targets, or the resolution
+    across files that follows the last file, are still to come."""
+    return int(scalar(conn, "SELECT count(*) FROM files WHERE calls_pending != 0") or 0)
+
+
+def targets_pending_count(conn: apsw.Connection) -> int:
+    """Files whose calls edges still wait for their targets."""
+    return int(scalar(conn, "SELECT count(*) FROM files WHERE calls_pending = 1") or 0)
+
+
+def finish_calls(conn: apsw.Connection) -> None:
+    """After the resolution across files: every file's calls are complete."""
+    conn.execute("UPDATE files SET calls_pending = 0 WHERE calls_pending != 0")
+    clear_calls_owed(conn)
+
+
+def pending_call_files(conn: apsw.Connection) -> list[PendingCalls]:
+    return [
+        PendingCalls(int(r[0]), str(r[1]), str(r[2]), str(r[3]))
+        for r in conn.execute(
+            "SELECT id, path, content_hash, language FROM files WHERE calls_pending = 1 ORDER BY id"
+        )
+    ]
+
+
+def leave_to_next_index(conn: apsw.Connection, file_id: int) -> None:
+    """A file that changed on disk since it was indexed: the next index run parses
+    it whole, even when its content is by then back to what was indexed (its stamp
+    and hash are forgotten, as migration 9 does)."""
+    conn.execute(
+        "UPDATE files SET calls_pending = 0, mtime_ns = -1, content_hash = '' WHERE id = ?",
+        (file_id,),
+    )
+
+
+def write_call_targets(
+    conn: apsw.Connection, file_id: int, nodes: list[NodeSpot], calls: list[EdgeRow]
+) -> bool:
+    """Write the targets of a file's calls edges (`calls`: its calls edges as an
+    index run makes them, node references by position in `nodes`) and clear its
+    mark. False, writing nothing, when the index's nodes of the file are not
+    those of `nodes` (it was written by another parse)."""
+    ids = _node_ids(conn, file_id, nodes)
+    if ids is None:
+        return False
+    conn.executemany(
+        "UPDATE edges SET dst_id = ?, dst_hint = ?, resolution = ?"
+        " WHERE src_id = ? AND kind = 'calls' AND dst_name = ?",
+        [
+            (
+                ids[dst] if dst >= 0 else None,
+                dst_hint,
+                (confidence or "scope") if dst >= 0 else None,
+                ids[src],
+                dst_name,
+            )
+            for src, _kind, dst, dst_name, dst_hint, _line, confidence in calls
+            if dst >= 0 or dst_hint
+        ],
+    )
+    # 2: targets written, the resolution across files still to come (finish_calls).
+    conn.execute("UPDATE files SET calls_pending = 2 WHERE id = ?", (file_id,))
+    return True
+
+
+def _node_ids(conn: apsw.Connection, file_id: int, nodes: list[NodeSpot]) -> list[int] | None:
+    """The id of each of `nodes` in the index, or None when they differ."""
+    by_spot: dict[NodeSpot, list[int]] = {}
+    count = 0
+    for node_id, kind, qualified_name, start_line in conn.execute(
+        "SELECT id, kind, qualified_name, start_line FROM nodes WHERE file_id = ? ORDER BY id",
+        (file_id,),
+    ):
+        by_spot.setdefault((str(kind), str(qualified_name), int(start_line)), []).append(
+            int(node_id)
+        )
+        count += 1
+    if count != len(nodes):
+        return None
+    ids: list[int] = []
+    for spot in nodes:
+        found = by_spot.get(spot)
+        if not found:
+            return None
+        ids.append(found.pop(0))
+    return ids

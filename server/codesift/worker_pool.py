@@ -1,0 +1,98 @@
+"""Running a function over many files in worker processes, results in order.
+
+A bulk of files is CPU work (parsing) while the one writer only inserts rows:
+workers get the jobs in batches, and at most a few batches per worker are
+queued or waiting to be written, so that results the writer has not written yet
+do not pile up in its memory. Fewer jobs than PARALLEL_MIN_FILES, one worker, or
+no processes at all: everything runs in this process.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from typing import TypeVar
+
+from codesift.index_workers import code_stamp, init_worker, worker_context
+
+__all__ = ["PARALLEL_MIN_FILES", "in_workers"]
+
+log = logging.getLogger(__name__)
+
+# Jobs run in worker processes when there are at least this many.
+PARALLEL_MIN_FILES = 100
+# Workers get jobs in batches of this many, at most this many batches per worker
+# queued or waiting to be written.
+WORKER_BATCH_FILES = 8
+BATCHES_IN_FLIGHT_PER_WORKER = 3
+
+J = TypeVar("J")
+R = TypeVar("R")
+
+
+@contextmanager
+def in_workers(
+    jobs: list[J],
+    one: Callable[[J], R],
+    batch: Callable[[list[J]], list[R]],
+    workers: int,
+    what: str = "files",
+) -> Iterator[Iterator[R]]:
+    """`one(job)` for each job, in order: in `workers` processes (`batch`, a
+    module-level function, runs a batch there) for a bulk, else here."""
+    if workers <= 1 or len(jobs) < PARALLEL_MIN_FILES:
+        yield (one(job) for job in jobs)
+        return
+    count = min(workers, len(jobs))
+    try:
+        pool = ProcessPoolExecutor(
+            max_workers=count,
+            mp_context=worker_context(),
+            initializer=init_worker,
+            initargs=(os.getpid(), code_stamp()),
+        )
+    except (OSError, ValueError) as exc:  # no processes here: run in-process
+        log.warning("cannot start index workers (%s); working in one process", exc)
+        yield (one(job) for job in jobs)
+        return
+    log.info("%d %s in %d worker processes", len(jobs), what, count)
+    try:
+        yield _pooled(pool, jobs, one, batch, count)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _pooled(
+    pool: ProcessPoolExecutor,
+    jobs: list[J],
+    one: Callable[[J], R],
+    batch: Callable[[list[J]], list[R]],
+    workers: int,
+) -> Iterator[R]:
+    starts = iter(range(0, len(jobs), WORKER_BATCH_FILES))
+    pending: deque[tuple[int, Future[list[R]]]] = deque()
+
+    def submit_next() -> None:
+        start = next(starts, None)
+        if start is not None:
+            pending.append((start, pool.submit(batch, jobs[start : start + WORKER_BATCH_FILES])))
+
+    for _ in range(workers * BATCHES_IN_FLIGHT_PER_WORKER):
+        submit_next()
+    while pending:
+        start, future = pending.popleft()
+        try:
+            results = future.result()
+        except BrokenProcessPool as exc:
+            # A worker died (out of memory, a crashing grammar): finish in this process.
+            log.warning("an index worker died (%s); continuing in one process", exc)
+            for job in jobs[start:]:
+                yield one(job)
+            return
+        submit_next()
+        yield from results
