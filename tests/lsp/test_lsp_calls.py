@@ -52,5 +52,12 @@ def test_graph_says_calls_pending_until_the_pass_and_search_answers_before(
             )
             assert callers_of(done) == {"app.m42.Store42.put_42"}
             assert lsp.request("codesift/status", {})["folders"][0]["calls_pending"] == 0
+            # The pass reported its own progress ($/progress): files, then across files.
+            values = [p.value for m, p in lsp.notifications if m == "$/progress"]
+            reports = [
+                str((v.get("message") if isinstance(v, dict) else v.message) or "") for v in values
+            ]
+            assert any(f"call graph {MODULES}/{MODULES} files" in m for m in reports), reports
+            assert any("resolving calls across files" in m for m in reports), reports
     finally:
         other.release()

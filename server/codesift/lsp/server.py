@@ -98,8 +98,23 @@ class _Listener(FolderListener):
         now = time.monotonic()
         # The last file of a phase is always reported, however soon after the one
         # before: a quick index still says it parsed its files.
-        final = phase in ("indexed", "embedded", "scanning", "waiting", "history done") or (
-            phase in ("parsing", "embedding", "static vectors", "history walking", "history timing")
+        final = phase in (
+            "indexed",
+            "embedded",
+            "scanning",
+            "waiting",
+            "calls resolving",
+            "history done",
+        ) or (
+            phase
+            in (
+                "parsing",
+                "embedding",
+                "static vectors",
+                "calls files",
+                "history walking",
+                "history timing",
+            )
             and total > 0
             and done >= total
         )
@@ -117,6 +132,10 @@ class _Listener(FolderListener):
             message = f"{folder.name}: indexed {total} files"
         elif phase == "static vectors":
             message = f"{folder.name}: static vectors {done}/{total} chunks"
+        elif phase == "calls files":
+            message = f"{folder.name}: call graph {done}/{total} files"
+        elif phase == "calls resolving":
+            message = f"{folder.name}: call graph: resolving calls across files"
         elif phase == "history walking":
             message = f"{folder.name}: git history {done}/{total} commits"
         elif phase == "history timing":
