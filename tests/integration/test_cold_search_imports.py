@@ -129,9 +129,14 @@ def test_a_cold_search_in_git_loads_no_indexer_git_or_models(make_repo: MakeRepo
 # What a cold `codesift callers` / `callees` of an up-to-date index loads besides
 # what a search does not: no search at all (its streams, numpy, the embedding
 # wrappers), not the sqlite-vec package (its __init__ imports numpy), not the
-# index writer (the freshness check reads store/indexed_files.py).
+# index writer (the freshness check reads store/indexed_files.py), not rich (the
+# page is drawn by cli/render_json.py; rich only colours a terminal's), not cattrs
+# (a `.codesift.toml` of plain values is checked and merged without it).
 NOT_LOADED_BY_CALLERS = (
     *NOT_LOADED,
+    "rich",
+    "rich.console",
+    "cattrs",
     "codesift.retrieval.search",
     "codesift.retrieval.streams",
     "codesift.engine.folder_search",

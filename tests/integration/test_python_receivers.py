@@ -89,6 +89,94 @@ FILES = {
         "    first = pending.pop()\n"
         "    first.set()\n"
     ),
+    "net/deep/__init__.py": "",
+    "net/deep/tools.py": "def helper():\n    return 1\n",
+    "net/measure.py": "class Measure:\n    def span(self):\n        return 0\n",
+    "net/hub.py": (
+        "import re\n"
+        "from collections import OrderedDict\n"
+        "\n"
+        "import net.deep.tools\n"
+        "\n"
+        "from .base import Resource\n"
+        "from .events import Event, Flag\n"
+        "from .streams import Stream\n"
+        "\n"
+        "\n"
+        "def make_flag_class() -> type[Flag]:\n"
+        "    return Flag\n"
+        "\n"
+        "\n"
+        "def make_flag(\n"
+        + "".join(f"    parameter_{n}: 'dict[str, list[int]]' = None,\n" for n in range(12))
+        + ") -> Flag:\n"
+        "    return Flag()\n"
+        "\n"
+        "\n"
+        "def tools():\n"
+        "    return net.deep.tools.helper()\n"
+        "\n"
+        "\n"
+        "class State:\n"
+        "    senders: OrderedDict[Event, Flag]\n"
+        "\n"
+        "\n"
+        "class Hub(Resource[bytes]):\n"
+        "    waiting: 'OrderedDict[Event, Flag]'\n"
+        "    _flags: set[Flag] | None\n"
+        "    _state: State\n"
+        "\n"
+        "    def __init__(self, stream: 'Stream', lock: Flag | None = None) -> None:\n"
+        "        self.stream = stream\n"
+        "        self._lock = lock or Flag()\n"
+        "\n"
+        "    def read(self) -> None:\n"
+        "        self.stream.send(b'')\n"
+        "        self._lock.set()\n"
+        "\n"
+        "    def close(self) -> None:\n"
+        "        self._fp.close()\n"
+        "        super().close()\n"
+        "\n"
+        "    def drain(self) -> None:\n"
+        "        event, flag = self.waiting.popitem(last=False)\n"
+        "        event.set()\n"
+        "\n"
+        "    def each(self) -> None:\n"
+        "        for event, flag in self.waiting.items():\n"
+        "            flag.set()\n"
+        "\n"
+        "    def receive(self) -> None:\n"
+        "        sender, value = self._state.senders.popitem()\n"
+        "        sender.set()\n"
+        "\n"
+        "    def both(self, pending) -> None:\n"
+        "        for item in pending:\n"
+        "            item.set()\n"
+        "        for item in self._flags:\n"
+        "            item.set()\n"
+        "\n"
+        "    def first(self, pending) -> None:\n"
+        "        # Plus d'été que d'hiver: àéèêëîïôöùûüç àéèêëîïôöùûüç àéèêëîïôöùûüç\n"
+        "        for item in pending:\n"
+        "            item.set()\n"
+        "        for item in self._flags:\n"
+        "            item.close()\n"
+        "\n"
+        "\n"
+        "def spans(text: str) -> None:\n"
+        "    for match in re.finditer('a', text):\n"
+        "        match.span()\n"
+        "\n"
+        "\n"
+        "def made() -> None:\n"
+        "    Made = make_flag_class()\n"
+        "    Made().set()\n"
+        "\n"
+        "\n"
+        "def long_made() -> None:\n"
+        "    make_flag().set()\n"
+    ),
     # A namesake of the re-exported `now`: the name alone does not tell them apart.
     "net/clock.py": "def now() -> int:\n    return 1\n",
     "net/client.py": (
@@ -166,3 +254,49 @@ def test_untyped_receivers_and_names_reach_no_namesake_function(engine: Engine) 
     # `table.items()` is a method of an unknown object (a dict's), never the
     # module-level `items`; `handler()` is a parameter, not a definition.
     assert callees(engine, "net.client.untyped") == set()
+
+
+def test_import_of_a_dotted_module_binds_its_head(engine: Engine) -> None:
+    # `import net.deep.tools` binds `net`; the call is written through it (and the
+    # module's own function `tools` is no target of it).
+    assert callees(engine, "net.hub.tools") == {"net.deep.tools.helper"}
+
+
+def test_super_through_a_generic_base_wins_over_an_untyped_namesake(engine: Engine) -> None:
+    # Hub(Resource[bytes]): super().close() is Resource.close, although an untyped
+    # `self._fp.close()` comes first in the method.
+    assert callees(engine, "net.hub.Hub.close") == {"net.base.Resource.close"}
+
+
+def test_fields_set_from_annotated_parameters_are_typed(engine: Engine) -> None:
+    # `self.stream = stream` (stream: 'Stream'), `self._lock = lock or Flag()`
+    # (lock: Flag | None): Flag.set, never the namesake Event.set.
+    assert callees(engine, "net.hub.Hub.read") == {"net.streams.Stream.send", "net.events.Flag.set"}
+
+
+def test_mapping_keys_and_values_unpacked_are_typed(engine: Engine) -> None:
+    # OrderedDict[Event, Flag]: popitem() gives (Event, Flag), items() too; a field
+    # of a field's class in the same file (self._state.senders) as well.
+    assert callees(engine, "net.hub.Hub.drain") == {"net.events.Event.set"}
+    assert callees(engine, "net.hub.Hub.each") == {"net.events.Flag.set"}
+    assert callees(engine, "net.hub.Hub.receive") == {"net.events.Event.set"}
+
+
+def test_the_loop_that_binds_a_name_last_types_it(engine: Engine) -> None:
+    # `item` first iterates an untyped parameter, then a set[Flag] field.
+    assert callees(engine, "net.hub.Hub.both") == {"net.events.Flag.set"}
+    # A loop after the call binds nothing for it (positions counted in bytes, with
+    # accented letters before them).
+    assert callees(engine, "net.hub.Hub.first") == set()
+
+
+def test_elements_of_a_standard_library_call_reach_no_project_method(engine: Engine) -> None:
+    # `match` comes from re.finditer(): re.Match.span, not the project's one span.
+    assert callees(engine, "net.hub.spans") == set()
+
+
+def test_a_returned_class_called_makes_its_instance(engine: Engine) -> None:
+    assert "net.events.Flag.set" in callees(engine, "net.hub.made")
+    # make_flag's signature is too long to be kept whole: its return is read from
+    # its text.
+    assert callees(engine, "net.hub.long_made") == {"net.hub.make_flag", "net.events.Flag.set"}

@@ -205,3 +205,29 @@ def test_collections_are_an_array_of_tables_checked_item_by_item() -> None:
     ]
     _, problems = merge_settings_leniently(Settings(), {"collections": {"name": "x"}})
     assert problems[0].message == "collections must be an array of tables ([[collections]])"
+
+
+def test_plain_sections_merge_as_the_converter_would() -> None:
+    # A file of plain sections is checked and merged without cattrs; the result is
+    # the one the converter's round trip gives, every leaf type among them.
+    overrides: dict[str, Any] = {
+        "index": {"excluded_dirs": ["vendor", "dist"], "max_file_bytes": 1000},
+        "search": {"top_k": 7, "weight_lexical": 2, "prior_tests": False},
+        "embedding": {"enabled": False, "model": "static"},
+    }
+    conv = converter()
+    tree = conv.unstructure(Settings())
+    for section, values in overrides.items():
+        tree[section] = {**tree[section], **values}
+    expected = conv.structure(tree, Settings)
+    merged = merge_settings(Settings(), overrides)
+    assert merged == expected
+    assert merged.index.excluded_dirs == ("vendor", "dist")
+    assert isinstance(merged.search.weight_lexical, float)
+
+
+def test_a_wrong_leaf_type_is_named_without_the_converter() -> None:
+    with pytest.raises(ConfigError, match=r"search.top_k must be an integer, got '7'"):
+        merge_settings(Settings(), {"search": {"top_k": "7"}})
+    with pytest.raises(ConfigError, match=r"index.exclude must be a list of strings"):
+        merge_settings(Settings(), {"index": {"exclude": "x"}})

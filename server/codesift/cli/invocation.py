@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from rich.console import Console
-
 from codesift.cli.render_json import show, write_notes
 from codesift.console_progress import DEFAULT_INTERVAL_SECONDS, ProgressLines
 from codesift.engine.access import summary_line
@@ -23,8 +21,10 @@ from codesift.engine.session import Engine
 from codesift.engine.workspace import Workspace
 from codesift.errors import ConfigError
 
-# Loaded only for a progress bar (a search of an up-to-date index draws none), and types.
+# rich is loaded only to draw (another command's page, a progress bar): a reading
+# command on an up-to-date index draws with cli/render_json.py and needs none of it.
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.progress import Progress, TaskID
 
     from codesift.engine.api import IndexReader
@@ -80,9 +80,13 @@ class Invocation:
 
     def console(self) -> Console:
         """The command's output (stdout)."""
+        from rich.console import Console
+
         return Console(file=self.stdout, highlight=False, soft_wrap=True, _environ=self.environ)
 
     def err_console(self) -> Console:
+        from rich.console import Console
+
         return Console(file=self.stderr, highlight=False, _environ=self.environ)
 
     def show(self, view: str, data: dict[str, Any], as_json: bool, **params: Any) -> None:
@@ -180,11 +184,16 @@ class ConsoleListener(EngineListener):
         self.inv = inv
         self.quiet = quiet
         self.progress_every = progress_every
-        self._console = inv.err_console()
+        self._stderr: Console | None = None  # made when first drawn on
         self._bar: Progress | None = None
         self._task: TaskID | None = None
         self._lines: ProgressLines | None = None
         self._total = 0
+
+    def _console(self) -> Console:
+        if self._stderr is None:
+            self._stderr = self.inv.err_console()
+        return self._stderr
 
     def note(self, message: str) -> None:
         self.inv.say(message)
@@ -211,7 +220,7 @@ class ConsoleListener(EngineListener):
         if self.quiet:
             return
         unit = _TASK_UNITS.get(task, "chunks")
-        if not self._console.is_terminal:
+        if not self._console().is_terminal:
             self._lines = ProgressLines(self.inv.stderr, task, unit, interval=self.progress_every)
             return
         if task != "embedding" and total < 20:
@@ -232,7 +241,7 @@ class ConsoleListener(EngineListener):
             TimeElapsedColumn(),
             TextColumn("[dim]{task.fields[path]}"),
         )
-        self._bar = Progress(*columns, console=self._console, transient=True)
+        self._bar = Progress(*columns, console=self._console(), transient=True)
         self._bar.start()
         self._task = self._bar.add_task(task, total=total, path="")
 

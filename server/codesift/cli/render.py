@@ -9,8 +9,6 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from rich.markup import escape
-
 from codesift.cli.invocation import Invocation
 from codesift.engine.results import GraphLink, GraphResult, IndexStatus, Symbol, result_json
 from codesift.engine.results import symbol_json as engine_symbol_json
@@ -58,6 +56,8 @@ def folders_json(found: FoldersResponse) -> dict[str, Any]:
 
 
 def print_route(inv: Invocation, data: Mapping[str, Any]) -> None:
+    from rich.markup import escape  # rich only when a page is drawn
+
     lines: list[str] = []
     for pool in ("repositories", "collections"):
         lines.append(f"[bold]{pool}[/]")

@@ -200,10 +200,23 @@ def _limit_problem(value: Any, lim: Limits) -> str | None:
     return None
 
 
+def _structure(value: Any, kind: Any) -> Any:
+    """`value` as a leaf of type `kind`: the converter's own hook for it, called
+    directly for the leaf types settings have (a command that reads a
+    `.codesift.toml` of plain values never loads cattrs)."""
+    hook = _LEAF_HOOKS.get(kind)
+    if hook is None and kind == tuple[str, ...]:
+        hook = _strings
+    return converter().structure(value, kind) if hook is None else hook(value, kind)
+
+
+_LEAF_HOOKS: dict[Any, Any] = {bool: _bool, int: _int, float: _float, str: _str}
+
+
 def check_value(setting: Setting, value: Any) -> tuple[Any, str | None]:
     """`value` structured to the setting's type, or a message naming its key."""
     try:
-        structured = converter().structure(value, setting.type)
+        structured = _structure(value, setting.type)
     except (TypeError, ValueError) as exc:
         return None, f"{setting.key} {exc}"
     problem = _limit_problem(structured, setting.limits)
@@ -305,6 +318,13 @@ def merge_settings_leniently(
     valid, problems = check_settings(overrides)
     if not valid:
         return settings, problems
+    if not any(section in _LIST_SECTIONS for section in valid):
+        # Plain sections: their valid values are structured already.
+        sections = {
+            section: replace(getattr(settings, section), **values)
+            for section, values in valid.items()
+        }
+        return replace(settings, **sections), problems
     conv = converter()
     tree: dict[str, Any] = conv.unstructure(settings)
     for section, values in valid.items():

@@ -9,6 +9,7 @@ leave out what is no call (calls_c.py: `#if 0` code, a prototype misread)."""
 from __future__ import annotations
 
 import bisect
+from dataclasses import replace
 
 from tree_sitter import Node
 
@@ -42,7 +43,8 @@ def call_edges(
     name the calls, need not wait for the resolution (call_pass.py fills it in)."""
     caller_at = _CallerLookup(outline.entries)
     edges: list[ParsedEdge] = []
-    seen: set[tuple[int, str]] = set()
+    # -> the edge's index in `edges` and how sure its target is (_certainty)
+    seen: dict[tuple[int, str], tuple[int, int]] = {}
     script = (
         script_imports(imports, import_hints, rel_path) if language in SCRIPT_LANGUAGES else None
     )
@@ -51,10 +53,11 @@ def call_edges(
         if not callee or (language in C_FAMILY and not_a_call(callee_node)):
             continue
         caller = caller_at(position)
-        if (caller, callee) in seen:
+        earlier = seen.get((caller, callee))
+        if earlier is not None and (language != "python" or earlier[1] == _SURE or not resolve):
             continue
-        seen.add((caller, callee))
         if not resolve:
+            seen[(caller, callee)] = (len(edges), _SURE)
             edges.append(ParsedEdge(src=caller, kind="calls", dst_name=callee, line=line))
             continue
         confidence = ""
@@ -70,27 +73,70 @@ def call_edges(
             )
         else:
             dst, hint = None, import_hints.get(callee, "")
-        if dst is None and not hint and _guess_here(language, callee_node, src):
-            # The language tells no more: a name defined in this file, picked by
-            # where it is (a bare call of it is in scope; any other, a guess).
-            dst = local_callee(callee, caller, callee_node, outline, src)
-            if dst is not None:
-                bare = callee_node.parent is None or callee_node.parent.type not in _MEMBER_TYPES
-                confidence = "scope" if bare and language != "go" else "guess"
+        if dst is None and not hint:
+            dst, confidence = _guessed(language, callee, caller, callee_node, outline, src)
         if dst is not None and not confidence:
             confidence = "guess"
-        edges.append(
-            ParsedEdge(
-                src=caller,
-                kind="calls",
-                dst_name=callee,
-                line=line,
-                dst=dst,
-                dst_hint="" if dst is not None else hint,
-                confidence=confidence if dst is not None else "",
-            )
+        edge = ParsedEdge(
+            src=caller,
+            kind="calls",
+            dst_name=callee,
+            line=line,
+            dst=dst,
+            dst_hint="" if dst is not None else hint,
+            confidence=confidence if dst is not None else "",
         )
+        _keep_surest(edges, seen, edge, _certainty(edge, confidence))
     return edges
+
+
+def _guessed(
+    language: str, callee: str, caller: int, callee_node: Node, outline: Outline, src: bytes
+) -> tuple[int | None, str]:
+    """When the language tells no more: a name defined in this file, picked by
+    where it is (a bare call of it is in scope; any other, a guess)."""
+    if not _guess_here(language, callee_node, src):
+        return None, ""
+    dst = local_callee(callee, caller, callee_node, outline, src)
+    if dst is None:
+        return None, ""
+    bare = callee_node.parent is None or callee_node.parent.type not in _MEMBER_TYPES
+    return dst, "scope" if bare and language != "go" else "guess"
+
+
+def _keep_surest(
+    edges: list[ParsedEdge],
+    seen: dict[tuple[int, str], tuple[int, int]],
+    edge: ParsedEdge,
+    certainty: int,
+) -> None:
+    """Add the edge of a (caller, callee) seen first, or let it replace an earlier
+    one it is surer of: a Python call of the name on an untyped receiver first,
+    then on a typed one (`event.set()` in two loops) is the one the type tells."""
+    key = (edge.src, edge.dst_name)
+    earlier = seen.get(key)
+    if earlier is None:
+        seen[key] = (len(edges), certainty)
+        edges.append(edge)
+    elif certainty > earlier[1]:
+        # The edge stays at the first call site (as the call pass, which writes the
+        # targets into rows made without them, leaves it).
+        edges[earlier[0]] = replace(edge, line=edges[earlier[0]].line)
+        seen[key] = (earlier[0], certainty)
+
+
+_SURE = 3
+
+
+def _certainty(edge: ParsedEdge, confidence: str) -> int:
+    """How sure a Python call's target is: resolved here (3), a hint through the
+    caller's own class or bases (2), another hint (1), a receiver whose type the
+    file does not show (0)."""
+    if edge.dst is not None:
+        return _SURE
+    if confidence:
+        return 2
+    return 0 if edge.dst_hint.startswith(("*method::", "*object::")) else 1
 
 
 def _guess_here(language: str, callee_node: Node, src: bytes) -> bool:

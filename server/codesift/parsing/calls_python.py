@@ -36,6 +36,17 @@ from codesift.parsing.outline import (
     enclosing_class,
     tree_definition,
 )
+from codesift.parsing.python_facts import (
+    MAPPING_VALUE_METHODS,
+    SEQUENCE_ELEMENT_METHODS,
+    ScopeType,
+    element_type,
+    field_type,
+    imported_inside,
+    receiver_type,
+    star_imports,
+    text_of,
+)
 
 __all__ = [
     "PYTHON_BUILTINS",
@@ -67,7 +78,9 @@ _TYPE_TEXT = re.compile(r"[A-Za-z_]\w*(?:(?:\(\))?\.[A-Za-z_]\w*)*")
 class PyCallee(NamedTuple):
     dst: int | None
     hint: str
-    confidence: str  # scope or type when dst is set
+    # scope or type when dst is set; type for a hint that walks the caller's own
+    # class and bases (`self.f()`, `super().f()`), which the writer resolves
+    confidence: str
 
 
 _NONE = PyCallee(None, "", "")
@@ -94,7 +107,7 @@ def python_receiver(name_node: Node, src: bytes) -> str | None:
     if receiver is None:
         parent = name_node.parent
         return "" if parent is not None and parent.type == "attribute" else None
-    return _text(receiver, src)
+    return text_of(receiver, src)
 
 
 def _receiver_node(name_node: Node) -> Node | None:
@@ -112,6 +125,7 @@ class _Call(NamedTuple):
     outline: Outline
     hints: dict[str, str]
     src: bytes
+    at: int  # the byte offset of the call's name
 
 
 def python_callee(
@@ -137,20 +151,30 @@ def python_callee(
     - `mod.f()` / `a.b.f()` on an imported module or name reach that module's `f`
       (`json.dumps` never resolves to a project method `dumps`);
     - a call on any other object stays a guess by name among methods."""
-    call = _Call(callee, caller, outline, import_hints, src)
+    call = _Call(callee, caller, outline, import_hints, src, callee_node.start_byte)
     receiver = python_receiver(callee_node, src)
-    if receiver is None:
-        return _bare_callee(call)
-    if receiver in ("self", "cls"):
-        return _self_callee(call)
-    if receiver == "super()":
-        return _super_callee(call)
-    return _object_callee(call, receiver, _receiver_node(callee_node))
+    if receiver is not None and receiver not in _OWN_RECEIVERS:
+        return _object_callee(call, receiver, _receiver_node(callee_node))
+    # `f()`, `self.f()`, `super().f()`: the same answer wherever the caller makes it.
+    known = outline.scope_facts.setdefault(("callees", caller), {})
+    found = known.get((callee, receiver))
+    if found is None:
+        if receiver is None:
+            found = _bare_callee(call)
+        elif receiver == "super()":
+            found = _super_callee(call)
+        else:
+            found = _self_callee(call)
+        known[(callee, receiver)] = found
+    return found
+
+
+_OWN_RECEIVERS = frozenset({"self", "cls", "super()"})
 
 
 def _bare_callee(call: _Call) -> PyCallee:
     callee, caller, outline, hints = call.callee, call.caller, call.outline, call.hints
-    if callee in hints and _imported_inside(callee, caller, outline, call.src):
+    if callee in hints and imported_inside(callee, caller, outline, call.src):
         return PyCallee(None, hints[callee], "")  # a function-level import shadows
     found = _in_scope(callee, caller, outline)
     if found is not None:
@@ -159,7 +183,7 @@ def _bare_callee(call: _Call) -> PyCallee:
         return PyCallee(None, hints[callee], "")
     if callee in PYTHON_BUILTINS:
         return PyCallee(None, f"builtins.{callee}", "")
-    if _star_imports(outline, call.src):
+    if star_imports(outline, call.src):
         return _NONE  # it may come from `from x import *`: a guess by name
     # Neither defined nor imported: a parameter, a local, a global set at run time.
     return PyCallee(None, f"*global::{callee}", "")
@@ -196,7 +220,8 @@ def _method_of_class(klass: int, call: _Call, *, skip: int = -1) -> PyCallee:
         return PyCallee(others[-1], "", "type")
     if own:
         return PyCallee(own[-1], "", "type")  # recursion through self
-    return PyCallee(None, f"*py::{call.outline.nodes[klass].qualified_name}.{call.callee}", "")
+    # Unresolved here, but by the class's own bases: as sure as a type.
+    return PyCallee(None, f"*py::{call.outline.nodes[klass].qualified_name}.{call.callee}", "type")
 
 
 def _super_callee(call: _Call) -> PyCallee:
@@ -209,7 +234,7 @@ def _super_callee(call: _Call) -> PyCallee:
             return _method_of_class(local, call)
         qualified = _imported(base, call.hints)
         if qualified:
-            return PyCallee(None, f"*py::{qualified}.{call.callee}", "")
+            return PyCallee(None, f"*py::{qualified}.{call.callee}", "type")
     # No base of the project's: `object`'s, a builtin's (`Exception`) or unknown.
     return PyCallee(None, f"builtins.super.{call.callee}", "")
 
@@ -219,7 +244,11 @@ def _bases(klass: int | None, call: _Call) -> list[str]:
     bases = None if definition is None else definition.child_by_field_name("superclasses")
     if bases is None:
         return []
-    names = [_text(base, call.src) for base in bases.named_children]
+    names = []
+    for base in bases.named_children:
+        if base.type == "subscript":  # `AsyncFile[AnyStr]`: the generic class itself
+            base = base.child_by_field_name("value") or base
+        names.append(text_of(base, call.src))
     return [name for name in names if DOTTED.fullmatch(name)]
 
 
@@ -257,22 +286,16 @@ def _object_callee(call: _Call, receiver: str, receiver_node: Node | None) -> Py
     return PyCallee(None, f"*method::{call.callee}", "")
 
 
-class _Type(NamedTuple):
-    """What a receiver visibly holds: a class's name (`Klass`, `mod.Klass`) or,
-    `called`, the callee of the call that made it (`make`, `mod.make`, `Klass`)."""
-
-    text: str
-    called: bool
-
-
 def _typed_receiver(call: _Call, receiver: str, receiver_node: Node | None) -> PyCallee | None:
     """A receiver whose class the file shows: a variable's or field's type, or a
     call (`make().f()`, `Klass(...).f()`) whose result's class is known."""
     if receiver_node is not None and receiver_node.type == "call":
         function = receiver_node.child_by_field_name("function")
-        typed: _Type | None = None if function is None else _Type(_text(function, call.src), True)
+        typed: ScopeType | None = (
+            None if function is None else ScopeType(text_of(function, call.src), True)
+        )
     else:
-        typed = _receiver_type(receiver, call.caller, call.outline, call.src)
+        typed = receiver_type(receiver, call.caller, call.outline, call.src, call.at)
     if typed is None or not _TYPE_TEXT.fullmatch(typed.text):
         return None
     if not typed.called and typed.text in PYTHON_BUILTINS:  # `items: dict` ... `items.get()`
@@ -283,18 +306,19 @@ def _typed_receiver(call: _Call, receiver: str, receiver_node: Node | None) -> P
     return PyCallee(None, f"*py::{qualified}.{call.callee}", "") if qualified else None
 
 
-def _qualified_type(call: _Call, typed: _Type, depth: int = 0) -> tuple[int | None, str]:
+def _qualified_type(call: _Call, typed: ScopeType, depth: int = 0) -> tuple[int | None, str]:
     """The class of this file a type names (its node), or the path the writer
     walks to it (`pkg.mod.Klass`, `pkg.mod.make()`: what `make` returns)."""
     suffix = "()" if typed.called else ""
     container, _, method = typed.text.rpartition(".")
-    if typed.called and method in _ELEMENT_METHODS and depth < 3:  # `self.waiters.pop()`
-        element = _element_type(container, call.caller, call.outline, call.src)
+    one = method in SEQUENCE_ELEMENT_METHODS or method in MAPPING_VALUE_METHODS
+    if typed.called and one and depth < 3:  # `self.waiters.pop()`, `self.table.get()`
+        element = element_type(container, method, call.caller, call.outline, call.src)
         if element is not None:
             return _qualified_type(call, element, depth + 1)
     if "()." in typed.text and depth < 3:  # `make().open()`: what `open` returns
         first, _, rest = typed.text.partition("().")
-        path = _path_of(call, _qualified_type(call, _Type(first, True), depth + 1))
+        path = _path_of(call, _qualified_type(call, ScopeType(first, True), depth + 1))
         return None, f"{path}.{rest}{suffix}" if path else ""
     head, _, rest = typed.text.partition(".")
     if head in ("self", "cls"):
@@ -309,12 +333,24 @@ def _qualified_type(call: _Call, typed: _Type, depth: int = 0) -> tuple[int | No
     qualified = _imported(typed.text, call.hints)
     if qualified:
         return None, f"{qualified}{suffix}"
-    if depth < 3 and head.isidentifier():  # `pattern.match()` with `pattern = re.compile()`
-        inner = _receiver_type(head, call.caller, call.outline, call.src)
-        path = "" if inner is None else _path_of(call, _qualified_type(call, inner, depth + 1))
-        if path and rest:
-            return None, f"{path}.{rest}{suffix}"
+    if depth < 3 and head.isidentifier():
+        return None, _through_variable(call, typed, depth)
     return None, ""
+
+
+def _through_variable(call: _Call, typed: ScopeType, depth: int) -> str:
+    """The path of a type written through a variable of the scope (`pattern.match`
+    with `pattern = re.compile()`)."""
+    head, _, rest = typed.text.partition(".")
+    inner = receiver_type(head, call.caller, call.outline, call.src, call.at)
+    path = "" if inner is None else _path_of(call, _qualified_type(call, inner, depth + 1))
+    if path and rest:
+        return f"{path}.{rest}{'()' if typed.called else ''}"
+    if path.endswith("()") and typed.called and not rest:
+        # `Validator = create(...)` ... `Validator(schema).f()`: calling what a
+        # function returned (a class) makes that class's instance.
+        return path
+    return ""
 
 
 def _path_of(call: _Call, found: tuple[int | None, str]) -> str:
@@ -331,195 +367,6 @@ def _member_path(call: _Call, rest: str, suffix: str, depth: int) -> str:
     first, _, more = rest.partition(".")
     if not more:
         return f"{call.outline.nodes[klass].qualified_name}.{first}{suffix}"
-    field = _field_type(first, call.caller, call.outline, call.src)
+    field = field_type(first, call.caller, call.outline, call.src)
     path = "" if field is None else _path_of(call, _qualified_type(call, field, depth + 1))
     return f"{path}.{more}{suffix}" if path else ""
-
-
-def _imported_inside(name: str, caller: int, outline: Outline, src: bytes) -> bool:
-    """Whether the calling function itself imports `name` (`from x import name`
-    inside its body), which shadows a definition of that name in the module."""
-    if not caller:
-        return False
-    key = ("imports", caller)
-    names = outline.scope_facts.get(key)
-    if names is None:
-        definition = tree_definition(caller, outline)
-        names = set()
-        if definition is not None:
-            for match in _INDENTED_IMPORT.finditer(_text(definition, src)):
-                names.update(_WORD_RUN.findall(match.group(1)))
-        outline.scope_facts[key] = names
-    return name in names
-
-
-def _star_imports(outline: Outline, src: bytes) -> bool:
-    key = ("star-imports", 0)
-    found = outline.scope_facts.get(key)
-    if found is None:
-        found = _STAR_IMPORT.search(src.decode("utf-8", "replace")) is not None
-        outline.scope_facts[key] = found
-    return bool(found)
-
-
-# The patterns call resolution reads types with, each finding every name of a
-# scope at once (one pass per scope, not one compiled pattern per call).
-_IDENT = r"[^\W\d]\w*"
-_INDENTED_IMPORT = re.compile(r"(?m)^\s+(?:from\s+\S+\s+)?import\s([^\n]*)")
-_STAR_IMPORT = re.compile(r"(?m)^\s*from\s+\S+\s+import\s+\*")
-_WORD_RUN = re.compile(r"\w+")
-# `x: Klass`, `x: "Klass"`, `x: Optional[Klass]`, `x: type[Klass]`, `x: Klass | None`
-_ANNOTATION = r"[ \t]*:[ \t]*[\"']?(?:(?:Optional|type|Type)\[)?([A-Za-z_][\w.]*)"
-# `x = Klass(...)`, `x: T = Klass[...](...)`, `x = make(...)`, `x = mod.make(...)`
-_CONSTRUCTED = (
-    r"\s*(?::[^=\n]+)?=\s*(?:await\s+)?([A-Za-z_][\w.]*(?:\(\)\.[A-Za-z_][\w.]*)*)"
-    r"(?:\[[^\n=]*\])?\("
-)
-# The type is read in a lookahead, so that a match consumes no more than the name
-# and never hides the next name from the scan. Each pattern with whether it reads
-# a call's callee (True) or a type's name.
-_PARAMETER_TYPE = re.compile(rf"(?:^|[(,\s])({_IDENT})(?={_ANNOTATION})")
-_LOCAL_TYPES = (  # in order of preference: what is declared, then what is assigned
-    (re.compile(rf"(?m)^\s*({_IDENT})(?={_ANNOTATION})"), False),
-    (re.compile(rf"(?m)^\s*({_IDENT})(?={_CONSTRUCTED})"), True),
-    (re.compile(rf"\bwith\s+([A-Za-z_][\w.]*)\([^\n]*?\)\s+as\s+({_IDENT})\s*:"), True),
-)
-_MODULE_TYPES = (
-    (re.compile(rf"(?m)^({_IDENT})(?={_ANNOTATION})"), False),
-    (re.compile(rf"(?m)^({_IDENT})(?={_CONSTRUCTED})"), True),
-)
-_FIELD_TYPES = (
-    (re.compile(rf"self\.({_IDENT})(?={_ANNOTATION})"), False),
-    (re.compile(rf"(?m)^\s+({_IDENT})(?={_ANNOTATION})"), False),
-    (re.compile(rf"self\.({_IDENT})(?={_CONSTRUCTED})"), True),
-)
-_Facts = list[dict[str, _Type]]
-# Containers whose annotation names their elements' type (`deque[Event]`), the
-# methods that give one element, and a loop over a variable or field.
-_CONTAINERS = (
-    "list|List|set|Set|frozenset|FrozenSet|deque|Deque|Sequence|MutableSequence"
-    "|Iterable|Iterator|Collection|AbstractSet|MutableSet"
-)
-_ELEMENT = (
-    rf"[ \t]*:[ \t]*[\"']?(?:typing\.|collections\.|abc\.)?(?:{_CONTAINERS})"
-    r"\[[\"']?([A-Za-z_][\w.]*)[\"']?\]"
-)
-_LOCAL_ELEMENT = re.compile(rf"(?:^|[(,\s])({_IDENT}){_ELEMENT}")
-_FIELD_ELEMENT = re.compile(rf"(?:self\.|(?m:^)\s+)({_IDENT}){_ELEMENT}")
-_LOOP = re.compile(rf"(?m)^\s*(?:async\s+)?for\s+({_IDENT})\s+in\s+((?:self\.)?{_IDENT})\s*:")
-_ELEMENT_METHODS = frozenset({"pop", "popleft"})
-
-
-def _text(node: Node, src: bytes) -> str:
-    return src[node.start_byte : node.end_byte].decode("utf-8", "replace")
-
-
-def _first_types(pattern: re.Pattern[str], called: bool, text: str) -> dict[str, _Type]:
-    """name -> the type of its first match of `pattern` in `text` (`with T() as x`
-    names the type first)."""
-    found: dict[str, _Type] = {}
-    swapped = pattern.pattern.startswith(r"\bwith")
-    for match in pattern.finditer(text):
-        name, typed = (match.group(2), match.group(1)) if swapped else match.groups()
-        found.setdefault(name, _Type(typed, called))
-    return found
-
-
-def _receiver_type(receiver: str, caller: int, outline: Outline, src: bytes) -> _Type | None:
-    """What a receiver visibly holds: for a variable of the calling function,
-    a parameter's annotation (`catalog: Catalog`, `"Catalog"`, `Optional[Catalog]`),
-    a local annotation, an assignment of a call (`catalog = Catalog(...)`, `x =
-    make()`) or `with Catalog() as catalog`; else a module-level variable's
-    annotation or assignment; for `self.field`, the field's assignment of a call
-    or annotation in its class (`self.lock = Lock()`, `self.lock: Lock`, `lock:
-    Lock` in the class body)."""
-    if receiver.startswith("self.") and receiver[5:].isidentifier():
-        return _field_type(receiver[5:], caller, outline, src)
-    if not receiver.isidentifier():
-        return None
-    for types in _local_facts(caller, outline, src) + _module_facts(outline, src):
-        if receiver in types:
-            return types[receiver]
-    loops = _scope_scan(("loops", caller), _LOOP, caller, outline, src)
-    iterated = loops.get(receiver)
-    return None if iterated is None else _element_type(iterated, caller, outline, src)
-
-
-def _element_type(container: str, caller: int, outline: Outline, src: bytes) -> _Type | None:
-    """The element type of a container a variable or field is annotated with
-    (`waiters: deque[Event]`, `self.items: list[Item]`): what iterating it or
-    its `pop()` gives."""
-    if container.startswith("self.") and container[5:].isidentifier():
-        klass = enclosing_class(caller, outline.nodes)
-        if klass is None:
-            return None
-        found = _scope_scan(("field-elements", klass), _FIELD_ELEMENT, klass, outline, src)
-        typed = found.get(container[5:])
-    else:
-        found = _scope_scan(("elements", caller), _LOCAL_ELEMENT, caller, outline, src)
-        typed = found.get(container)
-    return None if typed is None else _Type(typed, False)
-
-
-def _scope_scan(
-    key: tuple[str, int], pattern: re.Pattern[str], owner: int, outline: Outline, src: bytes
-) -> dict[str, str]:
-    """name -> the second group of `pattern`'s first match for it in node `owner`."""
-    found = outline.scope_facts.get(key)
-    if found is None:
-        definition = tree_definition(owner, outline) if owner else None
-        text = "" if definition is None else _text(definition, src)
-        found = {}
-        for match in pattern.finditer(text):
-            found.setdefault(match.group(1), match.group(2))
-        outline.scope_facts[key] = found
-    return dict(found)
-
-
-def _local_facts(caller: int, outline: Outline, src: bytes) -> _Facts:
-    if not caller:
-        return []
-    key = ("locals", caller)
-    facts = outline.scope_facts.get(key)
-    if facts is None:
-        facts = []
-        definition = tree_definition(caller, outline)
-        if definition is not None:
-            parameters = definition.child_by_field_name("parameters")
-            body = definition.child_by_field_name("body")
-            if parameters is not None:
-                facts.append(_first_types(_PARAMETER_TYPE, False, _text(parameters, src)))
-            if body is not None:
-                text = _text(body, src)
-                facts += [_first_types(pattern, called, text) for pattern, called in _LOCAL_TYPES]
-        outline.scope_facts[key] = facts
-    return list(facts)
-
-
-def _module_facts(outline: Outline, src: bytes) -> _Facts:
-    key = ("module-types", 0)
-    facts = outline.scope_facts.get(key)
-    if facts is None:
-        text = src.decode("utf-8", "replace")
-        facts = [_first_types(pattern, called, text) for pattern, called in _MODULE_TYPES]
-        outline.scope_facts[key] = facts
-    return list(facts)
-
-
-def _field_type(field_name: str, caller: int, outline: Outline, src: bytes) -> _Type | None:
-    klass = enclosing_class(caller, outline.nodes)
-    if klass is None:
-        return None
-    key = ("fields", klass)
-    facts = outline.scope_facts.get(key)
-    if facts is None:
-        definition = tree_definition(klass, outline)
-        text = "" if definition is None else _text(definition, src)
-        facts = [_first_types(pattern, called, text) for pattern, called in _FIELD_TYPES]
-        outline.scope_facts[key] = facts
-    for types in facts:
-        if field_name in types:
-            return _Type(*types[field_name])
-    if any(c.parent == klass for c in outline.by_name.get(field_name, ())):
-        return _Type(f"self.{field_name}", True)  # a property: what it returns
-    return None

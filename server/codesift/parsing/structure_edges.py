@@ -32,6 +32,7 @@ def import_edges(
     edges: list[ParsedEdge] = []
     hints: dict[str, str] = {}
     sep = _import_separator(spec)
+    python = spec.qualifier == "python_module"
     seen: set[tuple[str, str]] = set()
     for module, imported, alias, line, is_path in imports:
         target = imported or module
@@ -43,7 +44,13 @@ def import_edges(
             if (is_path or "/" in target) and not imported
             else (last_component(target))
         )
-        hints.setdefault(alias or short, hint)
+        if python and not imported and not alias:
+            # `import a.b.c` binds `a` (the package), never `c`: `a.b.c.f()` is
+            # written through the head.
+            head = target.split(".", 1)[0]
+            hints.setdefault(head, head)
+        else:
+            hints.setdefault(alias or short, hint)
         if (target, hint) in seen:
             continue
         seen.add((target, hint))

@@ -27,12 +27,18 @@ from typing import NamedTuple
 import apsw
 
 from codesift.store.path_hints import write_resolutions
+from codesift.store.rows import unpack_text
 
 __all__ = ["resolve_python_hints"]
 
 # How many modules, bases and return annotations one walk may pass through.
 _WALK_DEPTH = 8
 _RETURNS = re.compile(r"\)\s*->\s*(.+?)\s*:?\s*$")
+# The same in a function's text: the header is the `def` up to the first `)` that a
+# colon ending the line follows (with the annotation between them, if any).
+_HEADER_RETURNS = re.compile(
+    r"(?s)\bdef\s+\w+\s*\(.*?\)\s*(?:->\s*([^\n:]+?)\s*)?:[ \t]*(?:#[^\n]*)?\n"
+)
 _WRAPPERS = re.compile(r"^(?:Optional|type|Type|Awaitable|Coroutine\[[^,\]]*,[^,\]]*,)\[(.*)\]$")
 _FIRST_NAME = re.compile(r"[A-Za-z_][\w.]*")
 _NOT_CLASSES = frozenset(
@@ -141,7 +147,9 @@ class _Walk:
         if function[1] != "function" and function[1] != "method":
             return function
         match = _RETURNS.search(function[3])
-        if match is None:
+        if match is None and function[3].endswith("…"):  # a long signature, cut short
+            match = _HEADER_RETURNS.search(self._header(function))
+        if match is None or match.group(1) is None:
             return None
         annotation = match.group(1).strip().strip("\"'")
         while (inner := _WRAPPERS.match(annotation)) is not None:
@@ -159,6 +167,16 @@ class _Walk:
         for part in typed.split("."):
             owner = None if owner is None else self.member(owner, part, depth + 1)
         return owner if owner is not None and owner[1] == "class" else None
+
+    def _header(self, function: _Node) -> str:
+        """The start of a function's own text (its first code chunk): the whole
+        header of a signature too long to be kept."""
+        for (text,) in self.conn.execute(
+            "SELECT text FROM chunks WHERE node_id = ? AND layer = 'code' ORDER BY part LIMIT 1",
+            (function[0],),
+        ):
+            return unpack_text(text) if text is not None else ""
+        return ""
 
     def _module_of(self, node: _Node) -> _Node | None:
         rows = self._row("file_id = ? AND kind = 'module'", (node[4],))
