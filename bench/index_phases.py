@@ -15,7 +15,7 @@ the same machine load), each measured as a fresh process from start to exit:
   its chunking are what is built (the interpreter starting and importing semble
   included, as codesift's own start is).
 - lexical-ready: `codesift index --no-embed` into a new database: search works (a
-  run of 200 files or more leaves the targets of its calls to the call pass).
+  run of 200 source files or more leaves the targets of its calls to the call pass).
 - calls-ready: that run, then `codesift resolve` (which waits for the background
   call pass the run started, then finishes it), timed together: callers, callees
   and graph complete. The same as lexical-ready when the run resolved its calls.
@@ -503,7 +503,7 @@ def render(raw: Json) -> str:
         " they see the same load. Peer: semble 0.7.0 building its index as"
         " bench/peer_baseline.py runs it (stand-in model: its chunking and BM25), interpreter"
         " start and imports included. lexical: `codesift index --no-embed` into a new"
-        " database (search works; a run of 200 files or more leaves its calls' targets to"
+        " database (search works; a run of 200 source files or more leaves its calls to"
         " the call pass). calls: the call graph complete, that run then `codesift resolve`"
         " (waiting for the background pass the run started, then finishing it). static:"
         " `codesift index` with the static vectors (embedding.model ="

@@ -28,7 +28,7 @@ import apsw
 from codesift.config import Settings
 from codesift.history.update import in_git_history
 from codesift.index_workers import StaleWorkerCode, note_workspace_root
-from codesift.parsing.languages import detect_language
+from codesift.parsing.languages import detect_language, spec_for
 from codesift.preparation import FileJob, PreparedFile, prepare_file, prepare_files
 from codesift.store.call_targets import mark_calls_owed
 from codesift.store.reader import file_stamps, indexed_paths_under
@@ -51,9 +51,9 @@ log = logging.getLogger(__name__)
 # A transaction is committed after this many files or seconds, whichever first.
 BATCH_FILES = 200
 BATCH_SECONDS = 1.0
-# With `defer_calls`, a run that parses at least this many files writes their
-# calls edges without targets and leaves the resolution to the call pass
-# (call_pass.py): search works that much sooner.
+# With `defer_calls`, a run that parses at least this many source files (of a
+# language with a grammar) writes their calls edges without targets and leaves
+# the resolution to the call pass (call_pass.py): search works that much sooner.
 DEFER_CALLS_MIN_FILES = 200
 # A run that (re)indexes at least this many files, and more than half of the
 # index, is a bulk build: FTS merging is deferred to the end and the file compacted.
@@ -98,6 +98,13 @@ class IndexSummary:
 
 
 ProgressCallback = Callable[[IndexProgress], None]
+
+
+def _code_files(plan: IndexPlan) -> int:
+    """Files to parse that a grammar parses (the only ones with calls)."""
+    return sum(
+        1 for s in plan.to_index if spec_for(s.language or detect_language(s.path)) is not None
+    )
 
 
 def _normalize_rel_path(path: str) -> str:
@@ -225,7 +232,7 @@ class Indexer:
             with self.conn:
                 self.writer.record_extraction()
         self._reparse = plan.reparse
-        self._deferring = self.defer_calls and len(plan.to_index) >= DEFER_CALLS_MIN_FILES
+        self._deferring = self.defer_calls and _code_files(plan) >= DEFER_CALLS_MIN_FILES
         if self._deferring:
             with self.conn:  # before any row: a run killed halfway still owes the pass
                 mark_calls_owed(self.conn)

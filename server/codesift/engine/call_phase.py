@@ -56,8 +56,10 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-# A pass this small runs right after the index run, before the answer.
-INLINE_FILES = 200
+# A pass this small (what a killed pass left, say) runs right after the index
+# run, before the answer; a run defers its calls only with more files than this
+# (indexer.DEFER_CALLS_MIN_FILES).
+INLINE_FILES = 50
 # How often a process waiting for another's pass reads how far it is.
 WAIT_POLL_SECONDS = 0.5
 
