@@ -283,6 +283,11 @@ ROWS: tuple[Row, ...] = (
         _indexing("lexical"),
         "0.7x",
     ),
+    Row(
+        "the same until the call graph is complete (the call pass after it)",
+        "index_speed_side",
+        _indexing("calls"),
+    ),
     Row("the same with the static vectors", "index_speed_side", _indexing("static"), "1.0x"),
     Row(_history_label, "history_deep", _history, "<= 30 s"),
     Row("routing a question to the right repository of 25, top-1 / top-3", "routing", _routing),

@@ -10,11 +10,14 @@ SQLite file; the edges are read back as `codesift callers/callees` show them.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from call_workspace import callee_names as callees
 from call_workspace import engine_over
 
-from codesift.engine import Engine
+from codesift.engine import Engine, Workspace
+from conftest import write_files
 
 FILES = {
     "net/__init__.py": (
@@ -300,3 +303,41 @@ def test_a_returned_class_called_makes_its_instance(engine: Engine) -> None:
     # make_flag's signature is too long to be kept whole: its return is read from
     # its text.
     assert callees(engine, "net.hub.long_made") == {"net.hub.make_flag", "net.events.Flag.set"}
+
+
+@pytest.mark.parametrize("order", ["remove first", "add first"])
+def test_an_edge_through_a_base_follows_the_base_when_it_changes(
+    tmp_path: Path, order: str
+) -> None:
+    # Sub.stop's self.close() is resolved across files through Sub's base: when
+    # the base's close goes, the edge reaches nothing; when the base gains a mixin
+    # that has close, or its package re-exports another base, it reaches that.
+    root = tmp_path / "ws"
+    files = {
+        ".codesift.toml": "[embedding]\nenabled = false\n",
+        "pkg/__init__.py": "from .base import Base as Base\n",
+        "pkg/mixin.py": "class Closing:\n    def close(self):\n        pass\n",
+        "pkg/other.py": "class Base:\n    def close(self):\n        pass\n",
+        "pkg/sub.py": (
+            "from . import Base\n\n\nclass Sub(Base):\n    def stop(self):\n        self.close()\n"
+        ),
+    }
+    plain = "class Base:\n    def close(self):\n        pass\n"
+    bare = "class Base:\n    def open(self):\n        pass\n"
+    mixed = "from .mixin import Closing\n\n\nclass Base(Closing):\n    pass\n"
+    steps = [
+        ({"pkg/base.py": plain}, {"pkg.base.Base.close"}),
+        ({"pkg/base.py": bare}, set()),
+        ({"pkg/base.py": mixed}, {"pkg.mixin.Closing.close"}),
+        ({"pkg/__init__.py": "from .other import Base as Base\n"}, {"pkg.other.Base.close"}),
+    ]
+    if order == "add first":
+        steps = [steps[0], steps[2], steps[1], steps[3]]
+    for change, expected in steps:
+        files.update(change)
+        write_files(root, files)
+        engine = Engine(Workspace.at(root), vectors=False, quiet=True)
+        try:
+            assert callees(engine, "pkg.sub.Sub.stop") == expected, change
+        finally:
+            engine.close()

@@ -176,8 +176,7 @@ def cmd_resolve(args: argparse.Namespace, inv: Invocation) -> int:
     without them) now, with progress; waits for another process's pass first.
     `--background` is how an index run starts it detached: it then goes on with
     the git history pass."""
-    from codesift.engine.call_phase import complete_calls
-    from codesift.store.call_targets import calls_pending_count
+    from codesift.engine.call_phase import calls_pending_count, complete_calls
 
     ws = inv.workspace(args)
     quiet = args.quiet or args.json

@@ -22,9 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, Protocol
-
-from codesift.errors import ConfigError, QueryError
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import psycopg
@@ -89,234 +87,141 @@ def add_team_parser(sub: Any) -> None:
 
 
 def cmd_team(args: argparse.Namespace, inv: Output) -> int:
-    """Run one `codesift team` command (see the module docstring)."""
+    """Run one `codesift team` command (see the module docstring): the engine
+    does it (engine/team_admin.py), this draws what it did."""
+    from codesift.engine import team_admin
+
     name = str(args.team_command)
     if name == "sql":
-        return _sql(args, inv)
-    handler = _HANDLERS[name]
-    from codesift.engine.postgres import connect
-
-    for attr, kind in (("role", "role"), ("group", "group"), ("user", "user")):
-        value = getattr(args, attr, None)
-        if isinstance(value, str):
-            _name(value, kind)
-    if isinstance(getattr(args, "name", None), str):
-        _name(args.name, "principal")
-    if isinstance(getattr(args, "principal", None), str):
-        _name(args.principal, "principal")
-    if isinstance(getattr(args, "repo", None), str):
-        from codesift.engine.postgres import check_repo_key
-
-        check_repo_key(args.repo)
-    with connect(args.db, autocommit=True) as conn:
-        data, text = handler(conn, args)
+        text = team_admin.setup_sql(args.database, args.indexer, args.reader)
+        inv.print(json.dumps({"sql": text}) if args.json else text)
+        return EXIT_OK
+    _check_names(args)  # before connecting: a bad name says so at once
+    operation = _operations()[name]
+    with team_admin.admin_connection(args.db) as conn:
+        data = operation(conn, args)
     if args.json:
         inv.print(json.dumps(data, ensure_ascii=False))
     else:
-        for line in text:
+        for line in _RENDER[name](data):
             inv.print(line)
     return EXIT_OK
 
 
-def _name(value: str, kind: str) -> None:
-    from codesift.store.postgres.keys import check_name
+def _check_names(args: argparse.Namespace) -> None:
+    from codesift.engine.team_admin import check_name, check_repo
 
-    check_name(value, kind)
-
-
-def _sql(args: argparse.Namespace, inv: Output) -> int:
-    from codesift.store.postgres.access import setup_sql
-
-    for value, kind in ((args.indexer, "role"), (args.reader, "role"), (args.database, "database")):
-        _name(value, kind)
-    text = setup_sql(args.database, args.indexer, args.reader)
-    if args.json:
-        inv.print(json.dumps({"sql": text}))
-    else:
-        inv.print(text)
-    return EXIT_OK
+    for attr, kind in (("role", "role"), ("group", "group"), ("user", "user")):
+        value = getattr(args, attr, None)
+        if isinstance(value, str):
+            check_name(value, kind)
+    for attr in ("name", "principal"):
+        value = getattr(args, attr, None)
+        if isinstance(value, str):
+            check_name(value, "principal")
+    if isinstance(getattr(args, "repo", None), str):
+        check_repo(args.repo)
 
 
-Result = tuple[dict[str, Any], list[str]]
+Answer = dict[str, Any]
+Operation = Callable[["psycopg.Connection[Any]", argparse.Namespace], Answer]
+Render = Callable[[Answer], list[str]]
 
 
-def _init(conn: psycopg.Connection[Any], args: argparse.Namespace) -> Result:
-    # `connect` created the extensions and applied the migrations, or said in
-    # one line what it could not do.
-    from codesift.store.postgres import schema_version
+def _operations() -> dict[str, Operation]:
+    """What the engine does for each command (imported here: psycopg is loaded
+    only by `codesift team`)."""
+    from codesift.engine import team_admin as t
 
-    version = schema_version(conn)
-    return {"schema_version": version}, [f"the shared index is ready (schema version {version})"]
+    return {
+        "init": lambda c, a: t.init(c),
+        "reader": lambda c, a: t.reader(c, a.role),
+        "delegate": lambda c, a: t.delegate(c, a.role, remove=a.remove),
+        "member": lambda c, a: t.member(c, a.group, a.user, remove=a.remove),
+        "principal": lambda c, a: t.principal(c, a.name, group=a.group, remove=a.remove),
+        "grant": lambda c, a: t.grant(c, a.principal, a.repo, group=a.group),
+        "revoke": lambda c, a: t.revoke(c, a.principal, a.repo),
+        "row-security": lambda c, a: t.row_security(c, on=a.state == "on"),
+        "list": lambda c, a: t.overview(c, a.principal),
+        "remove-repo": lambda c, a: t.remove_repo(c, a.repo),
+    }
 
 
-def _reader(conn: psycopg.Connection[Any], args: argparse.Namespace) -> Result:
-    from codesift.store.postgres.access import READER_TABLES, grant_reader
-
-    _role_exists(conn, args.role)
-    grant_reader(conn, args.role)
-    return {"role": args.role, "tables": list(READER_TABLES)}, [
-        f"{args.role} may now read the index ({', '.join(READER_TABLES)})"
-    ]
+def _init_text(data: Answer) -> list[str]:
+    return [f"the shared index is ready (schema version {data['schema_version']})"]
 
 
-def _delegate(conn: psycopg.Connection[Any], args: argparse.Namespace) -> Result:
-    from codesift.store.postgres.access import add_delegate, remove_delegate
+def _reader_text(data: Answer) -> list[str]:
+    return [f"{data['role']} may now read the index ({', '.join(data['tables'])})"]
 
-    if args.remove:
-        if not remove_delegate(conn, args.role):
-            raise QueryError(f"{args.role} is not a delegate")
-        return {"role": args.role, "delegate": False}, [
-            f"{args.role} may no longer read as another principal"
-        ]
-    _role_exists(conn, args.role)
-    add_delegate(conn, args.role)
-    return {"role": args.role, "delegate": True}, [
-        f"{args.role} may now read as any principal (--principal): it must take the"
+
+def _delegate_text(data: Answer) -> list[str]:
+    if not data["delegate"]:
+        return [f"{data['role']} may no longer read as another principal"]
+    return [
+        f"{data['role']} may now read as any principal (--principal): it must take the"
         " principal from its own authentication"
     ]
 
 
-def _member(conn: psycopg.Connection[Any], args: argparse.Namespace) -> Result:
-    from codesift.store.postgres.access import add_member, principal_kind, remove_member
-
-    if args.remove:
-        if not remove_member(conn, args.group, args.user):
-            raise QueryError(f"{args.user} is not a member of {args.group}")
-        return {"group": args.group, "user": args.user, "member": False}, [
-            f"{args.user} is no longer in {args.group}"
-        ]
-    for name, kind in ((args.group, "group"), (args.user, "user")):
-        found = principal_kind(conn, name)
-        if found is not None and found != kind:
-            raise QueryError(f"{name} is a {found}, not a {kind}")
-    add_member(conn, args.group, args.user)
-    return {"group": args.group, "user": args.user, "member": True}, [
-        f"{args.user} is in {args.group}"
-    ]
+def _member_text(data: Answer) -> list[str]:
+    if not data["member"]:
+        return [f"{data['user']} is no longer in {data['group']}"]
+    return [f"{data['user']} is in {data['group']}"]
 
 
-def _principal(conn: psycopg.Connection[Any], args: argparse.Namespace) -> Result:
-    from codesift.store.postgres.access import add_principal, principal_kind, remove_principal
-
-    if args.remove:
-        if not remove_principal(conn, args.name):
-            raise QueryError(f"no principal named {args.name}")
-        return {"principal": args.name, "removed": True}, [f"removed {args.name}"]
-    kind: Literal["user", "group"] = "group" if args.group else "user"
-    found = principal_kind(conn, args.name)
-    if found is not None and found != kind:
-        raise QueryError(f"{args.name} is a {found}, not a {kind}")
-    add_principal(conn, args.name, kind)
-    return {"principal": args.name, "kind": kind}, [f"{kind} {args.name}"]
+def _principal_text(data: Answer) -> list[str]:
+    if data.get("removed"):
+        return [f"removed {data['principal']}"]
+    return [f"{data['kind']} {data['principal']}"]
 
 
-def _grant(conn: psycopg.Connection[Any], args: argparse.Namespace) -> Result:
-    from codesift.store.postgres.access import add_principal, grant, principal_kind, repo_exists
-
-    if not repo_exists(conn, args.repo):
-        raise QueryError(f"no repository {args.repo} in the shared index")
-    if principal_kind(conn, args.principal) is None:
-        add_principal(conn, args.principal, "group" if args.group else "user")
-    grant(conn, args.principal, args.repo)
-    return {"principal": args.principal, "repo": args.repo, "granted": True}, [
-        f"{args.principal} may read {args.repo}"
-    ]
+def _grant_text(data: Answer) -> list[str]:
+    if data["granted"]:
+        return [f"{data['principal']} may read {data['repo']}"]
+    return [f"{data['principal']} may no longer read {data['repo']}"]
 
 
-def _revoke(conn: psycopg.Connection[Any], args: argparse.Namespace) -> Result:
-    from codesift.store.postgres.access import revoke
-
-    if not revoke(conn, args.principal, args.repo):
-        raise QueryError(f"{args.principal} has no grant of {args.repo}")
-    return {"principal": args.principal, "repo": args.repo, "granted": False}, [
-        f"{args.principal} may no longer read {args.repo}"
-    ]
+def _row_security_text(data: Answer) -> list[str]:
+    return [f"row security {'on' if data['row_security'] else 'off'}"]
 
 
-def _row_security(conn: psycopg.Connection[Any], args: argparse.Namespace) -> Result:
-    from codesift.store.postgres.access import disable_row_security, enable_row_security
-
-    if args.state == "on":
-        enable_row_security(conn)
-    else:
-        disable_row_security(conn)
-    return {"row_security": args.state == "on"}, [f"row security {args.state}"]
-
-
-def _list(conn: psycopg.Connection[Any], args: argparse.Namespace) -> Result:
-    from codesift.store.postgres.access import access_overview
-
-    seen = access_overview(conn)
-    if args.principal is not None:
-        if args.principal not in seen.principals:
-            raise QueryError(f"no principal named {args.principal}")
-        groups = [g for g, m in seen.members.items() if args.principal in m]
-        readable = seen.readable(args.principal)
-        data = {
-            "principal": args.principal,
-            "kind": seen.principals[args.principal],
-            "groups": groups,
-            "repositories": readable,
-        }
+def _list_text(data: Answer) -> list[str]:
+    if "principal" in data:
+        groups = data["groups"]
         text = [
-            f"{seen.principals[args.principal]} {args.principal}"
+            f"{data['kind']} {data['principal']}"
             + (f" (in {', '.join(groups)})" if groups else ""),
-            *(f"  reads {key}" for key in readable),
+            *(f"  reads {key}" for key in data["repositories"]),
         ]
-        if not readable:
+        if not data["repositories"]:
             text.append("  reads no repository")
-        return data, text
-    data = {
-        "row_security": seen.row_security,
-        "principals": [
-            {
-                "name": name,
-                "kind": kind,
-                "members": seen.members.get(name, []),
-                "grants": seen.grants.get(name, []),
-                "reads": seen.readable(name),
-            }
-            for name, kind in seen.principals.items()
-        ],
-        "delegates": seen.delegates,
-        "repositories": seen.repos,
-    }
-    text = [f"row security  {'on' if seen.row_security else 'off'}"]
-    text.append(f"delegates     {', '.join(seen.delegates) or '(none)'}")
-    text.append(f"repositories  {len(seen.repos)}")
-    for name, kind in seen.principals.items():
-        members = seen.members.get(name, [])
-        head = f"{kind} {name}" + (f": {', '.join(members)}" if members else "")
-        text.append(head)
-        for key in seen.readable(name):
-            text.append(f"  reads {key}")
-    return data, text
+        return text
+    text = [f"row security  {'on' if data['row_security'] else 'off'}"]
+    text.append(f"delegates     {', '.join(data['delegates']) or '(none)'}")
+    text.append(f"repositories  {len(data['repositories'])}")
+    for entry in data["principals"]:
+        members = entry["members"]
+        text.append(
+            f"{entry['kind']} {entry['name']}" + (f": {', '.join(members)}" if members else "")
+        )
+        text.extend(f"  reads {key}" for key in entry["reads"])
+    return text
 
 
-def _remove_repo(conn: psycopg.Connection[Any], args: argparse.Namespace) -> Result:
-    from codesift.store.postgres.access import remove_repo
-
-    if not remove_repo(conn, args.repo):
-        raise QueryError(f"no repository {args.repo} in the shared index")
-    return {"repo": args.repo, "removed": True}, [f"removed {args.repo} and every row of it"]
+def _remove_repo_text(data: Answer) -> list[str]:
+    return [f"removed {data['repo']} and every row of it"]
 
 
-def _role_exists(conn: psycopg.Connection[Any], role: str) -> None:
-    from codesift.store.postgres.access import database_role_exists
-
-    if not database_role_exists(conn, role):
-        raise ConfigError(f"no database role {role}: create it first (codesift team sql)")
-
-
-_HANDLERS: dict[str, Callable[[psycopg.Connection[Any], argparse.Namespace], Result]] = {
-    "init": _init,
-    "reader": _reader,
-    "delegate": _delegate,
-    "member": _member,
-    "principal": _principal,
-    "grant": _grant,
-    "revoke": _revoke,
-    "row-security": _row_security,
-    "list": _list,
-    "remove-repo": _remove_repo,
+_RENDER: dict[str, Render] = {
+    "init": _init_text,
+    "reader": _reader_text,
+    "delegate": _delegate_text,
+    "member": _member_text,
+    "principal": _principal_text,
+    "grant": _grant_text,
+    "revoke": _grant_text,
+    "row-security": _row_security_text,
+    "list": _list_text,
+    "remove-repo": _remove_repo_text,
 }

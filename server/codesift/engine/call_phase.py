@@ -49,6 +49,7 @@ __all__ = [
     "TASK_FILES",
     "after_index",
     "calls_lock",
+    "calls_pending_count",
     "complete_calls",
     "resolve_here",
     "start_background_calls",

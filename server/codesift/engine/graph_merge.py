@@ -72,5 +72,6 @@ def merge_walks(walks: Sequence[Sourced[P]], max_nodes: int) -> tuple[GraphResul
         edges=tuple(edges),
         truncated=cut > 0 or any(walk.truncated for walk, _ in found),
         omitted=cut + sum(walk.omitted for walk, _ in found),
+        calls_pending=sum(walk.calls_pending for walk, _ in found),
     )
     return merged, places

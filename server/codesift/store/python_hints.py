@@ -14,9 +14,12 @@
 - `*method::f`: the one method (never a module-level function) named `f`.
 
 Resolved by a walk: resolution `type` (`*py::`) or `import`; by the name alone:
-`unique`. An edge that names a base or a re-export that changes is revisited only
-when its own target's name appears or vanishes (store/writer.py), as every
-name-resolved edge is.
+`unique`. The writer (store/writer.py) resolves an edge again when a definition
+of its name appears or vanishes, and when a file's bases or imports change: then
+every name a call could reach through them (`names_behind`: the imported name,
+the members of the old and new base classes and of their bases), so that a call
+walked through a base or a re-export never keeps a target that is gone or no
+longer the one the walk finds.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import apsw
 from codesift.store.path_hints import write_resolutions
 from codesift.store.rows import unpack_text
 
-__all__ = ["resolve_python_hints"]
+__all__ = ["names_behind", "resolve_python_hints", "structure_of"]
 
 # How many modules, bases and return annotations one walk may pass through.
 _WALK_DEPTH = 8
@@ -182,6 +185,24 @@ class _Walk:
         rows = self._row("file_id = ? AND kind = 'module'", (node[4],))
         return rows[0] if rows else None
 
+    def member_names(self, klass: _Node, seen: set[int], depth: int = 0) -> set[str]:
+        """The names defined in a class and in its bases (each class once)."""
+        if klass.id in seen or depth > _WALK_DEPTH:
+            return set()
+        seen.add(klass.id)
+        rows = self.conn.execute("SELECT name FROM nodes WHERE parent_id = ?", (klass.id,))
+        names = {str(name) for (name,) in rows}
+        for dst_id, hint in self.conn.execute(
+            "SELECT dst_id, dst_hint FROM edges WHERE src_id = ? AND kind = 'inherits'",
+            (klass.id,),
+        ).fetchall():
+            base = self.node_id(int(dst_id)) if dst_id is not None else None
+            if base is None and hint:
+                base = self.find(str(hint))
+            if base is not None:
+                names |= self.member_names(base, seen, depth + 1)
+        return names
+
     def only_method(self, name: str) -> int | None:
         """The id of the one method named `name`; None when there are none or several
         (asked once per name: a cold index of the standard library asks ~15,000
@@ -223,3 +244,40 @@ def _resolve(walk: _Walk, hint: str) -> tuple[int | None, str]:
     if found is not None and found.kind != "module":
         return found.id, "type" if typed else "import"
     return None, ""
+
+
+# -- what a changed base or re-export makes stale -----------------------------------------
+
+Structure = set[tuple[str, str, str, str]]
+
+
+def structure_of(conn: apsw.Connection, file_id: int) -> Structure:
+    """A file's inherits and imports edges as (source, kind, name, target): the
+    target is the hint, or the local definition's qualified name."""
+    return {
+        (str(source), str(kind), str(name), str(target or ""))
+        for source, kind, name, target in conn.execute(
+            "SELECT s.qualified_name, e.kind, e.dst_name,"
+            " CASE WHEN e.dst_hint != '' THEN e.dst_hint ELSE d.qualified_name END"
+            " FROM edges e JOIN nodes s ON s.id = e.src_id LEFT JOIN nodes d ON d.id = e.dst_id"
+            " WHERE s.file_id = ? AND e.kind IN ('inherits', 'imports')",
+            (file_id,),
+        )
+    }
+
+
+def names_behind(conn: apsw.Connection, changed: Structure) -> set[str]:
+    """The names whose calls elsewhere may now resolve otherwise, for inherits and
+    imports edges that appeared or went (`changed`): an import's name (a package's
+    re-export of it); every member of a base class or an imported class, and of
+    its bases (`self.f()` in a subclass walks them)."""
+    walk = _Walk(conn)
+    names: set[str] = set()
+    seen: set[int] = set()
+    for _source, kind, name, target in changed:
+        if kind == "imports":
+            names.add(name)
+        found = walk.find(target) if target else None
+        if found is not None and found.kind == "class":  # a base, or a class re-exported
+            names |= walk.member_names(found, seen)
+    return names

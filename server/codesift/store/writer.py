@@ -35,7 +35,7 @@ from codesift.store.indexed_files import (
 )
 from codesift.store.meta import read_meta, write_meta
 from codesift.store.path_hints import resolve_path_hints
-from codesift.store.python_hints import resolve_python_hints
+from codesift.store.python_hints import names_behind, resolve_python_hints, structure_of
 from codesift.store.row_ids import ChunkKey, NodeKey, allocate_ids, keys_of_chunks, keys_of_nodes
 from codesift.store.rows import FTS_AST, FTS_CODE, FTS_DOC, FileMeta, FileRows, NodeRow
 from codesift.store.script_hints import resolve_script_hints
@@ -80,7 +80,11 @@ _OUTSIDE_PYTHON_HINT = (
 )
 # Edges this writer resolves (or leaves unresolved): not those the file itself
 # resolved (scope, type, guess; `local` in indexes made before confidences).
-_RESOLVED_HERE = "coalesce(edges.resolution, '') IN ('', 'import', 'unique', 'hint')"
+_RESOLVED_HERE = (
+    "(coalesce(edges.resolution, '') IN ('', 'import', 'unique', 'hint')"
+    # a hint this writer walked to its target (a receiver's class and its bases)
+    " OR (edges.resolution = 'type' AND edges.dst_hint != ''))"
+)
 # What Python reaches without the project: its standard library and builtins.
 _PYTHON_OUTSIDE = frozenset(sys.stdlib_module_names) | {"builtins"}
 
@@ -260,6 +264,8 @@ class IndexWriter:
         # Taken before the old rows go, so a new id never equals a kept one.
         next_node = int(scalar(conn, "SELECT coalesce(max(id), 0) FROM nodes")) + 1
         next_chunk = int(scalar(conn, "SELECT coalesce(max(id), 0) FROM chunks")) + 1
+        # A Python file's bases and imports before: calls elsewhere walk them.
+        structure = structure_of(conn, file_id) if meta.language == "python" and file_id else None
         if file_id is not None:
             old = self._old_rows(file_id)
             self._delete_rows(file_id)
@@ -315,12 +321,16 @@ class IndexWriter:
         )
         old_pairs = {(name, node_id) for node_id, name in old.node_names.items()}
         new_pairs = {(n[1], node_id) for n, node_id in zip(rows.nodes, node_ids, strict=True)}
+        touched = {name for name, _ in old_pairs ^ new_pairs}
+        if structure is not None:
+            # A base or a re-export that changed: the names calls reach through it.
+            touched |= names_behind(conn, structure ^ structure_of(conn, file_id))
         return FileChange(
             nodes=len(node_ids),
             edges=edge_count,
             chunks=len(chunk_ids),
             node_ids=tuple(node_ids),
-            touched_names={name for name, _ in old_pairs ^ new_pairs},
+            touched_names=touched,
             orphaned_sources=orphaned - kept_nodes,
         )
 
