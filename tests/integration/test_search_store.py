@@ -238,3 +238,22 @@ def test_the_writer_reads_the_file_catalog(conn: apsw.Connection, tmp_path: Path
     assert writer.skipped_files() == {"big.bin": (10, 20, "binary")}
     assert read_meta(conn, "root") == str(tmp_path)
     assert float(read_meta(conn, "last_update") or 0) > 0
+
+
+def test_term_counts_agree_with_a_count_of_the_rows(
+    conn: apsw.Connection, store: SqliteSearchStore
+) -> None:
+    """Counted once, then read from the cache (one term cached, the others not):
+    each term's count is the rows of code_fts that hold it."""
+    terms = ["retry", "charge", "invoice", "nosuchword"]
+    expected = {
+        t: conn.execute(
+            "SELECT count(*) FROM code_fts WHERE code_fts MATCH ?", (f'"{t}"',)
+        ).fetchone()[0]
+        for t in terms
+    }
+    total = conn.execute("SELECT count(*) FROM code_fts").fetchone()[0]
+    assert expected["retry"] > 0 and expected["nosuchword"] == 0
+    assert store.term_counts("code", terms[:1]) == (total, {"retry": expected["retry"]})
+    for _ in range(2):
+        assert store.term_counts("code", terms) == (total, expected)

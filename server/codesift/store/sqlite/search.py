@@ -94,6 +94,17 @@ def _cached_count(conn: apsw.Connection, table: str, term: str | None) -> int:
     return count
 
 
+def _cached_counts(conn: apsw.Connection, table: str, terms: Sequence[str]) -> dict[str, int]:
+    """`_cached_count` of each of `terms`: the cache read under one lock (a
+    feedback search asks for some sixty words at once)."""
+    filename = str(conn.filename)
+    if not filename:
+        return {term: _cached_count(conn, table, term) for term in terms}
+    with _df_lock:
+        found = {t: _df_cache.get((filename, table, t)) for t in terms}
+    return {t: _cached_count(conn, table, t) if n is None else n for t, n in found.items()}
+
+
 def scored_terms(
     conn: apsw.Connection, table: str, terms: Sequence[str], max_df: float = 0.5
 ) -> list[str]:
@@ -110,15 +121,16 @@ def scored_terms(
     if len(terms) < 2:
         return list(terms)
     rows = _cached_count(conn, table, None)
+    counts = _cached_counts(conn, table, terms)
 
     def common(term: str) -> bool:
-        count = _cached_count(conn, table, term)
+        count = counts[term]
         return 2 * count >= rows or (count >= max_df * rows and count >= COMMON_TERM_MIN_ROWS)
 
     kept = [t for t in terms if not common(t)]
     # Terms no row holds (a variant that is no word here) score nothing: when they
     # are all that is left, every term is kept rather than none that matches.
-    if any(_cached_count(conn, table, t) for t in kept):
+    if any(counts[t] for t in kept):
         return kept
     return list(terms)
 
