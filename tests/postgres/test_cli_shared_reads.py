@@ -189,8 +189,10 @@ def test_callers_and_callees(
     shared = run_json(
         capsys, "callers", "parse_http_header", "--db", pg_dsn, "--repo", "acme/app@main"
     )
-    assert set(shared) == set(local) == {"name", "nodes", "truncated", "omitted", "max_nodes"}
+    keys = {"name", "nodes", "truncated", "omitted", "max_nodes", "calls_pending"}
+    assert set(shared) == set(local) == keys
     assert (shared["truncated"], shared["omitted"]) == (local["truncated"], local["omitted"])
+    assert shared["calls_pending"] == local["calls_pending"] == 0
     assert [
         [(c["edge"], c["node"]["qualified_name"]) for c in n["callers"]] for n in shared["nodes"]
     ] == [[(c["edge"], c["node"]["qualified_name"]) for c in n["callers"]] for n in local["nodes"]]
