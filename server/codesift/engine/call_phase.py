@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -39,7 +38,7 @@ from codesift.engine.listener import EngineListener
 from codesift.engine.workspace import Workspace
 from codesift.errors import ReadOnlyIndexError
 from codesift.store.call_targets import calls_owed, calls_pending_count, targets_pending_count
-from codesift.store.locks import IndexLock
+from codesift.store.locks import IndexLock, taken
 
 if TYPE_CHECKING:
     from codesift.call_pass import CallPassProgress, CallPassStats
@@ -70,11 +69,7 @@ TASK_FILES = "call graph: files"
 def calls_lock(ws: Workspace, purpose: str) -> IndexLock | None:
     """The index's calls lock, taken; None when another process holds it (or
     this user cannot write the index)."""
-    lock = IndexLock(ws.db_path, "calls", purpose=purpose)
-    try:
-        return lock if lock.try_acquire() else None
-    except ReadOnlyIndexError:
-        return None
+    return taken(ws.db_path, "calls", purpose)
 
 
 def _run(
@@ -156,20 +151,22 @@ def complete_calls(
 def _wait_for_other(
     conn: apsw.Connection, lock: IndexLock, listener: EngineListener, *, quiet: bool
 ) -> None:
-    holder = lock.holder()
-    listener.waiting(holder, "the call graph pass")
+    listener.waiting(lock.holder(), "the call graph pass")
     total = targets_pending_count(conn)
     began = False
+
+    def report() -> None:
+        nonlocal began
+        if not quiet and total:
+            with contextlib.suppress(apsw.Error):
+                left = targets_pending_count(conn)
+                if not began:
+                    listener.begin(TASK_FILES, total)
+                    began = True
+                listener.advance(total - left)
+
     try:
-        while not lock.try_acquire():
-            if not quiet and total:
-                with contextlib.suppress(apsw.Error):
-                    left = targets_pending_count(conn)
-                    if not began:
-                        listener.begin(TASK_FILES, total)
-                        began = True
-                    listener.advance(total - left)
-            time.sleep(WAIT_POLL_SECONDS)
+        lock.acquire(on_poll=report, poll=WAIT_POLL_SECONDS)
     finally:
         if began:
             listener.end()

@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 
@@ -44,7 +43,7 @@ from codesift.history.update import (
     history_pending,
     update_history,
 )
-from codesift.store.locks import IndexLock, writer_lock
+from codesift.store.locks import IndexLock, taken, writer_lock
 
 __all__ = [
     "INLINE_COMMITS",
@@ -71,11 +70,7 @@ TASK_TIME = "git history: files"
 def history_lock(ws: Workspace, purpose: str) -> IndexLock | None:
     """The index's history lock, taken; None when another process holds it (or
     this user cannot write the index)."""
-    lock = IndexLock(ws.db_path, "history", purpose=purpose)
-    try:
-        return lock if lock.try_acquire() else None
-    except ReadOnlyIndexError:
-        return None
+    return taken(ws.db_path, "history", purpose)
 
 
 def is_small(pending: HistoryPending) -> bool:
@@ -198,19 +193,20 @@ def _wait_for_other(
     *,
     quiet: bool,
 ) -> None:
-    holder = lock.holder()
-    listener.waiting(holder, "the git history pass")
+    listener.waiting(lock.holder(), "the git history pass")
     reporter = None if quiet else _Reporter(listener)
+
+    def report() -> None:
+        if reporter is not None:
+            with contextlib.suppress(apsw.Error):
+                pending = history_pending(conn, ws.root)
+                if pending.commits_done < pending.commits_total:
+                    reporter(
+                        HistoryProgress("walking", pending.commits_done, pending.commits_total)
+                    )
+
     try:
-        while not lock.try_acquire():
-            if reporter is not None:
-                with contextlib.suppress(apsw.Error):
-                    pending = history_pending(conn, ws.root)
-                    if pending.commits_done < pending.commits_total:
-                        reporter(
-                            HistoryProgress("walking", pending.commits_done, pending.commits_total)
-                        )
-            time.sleep(WAIT_POLL_SECONDS)
+        lock.acquire(on_poll=report, poll=WAIT_POLL_SECONDS)
     finally:
         if reporter is not None:
             reporter.end()

@@ -38,7 +38,7 @@ from types import TracebackType
 
 from codesift.errors import ReadOnlyIndexError
 
-__all__ = ["LOCK_ROLES", "IndexLock", "lock_path", "writer_lock"]
+__all__ = ["LOCK_ROLES", "IndexLock", "lock_path", "taken", "writer_lock"]
 
 LOCK_ROLES = ("write", "embed", "history", "calls")
 
@@ -111,23 +111,29 @@ class IndexLock:
         on_wait: Callable[[str], None] | None = None,
         stop: threading.Event | None = None,
         timeout: float | None = None,
+        on_poll: Callable[[], None] | None = None,
+        poll: float = 0.0,
     ) -> bool:
         """Wait for the lock. False when `stop` was set or `timeout` seconds passed
-        first; `on_wait(holder)` is called once, when the lock is found taken."""
+        first; `on_wait(holder)` is called once, when the lock is found taken, and
+        `on_poll()` at each look while it stays taken (every `poll` seconds, when
+        given, else POLL_SECONDS)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         told = False
         while not self.try_acquire():
             if not told and on_wait is not None:
                 on_wait(self.holder())
                 told = True
+            if on_poll is not None:
+                on_poll()
             if stop is not None and stop.is_set():
                 return False
             if deadline is not None and time.monotonic() >= deadline:
                 return False
             if stop is not None:
-                stop.wait(POLL_SECONDS)
+                stop.wait(poll or POLL_SECONDS)
             else:
-                time.sleep(POLL_SECONDS)
+                time.sleep(poll or POLL_SECONDS)
         return True
 
     def release(self) -> None:
@@ -166,6 +172,16 @@ class IndexLock:
         tb: TracebackType | None,
     ) -> None:
         self.release()
+
+
+def taken(db_path: Path, role: str, purpose: str) -> IndexLock | None:
+    """The index's `role` lock, taken now; None when another process holds it, or
+    this user cannot write the index."""
+    lock = IndexLock(db_path, role, purpose=purpose)
+    try:
+        return lock if lock.try_acquire() else None
+    except ReadOnlyIndexError:
+        return None
 
 
 @contextlib.contextmanager
