@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 import apsw
 
 from codesift.config import Settings
-from codesift.engine.detached import start_detached
+from codesift.engine.detached import start_detached_pass
 from codesift.engine.history import write_steps
 from codesift.engine.listener import EngineListener
 from codesift.engine.workspace import Workspace
@@ -184,9 +184,9 @@ def after_index(
     a small call pass now, a large one in the background. Returns "done",
     "background" (a detached `codesift resolve` was started; it goes on with the
     git history), "elsewhere" (another process is at it) or "none"."""
-    left = targets_pending_count(conn)
     if not calls_owed(conn):
         return "none"
+    left = targets_pending_count(conn)
     if left <= INLINE_FILES:
         lock = calls_lock(ws, "codesift: resolving calls")
         if lock is None:
@@ -244,8 +244,4 @@ def start_background_calls(ws: Workspace) -> bool:
     """Run the call pass, then the git history pass, in a detached `codesift
     resolve --background` process, unless another process is at it; True when one
     was started. Its log is `resolve.log` beside the index."""
-    probe = calls_lock(ws, "codesift: starting the background call pass")
-    if probe is None:
-        return False
-    probe.release()  # the child takes it; a second starter's child just waits
-    return start_detached(ws, "resolve", ["--background"], "resolve.log")
+    return start_detached_pass(ws, "calls", "resolve", "resolve.log")

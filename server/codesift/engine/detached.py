@@ -10,8 +10,9 @@ import sys
 import time
 
 from codesift.engine.workspace import Workspace
+from codesift.store.locks import taken
 
-__all__ = ["start_detached"]
+__all__ = ["start_detached", "start_detached_pass"]
 
 log = logging.getLogger(__name__)
 
@@ -38,3 +39,14 @@ def start_detached(ws: Workspace, command: str, options: list[str], log_name: st
         log.warning("cannot start codesift %s in the background: %s", command, exc)
         return False
     return True
+
+
+def start_detached_pass(ws: Workspace, role: str, command: str, log_name: str) -> bool:
+    """A pass that holds the index's `role` lock for its whole length (`codesift
+    history`, `codesift resolve`) in a detached `codesift COMMAND --background`,
+    unless another process holds that lock already; True when one was started."""
+    probe = taken(ws.db_path, role, f"codesift: starting the background {command}")
+    if probe is None:
+        return False
+    probe.release()  # the child takes it; a second starter's child just waits and finds nothing
+    return start_detached(ws, command, ["--background"], log_name)

@@ -32,7 +32,7 @@ from contextlib import AbstractContextManager
 
 import apsw
 
-from codesift.engine.detached import start_detached
+from codesift.engine.detached import start_detached_pass
 from codesift.engine.listener import EngineListener
 from codesift.engine.workspace import Workspace
 from codesift.errors import ReadOnlyIndexError
@@ -254,8 +254,4 @@ def start_background_history(ws: Workspace) -> bool:
     """Run the history pass in a detached `codesift history` process, unless
     another process is at it already; True when one was started. Its log is
     `history.log` beside the index."""
-    probe = history_lock(ws, "codesift: starting the background history pass")
-    if probe is None:
-        return False
-    probe.release()  # the child takes it; a second starter's child just waits and finds nothing
-    return start_detached(ws, "history", ["--background"], "history.log")
+    return start_detached_pass(ws, "history", "history", "history.log")
