@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from codesift.embedding.model import Embedder
+from codesift.embedding.row_vectors import embedding_text
 from codesift.store.reader import chunk_rows
 from codesift.store.vectors import (
     VECTOR_LAYERS,
@@ -304,11 +305,3 @@ def _finish(done: int, total: int, started: float, embedder: Embedder) -> int:
             embedder.model,
         )
     return done
-
-
-def embedding_text(text: str, qualified_name: str, layer: str) -> str:
-    """What the model sees: a code chunk is prefixed with its qualified name, so a
-    body that never states what it belongs to still carries that context."""
-    if layer == "code" and qualified_name and qualified_name not in text[:200]:
-        return f"{qualified_name}\n{text}"
-    return text
