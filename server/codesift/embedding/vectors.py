@@ -181,7 +181,7 @@ def fill_vectors(
             remove_stale_vectors(conn)
         first = embedder.first_tier if replace else None
         if first is not None:
-            _, stopped = _fill_pass(
+            first_done, stopped = _fill_pass(
                 conn,
                 first,
                 layers,
@@ -194,6 +194,12 @@ def fill_vectors(
             )
             if stopped:
                 return 0
+            if not first_done and first_tier_progress is not None:
+                # Computed with the index's rows (embedding/row_vectors.py): the
+                # phase is complete, and says so with its count.
+                ready = count_embedded(conn, layers, first.model_id)
+                if ready:
+                    first_tier_progress(ready, ready)
             if first_tier_done is not None:
                 first_tier_done()
         if replace and count_pending(conn, layers, embedder.model_id):
