@@ -21,9 +21,14 @@ three (its figures are a table row of their own; it is no default).
 For `--sample` functions and methods per library (a fixed seed), the truth is:
 
 - callers: jedi's references to the definition's name (`get_references`, scope
-  project) that are calls (`name(` follows) or decorations (`@name`), each taken
+  project) that are calls (`name(` follows) or decorations (`@name`), and every
+  other call or decoration of that name in the library whose `goto` lands on the
+  definition (jedi's references leave out calls on a value its goto types, such
+  as an instance of the class a function's return annotation names: a callee
+  edge the reference counts would otherwise be a false caller edge), each taken
   to the definition that encloses it (a decoration: the scope around the
-  decorated definition, where the decorator runs);
+  decorated definition, where the decorator runs); recursive calls left out, as
+  on codesift's side;
 - callees: each call inside the definition's own body (not in nested
   definitions), resolved with jedi's `goto` (follow_imports), kept when it lands
   on a definition of the library.
@@ -250,8 +255,38 @@ def truth_callers(lib: Library, node: Node) -> dict[int, str]:
         if not (after.startswith("(") or decorated):
             continue
         caller = lib.enclosing(path, ref.line, decorated=decorated)
-        if caller is not None:
+        if caller is not None and caller.id != node.id:
             out.setdefault(caller.id, shape_at(site, ref.column, node.name))
+    for path, line, column, decorated in call_sites(lib, node.name):
+        caller = lib.enclosing(path, line, decorated=decorated)
+        if caller is None or caller.id == node.id or caller.id in out:
+            continue
+        script = jedi.Script(path=str(lib.root / path), project=lib.project)
+        try:
+            found = script.goto(line, column, follow_imports=True)
+        except Exception:  # jedi gives up on some expressions: no truth there
+            continue
+        if any(lib.relative(d.module_path) == node.path and d.line == node.def_line for d in found):
+            out[caller.id] = shape_at(lib.lines(path)[line - 1], column, node.name)
+    return out
+
+
+def call_sites(lib: Library, name: str) -> list[tuple[str, int, int, bool]]:
+    """Every place in the library's files where `name` is called (`name(` on one
+    line) or decorates (`@name`, `@a.name`): (path, line, column, decorated)."""
+    called = re.compile(rf"(?<![\w]){re.escape(name)}\s*\(")
+    decorator = re.compile(rf"^\s*@(?:[\w.]*\.)?({re.escape(name)})\b(?!\.)")
+    defined = re.compile(rf"^\s*(?:async\s+)?(?:def|class)\s+{re.escape(name)}\b")
+    out: list[tuple[str, int, int, bool]] = []
+    for path in sorted(lib.by_file):
+        for number, text in enumerate(lib.lines(path), start=1):
+            if name not in text or defined.match(text):
+                continue
+            marked = decorator.match(text)
+            if marked:
+                out.append((path, number, marked.start(1), True))
+                continue
+            out.extend((path, number, m.start(), False) for m in called.finditer(text))
     return out
 
 
@@ -429,7 +464,7 @@ def _ratio(hit: int, total: int) -> str:
 
 
 REFERENCES = {
-    "python": "jedi's references (callers) and goto (callees)",
+    "python": "jedi's references and goto at every call of the name (callers), goto (callees)",
     "typescript": "the TypeScript language service's getDefinitionAtPosition on every call",
     "go": "go/types on every call (GOPATH mode)",
     "c": "clang (libclang) on every call and function-like macro invocation, by USR",
@@ -574,6 +609,11 @@ def main() -> int:
             "language": r.language,
             "callers": r.callers.scores(),
             "callees": r.callees.scores(),
+            # (both, reference only, codesift only): the micro-averages' counts
+            "counts": {
+                side: [tally.both, tally.truth_only, tally.ours_only]
+                for side, tally in (("callers", r.callers), ("callees", r.callees))
+            },
             "recall_by_shape": r.recall_by_shape,
             "precision_by_shape": r.precision_by_shape,
             "precision_by_confidence": r.precision_by_confidence,

@@ -24,7 +24,7 @@ import json
 import statistics
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,7 @@ from codesift.retrieval.request import SearchRequest, SearchResponse
 from codesift.retrieval.search import Searcher
 from codesift.store.database import open_database
 from corpora import CORPUS_NAMES, DB_DIR, DEVSET2_NAMES, prepare_corpus
-from quality import corpus_settings, load_queries
+from quality import corpus_settings, load_queries, setting_config
 
 TIMING = ("took_ms", "stages")
 
@@ -91,7 +91,10 @@ def run(args: argparse.Namespace) -> int:
         queries = load_queries(corpus)
         settings = corpus_settings(corpus, db_path)
         conn = open_database(db_path)
-        searcher = Searcher(conn, settings.search, parallel=not args.sequential)
+        search_settings = settings.search
+        if args.setting:
+            search_settings = replace(search_settings, **setting_config(args.setting).overrides)
+        searcher = Searcher(conn, search_settings, parallel=not args.sequential)
         searcher.search(SearchRequest(query="warm up the caches", top_k=args.top_k))
         ms: list[float] = []
         for query in queries:
@@ -156,6 +159,10 @@ def main(argv: list[str] | None = None) -> int:
         "--sequential", action="store_true", help="streams one after the other, on one thread"
     )
     parser.add_argument("--profile", help="write a cProfile of the searches here")
+    parser.add_argument(
+        "--setting",
+        help="search settings changed, KEY=VALUE[,KEY=VALUE...] (as bench/quality.py's)",
+    )
     return run(parser.parse_args(argv))
 
 

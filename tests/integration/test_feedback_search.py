@@ -3,9 +3,10 @@ searched through Searcher with and without vectors."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import apsw
 import pytest
@@ -84,3 +85,32 @@ def test_with_vectors_the_vector_streams_answer_and_feedback_stays_off(
     vector = next(s for s in after.streams if s.stream == "vector")
     assert vector.candidates > 0
     assert not _feedback(after)
+
+
+def test_the_feedback_statement_leaves_out_terms_by_its_own_share(
+    indexed: apsw.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lexical stream scores terms up to `lexical_max_df`, the feedback stream's
+    statement (the query's terms and the added words) up to `feedback_max_df`."""
+    from codesift.store.sqlite.search import SqliteSearchStore
+
+    shares: list[tuple[tuple[str, ...], float]] = []
+    real = SqliteSearchStore.lexical_hits
+
+    def recording(
+        self: SqliteSearchStore, layer: str, terms: Sequence[str], *args: Any, **kwargs: Any
+    ) -> list[tuple[int, float]]:
+        if layer == "code":
+            shares.append((tuple(terms), args[2] if len(args) > 2 else kwargs["max_df"]))
+        return real(self, layer, terms, *args, **kwargs)
+
+    monkeypatch.setattr(SqliteSearchStore, "lexical_hits", recording)
+    settings = replace(SearchSettings(), lexical_max_df=0.3, feedback_max_df=0.07)
+    with Searcher(indexed, settings, parallel=False) as searcher:
+        response = searcher.search(SearchRequest(QUESTION, top_k=5))
+    report = next(s for s in response.streams if s.stream == "feedback")
+    assert report.added_terms
+    by_share = {share: terms for terms, share in shares}
+    assert set(by_share) == {0.3, 0.07}
+    assert set(report.added_terms) <= set(by_share[0.07])
+    assert not set(report.added_terms) & set(by_share[0.3])

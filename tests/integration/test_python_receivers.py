@@ -16,7 +16,7 @@ import pytest
 from call_workspace import callee_names as callees
 from call_workspace import engine_over
 
-from codesift.engine import Engine, Workspace
+from codesift.engine import Engine, GraphQuery, Workspace
 from conftest import write_files
 
 FILES = {
@@ -180,6 +180,83 @@ FILES = {
         "def long_made() -> None:\n"
         "    make_flag().set()\n"
     ),
+    # Module-level variables bound by a call, an annotation or an alias, used in
+    # other modules (`Made` holds the class `backend()` returns).
+    "net/registry.py": (
+        "from .events import Event, Flag\n"
+        "from .streams import backend\n"
+        "\n"
+        "FLAG = Flag()\n"
+        "Made = backend()\n"
+        "ALIAS = Flag\n"
+        "SHARED: Event = None\n"
+        "log = __import__('logging').getLogger(__name__)\n"
+        "\n"
+        "\n"
+        "def made_again():\n"
+        '    """Whatever backend() returns."""\n'
+        "    return backend()\n"
+        "\n"
+        "\n"
+        "class Pool:\n"
+        "    @classmethod\n"
+        "    def create(cls, size):\n"
+        "        if size:\n"
+        "            return cls(size)\n"
+        "        return cls(0)\n"
+        "\n"
+        "    def close(self):\n"
+        "        pass\n"
+    ),
+    "net/share.py": "from .registry import FLAG as FLAG\n",
+    "net/user.py": (
+        "from net import registry\n"
+        "\n"
+        "from .registry import ALIAS, Made\n"
+        "from .share import FLAG\n"
+        "from .streams import backend\n"
+        "\n"
+        "\n"
+        "def use():\n"
+        "    FLAG.set()\n"
+        "\n"
+        "\n"
+        "def build():\n"
+        "    Made().open()\n"
+        "\n"
+        "\n"
+        "def through_module():\n"
+        "    registry.SHARED.set()\n"
+        "    registry.log.set()\n"
+        "\n"
+        "\n"
+        "def aliased():\n"
+        "    ALIAS().set()\n"
+        "\n"
+        "\n"
+        "def rebuilt():\n"
+        "    Again = registry.made_again()\n"
+        "    Again().open()\n"
+        "\n"
+        "\n"
+        "def pooled():\n"
+        "    registry.Pool.create(1).close()\n"
+        "\n"
+        "\n"
+        "class Suite:\n"
+        "    Kind = registry.Made\n"
+        "\n"
+        "    def setUp(self):\n"
+        "        self.Factory = backend()\n"
+        "\n"
+        "    def test_alias(self):\n"
+        "        made = self.Kind()\n"
+        "        made.open()\n"
+        "\n"
+        "    def test_field(self):\n"
+        "        made = self.Factory()\n"
+        "        made.open()\n"
+    ),
     # A namesake of the re-exported `now`: the name alone does not tell them apart.
     "net/clock.py": "def now() -> int:\n    return 1\n",
     "net/client.py": (
@@ -305,6 +382,41 @@ def test_a_returned_class_called_makes_its_instance(engine: Engine) -> None:
     assert callees(engine, "net.hub.long_made") == {"net.hub.make_flag", "net.events.Flag.set"}
 
 
+def test_module_level_variables_are_typed_across_files(engine: Engine) -> None:
+    # `FLAG = Flag()` re-exported by another module; `Made = backend()` (a function
+    # returning type[Backend]), called; `registry.SHARED: Event` through the
+    # module; `ALIAS = Flag`, called. `log` holds a standard-library object: no
+    # project method. Each edge says it was resolved through a type.
+    assert callees(engine, "net.user.use") == {"net.events.Flag.set"}
+    assert callees(engine, "net.user.build") == {"net.streams.Backend.open"}
+    assert callees(engine, "net.user.through_module") == {"net.events.Event.set"}
+    assert callees(engine, "net.user.aliased") == {"net.events.Flag.set"}
+    for caller in ("use", "build", "through_module", "aliased"):
+        walk = engine.graph(f"net.user.{caller}", GraphQuery(direction="callees", depth=1))
+        assert {e.confidence for e in walk.edges if e.target is not None} == {"type"}, caller
+
+
+def test_class_attributes_and_fields_holding_a_class_are_called(engine: Engine) -> None:
+    # `Kind = registry.Made` in the class body (a module variable of another
+    # module holding a class), `self.Factory = backend()` (a function returning
+    # type[Backend]): calling either makes a Backend.
+    assert callees(engine, "net.user.Suite.test_alias") == {"net.streams.Backend.open"}
+    assert callees(engine, "net.user.Suite.test_field") == {"net.streams.Backend.open"}
+
+
+def test_a_function_without_annotation_returns_what_its_returns_call(engine: Engine) -> None:
+    # made_again() only returns backend() (type[Backend]); Pool.create only
+    # returns cls(...).
+    assert callees(engine, "net.user.rebuilt") == {
+        "net.registry.made_again",
+        "net.streams.Backend.open",
+    }
+    assert callees(engine, "net.user.pooled") == {
+        "net.registry.Pool.create",
+        "net.registry.Pool.close",
+    }
+
+
 @pytest.mark.parametrize("order", ["remove first", "add first"])
 def test_an_edge_through_a_base_follows_the_base_when_it_changes(
     tmp_path: Path, order: str
@@ -339,5 +451,34 @@ def test_an_edge_through_a_base_follows_the_base_when_it_changes(
         engine = Engine(Workspace.at(root), vectors=False, quiet=True)
         try:
             assert callees(engine, "pkg.sub.Sub.stop") == expected, change
+        finally:
+            engine.close()
+
+
+def test_an_edge_through_a_module_variable_follows_its_binding(tmp_path: Path) -> None:
+    # `user.stop` calls `CURRENT.close()` with CURRENT imported from another
+    # module: when that module binds CURRENT to another class, the edge follows.
+    root = tmp_path / "ws"
+    files = {
+        ".codesift.toml": "[embedding]\nenabled = false\n",
+        "pkg/__init__.py": "",
+        "pkg/kinds.py": (
+            "class Plain:\n    def close(self):\n        pass\n\n\n"
+            "class Fancy:\n    def close(self):\n        pass\n"
+        ),
+        "pkg/user.py": "from .state import CURRENT\n\n\ndef stop():\n    CURRENT.close()\n",
+    }
+    steps = [
+        ("from .kinds import Plain\n\nCURRENT = Plain()\n", {"pkg.kinds.Plain.close"}),
+        ("from .kinds import Fancy\n\nCURRENT = Fancy()\n", {"pkg.kinds.Fancy.close"}),
+        ("from . import kinds\n\nCURRENT: kinds.Plain = None\n", {"pkg.kinds.Plain.close"}),
+        ("CURRENT = None\n", set()),
+    ]
+    for text, expected in steps:
+        files["pkg/state.py"] = text
+        write_files(root, files)
+        engine = Engine(Workspace.at(root), vectors=False, quiet=True)
+        try:
+            assert callees(engine, "pkg.user.stop") == expected, text
         finally:
             engine.close()

@@ -146,8 +146,10 @@ def python_callee(
     - `self.f()` / `cls.f()` reach the caller's class's own method, else a base's;
       `super().f()` a base's; `Klass.f()` that class's method;
     - `obj.f()` whose class is visible (an annotation, a constructor assigned to
-      it, a field set in the class, a called function's return annotation) reaches
-      that class's method;
+      it, a field set in the class, a class attribute set to a name, a called
+      function's return annotation) reaches that class's method; `self.field()`
+      calls what the field holds (`self.Validator = create(...)`), a method's
+      result otherwise;
     - `mod.f()` / `a.b.f()` on an imported module or name reach that module's `f`
       (`json.dumps` never resolves to a project method `dumps`);
     - a call on any other object stays a guess by name among methods."""
@@ -365,8 +367,12 @@ def _member_path(call: _Call, rest: str, suffix: str, depth: int) -> str:
     if klass is None or not rest or depth >= 3:
         return ""
     first, _, more = rest.partition(".")
-    if not more:
-        return f"{call.outline.nodes[klass].qualified_name}.{first}{suffix}"
     field = field_type(first, call.caller, call.outline, call.src)
+    if not more and (field is None or field.text.startswith("self.")):
+        # a method or a property (what it returns), else a base's attribute
+        return f"{call.outline.nodes[klass].qualified_name}.{first}{suffix}"
+    if not more and field is not None:  # `self.Validator(...)`: what the field holds
+        path = _path_of(call, _qualified_type(call, field, depth + 1))
+        return f"{path}{suffix}" if path else ""
     path = "" if field is None else _path_of(call, _qualified_type(call, field, depth + 1))
     return f"{path}.{more}{suffix}" if path else ""

@@ -27,7 +27,7 @@ __all__ = [
 # the same file parses into different rows (a new chunk, another summary text): an
 # index made by another version parses every file again on its next run, even the
 # unchanged ones.
-EXTRACTION_VERSION = 14
+EXTRACTION_VERSION = 15
 
 EdgeKind = Literal["calls", "contains", "imports", "inherits", "references"]
 EDGE_KINDS: tuple[EdgeKind, ...] = ("calls", "contains", "imports", "inherits", "references")

@@ -126,6 +126,7 @@ _LOOP = re.compile(
 _POPITEM = re.compile(
     rf"(?m)^[ \t]*+{_TARGETS}[ \t]*+=[ \t]*+((?:self\.)?+{_IDENT}(?:\.{_IDENT})*+)\("
 )
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _DOTTED = r"(?:self\.)?[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*"
 _ITERATED = (  # the iterated expression -> (container, how its elements are taken)
     (re.compile(rf"enumerate\(({_DOTTED})\)"), "enumerate"),
@@ -417,7 +418,34 @@ def field_type(field_name: str, caller: int, outline: Outline, src: bytes) -> Sc
             return ScopeType(*types[field_name])
     if any(c.parent == klass for c in outline.by_name.get(field_name, ())):
         return ScopeType(f"self.{field_name}", True)  # a property: what it returns
-    return _parameter_fields(klass, outline, src).get(field_name)
+    found = _parameter_fields(klass, outline, src).get(field_name)
+    return found if found is not None else _class_aliases(klass, outline, src).get(field_name)
+
+
+def _class_aliases(klass: int, outline: Outline, src: bytes) -> dict[str, ScopeType]:
+    """attribute -> the name it is set to in the class's own body (`Validator =
+    validators.Draft3Validator`): what that name holds (a class, a variable)."""
+    key = ("class-aliases", klass)
+    found = outline.scope_facts.get(key)
+    if found is None:
+        found = {}
+        definition = tree_definition(klass, outline)
+        body = None if definition is None else definition.child_by_field_name("body")
+        for assignment in () if body is None else body.named_children:
+            if assignment.type == "expression_statement" and assignment.named_children:
+                assignment = assignment.named_children[0]  # older grammars wrap it
+            if assignment.type != "assignment":
+                continue
+            left = assignment.child_by_field_name("left")
+            right = assignment.child_by_field_name("right")
+            if left is None or right is None or left.type != "identifier":
+                continue
+            if right.type in ("identifier", "attribute"):
+                text = text_of(right, src)
+                if _DOTTED_NAME.fullmatch(text):
+                    found.setdefault(text_of(left, src), ScopeType(text, False))
+        outline.scope_facts[key] = found
+    return found  # shared: callers only read it
 
 
 def _parameter_fields(klass: int, outline: Outline, src: bytes) -> dict[str, ScopeType]:

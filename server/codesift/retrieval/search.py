@@ -579,7 +579,7 @@ class Searcher:
                 expanded_analysis(analysis, added),
                 inputs.filters,
                 inputs.cap,
-                self.settings.lexical_max_df,
+                self.settings.feedback_max_df,
             )
 
         inputs = StreamInput(analysis, stream_filters(request), self.settings.candidate_cap)
