@@ -464,7 +464,7 @@ def _ratio(hit: int, total: int) -> str:
 
 
 REFERENCES = {
-    "python": "jedi's references (callers) and goto (callees)",
+    "python": "jedi's references and goto at every call of the name (callers), goto (callees)",
     "typescript": "the TypeScript language service's getDefinitionAtPosition on every call",
     "go": "go/types on every call (GOPATH mode)",
     "c": "clang (libclang) on every call and function-like macro invocation, by USR",

@@ -123,8 +123,13 @@ class Indexer:
         conn: apsw.Connection,
         *,
         defer_calls: bool = False,
+        static_vectors: bool = False,
     ) -> None:
         self.root = root.resolve()
+        # Whether the workers compute the static vectors of the chunks they build
+        # (the caller fills the static tier right after the run; the fill then finds
+        # them current): the embedding runs on every core beside the parsing.
+        self.static_vectors = static_vectors
         # Whether a large run may leave the calls' targets to the call pass, which
         # the caller then runs (engine/call_phase.py, the live writer).
         self.defer_calls = defer_calls
@@ -366,6 +371,8 @@ class Indexer:
             module_path=module_path,
             settings=self.settings.index,
             resolve_calls=not self._deferring,
+            vector_layers=self.settings.embedding.layers if self.static_vectors else (),
+            vector_tokens=self.settings.embedding.max_tokens,
         )
 
     def _finish(

@@ -9,7 +9,7 @@ run it in worker processes while the one writer only inserts rows.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from codesift.config import IndexSettings
@@ -45,6 +45,11 @@ class FileJob:
     # False: the calls edges are written without their targets, which the call
     # pass (call_pass.py) fills in afterwards.
     resolve_calls: bool = True
+    # Layers whose chunks get their static vectors with the rows (when the run's
+    # static vectors come right after it; embedding/row_vectors.py), and the
+    # tokens the model reads per chunk. Empty: none.
+    vector_layers: tuple[str, ...] = ()
+    vector_tokens: int = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +85,13 @@ def prepare_file(job: FileJob) -> PreparedFile | ContentSkip:
         invalid_utf8=content.invalid_utf8,
         generated=is_generated(text),
     )
-    return PreparedFile(meta, file_rows(parsed))
+    rows = file_rows(parsed)
+    if job.vector_layers:
+        from codesift.embedding.row_vectors import row_vectors
+
+        model, vectors = row_vectors(parsed, job.path, job.vector_layers, job.vector_tokens)
+        rows = replace(rows, vector_model=model, vectors=vectors)
+    return PreparedFile(meta, rows)
 
 
 def prepare_files(jobs: list[FileJob]) -> list[PreparedFile | ContentSkip]:

@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -283,3 +284,26 @@ def test_search_answers_before_the_call_pass_and_callers_wait_for_it(tmp_path: P
     assert callers == {"app.m42.Store42.put_42"}
     status = json.loads(codesift("status", "--json", cwd=root).stdout)
     assert status["calls_pending"] == 0
+
+
+def test_the_background_pass_is_given_the_runs_config(tmp_path: Path) -> None:
+    """An index placed by `--config` alone: the background call pass the run starts
+    is given the same file, finds that index and resolves it (without, it would
+    look for an index in the folder and leave the calls pending)."""
+    root = write_project(tmp_path / "configured")
+    db = tmp_path / "elsewhere" / "index.db"
+    settings = tmp_path / "settings.toml"
+    settings.write_text(f'[index]\ndb_path = "{db}"\n', encoding="utf-8")
+    built = codesift("index", "--no-embed", "--json", "--config", str(settings), cwd=root)
+    assert built.returncode == 0, built.stderr
+    assert db.exists() and not (root / ".codesift").exists()
+    deadline = time.monotonic() + DEADLINE
+    pending = -1
+    while time.monotonic() < deadline:
+        status = codesift("status", "--json", "--config", str(settings), cwd=root)
+        pending = json.loads(status.stdout)["calls_pending"]
+        if pending == 0:
+            break
+        time.sleep(0.2)  # polling the other process's progress
+    assert pending == 0
+    assert f"--config {settings}" in (db.parent / "resolve.log").read_text(encoding="utf-8")

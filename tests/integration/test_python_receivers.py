@@ -482,3 +482,29 @@ def test_an_edge_through_a_module_variable_follows_its_binding(tmp_path: Path) -
             assert callees(engine, "pkg.user.stop") == expected, text
         finally:
             engine.close()
+
+
+def test_an_edge_through_a_return_annotation_follows_it(tmp_path: Path) -> None:
+    # `user.stop` calls `make().close()`: when make's return annotation names
+    # another class, the edge follows.
+    root = tmp_path / "ws"
+    files = {
+        ".codesift.toml": "[embedding]\nenabled = false\n",
+        "pkg/__init__.py": "",
+        "pkg/kinds.py": (
+            "class Plain:\n    def close(self):\n        pass\n\n\n"
+            "class Fancy:\n    def close(self):\n        pass\n"
+        ),
+        "pkg/user.py": "from .make import make\n\n\ndef stop():\n    make().close()\n",
+    }
+    made = "from .kinds import Fancy, Plain\n\n\ndef make() -> {}:\n    return {}()\n"
+    steps = [("Plain", {"pkg.make.make", "pkg.kinds.Plain.close"})]
+    steps.append(("Fancy", {"pkg.make.make", "pkg.kinds.Fancy.close"}))
+    for kind, expected in steps:
+        files["pkg/make.py"] = made.format(kind, kind)
+        write_files(root, files)
+        engine = Engine(Workspace.at(root), vectors=False, quiet=True)
+        try:
+            assert callees(engine, "pkg.user.stop") == expected, kind
+        finally:
+            engine.close()

@@ -39,7 +39,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("retrieval", "indexer", "watcher"),
     # The index workers' pool, for the indexer and the call pass alike.
     ("worker_pool",),
-    ("history", "embedding", "preparation", "index_workers"),
+    # Preparing a file: parsing, rows and (embedding/row_vectors.py) their vectors.
+    ("preparation",),
+    ("history", "embedding", "index_workers"),
     ("store",),
     ("workspace",),
     ("parsing",),

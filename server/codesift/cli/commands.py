@@ -11,7 +11,13 @@ import time
 from dataclasses import asdict
 
 from codesift.cli.errors import EXIT_OK
-from codesift.cli.invocation import ConsoleListener, Invocation, config_overrides, left_out_line
+from codesift.cli.invocation import (
+    ConsoleListener,
+    Invocation,
+    config_overrides,
+    configured_workspace,
+    left_out_line,
+)
 from codesift.cli.render import print_repo_status, print_status
 from codesift.cli.shared import given_dsn, open_shared, settings_dsn, shared_dsn, write_into_shared
 from codesift.engine.access import open_existing, summary_line
@@ -27,13 +33,13 @@ def _index_workspace(args: argparse.Namespace, inv: Invocation) -> Workspace:
     if args.path and args.root:
         raise WorkspaceError("give the folder once: as PATH or as --root")
     raw = args.path or args.root
-    overrides = config_overrides(args.config) if args.config else None
     if raw:
         ws = Workspace.resolve(raw, option="index" if args.path else "--root")
-        if overrides:
-            ws = Workspace.at(ws.root, overrides)
     else:
-        ws = Workspace.resolve(None, overrides=overrides)
+        overrides = config_overrides(args.config) if args.config else None
+        ws = Workspace.resolve(None, overrides=overrides)  # its index.db_path finds the root
+    if args.config:
+        ws = configured_workspace(ws.root, args.config)
     args.db_path = ws.db_path
     return ws
 

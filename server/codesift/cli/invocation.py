@@ -134,7 +134,7 @@ class Invocation:
             ws = Workspace.resolve(getattr(args, "root", None))
             config = getattr(args, "config", None)
             if config:
-                ws = Workspace.at(ws.root, config_overrides(config))
+                ws = configured_workspace(ws.root, config)
         args.db_path = ws.db_path
         return ws
 
@@ -292,6 +292,14 @@ def left_out_line(ws: Workspace, skipped: Sequence[tuple[str, str]]) -> str | No
     return (
         f"left out by folder name: {named}; to index one, leave its name out of that"
         " setting in .codesift.toml"
+    )
+
+
+def configured_workspace(root: Path, raw: str) -> Workspace:
+    """The workspace at `root` with the settings file `raw` (`--config`) on top of
+    its .codesift.toml; the background passes it starts are given the file too."""
+    return Workspace.at(
+        root, config_overrides(raw), config_file=Path(os.path.expanduser(raw)).resolve()
     )
 
 

@@ -167,6 +167,7 @@ def build_parser(
 
     p = sub.add_parser("embed", help="compute the missing vectors of an index")
     p.add_argument("--root", help="workspace folder")
+    p.add_argument("--config", help="a settings TOML applied on top of .codesift.toml")
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     progress_option(p)
@@ -183,6 +184,7 @@ def build_parser(
     p.add_argument("--root", help="workspace folder")
     p.add_argument("--quiet", action="store_true", help="no progress or summary")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--config", help="a settings TOML applied on top of .codesift.toml")
     p.add_argument("--background", action="store_true", help=argparse.SUPPRESS)
     progress_option(p)
     p.set_defaults(func=cmd_history)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import math
-import tomllib
 import typing
 from collections.abc import Iterator, Mapping
 from dataclasses import MISSING, Field, dataclass, fields, replace
@@ -358,6 +357,8 @@ def _read_file(root: Path) -> dict[str, Any] | None:
     config_file = root / CONFIG_FILE_NAME
     if not config_file.is_file():
         return None
+    import tomllib  # only with a settings file (~2 CPU-ms of a one-shot command)
+
     try:
         return tomllib.loads(config_file.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -268,6 +268,12 @@ class EmbeddingSettings:
     # embeds them with the batch model, as the chunks are.
     quantized_queries: bool = True
 
+    @property
+    def static_tier(self) -> bool:
+        """Whether the static model computes vectors first (as the model, or as
+        MiniLM's first tier): they then come right after an index run."""
+        return self.enabled and (self.model == "static" or self.static_first)
+
 
 @dataclass(frozen=True, slots=True)
 class RerankSettings:

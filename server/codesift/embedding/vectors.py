@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from codesift.embedding.model import Embedder
+from codesift.embedding.row_vectors import embedding_text
 from codesift.store.reader import chunk_rows
 from codesift.store.vectors import (
     VECTOR_LAYERS,
@@ -180,7 +181,7 @@ def fill_vectors(
             remove_stale_vectors(conn)
         first = embedder.first_tier if replace else None
         if first is not None:
-            _, stopped = _fill_pass(
+            first_done, stopped = _fill_pass(
                 conn,
                 first,
                 layers,
@@ -193,6 +194,12 @@ def fill_vectors(
             )
             if stopped:
                 return 0
+            if not first_done and first_tier_progress is not None:
+                # Computed with the index's rows (embedding/row_vectors.py): the
+                # phase is complete, and says so with its count.
+                ready = count_embedded(conn, layers, first.model_id)
+                if ready:
+                    first_tier_progress(ready, ready)
             if first_tier_done is not None:
                 first_tier_done()
         if replace and count_pending(conn, layers, embedder.model_id):
@@ -304,11 +311,3 @@ def _finish(done: int, total: int, started: float, embedder: Embedder) -> int:
             embedder.model,
         )
     return done
-
-
-def embedding_text(text: str, qualified_name: str, layer: str) -> str:
-    """What the model sees: a code chunk is prefixed with its qualified name, so a
-    body that never states what it belongs to still carries that context."""
-    if layer == "code" and qualified_name and qualified_name not in text[:200]:
-        return f"{qualified_name}\n{text}"
-    return text

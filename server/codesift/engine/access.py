@@ -101,11 +101,16 @@ def run_index(
     quiet: bool = False,
     history: bool = True,
     after: bool = True,
+    static_vectors: bool | None = None,
 ) -> IndexSummary:
     """One index run on `conn` (the caller holds the index's write lock), then,
     with `after`, the phases after it (`after_index_phases`); search never waits
-    for them."""
-    summary = _run_indexer(ws, conn, listener, quiet=quiet)
+    for them. `static_vectors`: whether the run computes the static vectors of its
+    chunks with their rows (default: when the settings' static tier is on, whose
+    vectors the caller computes next)."""
+    if static_vectors is None:
+        static_vectors = ws.settings.embedding.static_tier
+    summary = _run_indexer(ws, conn, listener, quiet=quiet, static_vectors=static_vectors)
     if after:
         after_index_phases(ws, conn, listener, quiet=quiet, history=history, held=True)
     return summary
@@ -133,12 +138,17 @@ def after_index_phases(
 
 
 def _run_indexer(
-    ws: Workspace, conn: apsw.Connection, listener: EngineListener, *, quiet: bool
+    ws: Workspace,
+    conn: apsw.Connection,
+    listener: EngineListener,
+    *,
+    quiet: bool,
+    static_vectors: bool,
 ) -> IndexSummary:
     from codesift.indexer import Indexer  # its parsers, pygit2 and worker pool: ~100 ms
 
     # A large run leaves the calls' targets to the call pass (run_index runs it).
-    indexer = Indexer(ws.root, ws.settings, conn, defer_calls=True)
+    indexer = Indexer(ws.root, ws.settings, conn, defer_calls=True, static_vectors=static_vectors)
     started = time.perf_counter()
     plan = indexer.plan()
     work = len(plan.to_index) + len(plan.deleted)
@@ -233,6 +243,7 @@ def update_index(
     purpose: str = "codesift index: indexing",
     history: bool = True,
     after: bool = True,
+    static_vectors: bool | None = None,
 ) -> tuple[apsw.Connection, IndexReport]:
     """Build or update the index; waits for the write lock (writers queue). With
     `rebuild`, the old index is moved aside (never deleted) first. Without
@@ -250,7 +261,15 @@ def update_index(
         if problem is not None:
             conn.close()
             raise damaged_index(ws, problem)
-        summary = run_index(ws, conn, listener, quiet=quiet, history=history, after=after)
+        summary = run_index(
+            ws,
+            conn,
+            listener,
+            quiet=quiet,
+            history=history,
+            after=after,
+            static_vectors=static_vectors,
+        )
     return conn, IndexReport(summary, None if moved is None else str(moved))
 
 

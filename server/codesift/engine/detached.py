@@ -18,14 +18,18 @@ log = logging.getLogger(__name__)
 
 
 def start_detached(ws: Workspace, command: str, options: list[str], log_name: str) -> bool:
-    """`codesift COMMAND --root ROOT OPTIONS` in a new session, detached from this
-    process, its output appended to `log_name` beside the index after a line that
-    says when it started; True when it started."""
+    """`codesift COMMAND --root ROOT OPTIONS` (and the workspace's `--config`) in a
+    new session, detached from this process, its output appended to `log_name`
+    beside the index after a line that says when it started; True when it
+    started."""
     log_path = ws.db_path.with_name(log_name)
+    if ws.config_file is not None:  # the same settings (an index placed by it, say)
+        options = [*options, "--config", str(ws.config_file)]
     try:
         with log_path.open("ab") as log_file:
             stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-            log_file.write(f"{stamp} codesift {command} --root {ws.root}\n".encode())
+            line = " ".join(["codesift", command, "--root", str(ws.root), *options])
+            log_file.write(f"{stamp} {line}\n".encode())
             log_file.flush()
             subprocess.Popen(
                 [sys.executable, "-m", "codesift.cli", command, "--root", str(ws.root), *options],

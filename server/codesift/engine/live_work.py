@@ -135,7 +135,14 @@ class FolderWork:
             raise
         self._conn = conn
         # A large run answers searches first and resolves its calls after (_calls).
-        self._indexer = Indexer(self.root, self.settings, conn, defer_calls=True)
+        # Its static vectors come with the rows (the fill after the run finds them).
+        self._indexer = Indexer(
+            self.root,
+            self.settings,
+            conn,
+            defer_calls=True,
+            static_vectors=self.settings.embedding.static_tier,
+        )
         with self._cond:
             self._db_id = (stat.st_dev, stat.st_ino)
             self._open_error = None

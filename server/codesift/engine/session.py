@@ -458,9 +458,11 @@ def reindex(
     settings = ws.settings.embedding
     # Static vectors (the first tier, or the static model) take seconds: they come
     # before the call and history passes, which would share the cores with them.
-    static_tier = settings.model == "static" or settings.static_first
-    static_now = settings.enabled and vectors and static_tier
-    conn, report = update_index(ws, listener, rebuild=rebuild, quiet=quiet, after=not static_now)
+    static_now = vectors and settings.static_tier
+    # The index workers compute those static vectors with the rows.
+    conn, report = update_index(
+        ws, listener, rebuild=rebuild, quiet=quiet, after=not static_now, static_vectors=static_now
+    )
     if not (settings.enabled and vectors):
         return report, None, conn
     if settings.model != "static" and settings.static_first:

@@ -142,18 +142,28 @@ class Workspace:
     root: Path
     settings: Settings
     db_path: Path
+    # The settings file given on top of .codesift.toml (`--config`), which the
+    # background passes this workspace starts (engine/detached.py) are given too.
+    config_file: Path | None = None
 
     @classmethod
-    def at(cls, root: Path, overrides: Mapping[str, Any] | None = None) -> Workspace:
+    def at(
+        cls,
+        root: Path,
+        overrides: Mapping[str, Any] | None = None,
+        *,
+        config_file: Path | None = None,
+    ) -> Workspace:
         """The workspace rooted at `root`: defaults, `<root>/.codesift.toml`, then
-        `overrides` ({"search": {"top_k": 20}, ...}); ConfigError for a bad value."""
+        `overrides` ({"search": {"top_k": 20}, ...}, read from `config_file` when
+        given); ConfigError for a bad value."""
         settings = load_settings(root)
         if overrides:
             settings = merge_settings(
                 settings,
                 {k: dict(v) if isinstance(v, Mapping) else v for k, v in overrides.items()},
             )
-        return cls(root, settings, db_path_for(root, settings))
+        return cls(root, settings, db_path_for(root, settings), config_file)
 
     @classmethod
     def resolve(

@@ -371,7 +371,7 @@ def _member_path(call: _Call, rest: str, suffix: str, depth: int) -> str:
     if not more and (field is None or field.text.startswith("self.")):
         # a method or a property (what it returns), else a base's attribute
         return f"{call.outline.nodes[klass].qualified_name}.{first}{suffix}"
-    if not more:  # `self.Validator(...)`: what the field holds, called
+    if not more and field is not None:  # `self.Validator(...)`: what the field holds
         path = _path_of(call, _qualified_type(call, field, depth + 1))
         return f"{path}{suffix}" if path else ""
     path = "" if field is None else _path_of(call, _qualified_type(call, field, depth + 1))

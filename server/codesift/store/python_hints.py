@@ -25,11 +25,13 @@ instance is no construction).
 Resolved by a walk: resolution `type` (`*py::`, or through a variable) or
 `import`; by the name alone: `unique`. The writer (store/writer.py) resolves an
 edge again when a definition of its name appears or vanishes, and when a file's
-bases, imports or module-level variables change: then every name a call could
-reach through them (`names_behind`: the imported name or the variable's, the
-members of the old and new base classes or classes held, and of their bases), so
-that a call walked through a base, a re-export or a variable never keeps a target
-that is gone or no longer the one the walk finds.
+bases, imports, module-level variables or functions' return annotations change:
+then every name a call could reach through them (`names_behind`: the imported name
+or the variable's, the members of the old and new base classes or classes held or
+returned, and of their bases), so that a call walked through a base, a re-export,
+a variable or a return annotation never keeps a target that is gone or no longer
+the one the walk finds. (A function's class read from its `return`s alone is not
+followed so: reading every body at each re-index costs too much.)
 """
 
 from __future__ import annotations
@@ -343,6 +345,9 @@ class _Walk:
             return unpack_text(text) if text is not None else ""
         return ""
 
+    def functions_of(self, file_id: int) -> list[_Node]:
+        return self._row("file_id = ? AND kind IN ('function', 'method')", (file_id,))
+
     def modules_of(self, file_id: int) -> list[_Node]:
         return self._row("file_id = ? AND kind = 'module'", (file_id,))
 
@@ -438,8 +443,9 @@ Structure = set[tuple[str, str, str, str]]
 
 def structure_of(conn: apsw.Connection, file_id: int) -> Structure:
     """A file's inherits and imports edges as (source, kind, name, target): the
-    target is the hint, or the local definition's qualified name; and its
-    module-level variables as (name, `binds`, name, the class each holds)."""
+    target is the hint, or the local definition's qualified name; its
+    module-level variables as (name, `binds`, name, the class each holds); its
+    functions' return annotations as (function, `returns`, '', the class)."""
     found = {
         (str(source), str(kind), str(name), str(target or ""))
         for source, kind, name, target in conn.execute(
@@ -455,6 +461,15 @@ def structure_of(conn: apsw.Connection, file_id: int) -> Structure:
         for name, binding in walk.bindings_of(module).items():
             held = walk.binding_class(module, binding)
             found.add((name, "binds", name, walk.qualified_of(held) if held else ""))
+    # Functions' return annotations (what `f().g()` elsewhere walks through); the
+    # calls their bodies return are left out: reading every body costs a re-index
+    # of the standard library ~2.6 CPU-s.
+    for function in walk.functions_of(file_id):
+        if "->" not in function.signature and not function.signature.endswith("…"):
+            continue
+        made = walk.returned(function, 0)
+        if made is not None:
+            found.add((walk.qualified_of(function), "returns", "", walk.qualified_of(made)))
     return found
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from codesift.parsing.model import ParsedFile
 from codesift.tokens import code_index_text
@@ -93,6 +93,10 @@ class FileRows:
     chunks: list[ChunkRow]
     # The calls edges have no targets yet (ParsedFile.calls_pending).
     calls_pending: bool = False
+    # Vectors computed with the rows (embedding/row_vectors.py): the model that made
+    # them and (position in `chunks`, int8 vector bytes) of each.
+    vector_model: str = ""
+    vectors: list[tuple[int, bytes]] = field(default_factory=list)
 
 
 def edge_rows(parsed: ParsedFile, only: str | None = None) -> list[EdgeRow]:

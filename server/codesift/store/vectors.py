@@ -35,6 +35,7 @@ __all__ = [
     "count_pending",
     "delete_vectors",
     "embedded_ids",
+    "insert_vectors",
     "pending_chunk_ids",
     "quantize",
     "rewrite_vector_table",
@@ -193,18 +194,31 @@ def write_vectors(
     """Write (chunk id, layer, int8 vector bytes, text hash) rows that `model` made,
     in one transaction under a new stamp."""
     with conn:
-        stamp = next_vectors_stamp(conn)
-        ids = [(cid,) for cid, _, _, _ in rows]
-        conn.executemany("DELETE FROM chunk_vectors WHERE chunk_id = ?", ids)
+        insert_vectors(conn, rows, model)
+
+
+def insert_vectors(
+    conn: apsw.Connection,
+    rows: Sequence[tuple[int, str, bytes, int]],
+    model: str,
+    *,
+    replace: bool = True,
+) -> None:
+    """`write_vectors` inside the caller's transaction. `replace` False: the chunks
+    are new and have no vector yet (nothing to delete first)."""
+    stamp = next_vectors_stamp(conn)
+    if replace:
         conn.executemany(
-            "INSERT INTO chunk_vectors (chunk_id, layer, embedding) VALUES (?, ?, vec_int8(?))",
-            [(cid, layer, blob) for cid, layer, blob, _ in rows],
+            "DELETE FROM chunk_vectors WHERE chunk_id = ?", [(cid,) for cid, _, _, _ in rows]
         )
-        conn.executemany(
-            "INSERT OR REPLACE INTO embedded (chunk_id, text_hash, stamp, model)"
-            " VALUES (?, ?, ?, ?)",
-            [(cid, digest, stamp, model) for cid, _, _, digest in rows],
-        )
+    conn.executemany(
+        "INSERT INTO chunk_vectors (chunk_id, layer, embedding) VALUES (?, ?, vec_int8(?))",
+        [(cid, layer, blob) for cid, layer, blob, _ in rows],
+    )
+    conn.executemany(
+        "INSERT OR REPLACE INTO embedded (chunk_id, text_hash, stamp, model) VALUES (?, ?, ?, ?)",
+        [(cid, digest, stamp, model) for cid, _, _, digest in rows],
+    )
 
 
 # -- the vec0 table's slots ------------------------------------------------------------

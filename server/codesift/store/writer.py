@@ -313,6 +313,16 @@ class IndexWriter:
             file_id, rows, node_keys, node_ids, old, next_chunk, when, commit
         )
 
+        if rows.vectors:  # computed with the rows (embedding/row_vectors.py)
+            from codesift.store.vectors import insert_vectors  # numpy: only then
+
+            chunks = rows.chunks
+            insert_vectors(
+                conn,
+                [(chunk_ids[at], chunks[at][1], blob, chunks[at][7]) for at, blob in rows.vectors],
+                rows.vector_model,
+                replace=bool(old.chunk_ids),
+            )
         kept_nodes = set(node_ids)
         kept_chunks = set(chunk_ids)
         orphaned = self._forget(
