@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import apsw
@@ -126,10 +126,16 @@ class Indexer:
         static_vectors: bool = False,
     ) -> None:
         self.root = root.resolve()
-        # Whether the workers compute the static vectors of the chunks they build
-        # (the caller fills the static tier right after the run; the fill then finds
-        # them current): the embedding runs on every core beside the parsing.
-        self.static_vectors = static_vectors
+        # Whether the static vectors of the chunks come with the rows (the caller
+        # fills the static tier right after the run; the fill then finds them
+        # current): the workers build the texts, this process embeds them as it
+        # writes, beside the workers' parsing (embedding/row_vectors.py).
+        self._vector_layers: tuple[str, ...] = ()
+        if static_vectors:
+            from codesift.store.vectors import VECTOR_LAYERS  # numpy: only then
+
+            layers = settings.embedding.layers
+            self._vector_layers = tuple(layer for layer in layers if layer in VECTOR_LAYERS)
         # Whether a large run may leave the calls' targets to the call pass, which
         # the caller then runs (engine/call_phase.py, the live writer).
         self.defer_calls = defer_calls
@@ -371,8 +377,7 @@ class Indexer:
             module_path=module_path,
             settings=self.settings.index,
             resolve_calls=not self._deferring,
-            vector_layers=self.settings.embedding.layers if self.static_vectors else (),
-            vector_tokens=self.settings.embedding.max_tokens,
+            vector_layers=self._vector_layers,
         )
 
     def _finish(
@@ -432,7 +437,13 @@ class Indexer:
             self.writer.touch_file(source.path, source.size, source.mtime_ns)
             summary.unchanged += 1
             return
-        change = self.writer.replace_file(result.meta, result.rows)
+        rows = result.rows
+        if rows.embedding_texts:  # their static vectors, stored with them
+            from codesift.embedding.row_vectors import row_vectors
+
+            model, vectors = row_vectors(rows.embedding_texts, self.settings.embedding.max_tokens)
+            rows = replace(rows, vector_model=model, vectors=vectors)
+        change = self.writer.replace_file(result.meta, rows)
         self._note_change(change, touched)
         # The new edges of this file resolve by themselves (through their sources),
         # without revisiting every edge elsewhere that shares a callee name.

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from codesift.config import IndexSettings
+from codesift.embedding.texts import chunk_embedding_texts
 from codesift.parsing import parse_source
 from codesift.parsing.generated import is_generated
 from codesift.parsing.languages import refine_language, spec_for
@@ -46,10 +47,9 @@ class FileJob:
     # pass (call_pass.py) fills in afterwards.
     resolve_calls: bool = True
     # Layers whose chunks get their static vectors with the rows (when the run's
-    # static vectors come right after it; embedding/row_vectors.py), and the
-    # tokens the model reads per chunk. Empty: none.
+    # static vectors come right after it): their embedding texts come back with
+    # the rows (embedding/row_vectors.py). Empty: none.
     vector_layers: tuple[str, ...] = ()
-    vector_tokens: int = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,10 +87,8 @@ def prepare_file(job: FileJob) -> PreparedFile | ContentSkip:
     )
     rows = file_rows(parsed)
     if job.vector_layers:
-        from codesift.embedding.row_vectors import row_vectors
-
-        model, vectors = row_vectors(parsed, job.path, job.vector_layers, job.vector_tokens)
-        rows = replace(rows, vector_model=model, vectors=vectors)
+        texts = chunk_embedding_texts(parsed, job.path, job.vector_layers)
+        rows = replace(rows, embedding_texts=texts)
     return PreparedFile(meta, rows)
 
 

@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from codesift.embedding.model import Embedder
-from codesift.embedding.row_vectors import embedding_text
+from codesift.embedding.texts import embedding_text
 from codesift.store.reader import chunk_rows
 from codesift.store.vectors import (
     VECTOR_LAYERS,

@@ -181,11 +181,11 @@ def shared_graph(
         keys = {symbol.node.id: key for symbol, key in keyed}
         return replace(walk, nodes=tuple(symbol for symbol, _ in keyed)), keys
 
+    def key_of(keys: dict[int, str]) -> Callable[[Symbol], str]:
+        return lambda symbol: keys.get(symbol.node.id, "")
+
     def combine(parts: list[Walk]) -> Walk:
-        return merge_walks(
-            [(walk, lambda s, keys=keys: keys.get(s.node.id, "")) for walk, keys in parts],
-            query.max_nodes,
-        )
+        return merge_walks([(walk, key_of(keys)) for walk, keys in parts], query.max_nodes)
 
     return _read_windows(shared, exclude, only, times, read, (GraphResult((), (), ()), {}), combine)
 

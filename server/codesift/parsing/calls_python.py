@@ -159,7 +159,7 @@ def python_callee(
         return _object_callee(call, receiver, _receiver_node(callee_node))
     # `f()`, `self.f()`, `super().f()`: the same answer wherever the caller makes it.
     known = outline.scope_facts.setdefault(("callees", caller), {})
-    found = known.get((callee, receiver))
+    found: PyCallee | None = known.get((callee, receiver))
     if found is None:
         if receiver is None:
             found = _bare_callee(call)

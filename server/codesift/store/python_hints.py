@@ -381,7 +381,8 @@ class _Walk:
             rows = self.conn.execute(
                 "SELECT id FROM nodes WHERE name = ? AND kind = 'method' LIMIT 2", (name,)
             ).fetchall()
-            self._only_methods[name] = int(rows[0][0]) if len(rows) == 1 else None
+            only = rows[0][0] if len(rows) == 1 else None
+            self._only_methods[name] = only if isinstance(only, int) else None
         return self._only_methods[name]
 
 

@@ -93,8 +93,10 @@ class FileRows:
     chunks: list[ChunkRow]
     # The calls edges have no targets yet (ParsedFile.calls_pending).
     calls_pending: bool = False
-    # Vectors computed with the rows (embedding/row_vectors.py): the model that made
-    # them and (position in `chunks`, int8 vector bytes) of each.
+    # (position in `chunks`, embedding text) of the chunks whose vectors the
+    # writer's process computes with the rows (embedding/row_vectors.py)...
+    embedding_texts: list[tuple[int, str]] = field(default_factory=list)
+    # ... and then the model that made them and (position, int8 vector bytes).
     vector_model: str = ""
     vectors: list[tuple[int, bytes]] = field(default_factory=list)
 
