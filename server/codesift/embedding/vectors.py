@@ -181,7 +181,7 @@ def fill_vectors(
             remove_stale_vectors(conn)
         first = embedder.first_tier if replace else None
         if first is not None:
-            first_done, stopped = _fill_pass(
+            _, stopped = _fill_pass(
                 conn,
                 first,
                 layers,
@@ -194,12 +194,6 @@ def fill_vectors(
             )
             if stopped:
                 return 0
-            if not first_done and first_tier_progress is not None:
-                # Computed with the index's rows (embedding/row_vectors.py): the
-                # phase is complete, and says so with its count.
-                ready = count_embedded(conn, layers, first.model_id)
-                if ready:
-                    first_tier_progress(ready, ready)
             if first_tier_done is not None:
                 first_tier_done()
         if replace and count_pending(conn, layers, embedder.model_id):
@@ -233,6 +227,12 @@ def _fill_pass(
     was stopped before its end)."""
     batch_size = embedder.write_batch(batch_size)
     total = count_pending(conn, layers, replace_model)
+    if not total and embedder.fast and progress is not None:
+        # The static vectors came with the index's rows (embedding/row_vectors.py):
+        # the phase is complete, and says so with its count.
+        ready = count_embedded(conn, layers, embedder.model_id)
+        if ready:
+            progress(ready, ready)
     if max_chunks is not None:
         total = min(total, max_chunks)
     done = read = 0
