@@ -46,7 +46,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("workspace",),
     ("parsing",),
     # Plain data and the standard library only.
-    ("config", "timespec", "tokens", "local_socket", "console_progress", ""),
+    ("config", "timespec", "tokens", "local_socket", "console_progress", "lazy_names", ""),
     ("errors",),
 )
 

@@ -6,8 +6,9 @@ table (embedding/row_vectors.py) does not import the transformer's modules.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from codesift.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from codesift.embedding.model import DIMENSIONS, Embedder, remembered_queries
@@ -29,20 +30,13 @@ __all__ = [
 ]
 
 _HOME = {
-    "DIMENSIONS": "model",
-    "Embedder": "model",
-    "remembered_queries": "model",
-    "EMBEDDED_LAYERS": "vectors",
-    "VectorCoverage": "vectors",
-    "fill_vectors": "vectors",
-    "vector_coverage": "vectors",
+    "DIMENSIONS": "codesift.embedding.model",
+    "Embedder": "codesift.embedding.model",
+    "remembered_queries": "codesift.embedding.model",
+    "EMBEDDED_LAYERS": "codesift.embedding.vectors",
+    "VectorCoverage": "codesift.embedding.vectors",
+    "fill_vectors": "codesift.embedding.vectors",
+    "vector_coverage": "codesift.embedding.vectors",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(__name__, _HOME, globals())

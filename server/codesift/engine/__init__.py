@@ -29,8 +29,9 @@ embedding models or git, which a search of an up-to-date index never needs.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from codesift.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from codesift.engine.access import IndexReport, open_for_reading, summary_line, update_index
@@ -144,15 +145,4 @@ _HOME = {
     "indexed_root": "codesift.engine.workspace",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(__name__, _HOME, globals())

@@ -17,8 +17,9 @@ vector_stamps.py  counters that keep an in-memory copy of the vectors in step
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from codesift.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from codesift.store.database import move_aside, open_database
@@ -34,15 +35,4 @@ _HOME = {
     "open_database": "codesift.store.database",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(__name__, _HOME, globals())
