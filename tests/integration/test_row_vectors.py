@@ -116,3 +116,46 @@ def test_the_workers_compute_the_vectors_a_fill_would(make_repo: MakeRepo, tmp_p
     finally:
         filled.close()
         with_rows.close()
+
+
+def test_a_changed_file_keeps_the_vectors_of_its_unchanged_chunks(
+    make_repo: MakeRepo, tmp_path: Path
+) -> None:
+    """A vector of a chunk whose text did not change stays (MiniLM's, say): only the
+    changed chunks get the static vectors of the rows."""
+    root = make_repo(_workspace_files())
+    conn = _index(root, tmp_path / "rows.db", with_rows=True)
+    try:
+        path = "pkg/mod_007.py"
+        ids = [
+            int(cid)
+            for (cid,) in conn.execute(
+                "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?"
+                " AND c.id IN (SELECT chunk_id FROM embedded)",
+                (path,),
+            )
+        ]
+        assert len(ids) >= 3
+        with conn:  # as if MiniLM had replaced this file's static vectors
+            conn.executemany(
+                "UPDATE embedded SET model = 'minilm-test' WHERE chunk_id = ?", [(i,) for i in ids]
+            )
+        before = _vectors(conn)
+        changed = root / path
+        changed.write_text(
+            changed.read_text(encoding="utf-8").replace(
+                "Post an amount to the ledger", "Record a payment in the journal"
+            ),
+            encoding="utf-8",
+        )
+        settings = load_settings(root, {"embedding": {"layers": list(LAYERS)}})
+        Indexer(root, settings, conn, static_vectors=True).run()
+        after = _vectors(conn)
+        mine = {key: value for key, value in after.items() if key[0] == path}
+        moved = {key for key, value in mine.items() if before.get(key) != value}
+        kept = {key for key, value in mine.items() if value[1] == "minilm-test"}
+        assert moved and kept and moved.isdisjoint(kept)
+        assert {after[key][1] for key in moved} == {static_model_id()}
+        assert kept == {key for key in mine if key not in moved}
+    finally:
+        conn.close()

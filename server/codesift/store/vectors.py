@@ -34,6 +34,7 @@ __all__ = [
     "count_embedded",
     "count_pending",
     "delete_vectors",
+    "embedded_hashes",
     "embedded_ids",
     "insert_vectors",
     "pending_chunk_ids",
@@ -171,6 +172,19 @@ def pending_chunk_ids(
             (*_pending_args(conn, model), after, limit),
         )
     ]
+
+
+def embedded_hashes(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, int]:
+    """The text hash each chunk of `ids` that has a vector had when it was embedded."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    return {
+        int(cid): int(digest)
+        for cid, digest in conn.execute(
+            f"SELECT chunk_id, text_hash FROM embedded WHERE chunk_id IN ({marks})", list(ids)
+        )
+    }
 
 
 def chunk_text_hashes(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, int]:

@@ -314,15 +314,7 @@ class IndexWriter:
         )
 
         if rows.vectors:  # computed with the rows (embedding/row_vectors.py)
-            from codesift.store.vectors import insert_vectors  # numpy: only then
-
-            chunks = rows.chunks
-            insert_vectors(
-                conn,
-                [(chunk_ids[at], chunks[at][1], blob, chunks[at][7]) for at, blob in rows.vectors],
-                rows.vector_model,
-                replace=bool(old.chunk_ids),
-            )
+            self._insert_row_vectors(rows, chunk_ids, kept=bool(old.chunk_ids))
         kept_nodes = set(node_ids)
         kept_chunks = set(chunk_ids)
         orphaned = self._forget(
@@ -343,6 +335,20 @@ class IndexWriter:
             touched_names=touched,
             orphaned_sources=orphaned - kept_nodes,
         )
+
+    def _insert_row_vectors(self, rows: FileRows, chunk_ids: list[int], *, kept: bool) -> None:
+        """Store the vectors computed with a file's rows, except over a vector its
+        chunk already has of the same text (`kept`: the file had chunks before,
+        whose ids its unchanged chunks keep; that vector may be MiniLM's)."""
+        from codesift.store.vectors import embedded_hashes, insert_vectors  # numpy: only then
+
+        chunks = rows.chunks
+        new = [(chunk_ids[at], chunks[at][1], blob, chunks[at][7]) for at, blob in rows.vectors]
+        if kept:
+            current = embedded_hashes(self.conn, [chunk_id for chunk_id, _, _, _ in new])
+            new = [row for row in new if current.get(row[0]) != row[3]]
+        if new:
+            insert_vectors(self.conn, new, rows.vector_model, replace=kept)
 
     def _insert_nodes(
         self,
