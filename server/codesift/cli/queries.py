@@ -12,7 +12,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codesift.cli.errors import EXIT_OK
-from codesift.cli.invocation import ConsoleListener, Invocation, config_overrides, report_built
+from codesift.cli.invocation import (
+    ConsoleListener,
+    Invocation,
+    configured_workspace,
+    report_built,
+)
 from codesift.cli.render import (
     folders_json,
     neighbours,
@@ -121,12 +126,11 @@ def _search_folders(args: argparse.Namespace, inv: Invocation) -> int:
 def _workspaces_of(args: argparse.Namespace, roots: Sequence[str | None]) -> list[Workspace]:
     """The folders of a command over several (`route`, `search --root A --root B`):
     each of `roots` once (None: the current workspace), --config applied to each."""
-    overrides = config_overrides(args.config) if args.config else None
     found: list[Workspace] = []
     for root in roots:
         ws = Workspace.resolve(root)
-        if overrides:
-            ws = Workspace.at(ws.root, overrides)
+        if args.config:
+            ws = configured_workspace(ws.root, args.config)
         if all(w.root != ws.root for w in found):
             found.append(ws)
     return found
