@@ -261,14 +261,23 @@ def truth_callers(lib: Library, node: Node) -> dict[int, str]:
         caller = lib.enclosing(path, line, decorated=decorated)
         if caller is None or caller.id == node.id or caller.id in out:
             continue
-        script = jedi.Script(path=str(lib.root / path), project=lib.project)
-        try:
-            found = script.goto(line, column, follow_imports=True)
-        except Exception:  # jedi gives up on some expressions: no truth there
+        found = _goto(lib, path, line, column)
+        if found is None:  # jedi gives up on some expressions: no truth there
             continue
         if any(lib.relative(d.module_path) == node.path and d.line == node.def_line for d in found):
             out[caller.id] = shape_at(lib.lines(path)[line - 1], column, node.name)
     return out
+
+
+def _goto(lib: Library, path: str, line: int, column: int) -> list[Any] | None:
+    """jedi's goto (imports followed) at a place of the library; None when jedi
+    gives up on the expression."""
+    script = jedi.Script(path=str(lib.root / path), project=lib.project)
+    try:
+        found: list[Any] = script.goto(line, column, follow_imports=True)
+    except Exception:  # jedi raises plain exceptions on what it cannot follow
+        return None
+    return found
 
 
 def call_sites(lib: Library, name: str) -> list[tuple[str, int, int, bool]]:
@@ -331,10 +340,8 @@ def truth_callees(lib: Library, node: Node, trees: dict[str, ast.AST]) -> dict[i
             column = func.end_col_offset - len(func.attr)
         else:
             continue
-        script = jedi.Script(path=str(lib.root / path), project=lib.project)
-        try:
-            found = script.goto(line, column, follow_imports=True)
-        except Exception:  # jedi gives up on some expressions: no truth there
+        found = _goto(lib, path, line, column)
+        if found is None:  # jedi gives up on some expressions: no truth there
             continue
         for definition in found:
             target_path = lib.relative(definition.module_path)

@@ -447,12 +447,7 @@ def test_an_edge_through_a_base_follows_the_base_when_it_changes(
         steps = [steps[0], steps[2], steps[1], steps[3]]
     for change, expected in steps:
         files.update(change)
-        write_files(root, files)
-        engine = Engine(Workspace.at(root), vectors=False, quiet=True)
-        try:
-            assert callees(engine, "pkg.sub.Sub.stop") == expected, change
-        finally:
-            engine.close()
+        assert callees_after(root, files, "pkg.sub.Sub.stop") == expected, change
 
 
 def test_an_edge_through_a_module_variable_follows_its_binding(tmp_path: Path) -> None:
@@ -476,12 +471,7 @@ def test_an_edge_through_a_module_variable_follows_its_binding(tmp_path: Path) -
     ]
     for text, expected in steps:
         files["pkg/state.py"] = text
-        write_files(root, files)
-        engine = Engine(Workspace.at(root), vectors=False, quiet=True)
-        try:
-            assert callees(engine, "pkg.user.stop") == expected, text
-        finally:
-            engine.close()
+        assert callees_after(root, files, "pkg.user.stop") == expected, text
 
 
 def test_an_edge_through_a_return_annotation_follows_it(tmp_path: Path) -> None:
@@ -502,9 +492,14 @@ def test_an_edge_through_a_return_annotation_follows_it(tmp_path: Path) -> None:
     steps.append(("Fancy", {"pkg.make.make", "pkg.kinds.Fancy.close"}))
     for kind, expected in steps:
         files["pkg/make.py"] = made.format(kind, kind)
-        write_files(root, files)
-        engine = Engine(Workspace.at(root), vectors=False, quiet=True)
-        try:
-            assert callees(engine, "pkg.user.stop") == expected, kind
-        finally:
-            engine.close()
+        assert callees_after(root, files, "pkg.user.stop") == expected, kind
+
+
+def callees_after(root: Path, files: dict[str, str], name: str) -> set[str]:
+    """The callees of `name` once `files` are written to `root` and indexed again."""
+    write_files(root, files)
+    engine = Engine(Workspace.at(root), vectors=False, quiet=True)
+    try:
+        return callees(engine, name)
+    finally:
+        engine.close()
