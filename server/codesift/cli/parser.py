@@ -173,6 +173,15 @@ def build_parser(
     progress_option(p)
     p.set_defaults(func=cmd_embed)
 
+    def pass_options(p: argparse.ArgumentParser) -> None:
+        """The options of a command that completes a background pass (history, resolve)."""
+        p.add_argument("--root", help="workspace folder")
+        p.add_argument("--quiet", action="store_true", help="no progress or summary")
+        p.add_argument("--json", action="store_true", help="print the result as JSON")
+        p.add_argument("--config", help="a settings TOML applied on top of .codesift.toml")
+        p.add_argument("--background", action="store_true", help=argparse.SUPPRESS)
+        progress_option(p)
+
     p = sub.add_parser(
         "history",
         help="compute the git history (created / last-changed times) now",
@@ -181,12 +190,7 @@ def build_parser(
         " updates at once, a large history in a background `codesift history`); this"
         " command waits for that one, then finishes what is left.",
     )
-    p.add_argument("--root", help="workspace folder")
-    p.add_argument("--quiet", action="store_true", help="no progress or summary")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--config", help="a settings TOML applied on top of .codesift.toml")
-    p.add_argument("--background", action="store_true", help=argparse.SUPPRESS)
-    progress_option(p)
+    pass_options(p)
     p.set_defaults(func=cmd_history)
 
     p = sub.add_parser(
@@ -197,12 +201,7 @@ def build_parser(
         " background `codesift resolve`); callers, callees and graph wait for it, and so"
         " does this command, which then finishes what is left.",
     )
-    p.add_argument("--root", help="workspace folder")
-    p.add_argument("--quiet", action="store_true", help="no progress or summary")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--config", help="a settings TOML applied on top of .codesift.toml")
-    p.add_argument("--background", action="store_true", help=argparse.SUPPRESS)
-    progress_option(p)
+    pass_options(p)
     p.set_defaults(func=cmd_resolve)
 
     p = sub.add_parser("search", help="hybrid search: symbols, signatures or prose")
