@@ -1,13 +1,18 @@
-"""The call pass: the targets of calls edges that a cold index wrote without them.
+"""The call pass: the calls edges that a large index run left for later.
 
-Resolving calls (which definition a call reaches: receiver types, imports,
-scopes) is about a third of a cold index's CPU. A large run with
-`Indexer(defer_calls=True)` writes every calls edge with its name and line but no
-target (`files.calls_pending`), so that search, whose summaries name the calls,
-works as soon as the files are written. This pass then parses those files again
-(in worker processes for a bulk), resolves their calls exactly as an index run
-does, writes the targets into the same rows a batch at a time, and resolves
-every edge across files at the end. A pass that stops (killed, cancelled, a
+Finding and resolving calls (which definition a call reaches: receiver types,
+imports, scopes) is about a third of a cold index's CPU. A large run with
+`Indexer(defer_calls=True)` leaves them (`files.calls_pending`), so that search
+works as soon as the files are written: a new index without the call sites at
+all, one that keeps vectors with the calls edges' names but no targets
+(parsing/model.py CallSites). This pass then parses those files again (in worker
+processes for a bulk), resolves their calls exactly as an index run does, writes
+each file's calls edges whole a batch at a time, and resolves every edge across
+files at the end. The summary chunks name the calls: one written without them
+gets its new text hash and, when the static model made its vector, its new static
+vector in the same transaction (embedding/row_vectors.py); a MiniLM vector is
+left to the MiniLM fill, which runs after the pass. After the pass the rows are
+those of an ordinary run. A pass that stops (killed, cancelled, a
 batch guard that says no) leaves the files not yet done marked: the next pass
 continues with them. The engine decides when it runs (engine/call_phase.py).
 """
@@ -35,7 +40,7 @@ from codesift.store.call_targets import (
     leave_to_next_index,
     pending_call_files,
     targets_pending_count,
-    write_call_targets,
+    write_file_calls,
 )
 from codesift.store.writer import IndexWriter
 from codesift.worker_pool import in_workers
@@ -61,6 +66,8 @@ class CallPassProgress:
 class CallPassStats:
     files: int = 0  # files whose targets were written
     changed: int = 0  # files left to the next index run: they changed on disk
+    summaries: int = 0  # summary chunks that now name their calls
+    vectors: int = 0  # ... and whose static vectors were computed again
     complete: bool = False  # nothing left marked, and edges resolved across files
     seconds: float = 0.0
 
@@ -133,7 +140,7 @@ def _write_targets(
                 batch_started = time.perf_counter()
                 with conn:
                     for count, (item, result) in enumerate(items, start=1):
-                        _write_one(conn, item, result, stats)
+                        _write_one(conn, item, result, stats, settings.embedding.max_tokens)
                         done += 1
                         if progress:
                             progress(CallPassProgress("files", done, total))
@@ -146,10 +153,24 @@ def _write_targets(
 
 
 def _write_one(
-    conn: apsw.Connection, item: PendingCalls, result: FileCalls | None, stats: CallPassStats
+    conn: apsw.Connection,
+    item: PendingCalls,
+    result: FileCalls | None,
+    stats: CallPassStats,
+    max_tokens: int,
 ) -> None:
-    if result is not None and write_call_targets(conn, item.file_id, result.nodes, result.calls):
+    changed = (
+        None
+        if result is None
+        else write_file_calls(conn, item.file_id, result.nodes, result.calls, result.summaries)
+    )
+    if changed is not None:
         stats.files += 1
+        if changed:
+            from codesift.embedding.row_vectors import summary_vectors  # numpy: only then
+
+            stats.summaries += len(changed)
+            stats.vectors += summary_vectors(conn, changed, max_tokens)
         return
     # Changed on disk since it was indexed (the next index run parses it whole), or
     # parsed otherwise: its calls keep no targets until then.

@@ -29,8 +29,9 @@ from codesift.config import Settings
 from codesift.history.update import in_git_history
 from codesift.index_workers import StaleWorkerCode, note_workspace_root
 from codesift.parsing.languages import detect_language, spec_for
+from codesift.parsing.model import CallSites
 from codesift.preparation import FileJob, PreparedFile, prepare_file, prepare_files
-from codesift.store.call_targets import mark_calls_owed
+from codesift.store.call_targets import has_vectors, mark_calls_owed
 from codesift.store.reader import file_stamps, indexed_paths_under
 from codesift.store.writer import FileChange, IndexWriter
 from codesift.worker_pool import PARALLEL_MIN_FILES, in_workers
@@ -152,8 +153,10 @@ class Indexer:
         # Whether this run parses every file again, changed or not (the index was
         # made by another version of parsing).
         self._reparse = False
-        # Whether this run writes calls edges without their targets.
+        # Whether this run leaves the calls to the call pass, and what it writes of
+        # them meanwhile (parsing/model.py CallSites).
         self._deferring = False
+        self._call_sites: CallSites = "resolve"
 
     # -- planning -----------------------------------------------------------------
 
@@ -245,6 +248,10 @@ class Indexer:
         self._reparse = plan.reparse
         self._deferring = self.defer_calls and _code_files(plan) >= DEFER_CALLS_MIN_FILES
         if self._deferring:
+            # Without vectors, no call sites at all (the summaries gain their calls in
+            # the pass); with vectors, their names: the summaries, and so their
+            # vectors (MiniLM's, minutes of work), keep their text meanwhile.
+            self._call_sites = "names" if has_vectors(self.conn) else "later"
             with self.conn:  # before any row: a run killed halfway still owes the pass
                 mark_calls_owed(self.conn)
         try:
@@ -252,6 +259,7 @@ class Indexer:
         finally:
             self._reparse = False
             self._deferring = False
+            self._call_sites = "resolve"
         if plan.full and plan.reparse and not summary.cancelled:
             with self.conn:  # every file is now parsed by this version
                 self.writer.record_extraction()
@@ -376,7 +384,7 @@ class Indexer:
             mtime_ns=source.mtime_ns,
             module_path=module_path,
             settings=self.settings.index,
-            resolve_calls=not self._deferring,
+            call_sites=self._call_sites,
             vector_layers=self._vector_layers,
         )
 

@@ -17,6 +17,7 @@ from codesift.embedding.texts import chunk_embedding_texts
 from codesift.parsing import parse_source
 from codesift.parsing.generated import is_generated
 from codesift.parsing.languages import refine_language, spec_for
+from codesift.parsing.model import CallSites
 from codesift.store.rows import EdgeRow, FileMeta, FileRows, edge_rows, file_rows
 from codesift.workspace import ContentSkip, read_source
 
@@ -43,9 +44,9 @@ class FileJob:
     mtime_ns: int
     module_path: str | None
     settings: IndexSettings
-    # False: the calls edges are written without their targets, which the call
-    # pass (call_pass.py) fills in afterwards.
-    resolve_calls: bool = True
+    # Other than "resolve": the call pass (call_pass.py) writes the calls edges
+    # afterwards (parsing/model.py CallSites).
+    call_sites: CallSites = "resolve"
     # Layers whose chunks get their static vectors with the rows (when the run's
     # static vectors come right after it): their embedding texts come back with
     # the rows (embedding/row_vectors.py). Empty: none.
@@ -71,7 +72,7 @@ def prepare_file(job: FileJob) -> PreparedFile | ContentSkip:
         language,
         settings,
         job.module_path,
-        resolve_calls=job.resolve_calls,
+        call_sites=job.call_sites,
     )
     text = content.text
     line_count = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
@@ -112,16 +113,19 @@ class CallJob:
 class FileCalls:
     """A file's calls edges with their targets. `nodes` are the (kind, qualified
     name, start line) of its nodes in order, which the writer matches against the
-    index's."""
+    index's; `summaries` the (node position, text) of the summary chunks that name
+    calls (parsing/chunks.py), whose text the index may have without them."""
 
     path: str
     nodes: list[tuple[str, str, int]]
     calls: list[EdgeRow]
+    summaries: list[tuple[int, str]]
 
 
 def resolve_file_calls(job: CallJob) -> FileCalls | None:
     """Parse a file again and resolve its calls; None when it changed since it was
     indexed (the next index run parses it whole) or can no longer be parsed."""
+    from codesift.parsing.chunks import call_summaries
     from codesift.parsing.extractor import extract
 
     source = job.file
@@ -140,7 +144,7 @@ def resolve_file_calls(job: CallJob) -> FileCalls | None:
         log.warning("parsing %s again for its calls failed", source.path, exc_info=True)
         return None
     nodes = [(n.kind, n.qualified_name, n.start_line) for n in parsed.nodes]
-    return FileCalls(source.path, nodes, edge_rows(parsed, "calls"))
+    return FileCalls(source.path, nodes, edge_rows(parsed, "calls"), call_summaries(parsed))
 
 
 def resolve_files_calls(jobs: list[CallJob]) -> list[FileCalls | None]:

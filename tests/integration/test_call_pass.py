@@ -1,7 +1,8 @@
-"""The call pass after the first answer: a large index run writes its calls
-without targets, the pass fills them in and ends with the rows an ordinary run
-writes, it goes on after being cancelled or killed, and the command line answers
-searches before it while callers wait for it.
+"""The call pass after the first answer: a large index run leaves its calls to
+the pass (a new index without their call sites, one with vectors with their names
+but no targets), the pass writes them and ends with the rows (and static vectors)
+an ordinary run writes, it goes on after being cancelled or killed, and the command
+line answers searches before it while callers wait for it.
 
 A generated project of real Python files (more than DEFER_CALLS_MIN_FILES, with
 relative imports, methods and module-qualified calls), real SQLite files, real
@@ -28,12 +29,20 @@ from call_project import MODULES, write_project
 from codesift import call_pass
 from codesift.call_pass import CallPassProgress, resolve_pending_calls
 from codesift.config import load_settings
+from codesift.engine.access import update_index
+from codesift.engine.call_phase import TASK_FILES
+from codesift.engine.listener import EngineListener
+from codesift.engine.session import embed
+from codesift.engine.workspace import Workspace
 from codesift.indexer import Indexer
 from codesift.store.call_targets import calls_owed, calls_pending_count, targets_pending_count
 from codesift.store.database import open_database
 from codesift.store.locks import IndexLock
 
 DEADLINE = 180.0
+# The modules and the package's __init__.py: a run without call sites cannot tell
+# which files make calls, so the pass looks at every file a grammar parses.
+CODE_FILES = MODULES + 1
 SERVER_DIR = Path(call_pass.__file__).resolve().parents[1]
 
 
@@ -42,9 +51,10 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_project(tmp_path_factory.mktemp("calls") / "project")
 
 
-def index(root: Path, db: Path, *, defer: bool) -> apsw.Connection:
+def index(root: Path, db: Path, *, defer: bool, static: bool = False) -> apsw.Connection:
+    """`static`: with the static vectors the index workers compute with the rows."""
     conn = open_database(db)
-    Indexer(root, load_settings(root), conn, defer_calls=defer).run()
+    Indexer(root, load_settings(root), conn, defer_calls=defer, static_vectors=static).run()
     return conn
 
 
@@ -82,28 +92,105 @@ def resolved_calls(conn: apsw.Connection) -> int:
     )
 
 
+def calls_edges(conn: apsw.Connection) -> int:
+    return int(conn.execute("SELECT count(*) FROM edges WHERE kind = 'calls'").fetchone()[0])
+
+
 def test_a_deferred_run_ends_with_the_rows_of_an_ordinary_one(
     project: Path, tmp_path: Path, inline: dict[str, Any]
 ) -> None:
     conn = index(project, tmp_path / "deferred.db", defer=True)
     try:
         before = snapshot(conn)
-        # Searchable at once: every chunk (summaries that name the calls included)
-        # is the ordinary run's; the calls are there by name, without targets.
-        assert before["chunks"] == inline["chunks"]
-        assert calls_pending_count(conn) == MODULES and calls_owed(conn)
-        assert resolved_calls(conn) == 0
-        assert [e[:4] for e in before["edges"] if e[2] == "calls"] == [
-            e[:4] for e in inline["edges"] if e[2] == "calls"
+        # Searchable at once: every chunk but the summaries that name calls is the
+        # ordinary run's; a new index has no call sites yet at all.
+        assert calls_edges(conn) == 0
+        assert calls_pending_count(conn) == CODE_FILES and calls_owed(conn)
+        differ = set(before["chunks"]) ^ set(inline["chunks"])
+        assert differ and {row[1] for row in differ} == {"summary"}
+        # The other edges are there, to be resolved across files after the pass.
+        assert [e[:4] + e[5:7] for e in before["edges"]] == [
+            e[:4] + e[5:7] for e in inline["edges"] if e[2] != "calls"
         ]
         seen: list[CallPassProgress] = []
         stats = resolve_pending_calls(project, load_settings(project), conn, progress=seen.append)
-        assert stats.complete and stats.files == MODULES and stats.changed == 0
-        assert seen[-1] == CallPassProgress("resolving", MODULES, MODULES)
-        assert CallPassProgress("files", MODULES, MODULES) in seen
+        files = CODE_FILES
+        assert stats.complete and stats.files == files and stats.changed == 0
+        assert stats.summaries == len(differ) // 2 and stats.vectors == 0  # none had one
+        assert seen[-1] == CallPassProgress("resolving", files, files)
+        assert CallPassProgress("files", files, files) in seen
         assert not calls_owed(conn)
         assert snapshot(conn) == inline
         assert resolved_calls(conn) > MODULES  # it resolved something, across files too
+    finally:
+        conn.close()
+
+
+Vectors = dict[tuple[str, str, int, int], tuple[int, str, bytes]]
+
+
+def vectors(conn: apsw.Connection) -> Vectors:
+    """(path, layer, part, first line) -> (text hash, model, int8 vector bytes)."""
+    return {
+        (str(path), str(layer), int(part), int(start)): (int(digest), str(model), bytes(blob))
+        for path, layer, part, start, digest, model, blob in conn.execute(
+            "SELECT f.path, c.layer, c.part, c.start_line, e.text_hash, e.model, v.embedding"
+            " FROM chunks c JOIN files f ON f.id = c.file_id"
+            " JOIN embedded e ON e.chunk_id = c.id JOIN chunk_vectors v ON v.chunk_id = c.id"
+        )
+    }
+
+
+def stale_vectors(conn: apsw.Connection) -> int:
+    return int(
+        conn.execute(
+            "SELECT count(*) FROM chunks c JOIN embedded e ON e.chunk_id = c.id"
+            " WHERE e.text_hash != c.text_hash"
+        ).fetchone()[0]
+    )
+
+
+def test_the_pass_gives_the_summaries_that_gain_their_calls_new_static_vectors(
+    project: Path, tmp_path: Path
+) -> None:
+    ordinary = index(project, tmp_path / "ordinary.db", defer=False, static=True)
+    conn = index(project, tmp_path / "deferred.db", defer=True, static=True)
+    try:
+        expected = vectors(ordinary)
+        before = vectors(conn)
+        assert len(before) == len(expected) and before != expected
+        stats = resolve_pending_calls(project, load_settings(project), conn)
+        assert stats.complete and stats.vectors == stats.summaries > 0
+        # Byte for byte the vectors an ordinary run computes, none left stale.
+        assert vectors(conn) == expected and stale_vectors(conn) == 0
+    finally:
+        ordinary.close()
+        conn.close()
+
+
+def test_an_index_with_vectors_keeps_its_summaries_until_the_pass(tmp_path: Path) -> None:
+    """A large run over an index that has vectors (MiniLM's would take minutes to
+    compute again) writes the calls' names: its summaries are final at once."""
+    root = write_project(tmp_path / "embedded")
+    conn = index(root, tmp_path / "embedded.db", defer=True, static=True)
+    try:
+        assert resolve_pending_calls(root, load_settings(root), conn).complete
+        for path in sorted((root / "app").glob("m*.py")):
+            with path.open("a") as module:  # every module changes: a large run again
+                module.write(f"\n\ndef more_{path.stem}(item):\n    return check(item)\n")
+        Indexer(root, load_settings(root), conn, defer_calls=True, static_vectors=True).run()
+        assert calls_owed(conn) and resolved_calls(conn) < calls_edges(conn)
+        assert stale_vectors(conn) == 0
+        before = snapshot(conn)
+        stats = resolve_pending_calls(root, load_settings(root), conn)
+        assert stats.complete and stats.summaries == 0
+        after = snapshot(conn)
+        assert after["chunks"] == before["chunks"]
+        inline = index(root, tmp_path / "inline.db", defer=False)
+        try:
+            assert after == snapshot(inline)
+        finally:
+            inline.close()
     finally:
         conn.close()
 
@@ -139,7 +226,7 @@ def test_a_cancelled_pass_goes_on_and_a_changed_file_waits_for_its_index(
         assert not stats.complete
         left = targets_pending_count(conn)
         assert 0 < left < MODULES and calls_owed(conn)
-        assert calls_pending_count(conn) == MODULES  # none complete before the last
+        assert calls_pending_count(conn) == CODE_FILES  # none complete before the last
         rest = resolve_pending_calls(project, load_settings(project), conn)
         assert rest.complete and rest.files == left
         assert snapshot(conn) == inline
@@ -157,7 +244,7 @@ def test_a_file_changed_before_the_pass_is_left_to_the_next_index_run(
     try:
         target.write_text(original + "\n\ndef added():\n    return work_7(1)\n")
         stats = resolve_pending_calls(root, load_settings(root), conn)
-        assert stats.complete and stats.changed == 1 and stats.files == MODULES - 1
+        assert stats.complete and stats.changed == 1 and stats.files == CODE_FILES - 1
         target.write_text(original)  # the next run parses it whole (its mtime moved)
         Indexer(root, load_settings(root), conn, defer_calls=True).run()
         assert not calls_owed(conn)
@@ -247,7 +334,7 @@ def test_search_answers_before_the_call_pass_and_callers_wait_for_it(tmp_path: P
         assert json.loads(built.stdout)["indexed"] == MODULES + 1
         assert "is being resolved by another codesift process" in built.stderr
         status = json.loads(codesift("status", "--json", cwd=root).stdout)
-        assert status["calls_pending"] == MODULES
+        assert status["calls_pending"] == CODE_FILES
         found = codesift("search", "Keeps the items of part 42", "--json", "--no-embed", cwd=root)
         assert found.returncode == 0, found.stderr
         assert json.loads(found.stdout)["results"][0]["path"] == "app/m42.py"
@@ -307,3 +394,33 @@ def test_the_background_pass_is_given_the_runs_config(tmp_path: Path) -> None:
         time.sleep(0.2)  # polling the other process's progress
     assert pending == 0
     assert f"--config {settings}" in (db.parent / "resolve.log").read_text(encoding="utf-8")
+
+
+class Tasks(EngineListener):
+    def __init__(self) -> None:
+        self.begun: list[str] = []
+
+    def begin(self, task: str, total: int) -> None:
+        self.begun.append(task)
+
+
+def test_minilm_vectors_come_after_the_pass(tmp_path: Path) -> None:
+    """MiniLM embeds the summaries, which name the calls once the pass has run:
+    `codesift embed` (the background one too) finishes the pass first."""
+    root = write_project(tmp_path / "minilm")
+    ws = Workspace.at(root, {"embedding": {"model": "minilm"}})
+    conn, _ = update_index(ws, EngineListener(), after=False)  # static vectors with the rows
+    try:
+        assert calls_owed(conn)
+        listener = Tasks()
+        report = embed(ws, listener)
+        assert report.embedded > 0 and not calls_owed(conn)
+        assert listener.begun.index(TASK_FILES) < listener.begun.index("embedding")
+        models = conn.execute(
+            "SELECT DISTINCT e.model FROM embedded e JOIN chunks c ON c.id = e.chunk_id"
+            " WHERE c.layer = 'summary'"
+        ).fetchall()
+        assert len(models) == 1 and "MiniLM" in str(models[0][0])
+        assert stale_vectors(conn) == 0
+    finally:
+        conn.close()

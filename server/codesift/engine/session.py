@@ -430,6 +430,8 @@ def embed(
             holder = IndexLock(ws.db_path, "embed").holder()
             return EmbedReport(running_elsewhere=True, holder=holder or None)
         try:
+            if ws.settings.embedding.model != "static":
+                _calls_first(ws, conn, listener, quiet=quiet, purpose=purpose)
             embedded = fill_missing_vectors(
                 ws, conn, make_embedder(ws.settings.embedding), listener, quiet=quiet
             )
@@ -440,6 +442,19 @@ def embed(
     finally:
         if own:
             conn.close()
+
+
+def _calls_first(
+    ws: Workspace, conn: apsw.Connection, listener: EngineListener, *, quiet: bool, purpose: str
+) -> None:
+    """Before MiniLM's vectors: the summaries they are computed from name the calls,
+    which a large index run leaves to the call pass (call_pass.py); finish it (or
+    wait for the process at it) so that no summary is embedded twice."""
+    from codesift.engine.call_phase import complete_calls
+    from codesift.store.call_targets import calls_owed
+
+    if calls_owed(conn):
+        complete_calls(ws, conn, listener, quiet=quiet, purpose=purpose)
 
 
 def reindex(

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from codesift.config import IndexSettings
 from codesift.parsing.chunks import build_chunks
 from codesift.parsing.languages import detect_language, spec_for
-from codesift.parsing.model import ParsedChunk, ParsedEdge, ParsedFile, ParsedNode
+from codesift.parsing.model import CallSites, ParsedChunk, ParsedEdge, ParsedFile, ParsedNode
 from codesift.parsing.plaintext import parse_text
 
 __all__ = [
@@ -36,11 +36,11 @@ def parse_source(
     settings: IndexSettings,
     module_path: str | None = None,
     *,
-    resolve_calls: bool = True,
+    call_sites: CallSites = "resolve",
 ) -> ParsedFile:
     """Parse one file. Never raises for bad content: a grammar failure falls back
-    to line windows so the file stays searchable. `resolve_calls=False` leaves the
-    calls edges' targets for later (call_pass.py)."""
+    to line windows so the file stays searchable. `call_sites` other than
+    "resolve" leaves the calls to the call pass (model.CallSites, call_pass.py)."""
     # Imported on first parse: a search that parses nothing (it reads this package's
     # languages and model) need not load the tree-sitter grammars.
     from codesift.parsing.extractor import extract
@@ -55,7 +55,7 @@ def parse_source(
     if spec is None:
         return parse_text(text, rel_path, settings.text_window_lines)
     try:
-        parsed = extract(text, rel_path, spec, module_path=module_path, resolve_calls=resolve_calls)
+        parsed = extract(text, rel_path, spec, module_path=module_path, call_sites=call_sites)
     except Exception:  # a grammar or query bug must not lose the file
         log.warning(
             "parsing %s as %s failed; indexing it as text", rel_path, language, exc_info=True

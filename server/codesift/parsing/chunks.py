@@ -23,7 +23,7 @@ from collections.abc import Iterator
 
 from codesift.parsing.model import ParsedChunk, ParsedFile, ParsedNode
 
-__all__ = ["build_chunks", "first_sentence", "summary_text"]
+__all__ = ["build_chunks", "call_summaries", "first_sentence", "summary_text"]
 
 # A sentence ends at ". ", a blank line, or a line that opens a block tag (Javadoc,
 # KDoc, JSDoc, PHPDoc: `@param`, `@author`, `@since`): "Single instance holder" and
@@ -84,7 +84,7 @@ def build_chunks(
         if node.index == 0:
             own = _own_lines(lines, kids, 1, total, stubs=False)
             chunks.extend(_module_chunks(own, max_lines, max_chars))
-            if first_sentence(node.docstring):
+            if _has_summary(node):
                 text = _summary_text(node, nodes, calls_by_node.get(0, []))
                 chunks.append(ParsedChunk("summary", 0, 1, node.end_line, text))
             continue
@@ -100,6 +100,24 @@ def build_chunks(
             _add_code_parts(chunks, node, own, start, max_lines, max_chars)
         _add_signature_chunks(chunks, node, nodes, calls_by_node)
     return chunks
+
+
+def _has_summary(node: ParsedNode) -> bool:
+    """Every definition has a summary chunk; the module (index 0) only when the
+    file describes itself."""
+    return node.index != 0 or bool(first_sentence(node.docstring))
+
+
+def call_summaries(parsed: ParsedFile) -> list[tuple[int, str]]:
+    """(node index, summary text) of each summary chunk that names calls: the texts
+    a parse that left the call sites out (model.CallSites "later") wrote without
+    them, which the call pass puts right."""
+    nodes = parsed.nodes
+    return [
+        (index, _summary_text(nodes[index], nodes, calls))
+        for index, calls in sorted(_calls_by_node(parsed).items())
+        if calls and _has_summary(nodes[index])
+    ]
 
 
 def _children_by_parent(nodes: list[ParsedNode]) -> dict[int, list[ParsedNode]]:

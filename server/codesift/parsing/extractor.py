@@ -40,7 +40,7 @@ from codesift.parsing.comments import (
 )
 from codesift.parsing.grammars import parser_for, split_queries
 from codesift.parsing.languages import LanguageSpec
-from codesift.parsing.model import ParsedEdge, ParsedFile, ParsedNode
+from codesift.parsing.model import CallSites, ParsedEdge, ParsedFile, ParsedNode
 from codesift.parsing.outline import (
     CLASS_LIKE,
     CallSite,
@@ -134,19 +134,20 @@ def extract(
     spec: LanguageSpec,
     module_path: str | None = None,
     *,
-    resolve_calls: bool = True,
+    call_sites: CallSites = "resolve",
 ) -> ParsedFile:
     """Parse `text` and return nodes and edges (chunks are added by the caller).
 
     `module_path` overrides the Python module path derived from `rel_path`;
-    `resolve_calls=False` leaves the calls edges' targets out (parsing/calls.py).
+    `call_sites` says what becomes of the calls (model.CallSites): "names" leaves
+    the edges' targets out (parsing/calls.py), "later" the call sites altogether.
     Syntax errors do not stop extraction: whatever tree-sitter recovered is used.
     """
     src = text.encode("utf-8")
     root = _parse(src, spec.name)
     parsed = ParsedFile(language=spec.name)
     parsed.errors = _count_errors(root)
-    found = _query_matches(root, src, spec.name)
+    found = _query_matches(root, src, spec.name, calls=call_sites != "later")
     _settle_prototypes(found.defs, rel_path)
     module, prefix = _module_node(
         root, src, text, rel_path, spec, module_path, found.package, found.defs
@@ -168,10 +169,13 @@ def extract(
         language=language,
         rel_path=rel_path,
         prefix=prefix,
-        resolve=resolve_calls,
+        resolve=call_sites == "resolve",
     )
     edges += inherit_edges(found.inherits, outline, import_hints)
-    parsed.calls_pending = not resolve_calls and any(e.kind == "calls" for e in edges)
+    # "later": whether the file makes calls is not known until the call pass looks.
+    parsed.calls_pending = call_sites == "later" or (
+        call_sites == "names" and any(e.kind == "calls" for e in edges)
+    )
     parsed.nodes = outline.nodes
     parsed.edges = edges
     return parsed
@@ -203,10 +207,11 @@ def _parse(src: bytes, language: str) -> Node:
 # -- query matches: what the grammar's query tags, in source order --------------------
 
 
-def _query_matches(root: Node, src: bytes, language: str) -> _Matches:
-    """Run the language's queries over the tree and sort what they tag by role."""
+def _query_matches(root: Node, src: bytes, language: str, *, calls: bool = True) -> _Matches:
+    """Run the language's queries over the tree and sort what they tag by role
+    (`calls`: False leaves the call sites out)."""
     structure_query, calls_query = split_queries(language)
-    found = _Matches(calls=_call_sites(calls_query, root, src))
+    found = _Matches(calls=_call_sites(calls_query, root, src) if calls else [])
     roles = _pattern_roles(language)
     for pattern, caps in QueryCursor(structure_query).matches(root):
         role = roles.get(pattern)

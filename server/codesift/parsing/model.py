@@ -15,6 +15,7 @@ __all__ = [
     "EDGE_KINDS",
     "EXTRACTION_VERSION",
     "NODE_KINDS",
+    "CallSites",
     "ChunkLayer",
     "EdgeKind",
     "ParsedChunk",
@@ -34,6 +35,12 @@ EDGE_KINDS: tuple[EdgeKind, ...] = ("calls", "contains", "imports", "inherits", 
 
 ChunkLayer = Literal["code", "ast", "summary", "doc"]
 CHUNK_LAYERS: tuple[ChunkLayer, ...] = ("code", "ast", "summary", "doc")
+
+# What a parse does with a file's call sites: resolve them into calls edges with
+# their targets (an ordinary index run); make the edges with their names but no
+# targets ("names"); or leave them out ("later"). The last two leave the file to the
+# call pass (call_pass.py), which parses it again and writes its calls edges whole.
+CallSites = Literal["resolve", "names", "later"]
 
 NODE_KINDS: tuple[str, ...] = (
     "module",
@@ -125,6 +132,6 @@ class ParsedFile:
     edges: list[ParsedEdge] = field(default_factory=list)
     chunks: list[ParsedChunk] = field(default_factory=list)
     errors: int = 0  # tree-sitter ERROR/MISSING nodes seen; the file is still indexed
-    # Its calls edges were written without their targets (extract's
-    # resolve_calls=False): the call pass (call_pass.py) fills them in.
+    # Parsed without resolving its calls (CallSites "names" or "later"): the call
+    # pass (call_pass.py) writes its calls edges.
     calls_pending: bool = False

@@ -1,13 +1,15 @@
-"""The call pass's rows: files whose calls edges wait for their targets, and
-writing those targets in (call_pass.py runs the pass).
+"""The call pass's rows: files whose calls edges wait for the pass, and writing
+them (call_pass.py runs the pass).
 
-A cold index writes each file's calls edges with their names and lines but no
-targets (`files.calls_pending = 1`, migration 11), so that search, whose summary
-chunks name the calls, works before the resolution is done. The pass parses such a
-file again, resolves its calls as an ordinary index run would, and writes the
-targets into the same rows (`calls_pending = 2`); cross-file resolution
-(IndexWriter.resolve_edges) follows the last file, and then every file is
-complete (`0`, `finish_calls`).
+A large index run leaves each file's calls to the pass (`files.calls_pending = 1`,
+migration 11): a new index without their call sites at all, so its summary chunks
+do not name the calls yet; an index that has vectors with the calls edges' names
+and lines but no targets, so its summaries keep their text and vectors
+(parsing/model.py CallSites). The pass parses such a file again, resolves its
+calls as an ordinary index run would and writes its calls edges whole, with the
+text hashes of its summaries that name calls (`calls_pending = 2`); cross-file
+resolution (IndexWriter.resolve_edges) follows the last file, and then every file
+is complete (`0`, `finish_calls`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import apsw
 
 from codesift.store.database import scalar
 from codesift.store.meta import read_meta, write_meta
-from codesift.store.rows import EdgeRow
+from codesift.store.rows import EdgeRow, text_hash
 
 __all__ = [
     "PendingCalls",
@@ -26,11 +28,12 @@ __all__ = [
     "calls_pending_count",
     "clear_calls_owed",
     "finish_calls",
+    "has_vectors",
     "leave_to_next_index",
     "mark_calls_owed",
     "pending_call_files",
     "targets_pending_count",
-    "write_call_targets",
+    "write_file_calls",
 ]
 
 # (kind, qualified name, start line) of a node, in the file's order.
@@ -75,6 +78,13 @@ def targets_pending_count(conn: apsw.Connection) -> int:
     return int(scalar(conn, "SELECT count(*) FROM files WHERE calls_pending = 1") or 0)
 
 
+def has_vectors(conn: apsw.Connection) -> bool:
+    """Whether the index keeps any chunk vectors: a large run over it then writes
+    its calls edges' names (parsing/model.py CallSites "names"), which its
+    summaries' texts, and so those vectors, depend on."""
+    return conn.execute("SELECT 1 FROM embedded LIMIT 1").fetchone() is not None
+
+
 def finish_calls(conn: apsw.Connection) -> None:
     """After the resolution across files: every file's calls are complete."""
     conn.execute("UPDATE files SET calls_pending = 0 WHERE calls_pending != 0")
@@ -100,34 +110,46 @@ def leave_to_next_index(conn: apsw.Connection, file_id: int) -> None:
     )
 
 
-def write_call_targets(
-    conn: apsw.Connection, file_id: int, nodes: list[NodeSpot], calls: list[EdgeRow]
-) -> bool:
-    """Write the targets of a file's calls edges (`calls`: its calls edges as an
-    index run makes them, node references by position in `nodes`) and clear its
-    mark. False, writing nothing, when the index's nodes of the file are not
-    those of `nodes` (it was written by another parse)."""
+def write_file_calls(
+    conn: apsw.Connection,
+    file_id: int,
+    nodes: list[NodeSpot],
+    calls: list[EdgeRow],
+    summaries: list[tuple[int, str]],
+) -> list[tuple[int, int, str]] | None:
+    """Write a file's calls edges whole (`calls`: as an index run makes them, node
+    references by position in `nodes`), replacing those written without targets,
+    and the text hashes of its summary chunks that name calls (`summaries`: node
+    position, text); clear its mark. Returns the (chunk id, new text hash, text) of
+    the summaries whose text changed; None, writing nothing, when the index's nodes of
+    the file are not those of `nodes` (it was written by another parse)."""
+    from codesift.store.writer import insert_edges  # not for a cold `callers`
+
     ids = _node_ids(conn, file_id, nodes)
     if ids is None:
-        return False
-    conn.executemany(
-        "UPDATE edges SET dst_id = ?, dst_hint = ?, resolution = ?"
-        " WHERE src_id = ? AND kind = 'calls' AND dst_name = ?",
-        [
-            (
-                ids[dst] if dst >= 0 else None,
-                dst_hint,
-                (confidence or "scope") if dst >= 0 else None,
-                ids[src],
-                dst_name,
-            )
-            for src, _kind, dst, dst_name, dst_hint, _line, confidence in calls
-            if dst >= 0 or dst_hint
-        ],
+        return None
+    conn.execute(
+        "DELETE FROM edges WHERE kind = 'calls'"
+        " AND src_id IN (SELECT id FROM nodes WHERE file_id = ?)",
+        (file_id,),
     )
-    # 2: targets written, the resolution across files still to come (finish_calls).
+    insert_edges(conn, calls, ids)
+    changed: list[tuple[int, int, str]] = []
+    for position, text in summaries:
+        digest = text_hash(text)
+        chunk_id = scalar(
+            conn,
+            "SELECT id FROM chunks WHERE node_id = ? AND layer = 'summary' AND text_hash != ?",
+            (ids[position], digest),
+        )
+        if chunk_id is not None:
+            changed.append((int(chunk_id), digest, text))
+    conn.executemany(
+        "UPDATE chunks SET text_hash = ? WHERE id = ?", [(d, c) for c, d, _ in changed]
+    )
+    # 2: edges written, the resolution across files still to come (finish_calls).
     conn.execute("UPDATE files SET calls_pending = 2 WHERE id = ?", (file_id,))
-    return True
+    return changed
 
 
 def _node_ids(conn: apsw.Connection, file_id: int, nodes: list[NodeSpot]) -> list[int] | None:

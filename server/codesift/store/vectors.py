@@ -36,6 +36,7 @@ __all__ = [
     "delete_vectors",
     "embedded_hashes",
     "embedded_ids",
+    "embedded_models",
     "insert_vectors",
     "pending_chunk_ids",
     "quantize",
@@ -185,6 +186,21 @@ def embedded_hashes(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, int]
             f"SELECT chunk_id, text_hash FROM embedded WHERE chunk_id IN ({marks})", list(ids)
         )
     }
+
+
+def embedded_models(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, str]:
+    """The model that made the vector of each chunk of `ids` that has one."""
+    out: dict[int, str] = {}
+    legacy = _legacy_model(conn)
+    for start in range(0, len(ids), 500):
+        batch = list(ids[start : start + 500])
+        marks = ",".join("?" * len(batch))
+        for cid, model in conn.execute(
+            f"SELECT e.chunk_id, {_ROW_MODEL} FROM embedded e WHERE e.chunk_id IN ({marks})",
+            (legacy, *batch),
+        ):
+            out[int(cid)] = str(model)
+    return out
 
 
 def chunk_text_hashes(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, int]:

@@ -37,11 +37,11 @@ from codesift.store.meta import read_meta, write_meta
 from codesift.store.path_hints import resolve_path_hints
 from codesift.store.python_hints import names_behind, resolve_python_hints, structure_of
 from codesift.store.row_ids import ChunkKey, NodeKey, allocate_ids, keys_of_chunks, keys_of_nodes
-from codesift.store.rows import FTS_AST, FTS_CODE, FTS_DOC, FileMeta, FileRows, NodeRow
+from codesift.store.rows import FTS_AST, FTS_CODE, FTS_DOC, EdgeRow, FileMeta, FileRows, NodeRow
 from codesift.store.script_hints import resolve_script_hints
 from codesift.store.vector_stamps import bump_vectors_removed
 
-__all__ = ["FileChange", "IndexWriter"]
+__all__ = ["FileChange", "IndexWriter", "insert_edges"]
 
 # meta key: the parsing version every indexed file was parsed by.
 _EXTRACTION_KEY = EXTRACTION_KEY
@@ -113,6 +113,28 @@ class _OldRows:
     node_ids: dict[NodeKey, int]
     node_names: dict[int, str]
     chunk_ids: dict[ChunkKey, int]
+
+
+def insert_edges(conn: apsw.Connection, edges: list[EdgeRow], node_ids: list[int]) -> int:
+    """Insert a file's edge rows (node references by position, `node_ids` their ids)."""
+    params = [
+        (
+            node_ids[src],
+            kind,
+            node_ids[dst] if dst >= 0 else None,
+            dst_name,
+            dst_hint,
+            line,
+            (confidence or "scope") if dst >= 0 else None,
+        )
+        for src, kind, dst, dst_name, dst_hint, line, confidence in edges
+    ]
+    conn.executemany(
+        "INSERT OR IGNORE INTO edges (src_id, kind, dst_id, dst_name, dst_hint, line,"
+        " resolution) VALUES (?,?,?,?,?,?,?)",
+        params,
+    )
+    return len(params)
 
 
 class IndexWriter:
@@ -389,24 +411,7 @@ class IndexWriter:
         )
 
     def _insert_edges(self, rows: FileRows, node_ids: list[int]) -> int:
-        params = [
-            (
-                node_ids[src],
-                kind,
-                node_ids[dst] if dst >= 0 else None,
-                dst_name,
-                dst_hint,
-                line,
-                (confidence or "scope") if dst >= 0 else None,
-            )
-            for src, kind, dst, dst_name, dst_hint, line, confidence in rows.edges
-        ]
-        self.conn.executemany(
-            "INSERT OR IGNORE INTO edges (src_id, kind, dst_id, dst_name, dst_hint, line,"
-            " resolution) VALUES (?,?,?,?,?,?,?)",
-            params,
-        )
-        return len(params)
+        return insert_edges(self.conn, rows.edges, node_ids)
 
     def _insert_chunks(
         self,
