@@ -17,6 +17,7 @@ from codesift.retrieval.ranking import (
     file_evidence,
     header_twins,
     is_declaration_path,
+    is_test_like_name,
     is_test_like_path,
     lexical_dominates,
     stem_hits,
@@ -262,6 +263,54 @@ def test_type_declarations_are_demoted_for_prose_but_kept_for_a_symbol_query() -
     assert ranked(features, scores, "order of the request lifecycle steps", ALL) == [2, 1, 3]
     assert ranked(features, scores, "order of the request lifecycle steps", NONE) == [1, 3, 2]
     assert ranked(features, scores, "lifecycle", ALL)[0] == 1  # a symbol-like word
+
+
+def test_an_interface_counts_less_for_prose_but_more_than_a_type_declaration() -> None:
+    features = {
+        1: ChunkFeatures("Slim/Interfaces/RouteInterface.php", 0.0, "php"),
+        2: ChunkFeatures("lib/types/route.d.ts", 0.0, "typescript"),
+        3: ChunkFeatures("Slim/Routing/Route.php", 0.0, "php"),
+    }
+    # The interface and the typings were found a little higher than the implementation.
+    scores = {1: 0.030, 2: 0.030, 3: 0.020}
+    assert ranked(features, scores, "run the route callback", ALL) == [1, 3, 2]
+    # With a wider gap the implementation still leads its interface.
+    assert ranked(features, {1: 0.025, 2: 0.025, 3: 0.020}, "run the route callback", ALL) == [
+        3,
+        1,
+        2,
+    ]
+    assert ranked(features, scores, "run the route callback", NONE) == [1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    ("name", "language", "expected"),
+    [
+        ("tests", "rust", True),
+        ("test", "rust", True),
+        ("test_files_with_matches", "rust", True),
+        ("matches_all", "rust", False),
+        ("tests_helper_in_name", "rust", False),
+        ("testing", "rust", False),
+        # Only Rust keeps its tests in the files they test by name.
+        ("test_util", "python", False),
+        ("tests", "go", False),
+        ("prop_checkShebang", "haskell", False),
+    ],
+)
+def test_test_like_names(name: str, language: str, expected: bool) -> None:
+    assert is_test_like_name(name, language) is expected
+
+
+def test_rust_test_modules_in_source_files_are_demoted_for_prose() -> None:
+    features = {
+        1: ChunkFeatures("crates/core/flags/defs.rs", 0.0, "rust", test_name=True),
+        2: ChunkFeatures("crates/core/flags/hiargs.rs", 0.0, "rust"),
+    }
+    scores = {1: 0.030, 2: 0.020}
+    assert ranked(features, scores, "raw args to search config", ALL) == [2, 1]
+    assert ranked(features, scores, "tests of raw args to search config", ALL) == [1, 2]
+    assert ranked(features, scores, "raw args to search config", NONE) == [1, 2]
 
 
 @pytest.mark.parametrize(

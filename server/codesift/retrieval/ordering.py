@@ -18,6 +18,7 @@ from codesift.retrieval.ranking import (
     diversity_keys,
     file_evidence,
     header_twins,
+    is_test_like_name,
     lexical_dominates,
 )
 from codesift.retrieval.streams import Ranked
@@ -50,6 +51,7 @@ def _features(
             window=place.layer == "code" and place.node_id is None,
             generated=place.generated,
             header_twin=cand.chunk_id in twins,
+            test_name=is_test_like_name(place.name, place.language),
         )
     return features
 
