@@ -26,7 +26,7 @@ from pathlib import Path
 import apsw
 
 from codesift.config import Settings
-from codesift.history.update import in_git_history
+from codesift.history.state import in_git_history
 from codesift.index_workers import StaleWorkerCode, note_workspace_root
 from codesift.parsing.languages import detect_language, spec_for
 from codesift.parsing.model import CallSites

@@ -18,9 +18,6 @@ from pathlib import Path
 import apsw
 import pygit2
 
-from codesift.history.gitlog import (
-    git_program,
-)
 from codesift.store.history import HistoryRows
 
 __all__ = [
@@ -170,6 +167,10 @@ def history_pending(conn: apsw.Connection, root: Path) -> HistoryPending:
 
 def _commits_between(repo: pygit2.Repository, head: str, stored: str | None) -> int:
     """First-parent commits from `head` back to `stored` (all of them without)."""
+    # The walk's module (and numpy, which its line tables use) is not needed by an
+    # index run that only asks whether the root is in git.
+    from codesift.history.gitlog import git_program
+
     git = git_program()
     if git is not None and repo.workdir and not _partial_clone(repo):
         revisions = [head] if stored is None else [head, "^" + stored]
