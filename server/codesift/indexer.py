@@ -386,6 +386,7 @@ class Indexer:
             settings=self.settings.index,
             call_sites=self._call_sites,
             vector_layers=self._vector_layers,
+            vector_max_tokens=self.settings.embedding.max_tokens,
         )
 
     def _finish(
@@ -446,10 +447,10 @@ class Indexer:
             summary.unchanged += 1
             return
         rows = result.rows
-        if rows.embedding_texts:  # their static vectors, stored with them
+        if rows.embedding_ids:  # their static vectors, stored with them
             from codesift.embedding.row_vectors import row_vectors
 
-            model, vectors = row_vectors(rows.embedding_texts, self.settings.embedding.max_tokens)
+            model, vectors = row_vectors(rows.embedding_ids, self.settings.embedding.max_tokens)
             rows = replace(rows, vector_model=model, vectors=vectors)
         change = self.writer.replace_file(result.meta, rows)
         self._note_change(change, touched)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from codesift.config import IndexSettings
-from codesift.embedding.texts import chunk_embedding_texts
+from codesift.embedding.texts import chunk_embedding_ids
 from codesift.parsing import parse_source
 from codesift.parsing.generated import is_generated
 from codesift.parsing.languages import refine_language, spec_for
@@ -48,9 +48,11 @@ class FileJob:
     # afterwards (parsing/model.py CallSites).
     call_sites: CallSites = "resolve"
     # Layers whose chunks get their static vectors with the rows (when the run's
-    # static vectors come right after it): their embedding texts come back with
-    # the rows (embedding/row_vectors.py). Empty: none.
+    # static vectors come right after it): their embedding texts' token ids, cut at
+    # `vector_max_tokens`, come back with the rows (embedding/row_vectors.py).
+    # Empty: none.
     vector_layers: tuple[str, ...] = ()
+    vector_max_tokens: int = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,8 +90,8 @@ def prepare_file(job: FileJob) -> PreparedFile | ContentSkip:
     )
     rows = file_rows(parsed)
     if job.vector_layers:
-        texts = chunk_embedding_texts(parsed, job.path, job.vector_layers)
-        rows = replace(rows, embedding_texts=texts)
+        ids = chunk_embedding_ids(parsed, job.path, job.vector_layers, job.vector_max_tokens)
+        rows = replace(rows, embedding_ids=ids)
     return PreparedFile(meta, rows)
 
 

@@ -6,13 +6,14 @@ that changes its text hash.
 
 When an index run is followed at once by the static vectors (the first tier of
 `codesift index` and of the language server), the index workers build each
-file's embedding texts with its rows (embedding/texts.py: the texts are in hand,
-no summary is rebuilt from its node and no chunk read back), and the writer's
-process embeds them as it writes the file, beside the workers' parsing, and
-stores the vectors in the file's transaction; the fill that follows finds them
-current. They are the vectors that fill would compute: the same texts, table,
-truncation and int8 form. The table stays in the one process that writes (the
-workers' memory does not grow by it).
+file's embedding texts with its rows and tokenize them (embedding/texts.py: the
+texts are in hand, no summary is rebuilt from its node and no chunk read back),
+and the writer's process sums the tokens' rows as it writes the file and stores
+the vectors in the file's transaction; the fill that follows finds them current.
+They are the vectors that fill would compute: the same texts, tokens, table and
+int8 form. Tokenizing is most of the static model's work and runs beside the
+parsing; the table stays in the one process that writes (a worker holds the
+tokenizer, ~13 MB, and no numpy).
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import apsw
+import numpy as np
 
 from codesift.embedding.static_model import load_table, static_model_id
-from codesift.embedding.texts import EmbeddingTexts
+from codesift.embedding.texts import IDS_TYPECODE, EmbeddingIds
 from codesift.store.vectors import embedded_models, insert_vectors, quantize
 
 __all__ = ["RowVectors", "row_vectors", "summary_vectors"]
@@ -31,14 +33,18 @@ __all__ = ["RowVectors", "row_vectors", "summary_vectors"]
 RowVectors = list[tuple[int, bytes]]
 
 
-def row_vectors(texts: EmbeddingTexts, max_tokens: int) -> tuple[str, RowVectors]:
-    """(model id, vectors) of a file's embedding texts by the static model,
-    truncating at `max_tokens`, in their order."""
-    if not texts:
+def row_vectors(ids: EmbeddingIds, max_tokens: int) -> tuple[str, RowVectors]:
+    """(model id, vectors) of a file's embedding texts by the static model, from
+    their token ids (truncated at `max_tokens` by the worker that made them), in
+    their order."""
+    if not ids:
         return static_model_id(), []
-    vectors = quantize(load_table(max_tokens).embed([text for _, text in texts]))
+    dtype = np.dtype(IDS_TYPECODE)
+    vectors = quantize(
+        load_table(max_tokens).embed_ids([np.frombuffer(found, dtype) for _, found in ids])
+    )
     return static_model_id(), [
-        (position, vector.tobytes()) for (position, _), vector in zip(texts, vectors, strict=True)
+        (position, vector.tobytes()) for (position, _), vector in zip(ids, vectors, strict=True)
     ]
 
 

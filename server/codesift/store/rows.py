@@ -93,9 +93,10 @@ class FileRows:
     chunks: list[ChunkRow]
     # The calls edges have no targets yet (ParsedFile.calls_pending).
     calls_pending: bool = False
-    # (position in `chunks`, embedding text) of the chunks whose vectors the
-    # writer's process computes with the rows (embedding/row_vectors.py)...
-    embedding_texts: list[tuple[int, str]] = field(default_factory=list)
+    # (position in `chunks`, token ids: embedding/texts.py EmbeddingIds) of the
+    # chunks whose vectors the writer's process computes with the rows
+    # (embedding/row_vectors.py)...
+    embedding_ids: list[tuple[int, bytes]] = field(default_factory=list)
     # ... and then the model that made them and (position, int8 vector bytes).
     vector_model: str = ""
     vectors: list[tuple[int, bytes]] = field(default_factory=list)
