@@ -10,9 +10,9 @@ and a MiniLM vector of the same text are close (cosine ~0.8 on held-out texts).
 It ships in the package (`embedding/static/static.npz`: int8 rows with a float32
 scale per row, 11.8 MB, and `static.json`, its manifest) with MiniLM's tokenizer
 files (`embedding/minilm/`). Embedding is a tokenizer call (the `tokenizers`
-library, both cores) and a gather-and-sum in numpy: ~10,000 chunks a second on 2
-cores, a query in ~0.1 ms. Nothing is built or downloaded; the table is loaded
-once per process (~50 ms, ~12 MB).
+library, both cores; embedding/static_tokens.py) and a gather-and-sum in numpy:
+~10,000 chunks a second on 2 cores, a query in ~0.1 ms. Nothing is built or
+downloaded; the table is loaded once per process (~50 ms, ~12 MB).
 """
 
 from __future__ import annotations
