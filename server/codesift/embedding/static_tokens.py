@@ -115,8 +115,10 @@ def _tokenized(tokenizer: Tokenizer, texts: list[str], limit: int) -> list[list[
 _NOT_PLAIN_ASCII = re.compile(r"[^\t\n\r\x20-\x7e]")
 # A run of letters and digits, or one ASCII punctuation character (each is a word).
 _ASCII_WORD = re.compile(r"[a-z0-9]+|[!-/:-@\[-`{-~]")
-# Distinct words whose ids are kept per tokenizer (code repeats its words).
-_WORD_CACHE_LIMIT = 200_000
+# Distinct words whose ids are kept per tokenizer (code repeats its words; the
+# first ones seen are mostly the frequent ones). Each index worker holds one, at
+# ~300 bytes a word: the stdlib copy's 23,000 words take 7 MB.
+_WORD_CACHE_LIMIT = 50_000
 
 
 class _WordPieces:
