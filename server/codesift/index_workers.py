@@ -25,6 +25,7 @@ __all__ = [
     "code_stamp",
     "init_worker",
     "note_workspace_root",
+    "warm_up",
     "worker_context",
 ]
 
@@ -63,6 +64,12 @@ def init_worker(parent_pid: int, stamp: str) -> None:
     if code_stamp() != stamp:
         raise StaleWorkerCode("codesift changed on disk since the indexer started")
     _die_with_parent(parent_pid)
+
+
+def warm_up() -> None:
+    """A started worker's first task: import what preparing a file needs, before
+    the first file comes (worker_pool.prestart)."""
+    import codesift.preparation  # noqa: F401
 
 
 def _die_with_parent(parent_pid: int) -> None:
