@@ -488,7 +488,12 @@ class Searcher:
         wide = fuse_rankings(
             rankings, weights, self.settings.rrf_k, limit=max(request.top_k * 20, 200)
         )
-        candidates = len({cid for ranked in rankings.values() for cid, _ in ranked})
+        # How many distinct chunks the streams found: only the rerank stage reads it.
+        candidates = (
+            len({cid for ranked in rankings.values() for cid, _ in ranked})
+            if self.reranker is not None
+            else 0
+        )
         places = store.chunk_places([c.chunk_id for c in wide])
         collapsed, meta = order_page(
             wide,

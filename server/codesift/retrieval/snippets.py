@@ -6,6 +6,7 @@ definitions that the chunk shows as one-line stubs.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -66,12 +67,18 @@ def source_line_map(
     return out
 
 
+@functools.lru_cache(maxsize=256)
+def _terms_pattern(terms: tuple[str, ...]) -> re.Pattern[str]:
+    """Any of `terms`, longest first (built once for a page's ten snippets)."""
+    return re.compile(
+        "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)), re.IGNORECASE
+    )
+
+
 def _first_match(lines: Sequence[str], terms: Sequence[str]) -> int | None:
     if not terms:
         return None
-    pattern = re.compile(
-        "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)), re.IGNORECASE
-    )
+    pattern = _terms_pattern(tuple(terms))
     for i, line in enumerate(lines):
         if pattern.search(line):
             return i
