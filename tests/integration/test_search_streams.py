@@ -468,12 +468,13 @@ def test_terms_in_half_the_rows_are_not_scored_and_rankings_keep() -> None:
     assert sqlite_search.scored_terms(conn, "code_fts", ["self", "def"]) == ["self", "def"]
     assert sqlite_search.scored_terms(conn, "code_fts", ["self"]) == ["self"]
     # A term no row holds (a query word's variant) does not make the common ones go:
-    # it matches nothing, so leaving them out would leave nothing to match.
+    # it matches nothing, so leaving them out would leave nothing to match. It is
+    # left out itself (it adds nothing to any row's score).
     assert sqlite_search.scored_terms(conn, "code_fts", ["self", "def", "nowordhere"]) == [
         "self",
         "def",
-        "nowordhere",
     ]
+    assert sqlite_search.scored_terms(conn, "code_fts", ["rare", "nowordhere"]) == ["rare"]
 
     def bm25(terms: list[str]) -> list[tuple[int, float]]:
         match = " OR ".join(f'"{t}"' for t in terms)
@@ -491,6 +492,44 @@ def test_terms_in_half_the_rows_are_not_scored_and_rankings_keep() -> None:
     assert [r for r, _ in scored] == [r for r, _ in every][: len(scored)]
     for (_, a), (_, b) in zip(scored, every, strict=False):
         assert abs(a - b) < 1e-5
+
+
+def test_terms_no_row_holds_change_no_score_and_are_looked_up_again(tmp_path: Path) -> None:
+    from codesift.store.sqlite import search as sqlite_search
+
+    # A file: its counts are cached for the process, as an index's are.
+    conn = apsw.Connection(str(tmp_path / "terms.db"))
+    conn.execute("CREATE VIRTUAL TABLE code_fts USING fts5(body)")
+    with conn:
+        for i, text in enumerate(
+            ["parse the header line", "header fields", "parse a date", "line endings"]
+            + ["other words"] * 6,
+            start=1,
+        ):
+            conn.execute("INSERT INTO code_fts (rowid, body) VALUES (?, ?)", (i, text))
+
+    def bm25(terms: list[str]) -> list[tuple[int, float]]:
+        match = " OR ".join(f'"{t}"' for t in terms)
+        return [
+            (int(r[0]), float(r[1]))
+            for r in conn.execute(
+                "SELECT rowid, bm25(code_fts) s FROM code_fts WHERE code_fts MATCH ?"
+                " ORDER BY s, rowid",
+                (match,),
+            )
+        ]
+
+    terms = ["parse", "parsi", "header", "heade"]
+    assert sqlite_search.scored_terms(conn, "code_fts", terms) == ["parse", "header"]
+    # The same rows and the same scores, to the bit.
+    assert bm25(["parse", "header"]) == bm25(terms)
+    # A word indexed after its count (0) was cached is scored: the cache is not trusted
+    # for absence.
+    with conn:
+        conn.execute("INSERT INTO code_fts (rowid, body) VALUES (11, 'heade parsi')")
+    assert sqlite_search.scored_terms(conn, "code_fts", terms) == terms
+    assert 11 in {r for r, _ in bm25(terms)}
+    conn.close()
 
 
 def test_signature_query_with_common_terms_still_finds_its_definition(
