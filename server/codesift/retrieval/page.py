@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from codesift.history.records import change_info
+from codesift.history.records import ChangeInfo, change_info
 from codesift.retrieval.fusion import FusedCandidate, Hit
 from codesift.retrieval.graph import MAX_GRAPH_NODES, expand_graph
 from codesift.retrieval.request import SearchRequest, SearchResponse, SearchResult, StreamHit
@@ -19,7 +19,6 @@ __all__ = [
     "MIN_SNIPPET_CHARS",
     "RESULT_OVERHEAD_TOKENS",
     "attach_graph",
-    "attach_history",
     "build_result",
     "code_for_summaries",
     "fill_page",
@@ -77,6 +76,9 @@ def fill_page(
             if r.layer == "code" and r.node_id is not None and r.kind != "module"
         ]
     )
+    # History read before the results are built (one query, as for the rows): each
+    # result is made once, with its times, instead of copied to add them.
+    times = store.chunk_times([c.chunk_id for c in candidates if c.chunk_id in rows])
     budget = request.max_tokens
     used = 0
     for cand in candidates:
@@ -90,10 +92,10 @@ def fill_page(
                 response.truncated_by_budget = True
                 break
             snippet_chars = min(snippet_chars, room)
-        result = build_result(row, children, cand.score, cand.hits, terms, snippet_chars)
+        history = change_info(times[row.id]) if row.id in times else None
+        result = build_result(row, children, cand.score, cand.hits, terms, snippet_chars, history)
         used += RESULT_OVERHEAD_TOKENS + estimate_tokens(result.snippet)
         response.results.append(result)
-    attach_history(store, response)
     return used
 
 
@@ -107,15 +109,6 @@ def attach_graph(store: SearchStore, response: SearchResponse) -> None:
     graph = expand_graph(store, code_nodes, MAX_GRAPH_NODES)
     response.results = [
         replace(r, graph=graph.get(r.node_id, ())) if r.node_id in graph else r
-        for r in response.results
-    ]
-
-
-def attach_history(store: SearchStore, response: SearchResponse) -> None:
-    """Each result's created / last-changed time and last commit."""
-    times = store.chunk_times([r.chunk_id for r in response.results])
-    response.results = [
-        replace(r, history=change_info(times[r.chunk_id])) if r.chunk_id in times else r
         for r in response.results
     ]
 
@@ -155,9 +148,10 @@ def build_result(
     hits: list[Hit],
     terms: tuple[str, ...],
     snippet_chars: int,
+    history: ChangeInfo | None = None,
 ) -> SearchResult:
     """One result; `children` are the child spans of the code results' nodes
-    (`SearchStore.child_spans`)."""
+    (`SearchStore.child_spans`); `history` its created / last-changed times."""
     snippet = snippet_window(row.text, terms, snippet_chars, _line_map(row, children))
     return SearchResult(
         path=row.path,
@@ -174,4 +168,5 @@ def build_result(
         provenance=tuple(StreamHit(stream, rank, raw) for stream, rank, raw in hits),
         chunk_id=row.id,
         node_id=row.node_id,
+        history=history,
     )
