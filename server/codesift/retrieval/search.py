@@ -56,8 +56,10 @@ from codesift.retrieval.streams import (
     vector_stream,
 )
 from codesift.retrieval.vector_index import VectorIndex
+from codesift.store.data_version import IndexVersion
 from codesift.store.database import open_reader
 from codesift.store.search_store import SearchStore
+from codesift.store.sqlite.chunk_facts import ChunkFacts
 from codesift.store.sqlite.search import SqliteSearchStore
 
 __all__ = ["Searcher", "StreamInput"]
@@ -143,6 +145,14 @@ class Searcher:
         self._workers: dict[int, tuple[SearchStore, Callable[[], None]]] = {}
         # Per worker thread: its own read-only connection, and the store over it.
         self._readers: dict[int, tuple[apsw.Connection, SqliteSearchStore]] = {}
+        # What the reader stores know of chunks while the index is unchanged
+        # (store/sqlite/chunk_facts.py), for a Searcher that serves many searches
+        # side by side; not on `conn`, which its owner may write.
+        self._facts = (
+            ChunkFacts(IndexVersion(Path(self._db_path)))
+            if self.parallel and self._db_path is not None and store is None
+            else None
+        )
         self._readers_lock = threading.Lock()
         self._shared_conn_lock = threading.RLock()
         # Vectors held in memory once loaded (by their owner, or here on first use).
@@ -180,7 +190,7 @@ class Searcher:
                     )
                     self.parallel = False
                     return self._store
-                reader = self._readers[ident] = (conn, SqliteSearchStore(conn))
+                reader = self._readers[ident] = (conn, SqliteSearchStore(conn, self._facts))
             return reader[1]
 
     def _guard(self, store: SearchStore) -> AbstractContextManager[object]:
@@ -197,6 +207,8 @@ class Searcher:
             conn.close()
         for _, close in workers:
             close()
+        if self._facts is not None:
+            self._facts.close()
 
     def __enter__(self) -> Searcher:
         return self

@@ -32,6 +32,7 @@ from codesift.store.search_store import (
     ScoredChunk,
     SymbolCandidate,
 )
+from codesift.store.sqlite.chunk_facts import ChunkFacts
 
 __all__ = [
     "COMMON_TERM_MIN_ROWS",
@@ -212,10 +213,13 @@ def name_candidates_by_trigrams(conn: apsw.Connection, name: str, limit: int) ->
 
 class SqliteSearchStore:
     """A search's reads (`SearchStore`) on one apsw connection, which the caller
-    owns and closes."""
+    owns and closes. Given `facts`, chunk places and the current-vector checks are
+    read through that cache (store/sqlite/chunk_facts.py): only for a connection
+    that never writes, whose reads then see every commit the cache sees."""
 
-    def __init__(self, conn: apsw.Connection) -> None:
+    def __init__(self, conn: apsw.Connection, facts: ChunkFacts | None = None) -> None:
         self._conn = conn
+        self._facts = facts
 
     @property
     def connection(self) -> apsw.Connection:
@@ -375,6 +379,21 @@ class SqliteSearchStore:
         return index.search(self._conn, query, k, layers, allowed)
 
     def current_chunks(self, chunk_ids: Sequence[int], filters: SearchFilters) -> set[int]:
+        # Language and path filters make it a question about the files too: asked.
+        generation = (
+            self._facts.generation() if self._facts is not None and not filters.on_files else None
+        )
+        if generation is None:
+            return self._current_chunks(chunk_ids, filters)
+        known = generation.current
+        missing = [c for c in chunk_ids if c not in known]
+        if missing:
+            found = self._current_chunks(missing, filters)
+            for c in missing:
+                known[c] = c in found
+        return {c for c in chunk_ids if known[c]}
+
+    def _current_chunks(self, chunk_ids: Sequence[int], filters: SearchFilters) -> set[int]:
         file_sql, params = file_conditions(filters)
         return {
             int(r[0])
@@ -391,6 +410,18 @@ class SqliteSearchStore:
     def chunk_places(self, chunk_ids: Sequence[int]) -> list[ChunkPlace]:
         if not chunk_ids:
             return []
+        generation = self._facts.generation() if self._facts is not None else None
+        if generation is None:
+            return self._chunk_places(chunk_ids)
+        known = generation.places
+        missing = [c for c in chunk_ids if c not in known]
+        if missing:
+            for place in self._chunk_places(missing):
+                known[place.chunk_id] = place
+        # In id order, each once, as the statement returns them.
+        return [known[c] for c in sorted(set(chunk_ids)) if c in known]
+
+    def _chunk_places(self, chunk_ids: Sequence[int]) -> list[ChunkPlace]:
         # The columns are typed (INTEGER PRIMARY KEY, TEXT NOT NULL, coalesce to
         # text): only `generated`, an integer, needs converting.
         return [
