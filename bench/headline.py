@@ -257,7 +257,7 @@ ROWS: tuple[Row, ...] = (
         "search latency in the server (python stdlib, vectors in memory), p50 / p95",
         "query_speed",
         _query_speed,
-        "p50 <= 15, p95 <= 60 ms",
+        "p50 <= 10, p95 <= 60 ms",
     ),
     Row(
         "one-shot `codesift search`, a server keeps the index / no server, p50",

@@ -107,7 +107,7 @@ SOURCE_DB = DB_DIR / "quality-python-stdlib.db"
 FILL_RECORD = DATA_DIR / "query_speed-fill.json"
 LAST_JSON = DATA_DIR / "query_speed-last.json"
 SIGNATURE_QUERIES = 20
-TARGET_P50_MS, TARGET_P95_MS = 15.0, 60.0
+TARGET_P50_MS, TARGET_P95_MS = 10.0, 60.0
 
 
 def log(message: str) -> None:
@@ -666,7 +666,7 @@ def markdown(result: Json, runs: dict[str, ModeRun], categories: Sequence[str]) 
         "",
         "| mode | p50 ms | p95 ms | mean ms | "
         + " | ".join(f"{c} p50 / p95" for c in categories)
-        + " | target p50 <= 15, p95 <= 60 |",
+        + f" | target p50 <= {TARGET_P50_MS:g}, p95 <= {TARGET_P95_MS:g} |",
         "|---" * (5 + len(categories)) + "|",
     ]
     for mode, run in runs.items():
