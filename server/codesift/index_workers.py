@@ -2,8 +2,9 @@
 
 A bulk of files is prepared (read, parsed, chunked: codesift.preparation) in
 worker processes while the indexer, the one writer, inserts rows. A worker
-imports only what preparing a file needs (this module and codesift.preparation:
-no git, no numpy, not the parent's main module), refuses to run with other code
+imports only what preparing a file needs (this module and codesift.preparation,
+and codesift.worker_pool for a prestarted worker's warm-up task: no git, no
+numpy, not the parent's main module), refuses to run with other code
 than the indexer's, and never outlives it.
 """
 
@@ -25,7 +26,6 @@ __all__ = [
     "code_stamp",
     "init_worker",
     "note_workspace_root",
-    "warm_up",
     "worker_context",
 ]
 
@@ -64,12 +64,6 @@ def init_worker(parent_pid: int, stamp: str) -> None:
     if code_stamp() != stamp:
         raise StaleWorkerCode("codesift changed on disk since the indexer started")
     _die_with_parent(parent_pid)
-
-
-def warm_up() -> None:
-    """A started worker's first task: import what preparing a file needs, before
-    the first file comes (worker_pool.prestart)."""
-    import codesift.preparation  # noqa: F401
 
 
 def _die_with_parent(parent_pid: int) -> None:

@@ -19,7 +19,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from typing import TypeVar
 
-from codesift.index_workers import code_stamp, init_worker, warm_up, worker_context
+from codesift.index_workers import code_stamp, init_worker, worker_context
 
 __all__ = ["PARALLEL_MIN_FILES", "in_workers", "prestart", "release_prestarted"]
 
@@ -51,6 +51,12 @@ def _new_pool(count: int) -> ProcessPoolExecutor:
     )
 
 
+def _warm_up() -> None:
+    """A prestarted worker's first task: import what preparing a file needs before
+    the first file comes."""
+    import codesift.preparation  # noqa: F401
+
+
 def prestart(workers: int) -> None:
     """Start `workers` worker processes now, for the `in_workers` call that is to
     come with as many: their interpreter start and imports (a few tenths of a
@@ -65,7 +71,7 @@ def prestart(workers: int) -> None:
         try:
             pool = _new_pool(workers)
             # A spawn pool starts a process for each task it queues.
-            warming = [pool.submit(warm_up) for _ in range(workers)]
+            warming = [pool.submit(_warm_up) for _ in range(workers)]
         except (OSError, ValueError) as exc:  # in_workers will say so, and work here
             log.debug("cannot start index workers ahead (%s)", exc)
             return
