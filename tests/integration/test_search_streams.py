@@ -451,6 +451,18 @@ def test_go_method_graph(conn: apsw.Connection) -> None:
     assert ("callee", "lookup") in relations
 
 
+def fts_bm25(conn: apsw.Connection, terms: list[str]) -> list[tuple[int, float]]:
+    """(rowid, bm25) of code_fts rows matching any of `terms`, best first."""
+    match = " OR ".join(f'"{t}"' for t in terms)
+    return [
+        (int(r[0]), float(r[1]))
+        for r in conn.execute(
+            "SELECT rowid, bm25(code_fts) s FROM code_fts WHERE code_fts MATCH ? ORDER BY s, rowid",
+            (match,),
+        )
+    ]
+
+
 def test_terms_in_half_the_rows_are_not_scored_and_rankings_keep() -> None:
     from codesift.store.sqlite import search as sqlite_search
 
@@ -476,19 +488,8 @@ def test_terms_in_half_the_rows_are_not_scored_and_rankings_keep() -> None:
     ]
     assert sqlite_search.scored_terms(conn, "code_fts", ["rare", "nowordhere"]) == ["rare"]
 
-    def bm25(terms: list[str]) -> list[tuple[int, float]]:
-        match = " OR ".join(f'"{t}"' for t in terms)
-        return [
-            (int(r[0]), float(r[1]))
-            for r in conn.execute(
-                "SELECT rowid, bm25(code_fts) s FROM code_fts WHERE code_fts MATCH ?"
-                " ORDER BY s, rowid",
-                (match,),
-            )
-        ]
-
-    every = bm25(["self", "rare", "def"])
-    scored = bm25(["rare"])
+    every = fts_bm25(conn, ["self", "rare", "def"])
+    scored = fts_bm25(conn, ["rare"])
     assert [r for r, _ in scored] == [r for r, _ in every][: len(scored)]
     for (_, a), (_, b) in zip(scored, every, strict=False):
         assert abs(a - b) < 1e-5
@@ -508,27 +509,16 @@ def test_terms_no_row_holds_change_no_score_and_are_looked_up_again(tmp_path: Pa
         ):
             conn.execute("INSERT INTO code_fts (rowid, body) VALUES (?, ?)", (i, text))
 
-    def bm25(terms: list[str]) -> list[tuple[int, float]]:
-        match = " OR ".join(f'"{t}"' for t in terms)
-        return [
-            (int(r[0]), float(r[1]))
-            for r in conn.execute(
-                "SELECT rowid, bm25(code_fts) s FROM code_fts WHERE code_fts MATCH ?"
-                " ORDER BY s, rowid",
-                (match,),
-            )
-        ]
-
     terms = ["parse", "parsi", "header", "heade"]
     assert sqlite_search.scored_terms(conn, "code_fts", terms) == ["parse", "header"]
     # The same rows and the same scores, to the bit.
-    assert bm25(["parse", "header"]) == bm25(terms)
+    assert fts_bm25(conn, ["parse", "header"]) == fts_bm25(conn, terms)
     # A word indexed after its count (0) was cached is scored: the cache is not trusted
     # for absence.
     with conn:
         conn.execute("INSERT INTO code_fts (rowid, body) VALUES (11, 'heade parsi')")
     assert sqlite_search.scored_terms(conn, "code_fts", terms) == terms
-    assert 11 in {r for r, _ in bm25(terms)}
+    assert 11 in {r for r, _ in fts_bm25(conn, terms)}
     conn.close()
 
 
