@@ -1462,11 +1462,13 @@ def test_workers_started_ahead_do_the_run(
 def test_workers_started_ahead_and_not_used_stop() -> None:
     import multiprocessing
 
+    before = {p.pid for p in multiprocessing.active_children()}
     worker_pool.prestart(2)
-    assert len(multiprocessing.active_children()) == 2
+    started = {p.pid for p in multiprocessing.active_children()} - before
+    assert len(started) == 2
     worker_pool.release_prestarted()
     deadline = time.monotonic() + 60
-    while multiprocessing.active_children():
+    while started & {p.pid for p in multiprocessing.active_children()}:
         assert time.monotonic() < deadline, "prestarted workers still running"
         time.sleep(0.05)
 
