@@ -2,9 +2,8 @@
 
 A bulk of files is prepared (read, parsed, chunked: codesift.preparation) in
 worker processes while the indexer, the one writer, inserts rows. A worker
-imports only what preparing a file needs (this module and codesift.preparation,
-and codesift.worker_pool for a prestarted worker's warm-up task: no git, no
-numpy, not the parent's main module), refuses to run with other code
+imports only what preparing a file needs (this module and codesift.preparation:
+no git, no numpy, not the parent's main module), refuses to run with other code
 than the indexer's, and never outlives it.
 """
 

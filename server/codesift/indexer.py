@@ -35,13 +35,7 @@ from codesift.store.call_targets import has_vectors, mark_calls_owed
 from codesift.store.reader import file_stamps, indexed_paths_under
 from codesift.store.writer import FileChange, IndexWriter
 from codesift.worker_pool import PARALLEL_MIN_FILES, in_workers
-from codesift.workspace import (
-    ContentSkip,
-    Discovery,
-    SourceFile,
-    discover_files,
-    discover_paths,
-)
+from codesift.workspace import ContentSkip, SourceFile, discover_files, discover_paths
 
 __all__ = [
     "DEFER_CALLS_MIN_FILES",
@@ -166,11 +160,8 @@ class Indexer:
 
     # -- planning -----------------------------------------------------------------
 
-    def plan(self, discovery: Discovery | None = None) -> IndexPlan:
-        """What a full run does: every discovered file (`discovery`, when the caller
-        already listed them) against the index."""
-        if discovery is None:
-            discovery = discover_files(self.root, self.settings.index)
+    def plan(self) -> IndexPlan:
+        discovery = discover_files(self.root, self.settings.index)
         known = self.writer.known_files()
         skipped_before = self.writer.skipped_files()
         plan = IndexPlan(known=len(known), full=True)

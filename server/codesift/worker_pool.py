@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -21,7 +20,7 @@ from typing import TypeVar
 
 from codesift.index_workers import code_stamp, init_worker, worker_context
 
-__all__ = ["PARALLEL_MIN_FILES", "in_workers", "prestart", "release_prestarted"]
+__all__ = ["PARALLEL_MIN_FILES", "in_workers"]
 
 log = logging.getLogger(__name__)
 
@@ -34,71 +33,6 @@ BATCHES_IN_FLIGHT_PER_WORKER = 3
 
 J = TypeVar("J")
 R = TypeVar("R")
-
-
-# Workers started ahead of their jobs (`prestart`): the pool, its size and the
-# warm-up tasks it started them with.
-_prestarted: tuple[ProcessPoolExecutor, int, list[Future[None]]] | None = None
-_prestart_lock = threading.Lock()
-
-
-def _new_pool(count: int) -> ProcessPoolExecutor:
-    return ProcessPoolExecutor(
-        max_workers=count,
-        mp_context=worker_context(),
-        initializer=init_worker,
-        initargs=(os.getpid(), code_stamp()),
-    )
-
-
-def _warm_up() -> None:
-    """A prestarted worker's first task: import what preparing a file needs before
-    the first file comes."""
-    import codesift.preparation  # noqa: F401
-
-
-def prestart(workers: int) -> None:
-    """Start `workers` worker processes now, for the `in_workers` call that is to
-    come with as many: their interpreter start and imports (a few tenths of a
-    second) then overlap the caller's own start and planning. Call
-    `release_prestarted` when done, whether they were used or not."""
-    global _prestarted
-    if workers <= 1:
-        return
-    with _prestart_lock:
-        if _prestarted is not None:
-            return
-        try:
-            pool = _new_pool(workers)
-            # A spawn pool starts a process for each task it queues.
-            warming = [pool.submit(_warm_up) for _ in range(workers)]
-        except (OSError, ValueError) as exc:  # in_workers will say so, and work here
-            log.debug("cannot start index workers ahead (%s)", exc)
-            return
-        _prestarted = (pool, workers, warming)
-
-
-def _take_prestarted(count: int) -> ProcessPoolExecutor | None:
-    """The prestarted pool when it has `count` workers and none failed to start."""
-    global _prestarted
-    with _prestart_lock:
-        if _prestarted is None or _prestarted[1] != count:
-            return None
-        pool, _, warming = _prestarted
-        _prestarted = None
-    if any(f.done() and f.exception() is not None for f in warming):
-        pool.shutdown(wait=False, cancel_futures=True)
-        return None
-    return pool
-
-
-def release_prestarted() -> None:
-    """Stop workers that `prestart` started and no `in_workers` took."""
-    global _prestarted
-    with _prestart_lock:
-        found, _prestarted = _prestarted, None
-    if found is not None:
-        found[0].shutdown(wait=False, cancel_futures=True)
 
 
 @contextmanager
@@ -116,7 +50,12 @@ def in_workers(
         return
     count = min(workers, len(jobs))
     try:
-        pool = _take_prestarted(count) or _new_pool(count)
+        pool = ProcessPoolExecutor(
+            max_workers=count,
+            mp_context=worker_context(),
+            initializer=init_worker,
+            initargs=(os.getpid(), code_stamp()),
+        )
     except (OSError, ValueError) as exc:  # no processes here: run in-process
         log.warning("cannot start index workers (%s); working in one process", exc)
         yield (one(job) for job in jobs)

@@ -1429,50 +1429,6 @@ def test_a_worker_refuses_other_code() -> None:
         worker_pool.init_worker(os.getpid(), "another stamp")
 
 
-def _many_modules(root: Path, count: int = 120) -> Path:
-    for i in range(count):  # above PARALLEL_MIN_FILES, so the pool is used
-        (root / f"pkg{i % 5}").mkdir(parents=True, exist_ok=True)
-        (root / f"pkg{i % 5}" / f"mod{i}.py").write_text(f"def helper{i}():\n    return {i}\n")
-    return root
-
-
-def test_workers_started_ahead_do_the_run(
-    tmp_path: Path, index_workspace: IndexWorkspace, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A new index of many files starts its workers before it loads the indexer
-    (engine/access.py); the run then takes them instead of starting its own."""
-    pools: list[int] = []
-    new_pool = worker_pool._new_pool
-
-    def counted(count: int) -> Any:
-        pools.append(count)
-        return new_pool(count)
-
-    monkeypatch.setattr(worker_pool, "_new_pool", counted)
-    worker_pool.prestart(2)
-    try:
-        conn, summary = index_workspace(_many_modules(tmp_path / "many"), workers=2)
-    finally:
-        worker_pool.release_prestarted()
-    assert summary.indexed == 120
-    assert scalar(conn, "SELECT count(*) FROM nodes WHERE kind = 'function'") == 120
-    assert pools == [2]  # the prestarted pool, and no other
-
-
-def test_workers_started_ahead_and_not_used_stop() -> None:
-    import multiprocessing
-
-    before = {p.pid for p in multiprocessing.active_children()}
-    worker_pool.prestart(2)
-    started = {p.pid for p in multiprocessing.active_children()} - before
-    assert len(started) == 2
-    worker_pool.release_prestarted()
-    deadline = time.monotonic() + 60
-    while started & {p.pid for p in multiprocessing.active_children()}:
-        assert time.monotonic() < deadline, "prestarted workers still running"
-        time.sleep(0.05)
-
-
 # --- parsing versions ------------------------------------------------------------------
 
 SUMMARY_FILES = {

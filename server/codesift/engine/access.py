@@ -34,7 +34,6 @@ from codesift.store.call_targets import calls_owed
 from codesift.store.database import index_writable, integrity_problem, move_aside, open_database
 from codesift.store.locks import IndexLock, writer_lock
 from codesift.store.reader import has_files, index_counts
-from codesift.workspace import Discovery, discover_files
 
 if TYPE_CHECKING:  # imported where used: reading an up-to-date index needs neither
     from pathlib import Path
@@ -146,44 +145,12 @@ def _run_indexer(
     quiet: bool,
     static_vectors: bool,
 ) -> IndexSummary:
-    from codesift.worker_pool import PARALLEL_MIN_FILES, prestart, release_prestarted
-
-    started = time.perf_counter()
-    # Listing the files is quick; a new index of many files starts its worker
-    # processes now, so that their start overlaps this one's loading the indexer.
-    discovery = discover_files(ws.root, ws.settings.index)
-    workers = ws.settings.index.workers
-    if len(discovery.files) >= PARALLEL_MIN_FILES and not has_files(conn):
-        prestart(min(workers, len(discovery.files)))
-    try:
-        return _index_files(
-            ws,
-            conn,
-            listener,
-            discovery,
-            quiet=quiet,
-            static_vectors=static_vectors,
-            started=started,
-        )
-    finally:
-        release_prestarted()
-
-
-def _index_files(
-    ws: Workspace,
-    conn: apsw.Connection,
-    listener: EngineListener,
-    discovery: Discovery,
-    *,
-    quiet: bool,
-    static_vectors: bool,
-    started: float,
-) -> IndexSummary:
-    from codesift.indexer import Indexer  # its parsers, pygit2 and worker pool: ~170 ms
+    from codesift.indexer import Indexer  # its parsers, pygit2 and worker pool: ~100 ms
 
     # A large run leaves the calls' targets to the call pass (run_index runs it).
     indexer = Indexer(ws.root, ws.settings, conn, defer_calls=True, static_vectors=static_vectors)
-    plan = indexer.plan(discovery)
+    started = time.perf_counter()
+    plan = indexer.plan()
     work = len(plan.to_index) + len(plan.deleted)
     if work == 0 or quiet:
         return indexer.apply(plan, started=started)
