@@ -24,6 +24,7 @@ from typing import Any
 
 import apsw
 import pytest
+from vector_workspace import stored_vectors
 
 from call_project import MODULES, write_project
 from codesift import call_pass
@@ -126,21 +127,6 @@ def test_a_deferred_run_ends_with_the_rows_of_an_ordinary_one(
         conn.close()
 
 
-Vectors = dict[tuple[str, str, int, int], tuple[int, str, bytes]]
-
-
-def vectors(conn: apsw.Connection) -> Vectors:
-    """(path, layer, part, first line) -> (text hash, model, int8 vector bytes)."""
-    return {
-        (str(path), str(layer), int(part), int(start)): (int(digest), str(model), bytes(blob))
-        for path, layer, part, start, digest, model, blob in conn.execute(
-            "SELECT f.path, c.layer, c.part, c.start_line, e.text_hash, e.model, v.embedding"
-            " FROM chunks c JOIN files f ON f.id = c.file_id"
-            " JOIN embedded e ON e.chunk_id = c.id JOIN chunk_vectors v ON v.chunk_id = c.id"
-        )
-    }
-
-
 def stale_vectors(conn: apsw.Connection) -> int:
     return int(
         conn.execute(
@@ -156,13 +142,13 @@ def test_the_pass_gives_the_summaries_that_gain_their_calls_new_static_vectors(
     ordinary = index(project, tmp_path / "ordinary.db", defer=False, static=True)
     conn = index(project, tmp_path / "deferred.db", defer=True, static=True)
     try:
-        expected = vectors(ordinary)
-        before = vectors(conn)
+        expected = stored_vectors(ordinary)
+        before = stored_vectors(conn)
         assert len(before) == len(expected) and before != expected
         stats = resolve_pending_calls(project, load_settings(project), conn)
         assert stats.complete and stats.vectors == stats.summaries > 0
         # Byte for byte the vectors an ordinary run computes, none left stale.
-        assert vectors(conn) == expected and stale_vectors(conn) == 0
+        assert stored_vectors(conn) == expected and stale_vectors(conn) == 0
     finally:
         ordinary.close()
         conn.close()

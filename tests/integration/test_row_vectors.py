@@ -9,7 +9,7 @@ from pathlib import Path
 
 import apsw
 import pytest
-from vector_workspace import FILES
+from vector_workspace import FILES, stored_vectors
 
 from codesift.config import load_settings
 from codesift.embedding import Embedder, fill_vectors, vector_coverage
@@ -22,7 +22,6 @@ pytestmark = pytest.mark.usefixtures("git_isolation")
 
 MakeRepo = Callable[..., Path]
 LAYERS = ("code", "summary", "doc")
-Vectors = dict[tuple[str, str, int, int], tuple[int, str, bytes]]
 
 
 def _workspace_files() -> dict[str, str]:
@@ -54,18 +53,6 @@ def _workspace_files() -> dict[str, str]:
     return files
 
 
-def _vectors(conn: apsw.Connection) -> Vectors:
-    """(path, layer, part, first line) -> (text hash, model, int8 vector bytes)."""
-    return {
-        (str(path), str(layer), int(part), int(start)): (int(digest), str(model), bytes(blob))
-        for path, layer, part, start, digest, model, blob in conn.execute(
-            "SELECT f.path, c.layer, c.part, c.start_line, e.text_hash, e.model, v.embedding"
-            " FROM chunks c JOIN files f ON f.id = c.file_id"
-            " JOIN embedded e ON e.chunk_id = c.id JOIN chunk_vectors v ON v.chunk_id = c.id"
-        )
-    }
-
-
 def _index(root: Path, db: Path, *, with_rows: bool) -> apsw.Connection:
     """Index `root` into `db`: with the workers' vectors, or then a static fill."""
     settings = load_settings(root, {"embedding": {"layers": list(LAYERS)}, "index": {"workers": 2}})
@@ -83,10 +70,10 @@ def test_the_workers_compute_the_vectors_a_fill_would(make_repo: MakeRepo, tmp_p
     filled = _index(root, tmp_path / "filled.db", with_rows=False)
     with_rows = _index(root, tmp_path / "rows.db", with_rows=True)
     try:
-        expected = _vectors(filled)
+        expected = stored_vectors(filled)
         assert len(expected) > 3 * PARALLEL_MIN_FILES
         assert {layer for _, layer, _, _ in expected} == set(LAYERS)
-        assert _vectors(with_rows) == expected
+        assert stored_vectors(with_rows) == expected
         # Every chunk has its vector already: the fill after the run has nothing to do.
         coverage = vector_coverage(with_rows, LAYERS, static_model_id())
         assert coverage.embedded == coverage.embeddable == len(expected)
@@ -101,13 +88,13 @@ def test_the_workers_compute_the_vectors_a_fill_would(make_repo: MakeRepo, tmp_p
             ),
             encoding="utf-8",
         )
-        before = _vectors(with_rows)
+        before = stored_vectors(with_rows)
         settings = load_settings(root, {"embedding": {"layers": list(LAYERS)}})
         Indexer(root, settings, with_rows, static_vectors=True).run()
         Indexer(root, settings, filled).run()
         assert fill_vectors(filled, static, layers=LAYERS) > 0
-        after = _vectors(with_rows)
-        assert after == _vectors(filled)
+        after = stored_vectors(with_rows)
+        assert after == stored_vectors(filled)
         moved = {key for key in after if before.get(key) != after[key]}
         assert moved and {path for path, _, _, _ in moved} == {"pkg/mod_007.py"}
         assert fill_vectors(with_rows, static, layers=LAYERS) == 0
@@ -140,7 +127,7 @@ def test_a_changed_file_keeps_the_vectors_of_its_unchanged_chunks(
             conn.executemany(
                 "UPDATE embedded SET model = 'minilm-test' WHERE chunk_id = ?", [(i,) for i in ids]
             )
-        before = _vectors(conn)
+        before = stored_vectors(conn)
         changed = root / path
         changed.write_text(
             changed.read_text(encoding="utf-8").replace(
@@ -150,7 +137,7 @@ def test_a_changed_file_keeps_the_vectors_of_its_unchanged_chunks(
         )
         settings = load_settings(root, {"embedding": {"layers": list(LAYERS)}})
         Indexer(root, settings, conn, static_vectors=True).run()
-        after = _vectors(conn)
+        after = stored_vectors(conn)
         mine = {key: value for key, value in after.items() if key[0] == path}
         moved = {key for key, value in mine.items() if before.get(key) != value}
         kept = {key for key, value in mine.items() if value[1] == "minilm-test"}
