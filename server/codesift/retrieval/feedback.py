@@ -42,6 +42,7 @@ __all__ = [
     "TermCounter",
     "expanded_analysis",
     "feedback_terms",
+    "feedback_wanted",
 ]
 
 FEEDBACK_DOCS = 3
@@ -102,4 +103,22 @@ def expanded_analysis(analysis: QueryAnalysis, added: Sequence[str]) -> QueryAna
         symbol_tail="",
         terms=tuple(dict.fromkeys((*analysis.terms, *added))),
         identifiers=(),
+    )
+
+
+def feedback_wanted(
+    term_count: int,
+    analysis: QueryAnalysis,
+    layers: Collection[str],
+    rankings: Mapping[str, Sequence[object]],
+) -> bool:
+    """Whether the feedback stream runs (`term_count` words it may add): for a prose
+    query over code, when the first pass found something and no vector stream did."""
+    return (
+        term_count > 0
+        and not analysis.symbol_like
+        and "code" in layers
+        and not rankings.get("vector")
+        and not rankings.get("vector_doc")
+        and any(rankings.values())
     )

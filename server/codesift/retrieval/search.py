@@ -23,7 +23,12 @@ from codesift.config import RerankSettings, SearchSettings
 from codesift.embedding.model import Embedder
 from codesift.embedding.vectors import quantize
 from codesift.errors import SearchCancelled
-from codesift.retrieval.feedback import FEEDBACK_DOCS, expanded_analysis, feedback_terms
+from codesift.retrieval.feedback import (
+    FEEDBACK_DOCS,
+    expanded_analysis,
+    feedback_terms,
+    feedback_wanted,
+)
 from codesift.retrieval.flight import (
     CANCEL_POLL_SECONDS,
     InFlight,
@@ -488,7 +493,7 @@ class Searcher:
             "vector_doc": vector_weight * self.settings.weight_doc,
         }
         response.streams = [replace(s, weight=weights.get(s.stream)) for s in response.streams]
-        if self._wants_feedback(request, analysis, rankings):
+        if feedback_wanted(self.settings.feedback_terms, analysis, request.layers, rankings):
             ranked, report = self._feedback(request, analysis, rankings, weights, flight)
             check_flight(flight, "feedback")
             if report is not None:
@@ -545,20 +550,6 @@ class Searcher:
         response.tokens = used
         response.took_ms = (time.perf_counter() - started) * 1000
         return response
-
-    def _wants_feedback(
-        self, request: SearchRequest, analysis: QueryAnalysis, rankings: dict[str, Ranked]
-    ) -> bool:
-        """Whether the feedback stream runs: for a prose query over code, when no
-        vector stream found anything (retrieval/feedback.py)."""
-        return (
-            self.settings.feedback_terms > 0
-            and not analysis.symbol_like
-            and "code" in request.layers
-            and not rankings.get("vector")
-            and not rankings.get("vector_doc")
-            and any(rankings.values())
-        )
 
     def _feedback(
         self,
