@@ -119,9 +119,24 @@ class LspSession:
         ):
             self.client.feature(method)(record(method))
 
+        # While set, the client does not answer the server's progress token requests
+        # (a slow editor): `release_progress_tokens` answers them.
+        self._tokens_held: asyncio.Event | None = None
+
         @self.client.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)  # type: ignore[untyped-decorator]
-        def create(params: Any) -> None:
+        async def create(params: Any) -> None:
             record("create")(params)
+            if self._tokens_held is not None:
+                await self._tokens_held.wait()
+
+    def hold_progress_tokens(self) -> None:
+        """Leave the server's progress token requests unanswered (call before start)."""
+        self._tokens_held = asyncio.Event()
+
+    def release_progress_tokens(self) -> None:
+        held = self._tokens_held
+        assert held is not None
+        self.loop.call_soon_threadsafe(held.set)
 
     # -- running coroutines from test code -------------------------------------------
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
-from harness import WORKSPACE, LspSession, git, make_workspace, poll
+import cattrs
+from harness import WORKSPACE, LspSession, git, make_workspace, plain, poll
 
 
 def _stat_fields(pid: int) -> list[str] | None:
@@ -82,6 +84,48 @@ def test_initialize_progress_and_clean_exit(tmp_path: Path) -> None:
     log = (tmp_path / "log").read_text()
     assert "Traceback" not in log, log
     assert "background work still running" not in log, log  # every thread ended
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """A $/progress value as the JSON object sent (pygls gives typed or plain ones)."""
+    if isinstance(value, dict):
+        return value
+    plain_value = plain(value)
+    if isinstance(plain_value, dict):
+        return plain_value
+    unstructured: dict[str, Any] = cattrs.unstructure(value)
+    return unstructured
+
+
+def test_progress_made_while_the_client_accepts_the_token_is_not_lost(tmp_path: Path) -> None:
+    # A slow editor answers the progress token request only after the first index is
+    # done: the parsing report and the end made meanwhile still reach it.
+    files = dict(WORKSPACE)
+    files.update({f"gen/mod{i}.py": f"def generated_{i}(x):\n    return {i}\n" for i in range(30)})
+    root = make_workspace(tmp_path / "slow", files)
+    lsp = LspSession([root], {"embeddings": False})
+    lsp.hold_progress_tokens()
+    with lsp:
+        poll(
+            lambda: lsp.request("codesift/status")["folders"][0]["complete"],
+            bool,
+            "the first index complete",
+        )
+        assert not lsp.messages("$/progress")  # nothing begins before the token is accepted
+        lsp.release_progress_tokens()
+
+        def first_token(notes: list[tuple[str, Any]]) -> list[dict[str, Any]]:
+            sent = [p for m, p in notes if m == "$/progress"]
+            token = sent[0].token if sent else None
+            return [as_dict(p.value) for p in sent if p.token == token]
+
+        lsp.wait_for(lambda n: any(v["kind"] == "end" for v in first_token(n)))
+        with lsp._lock:
+            first = first_token(lsp.notifications)
+        assert [v["kind"] for v in first] == ["begin", "report", "end"], first
+        assert first[0]["message"] == "slow: scanning"
+        assert first[1]["message"] == "slow: parsing 33/33 files", first
+        assert first[2]["message"] == "slow: indexed 33 files", first
 
 
 def test_invalid_options_are_reported_and_replaced(workspace: Path) -> None:

@@ -206,6 +206,9 @@ class CodesiftServer(LanguageServer):
         self._collection_listener = _CollectionListener(self)
         self._folders_lock = threading.Lock()
         self._progress_tokens: dict[str, tuple[str, bool]] = {}
+        # A token's latest report made while the client was accepting the token.
+        self._unsent_reports: dict[str, tuple[str, int | None]] = {}
+        self._unsent_ends: dict[str, str] = {}
         self._token_count = 0
         self._tasks: set[asyncio.Future[None]] = set()
         self.client_progress = False
@@ -517,6 +520,8 @@ class CodesiftServer(LanguageServer):
                 await asyncio.wait_for(self.work_done_progress.create_async(token), 10)
             except Exception as exc:  # the client refused or never answered
                 log.info("no progress token from the client: %s", exc)
+                self._unsent_reports.pop(token, None)
+                self._unsent_ends.pop(token, None)
                 if self._progress_tokens.get(folder.uri) == (token, False):
                     self._progress_tokens.pop(folder.uri, None)
                 return
@@ -526,10 +531,17 @@ class CodesiftServer(LanguageServer):
                     title="codesift", message=message, percentage=percent, cancellable=False
                 ),
             )
+            # What was reported, and how it ended, while the client accepted the token.
+            latest = self._unsent_reports.pop(token, None)
+            if latest is not None:
+                self.work_done_progress.report(
+                    token, types.WorkDoneProgressReport(message=latest[0], percentage=latest[1])
+                )
             if self._progress_tokens.get(folder.uri) == (token, False):
                 self._progress_tokens[folder.uri] = (token, True)
-            else:  # ended while the token was being created
-                self.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+            else:
+                ended = self._unsent_ends.pop(token, "done")
+                self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=ended))
 
         def send() -> None:
             current = self._progress_tokens.get(folder.uri)
@@ -544,6 +556,8 @@ class CodesiftServer(LanguageServer):
                 self.work_done_progress.report(
                     current[0], types.WorkDoneProgressReport(message=message, percentage=percent)
                 )
+            else:  # the client has not accepted the token yet: the latest report waits
+                self._unsent_reports[current[0]] = (message, percent)
 
         self.call_soon(send)
 
@@ -552,6 +566,8 @@ class CodesiftServer(LanguageServer):
             current = self._progress_tokens.pop(folder.uri, None)
             if current is not None and current[1]:
                 self.work_done_progress.end(current[0], types.WorkDoneProgressEnd(message=message))
+            elif current is not None:  # the client is still accepting the token
+                self._unsent_ends[current[0]] = message
 
         self.call_soon(end)
 
