@@ -98,8 +98,9 @@ def as_dict(value: Any) -> dict[str, Any]:
 
 
 def test_progress_made_while_the_client_accepts_the_token_is_not_lost(tmp_path: Path) -> None:
-    # A slow editor answers the progress token request only after the first index is
-    # done: the parsing report and the end made meanwhile still reach it.
+    # A slow editor answers the progress token requests only after the first index
+    # and the git history pass are done: each phase's last report and each end made
+    # meanwhile still reach it, after the token's begin.
     files = dict(WORKSPACE)
     files.update({f"gen/mod{i}.py": f"def generated_{i}(x):\n    return {i}\n" for i in range(30)})
     root = make_workspace(tmp_path / "slow", files)
@@ -111,21 +112,33 @@ def test_progress_made_while_the_client_accepts_the_token_is_not_lost(tmp_path: 
             bool,
             "the first index complete",
         )
+        lsp.wait_history()
         assert not lsp.messages("$/progress")  # nothing begins before the token is accepted
         lsp.release_progress_tokens()
 
-        def first_token(notes: list[tuple[str, Any]]) -> list[dict[str, Any]]:
-            sent = [p for m, p in notes if m == "$/progress"]
-            token = sent[0].token if sent else None
-            return [as_dict(p.value) for p in sent if p.token == token]
+        def by_token(notes: list[tuple[str, Any]]) -> list[list[dict[str, Any]]]:
+            tokens: dict[Any, list[dict[str, Any]]] = {}
+            for method, params in notes:
+                if method == "$/progress":
+                    tokens.setdefault(params.token, []).append(as_dict(params.value))
+            return list(tokens.values())
 
-        lsp.wait_for(lambda n: any(v["kind"] == "end" for v in first_token(n)))
+        def ended(notes: list[tuple[str, Any]]) -> bool:
+            done = [t for t in by_token(notes) if t[-1]["kind"] == "end"]
+            return any("git history complete" in t[-1]["message"] for t in done)
+
+        lsp.wait_for(ended)
         with lsp._lock:
-            first = first_token(lsp.notifications)
-        assert [v["kind"] for v in first] == ["begin", "report", "end"], first
-        assert first[0]["message"] == "slow: scanning"
-        assert first[1]["message"] == "slow: parsing 33/33 files", first
-        assert first[2]["message"] == "slow: indexed 33 files", first
+            index, history = by_token(lsp.notifications)[:2]
+        assert [v["kind"] for v in index] == ["begin", "report", "end"], index
+        assert index[0]["message"] == "slow: scanning"
+        assert index[1]["message"] == "slow: parsing 33/33 files", index
+        assert index[2]["message"] == "slow: indexed 33 files", index
+        messages = [v.get("message") for v in history]
+        assert history[0]["kind"] == "begin" and history[-1]["kind"] == "end", history
+        assert "slow: git history 1/1 commits" in messages, messages
+        assert "slow: git times 33/33 files" in messages, messages
+        assert messages[-1] == "slow: git history complete", messages
 
 
 def test_invalid_options_are_reported_and_replaced(workspace: Path) -> None:

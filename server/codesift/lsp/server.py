@@ -151,7 +151,7 @@ class _Listener(FolderListener):
         if phase in ("indexed", "embedded", "history done"):
             self.server.end_progress(folder, message)
         else:
-            self.server.report_progress(folder, message, percent)
+            self.server.report_progress(folder, message, percent, final=final)
         self.server.send_index_status(folder)
 
     def state_changed(self, folder: FolderIndex) -> None:
@@ -206,8 +206,9 @@ class CodesiftServer(LanguageServer):
         self._collection_listener = _CollectionListener(self)
         self._folders_lock = threading.Lock()
         self._progress_tokens: dict[str, tuple[str, bool]] = {}
-        # A token's latest report made while the client was accepting the token.
-        self._unsent_reports: dict[str, tuple[str, int | None]] = {}
+        # Reports made while the client was accepting a token: each phase's last
+        # (final) report, and the latest one.
+        self._unsent_reports: dict[str, list[tuple[str, int | None, bool]]] = {}
         self._unsent_ends: dict[str, str] = {}
         self._token_count = 0
         self._tasks: set[asyncio.Future[None]] = set()
@@ -509,9 +510,12 @@ class CodesiftServer(LanguageServer):
         status["chunks_total"] = folder.progress.chunks_total
         self.call_soon(lambda: self.protocol.notify(INDEX_STATUS, status))
 
-    def report_progress(self, folder: FolderIndex, message: str, percent: int | None) -> None:
+    def report_progress(
+        self, folder: FolderIndex, message: str, percent: int | None, *, final: bool = False
+    ) -> None:
         """$/progress for a folder's indexing: begun on the first report (after the
-        client accepted the token), reported until `end_progress`."""
+        client accepted the token), reported until `end_progress`. `final`: the last
+        report of a phase (its N/N), which is never dropped."""
         if not self.client_progress:
             return
 
@@ -532,10 +536,9 @@ class CodesiftServer(LanguageServer):
                 ),
             )
             # What was reported, and how it ended, while the client accepted the token.
-            latest = self._unsent_reports.pop(token, None)
-            if latest is not None:
+            for unsent, unsent_percent, _ in self._unsent_reports.pop(token, []):
                 self.work_done_progress.report(
-                    token, types.WorkDoneProgressReport(message=latest[0], percentage=latest[1])
+                    token, types.WorkDoneProgressReport(message=unsent, percentage=unsent_percent)
                 )
             if self._progress_tokens.get(folder.uri) == (token, False):
                 self._progress_tokens[folder.uri] = (token, True)
@@ -556,8 +559,11 @@ class CodesiftServer(LanguageServer):
                 self.work_done_progress.report(
                     current[0], types.WorkDoneProgressReport(message=message, percentage=percent)
                 )
-            else:  # the client has not accepted the token yet: the latest report waits
-                self._unsent_reports[current[0]] = (message, percent)
+            else:  # the client has not accepted the token yet: the report waits
+                waiting = self._unsent_reports.setdefault(current[0], [])
+                if waiting and not waiting[-1][2]:  # of the rest, the latest only
+                    waiting.pop()
+                waiting.append((message, percent, final))
 
         self.call_soon(send)
 
