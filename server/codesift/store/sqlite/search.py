@@ -19,6 +19,7 @@ import apsw
 import numpy as np
 import numpy.typing as npt
 
+from codesift.store.database import scalar
 from codesift.store.filters import SearchFilters, file_conditions, files_join, time_conditions
 from codesift.store.history import TimeRow, time_rows
 from codesift.store.meta import read_meta
@@ -175,6 +176,18 @@ def telling_trigrams(conn: apsw.Connection, tris: list[str]) -> list[str]:
     return sorted(kept)
 
 
+def _postings(conn: apsw.Connection, tri: str) -> npt.NDArray[np.int64]:
+    """The ids of the names holding trigram `tri`. Read as one string that numpy
+    parses: ~2x faster than a row at a time through Python (the symbol stream
+    reads a few thousand per trigram)."""
+    text = scalar(
+        conn, "SELECT group_concat(rowid) FROM names_fts WHERE names_fts MATCH ?", (fts_quote(tri),)
+    )
+    if not text:
+        return np.zeros(0, np.int64)
+    return np.fromstring(text, dtype=np.int64, sep=",")
+
+
 def name_candidates_by_trigrams(conn: apsw.Connection, name: str, limit: int) -> list[int]:
     """Node ids sharing the most of `name`'s telling trigrams (FTS5 trigram index;
     its rarest ones: `telling_trigrams`).
@@ -188,18 +201,7 @@ def name_candidates_by_trigrams(conn: apsw.Connection, name: str, limit: int) ->
     tris = telling_trigrams(conn, trigrams(name))
     if not tris:
         return []
-    postings = [
-        np.fromiter(
-            (
-                r[0]
-                for r in conn.execute(
-                    "SELECT rowid FROM names_fts WHERE names_fts MATCH ?", (fts_quote(tri),)
-                )
-            ),
-            np.int64,
-        )
-        for tri in tris
-    ]
+    postings = [_postings(conn, tri) for tri in tris]
     ids = np.concatenate(postings)
     if not len(ids):
         return []
