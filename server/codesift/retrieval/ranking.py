@@ -158,6 +158,7 @@ def is_test_like_path(path: str) -> bool:
     return bool(_TEST_PATH.search(path) or _TEST_CLASS_FILE.search(path))
 
 
+@functools.lru_cache(maxsize=16_384)
 def is_test_like_name(name: str, language: str) -> bool:
     """Whether a definition of this (unqualified) name is test code kept in a source
     file: a Rust test module or test function."""
