@@ -10,6 +10,7 @@ than the indexer's, and never outlives it.
 from __future__ import annotations
 
 import ctypes
+import gc
 import io
 import os
 import signal
@@ -21,10 +22,12 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 __all__ = [
+    "WORKER_GC_THRESHOLD",
     "StaleWorkerCode",
     "code_stamp",
     "init_worker",
     "note_workspace_root",
+    "tune_worker_gc",
     "worker_context",
 ]
 
@@ -63,6 +66,21 @@ def init_worker(parent_pid: int, stamp: str) -> None:
     if code_stamp() != stamp:
         raise StaleWorkerCode("codesift changed on disk since the indexer started")
     _die_with_parent(parent_pid)
+    tune_worker_gc()
+
+
+# Young-generation size between collections in a worker (CPython's default: 700).
+WORKER_GC_THRESHOLD = 10_000
+
+
+def tune_worker_gc() -> None:
+    """A worker makes millions of short-lived objects (tree-sitter nodes, rows) and
+    keeps none of them between batches: collected every 700 allocations, and with
+    the modules it imported looked at again by each full collection, the collector
+    took ~0.2 CPU-s of the ~12 a process spends preparing the stdlib copy
+    (~0.04 s so)."""
+    gc.freeze()
+    gc.set_threshold(WORKER_GC_THRESHOLD, 10, 10)
 
 
 def _die_with_parent(parent_pid: int) -> None:

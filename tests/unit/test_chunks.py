@@ -235,3 +235,13 @@ def test_a_summary_sentence_stops_at_a_block_tag() -> None:
     get = by_name(parsed, "get")
     summary = next(c for c in parsed.chunks if c.node == get and c.layer == "summary")
     assert "@return the value, created on first use" in summary.text
+
+
+def test_a_leaf_definition_that_just_fits_max_chars_stays_one_chunk() -> None:
+    body = "".join(f"    x{i} = {i}\n" for i in range(6))
+    text = f"def fits():\n{body}"
+    size = len(text)  # its lines with their newlines
+    whole = parse(text, "m.py", "python", max_chunk_chars=size)
+    assert [(c.part, c.text) for c in code_chunks(whole)] == [(0, text.rstrip("\n"))]
+    split = parse(text, "m.py", "python", max_chunk_chars=size - 1)
+    assert [c.part for c in code_chunks(split)] == [0, 1]

@@ -10,6 +10,7 @@ from collections.abc import Collection
 from tree_sitter import Node
 
 __all__ = [
+    "EQUATION_KINDS",
     "MAX_DOC_CHARS",
     "attached_start",
     "attribute_doc",
@@ -125,9 +126,10 @@ def leading_comment(node: Node, src: bytes) -> tuple[str, int]:
         if prev is not None and "comment" not in prev.type:
             # tree-sitter-kotlin puts the comments after a package/import header
             # inside that header: take them when they are its last tokens.
+            # (`child(count - 1)`: `children[-1]` made a Node of every child on the way.)
             tail = prev
             while tail.child_count and not _is_comment(tail):
-                tail = tail.children[-1]
+                tail = tail.child(tail.child_count - 1)
             if _is_comment(tail):
                 prev = tail
         if prev is not None and _is_comment(prev):
@@ -234,12 +236,15 @@ def python_docstring(node: Node, src: bytes) -> str:
     body = node if node.type == "module" else body_of(inner_definition(node))
     if body is None:
         return ""
-    for child in body.named_children:
+    # The first statement: `named_child(i)` makes no Node of the statements after it
+    # (`named_children` made one of every statement in the body).
+    for i in range(body.named_child_count):
+        child = body.named_child(i)
         if child.type == "comment":
             continue
         string = child
         if child.type == "expression_statement" and child.named_child_count == 1:
-            string = child.named_children[0]
+            string = child.named_child(0)
         if string.type == "string":
             parts = [c for c in string.named_children if c.type == "string_content"]
             raw = "".join(node_text(p, src) for p in parts)
@@ -258,6 +263,8 @@ def _dedent_doc(raw: str) -> str:
     return "\n".join(out).strip()
 
 
+# The node kinds of a Haskell function's equations after its first.
+EQUATION_KINDS = ("function", "bind")
 _ATTACHED_BEFORE = frozenset({"attribute_item", "decorator", "annotation", "attribute"})
 _ELIXIR_ATTACHED = frozenset({"spec", "impl", "deprecated"})
 
@@ -295,7 +302,7 @@ def last_equation(node: Node, name: str, src: bytes) -> Node:
     the first one, its lines run to the last."""
     last = node
     after = node.next_named_sibling
-    while after is not None and after.type in ("function", "bind"):
+    while after is not None and after.type in EQUATION_KINDS:
         named = after.child_by_field_name("name")
         if named is None or node_text(named, src) != name:
             break

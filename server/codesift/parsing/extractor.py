@@ -38,7 +38,7 @@ from codesift.parsing.comments import (
     node_text,
     python_docstring,
 )
-from codesift.parsing.grammars import parser_for, split_queries
+from codesift.parsing.grammars import has_equations, parser_for, split_queries
 from codesift.parsing.languages import LanguageSpec
 from codesift.parsing.model import CallSites, ParsedEdge, ParsedFile, ParsedNode
 from codesift.parsing.outline import (
@@ -450,7 +450,10 @@ def _definition_node(
         qualified_name=_qualified_name(entry, enclosing, prefix, spec),
         parent=parent.index if parent is not None else 0,
         start_line=attached_start(entry.node, entry.name, src),
-        end_line=_end_line(last_equation(entry.node, entry.name, src), src),
+        end_line=_end_line(
+            last_equation(entry.node, entry.name, src) if has_equations(spec.name) else entry.node,
+            src,
+        ),
         signature=_signature(entry.node, src),
         docstring=doc,
         doc_start_line=doc_start,

@@ -14,9 +14,17 @@ from importlib import resources
 from tree_sitter import Language, Parser, Query
 from tree_sitter_language_pack import get_language
 
+from codesift.parsing.comments import EQUATION_KINDS
 from codesift.parsing.languages import spec_for
 
-__all__ = ["language_for", "parser_for", "query_for", "query_source", "split_queries"]
+__all__ = [
+    "has_equations",
+    "language_for",
+    "parser_for",
+    "query_for",
+    "query_source",
+    "split_queries",
+]
 
 _local = threading.local()
 
@@ -105,6 +113,16 @@ def split_queries(language: str) -> tuple[Query, Query]:
         (calls if "@reference.call" in pattern else structure).append(pattern)
     grammar = language_for(language)
     return Query(grammar, "\n".join(structure)), Query(grammar, "\n".join(calls))
+
+
+@cache
+def has_equations(language: str) -> bool:
+    """Whether the grammar has the node kinds a function's later equations are
+    (Haskell's `function` and `bind`: comments.py `last_equation`). Other grammars
+    skip looking at each definition's next sibling: tree-sitter finds a sibling
+    through the parent, which it finds by descending from the root."""
+    grammar = language_for(language)
+    return any(grammar.id_for_node_kind(kind, True) is not None for kind in EQUATION_KINDS)
 
 
 def parser_for(language: str) -> Parser:
