@@ -24,9 +24,11 @@ from pathlib import Path
 __all__ = [
     "WORKER_GC_THRESHOLD",
     "StaleWorkerCode",
+    "code_changed_on_disk",
     "code_stamp",
     "init_worker",
     "note_workspace_root",
+    "start_worker",
     "tune_worker_gc",
     "worker_context",
 ]
@@ -55,8 +57,28 @@ def code_stamp() -> str:
     return _CODE_STAMP
 
 
+def code_changed_on_disk() -> bool:
+    """Whether the codesift modules on disk are no longer the ones this process
+    imported (an upgrade under a running server): its workers would refuse them."""
+    try:
+        return _stamp_of_package() != _CODE_STAMP
+    except OSError:  # a module removed while being listed: changed
+        return True
+
+
 class StaleWorkerCode(RuntimeError):
     """A worker process imported a different codesift than the indexer runs."""
+
+
+def start_worker(parent_pid: int, stamp: str) -> None:
+    """The pool's initializer: `init_worker`, and on other code one line on stderr
+    and a quiet exit (the pool breaks and the indexer prepares the files itself;
+    an initializer's exception would print a traceback)."""
+    try:
+        init_worker(parent_pid, stamp)
+    except StaleWorkerCode as exc:
+        print(f"codesift index worker: {exc}; not started", file=sys.stderr, flush=True)
+        os._exit(1)
 
 
 def init_worker(parent_pid: int, stamp: str) -> None:

@@ -18,7 +18,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from typing import TypeVar
 
-from codesift.index_workers import code_stamp, init_worker, worker_context
+from codesift.index_workers import code_changed_on_disk, code_stamp, start_worker, worker_context
 
 __all__ = ["PARALLEL_MIN_FILES", "in_workers"]
 
@@ -49,11 +49,19 @@ def in_workers(
         yield (one(job) for job in jobs)
         return
     count = min(workers, len(jobs))
+    if code_changed_on_disk():
+        # Workers would import the new code and refuse to start: no pool at all.
+        _warn_once(
+            "codesift changed on disk since this process started: files are prepared "
+            "in this process (one core) until it is restarted"
+        )
+        yield (one(job) for job in jobs)
+        return
     try:
         pool = ProcessPoolExecutor(
             max_workers=count,
             mp_context=worker_context(),
-            initializer=init_worker,
+            initializer=start_worker,
             initargs=(os.getpid(), code_stamp()),
         )
     except (OSError, ValueError) as exc:  # no processes here: run in-process
@@ -65,6 +73,15 @@ def in_workers(
         yield _pooled(pool, jobs, one, batch, count)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _warned:
+        _warned.add(message)
+        log.warning("%s", message)
 
 
 def _pooled(
