@@ -1409,54 +1409,43 @@ def test_worker_processes_build_the_same_index_as_one_process(
     assert ("data.txt", "binary") in rows[0][3]
 
 
-def _many_modules(root: Path) -> Path:
-    for i in range(120):  # above PARALLEL_MIN_FILES, so the pool is used
-        (root / f"pkg{i % 5}").mkdir(parents=True, exist_ok=True)
-        (root / f"pkg{i % 5}" / f"mod{i}.py").write_text(f"def helper{i}():\n    return {i}\n")
-    return root
-
-
-def test_workers_with_other_code_on_disk_leave_the_work_to_the_indexer(
+@pytest.mark.parametrize("found", ["by the workers", "before the pool starts"])
+def test_code_upgraded_under_the_indexer_leaves_the_work_to_it(
+    found: str,
     tmp_path: Path,
     index_workspace: IndexWorkspace,
     monkeypatch: pytest.MonkeyPatch,
     capfd: pytest.CaptureFixture[str],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """A package upgraded under a running indexer just as its workers start: they
-    import the new code, refuse to start with one line each (no traceback), and the
-    indexer prepares every file itself."""
-    root = _many_modules(tmp_path / "many")
-    monkeypatch.setattr(worker_pool, "code_stamp", lambda: "the code before an upgrade")
+    """A package upgraded under a running indexer. Found before the pool starts (the
+    modules on disk are not the ones this process imported): no worker starts, one
+    warning says why. Found by the workers (an upgrade just as they start): they
+    import the new code and refuse it with one line each, no traceback. Either way
+    the indexer prepares every file itself."""
+    import codesift.index_workers as index_workers
+
+    root = tmp_path / "many"
+    for i in range(120):  # above PARALLEL_MIN_FILES, so the pool is used
+        (root / f"pkg{i % 5}").mkdir(parents=True, exist_ok=True)
+        (root / f"pkg{i % 5}" / f"mod{i}.py").write_text(f"def helper{i}():\n    return {i}\n")
+    if found == "by the workers":
+        monkeypatch.setattr(worker_pool, "code_stamp", lambda: "the code before an upgrade")
+    else:
+        monkeypatch.setattr(index_workers, "_CODE_STAMP", "the code before an upgrade")
+        monkeypatch.setattr(worker_pool, "_warned", set())
     conn, summary = index_workspace(root, workers=2)
     assert summary.indexed == 120
     assert scalar(conn, "SELECT count(*) FROM nodes WHERE kind = 'function'") == 120
     err = capfd.readouterr().err
-    assert "codesift index worker: codesift changed on disk" in err, err
     assert "Traceback" not in err, err
-    assert "an index worker died" in caplog.text
-
-
-def test_code_changed_on_disk_before_a_bulk_starts_no_workers(
-    tmp_path: Path,
-    index_workspace: IndexWorkspace,
-    monkeypatch: pytest.MonkeyPatch,
-    capfd: pytest.CaptureFixture[str],
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    """An upgrade found before the pool starts (the modules on disk are not the
-    ones this process imported): no worker is started, one warning says why."""
-    import codesift.index_workers as index_workers
-
-    root = _many_modules(tmp_path / "many")
-    monkeypatch.setattr(index_workers, "_CODE_STAMP", "the code before an upgrade")
-    monkeypatch.setattr(worker_pool, "_warned", set())
-    conn, summary = index_workspace(root, workers=2)
-    assert summary.indexed == 120
-    assert scalar(conn, "SELECT count(*) FROM nodes WHERE kind = 'function'") == 120
-    assert "codesift changed on disk since this process started" in caplog.text
-    assert "an index worker died" not in caplog.text  # no pool was started
-    assert "codesift index worker" not in capfd.readouterr().err
+    if found == "by the workers":
+        assert "codesift index worker: codesift changed on disk" in err, err
+        assert "an index worker died" in caplog.text
+    else:
+        assert "codesift changed on disk since this process started" in caplog.text
+        assert "an index worker died" not in caplog.text  # no pool was started
+        assert "codesift index worker" not in err
 
 
 def test_a_worker_refuses_other_code() -> None:
