@@ -24,7 +24,9 @@ Run by hand from the repository root (with the project's interpreter):
    encoder (`server, batch-model queries`), streams side by side with sqlite-vec's
    kNN as a one-shot CLI search runs them (`parallel`), one stream after the
    other (`sequential`), and streams side by side without vectors, where the
-   feedback stream runs (`server, no vectors`).
+   feedback stream runs (`server, no vectors`). First, the `server` mode alone in a
+   child process that holds only what a language server holds (`server, alone in
+   its process`).
    Figures: p50/p95 of `Searcher.search` wall time per mode and category, per-stream
    times and per-stage times.
 3. Embedding throughput: `--embed-sample` summary chunks (picked by chunk id)
@@ -57,6 +59,7 @@ import platform
 import re
 import shutil
 import statistics
+import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -363,6 +366,54 @@ def symbol_candidates(conn: apsw.Connection, queries: Sequence[BenchQuery], repe
 
 SERVER_BATCH_QUERIES = "server, batch-model queries"
 SERVER_NO_VECTORS = "server, no vectors"
+SERVER_ALONE = "server, alone in its process"
+
+
+def server_alone(repeats: int) -> ModeRun:
+    """The `server` mode measured in a process of its own (`--server-alone-child`):
+    the index, its vectors in memory and the query encoder, nothing else, as in a
+    language server. In this process the other modes (sqlite-vec's kNN on the
+    stream threads, the float32 batch model) run between the server's searches."""
+    child = subprocess.run(
+        [sys.executable, __file__, "--server-alone-child", "--repeats", str(repeats)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(REPO_DIR / "server")},
+    )
+    data = json.loads(child.stdout)
+    run = ModeRun(total_ms=data["total_ms"], errors=data["errors"])
+    for key in ("by_category", "streams", "stages"):
+        getattr(run, key).update(data[key])
+    return run
+
+
+def server_alone_child(repeats: int) -> int:
+    conn = prepare_db()
+    settings = load_settings(
+        REPO_DIR, {"embedding": {"cache_dir": str(DATA_DIR / "embedding-cache")}}
+    )
+    embedder = Embedder(
+        DATA_DIR / "embedding-cache",
+        max_tokens=settings.embedding.max_tokens,
+        batch_size=settings.embedding.batch_size,
+        quantized_queries=settings.embedding.quantized_queries,
+    )
+    searcher = Searcher(conn, settings.search, embedder, vector_index=VectorIndex())
+    searcher.load_vectors()
+    run = measure_latency({SERVER_ALONE: searcher}, bench_queries(conn), repeats)[SERVER_ALONE]
+    print(
+        json.dumps(
+            {
+                "total_ms": run.total_ms,
+                "by_category": run.by_category,
+                "streams": run.streams,
+                "stages": run.stages,
+                "errors": run.errors,
+            }
+        )
+    )
+    return 0
 
 
 def compare_query_embedding(
@@ -662,7 +713,11 @@ def markdown(result: Json, runs: dict[str, ModeRun], categories: Sequence[str]) 
         "streams side by side, vectors searched by sqlite-vec (as a one-shot `codesift "
         "search` runs); `sequential`: one after the other on one connection, sqlite-vec; "
         f"`{SERVER_NO_VECTORS}`: streams side by side without vectors (embeddings off, or "
-        "before the first vectors exist), the feedback stream running after the others.",
+        "before the first vectors exist), the feedback stream running after the others. "
+        f"`{SERVER_ALONE}`: the `server` mode in a child process that loads only what a "
+        "language server holds (the index, its vectors in memory, the query encoder) and "
+        "runs nothing else, measured first (the other modes alternate query by query in "
+        "this process, sqlite-vec's kNN and the batch model between the server's searches).",
         "",
         "| mode | p50 ms | p95 ms | mean ms | "
         + " | ".join(f"{c} p50 / p95" for c in categories)
@@ -871,7 +926,10 @@ def main() -> int:
         action="store_true",
         help="measure the search latency (section 2) and stop: no report is written",
     )
+    parser.add_argument("--server-alone-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.server_alone_child:
+        return server_alone_child(args.repeats)
     if args.latency_only and args.write:
         parser.error("--latency-only writes no report: drop --write")
 
@@ -928,7 +986,9 @@ def main() -> int:
     }
     cores_before = effective_cores()
     log(f"effective cores before the latency runs: {cores_before:.2f}")
-    runs = measure_latency(searchers, queries, args.repeats)
+    log(f"{SERVER_ALONE}: a child process (load {load_avg()})")
+    alone = server_alone(args.repeats)
+    runs = {SERVER_ALONE: alone, **measure_latency(searchers, queries, args.repeats)}
     cores_after = effective_cores()
     log(f"effective cores after: {cores_after:.2f}")
     for mode, run in runs.items():
