@@ -54,6 +54,7 @@ from codesift.local_socket_server import CliSocketStarter, LocalSocketServer
 from codesift.lsp.errors import rpc_error
 from codesift.lsp.options import ServerOptions, folder_settings
 from codesift.lsp.params import invalid
+from codesift.lsp.progress import ProgressTokens
 from codesift.lsp.protocol import PARSE_ERROR, CodesiftProtocol
 
 __all__ = ["CodesiftProtocol", "CodesiftServer"]
@@ -205,13 +206,7 @@ class CodesiftServer(LanguageServer):
         self.collections = LiveCollections(self._collection_index)
         self._collection_listener = _CollectionListener(self)
         self._folders_lock = threading.Lock()
-        self._progress_tokens: dict[str, tuple[str, bool]] = {}
-        # Reports made while the client was accepting a token: each phase's last
-        # (final) report, and the latest one.
-        self._unsent_reports: dict[str, list[tuple[str, int | None, bool]]] = {}
-        self._unsent_ends: dict[str, str] = {}
-        self._token_count = 0
-        self._tasks: set[asyncio.Future[None]] = set()
+        self.progress_tokens = ProgressTokens(lambda: self.work_done_progress)
         self.client_progress = False
         self.stopped = False
         # The shared PostgreSQL index the settings name (index.backend =
@@ -513,69 +508,15 @@ class CodesiftServer(LanguageServer):
     def report_progress(
         self, folder: FolderIndex, message: str, percent: int | None, *, final: bool = False
     ) -> None:
-        """$/progress for a folder's indexing: begun on the first report (after the
-        client accepted the token), reported until `end_progress`. `final`: the last
-        report of a phase (its N/N), which is never dropped."""
-        if not self.client_progress:
-            return
-
-        async def begin(token: str) -> None:
-            try:
-                await asyncio.wait_for(self.work_done_progress.create_async(token), 10)
-            except Exception as exc:  # the client refused or never answered
-                log.info("no progress token from the client: %s", exc)
-                self._unsent_reports.pop(token, None)
-                self._unsent_ends.pop(token, None)
-                if self._progress_tokens.get(folder.uri) == (token, False):
-                    self._progress_tokens.pop(folder.uri, None)
-                return
-            self.work_done_progress.begin(
-                token,
-                types.WorkDoneProgressBegin(
-                    title="codesift", message=message, percentage=percent, cancellable=False
-                ),
+        """$/progress for a folder's work (lsp/progress.py). `final`: the last report
+        of a phase (its N/N), which is never dropped."""
+        if self.client_progress:
+            self.call_soon(
+                lambda: self.progress_tokens.report(folder.uri, message, percent, final=final)
             )
-            # What was reported, and how it ended, while the client accepted the token.
-            for unsent, unsent_percent, _ in self._unsent_reports.pop(token, []):
-                self.work_done_progress.report(
-                    token, types.WorkDoneProgressReport(message=unsent, percentage=unsent_percent)
-                )
-            if self._progress_tokens.get(folder.uri) == (token, False):
-                self._progress_tokens[folder.uri] = (token, True)
-            else:
-                ended = self._unsent_ends.pop(token, "done")
-                self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=ended))
-
-        def send() -> None:
-            current = self._progress_tokens.get(folder.uri)
-            if current is None:
-                self._token_count += 1
-                token = f"codesift-index-{self._token_count}"
-                self._progress_tokens[folder.uri] = (token, False)
-                task = asyncio.ensure_future(begin(token))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
-            elif current[1]:
-                self.work_done_progress.report(
-                    current[0], types.WorkDoneProgressReport(message=message, percentage=percent)
-                )
-            else:  # the client has not accepted the token yet: the report waits
-                waiting = self._unsent_reports.setdefault(current[0], [])
-                if waiting and not waiting[-1][2]:  # of the rest, the latest only
-                    waiting.pop()
-                waiting.append((message, percent, final))
-
-        self.call_soon(send)
 
     def end_progress(self, folder: FolderIndex, message: str) -> None:
-        def end() -> None:
-            current = self._progress_tokens.pop(folder.uri, None)
-            if current is not None and current[1]:
-                self.work_done_progress.end(current[0], types.WorkDoneProgressEnd(message=message))
-            elif current is not None:  # the client is still accepting the token
-                self._unsent_ends[current[0]] = message
-
-        self.call_soon(end)
+        self.call_soon(lambda: self.progress_tokens.end(folder.uri, message))
 
 
 class _Warnings(EngineListener):
