@@ -388,17 +388,27 @@ def server_alone(repeats: int) -> ModeRun:
     return run
 
 
-def server_alone_child(repeats: int) -> int:
-    conn = prepare_db()
-    settings = load_settings(
-        REPO_DIR, {"embedding": {"cache_dir": str(DATA_DIR / "embedding-cache")}}
-    )
-    embedder = Embedder(
+def bench_settings() -> Settings:
+    return load_settings(REPO_DIR, {"embedding": {"cache_dir": str(DATA_DIR / "embedding-cache")}})
+
+
+def bench_embedder(settings: Settings, *, quantized_queries: bool | None = None) -> Embedder:
+    """The embedder the settings make (queries by the int8 encoder unless
+    `quantized_queries` says otherwise)."""
+    return Embedder(
         DATA_DIR / "embedding-cache",
         max_tokens=settings.embedding.max_tokens,
         batch_size=settings.embedding.batch_size,
-        quantized_queries=settings.embedding.quantized_queries,
+        quantized_queries=(
+            settings.embedding.quantized_queries if quantized_queries is None else quantized_queries
+        ),
     )
+
+
+def server_alone_child(repeats: int) -> int:
+    conn = prepare_db()
+    settings = bench_settings()
+    embedder = bench_embedder(settings)
     searcher = Searcher(conn, settings.search, embedder, vector_index=VectorIndex())
     searcher.load_vectors()
     run = measure_latency({SERVER_ALONE: searcher}, bench_queries(conn), repeats)[SERVER_ALONE]
@@ -935,15 +945,8 @@ def main() -> int:
 
     machine = machine_info()
     conn = prepare_db()
-    settings = load_settings(
-        REPO_DIR, {"embedding": {"cache_dir": str(DATA_DIR / "embedding-cache")}}
-    )
-    embedder = Embedder(
-        DATA_DIR / "embedding-cache",
-        max_tokens=settings.embedding.max_tokens,
-        batch_size=settings.embedding.batch_size,
-        quantized_queries=settings.embedding.quantized_queries,
-    )
+    settings = bench_settings()
+    embedder = bench_embedder(settings)
     fill_record: Json | None = None
     if args.fill:
         log("filling the missing vectors (timed)")
@@ -964,12 +967,7 @@ def main() -> int:
     with_vectors = embedder if coverage.embedded else None
     resident = Searcher(conn, settings.search, with_vectors, vector_index=VectorIndex())
     resident.load_vectors()
-    batch_queries = Embedder(
-        DATA_DIR / "embedding-cache",
-        max_tokens=settings.embedding.max_tokens,
-        batch_size=settings.embedding.batch_size,
-        quantized_queries=False,
-    )
+    batch_queries = bench_embedder(settings, quantized_queries=False)
     exact = Searcher(
         conn,
         settings.search,
