@@ -15,7 +15,6 @@ from itertools import chain
 
 __all__ = ["code_index_text", "split_identifier", "word_tokens"]
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Boundaries inside an identifier: lower->Upper, UPPER->Upper+lower, letter<->digit.
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -37,10 +36,24 @@ def split_identifier(identifier: str) -> tuple[str, ...]:
 _BOUNDARY = re.compile(r"[A-Za-z0-9]_[A-Za-z0-9]|[a-z][A-Z]|[A-Z][A-Z][a-z]|[A-Za-z][0-9]")
 
 
+# An identifier is `[A-Za-z_][A-Za-z0-9_]*`. This table keeps those characters and
+# makes every other byte of the UTF-8 text a space: a text's identifiers are then its
+# space-separated runs without their leading digits (`2nd` -> `nd`, as that pattern
+# finds them). bytes.translate and split run in C at about twice the speed of the
+# pattern's findall.
+_RUN_BYTES = bytes(
+    c if (48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 or c == 95) else 32 for c in range(256)
+)
+_DIGITS = b"0123456789"
+
+
 # Identifiers repeat (Zipf): a bounded cache keeps the frequent ones. Unbounded, it
 # grew an index worker by ~40 MiB on the Go standard library.
 @lru_cache(maxsize=65_536)
-def _compound_parts(identifier: str) -> tuple[str, ...]:
+def _compound_parts(run: bytes) -> tuple[str, ...]:
+    """The parts of the identifier in a run of identifier characters, () unless it
+    is a compound."""
+    identifier = run.lstrip(_DIGITS).decode("ascii")
     return split_identifier(identifier) if _BOUNDARY.search(identifier) else ()
 
 
@@ -49,8 +62,8 @@ def code_index_text(text: str) -> str:
     identifiers, once each, in the order they first appear (the same text always
     gives the same index text: a set's order would change with the hash seed)."""
     # map/chain keep the per-identifier loop in C: this runs on every code chunk.
-    identifiers = dict.fromkeys(_IDENTIFIER.findall(text))
-    extra = dict.fromkeys(chain.from_iterable(map(_compound_parts, identifiers)))
+    runs = dict.fromkeys(text.encode("utf-8", "surrogatepass").translate(_RUN_BYTES).split())
+    extra = dict.fromkeys(chain.from_iterable(map(_compound_parts, runs)))
     if not extra:
         return text
     return f"{text}\n{' '.join(extra)}"

@@ -47,3 +47,34 @@ def test_identifier_parts_across_underscores_digits_and_capitals() -> None:
     assert split_identifier("_HTTP_Server2x") == ("http", "server", "2", "x")
     assert split_identifier("a__B") == ("a", "b")
     assert split_identifier("__") == ("__",)
+
+
+def test_identifiers_are_what_the_identifier_pattern_finds() -> None:
+    # An identifier is `[A-Za-z_][A-Za-z0-9_]*` wherever it starts: after digits
+    # (`2ndPlace` -> `ndPlace`, `0x1Fab` -> `x1Fab`), and between non-ASCII letters,
+    # which separate like punctuation (`naïveFooBar` -> `na`, `veFooBar`).
+    import re
+    from itertools import chain
+
+    from codesift.tokens import split_identifier
+
+    pattern = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+    boundary = re.compile(r"[A-Za-z0-9]_[A-Za-z0-9]|[a-z][A-Z]|[A-Z][A-Z][a-z]|[A-Za-z][0-9]")
+
+    def expected(text: str) -> str:
+        found = dict.fromkeys(pattern.findall(text))
+        parts = chain.from_iterable(split_identifier(i) for i in found if boundary.search(i))
+        extra = dict.fromkeys(parts)
+        return f"{text}\n{' '.join(extra)}" if extra else text
+
+    texts = [
+        "x = 2ndPlace + 0x1Fab * 12_3x",
+        "naïveFooBar = caféBar(élanVital)",
+        "s = 'a\udcffbB'  # a lone surrogate from undecodable bytes",
+        "9to5Mac ndPlace 2ndPlace",
+        "__init__ _private_name\tTAB_Sep\r\nCRLF_line\x00NUL_byte",
+        "日本語のfooBarと中文bazQux",
+    ]
+    for text in texts:
+        assert code_index_text(text) == expected(text), text
+    assert code_index_text("2ndPlace").endswith("\nnd place")
