@@ -389,8 +389,11 @@ def run(args: argparse.Namespace) -> Json:
 
     WORK_DIR.mkdir(parents=True, exist_ok=True)
     wanted = set(args.side_corpora.split(","))
+    from timing import effective_cores
+
     machine = machine_info()
     machine["load_start"] = os.getloadavg()
+    machine["cores_start"] = effective_cores()
     corpora: list[tuple[str, str, Path, bool]] = []  # (group, name, root, in git)
     if "stdlib" in wanted:
         corpora.append(
@@ -411,8 +414,12 @@ def run(args: argparse.Namespace) -> Json:
     for group, name, root, in_git in corpora:
         rounds: list[Json] = []
         for i in range(args.side_repeat):
-            log(f"[{name}] round {i + 1}/{args.side_repeat} (load {os.getloadavg()[0]:.2f})")
-            rounds.append(measure_round(name, root, in_git, peer_python))
+            # How many cores the host gives this machine (the peer runs on one, codesift
+            # on two): measured before each round of the corpora the targets are on.
+            cores = effective_cores() if group != "devset2" else None
+            shown = "" if cores is None else f", effective cores {cores:.2f}"
+            log(f"[{name}] round {i + 1}/{args.side_repeat} (load {os.getloadavg()[0]:.2f}{shown})")
+            rounds.append(measure_round(name, root, in_git, peer_python) | {"cores": cores})
         result: Json = {"group": group, "name": name, "root": str(root), "rounds": rounds}
         result.update(medians(rounds))
         if group == "stdlib" and args.minilm_limit > 0:
@@ -436,6 +443,7 @@ def run(args: argparse.Namespace) -> Json:
         results.append(result)
         RAW_RESULTS.write_text(json.dumps({"machine": machine, "results": results}, indent=1))
     machine["load_end"] = os.getloadavg()
+    machine["cores_end"] = effective_cores()
     raw: Json = {
         "machine": machine,
         "args": vars(args) | {"out": str(args.out)},
@@ -458,6 +466,26 @@ def _ratio(value: float, base: float) -> str:
 
 def _mark(ok: bool) -> str:
     return "ok" if ok else "MISSED"
+
+
+def _cores_note(machine: Json) -> str:
+    """The effective cores at start and end (runs before they were recorded: none)."""
+    if "cores_start" not in machine:
+        return ""
+    return (
+        f" Effective cores (one CPU loop against two at once in two processes; 2.0 when"
+        f" the host gives this machine both its cores) at start and end:"
+        f" {machine['cores_start']:.2f} / {machine['cores_end']:.2f}. The peer indexes on"
+        " one core, codesift on two: with fewer effective cores codesift's walls grow and"
+        " the peer's do not."
+    )
+
+
+def _round_cores(r: Json) -> str:
+    cores = [round_["cores"] for round_ in r["rounds"] if round_.get("cores") is not None]
+    if not cores:
+        return ""
+    return f" Effective cores before each round: {', '.join(f'{c:.2f}' for c in cores)}."
 
 
 def devset2_summary(results: Sequence[Json]) -> Json:
@@ -496,7 +524,7 @@ def render(raw: Json) -> str:
         f" {machine['python']}; load average (1/5/15 min)"
         f" {fmt(f'{x:.2f}' for x in machine['load_start'])} at start,"
         f" {fmt(f'{x:.2f}' for x in machine['load_end'])} at end (the machine is shared:"
-        " other processes ran beside this one).",
+        " other processes ran beside this one)." + _cores_note(machine),
         "",
         f"Wall seconds from process start to exit, medians of {args['side_repeat']} rounds; each"
         " round runs ctags, the peer and codesift one after the other on the same tree, so"
@@ -556,7 +584,7 @@ def render(raw: Json) -> str:
             f" {lexical['cpu']:.1f}, static {static['cpu']:.1f}. Walls per round: peer"
             f" {', '.join(_s(x) for x in peer['walls'])}; lexical"
             f" {', '.join(_s(x) for x in lexical['walls'])}; static"
-            f" {', '.join(_s(x) for x in static['walls'])}."
+            f" {', '.join(_s(x) for x in static['walls'])}." + _round_cores(r)
         )
         if "minilm" in r:
             m = r["minilm"]

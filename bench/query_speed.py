@@ -64,7 +64,6 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -100,6 +99,7 @@ from codesift.store.reader import chunk_rows  # noqa: E402
 from codesift.store.sqlite.search import SqliteSearchStore  # noqa: E402
 from corpora import CORPUS_NAMES, DATA_DIR, DB_DIR, DEVSET_DIR  # noqa: E402
 from runinfo import head_commit, server_changes  # noqa: E402
+from timing import effective_cores  # noqa: E402
 
 Json = dict[str, Any]
 
@@ -129,31 +129,6 @@ def percentile(values: Sequence[float], p: float) -> float:
 
 def load_avg() -> str:
     return "/".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def _spin(n: int) -> float:
-    """Seconds a plain CPU loop of n steps takes here."""
-    t0 = time.perf_counter()
-    total = 0
-    for i in range(n):
-        total += i
-    return time.perf_counter() - t0
-
-
-def effective_cores(n: int = 3_000_000, trials: int = 3) -> float:
-    """How many cores the host gives this machine now: the time of one CPU loop
-    against two run at once in two processes (about 2.0 on an idle 2-core VM; close
-    to 1 while another tenant of the host takes a core). Load average does not show
-    it: it counts this machine's own work only. Median of `trials`."""
-    ratios = []
-    with ProcessPoolExecutor(2) as pool:
-        list(pool.map(_spin, [1000, 1000]))  # start the workers first
-        for _ in range(trials):
-            one = _spin(n)
-            t0 = time.perf_counter()
-            list(pool.map(_spin, [n, n]))
-            ratios.append(2 * one / (time.perf_counter() - t0))
-    return statistics.median(ratios)
 
 
 # --- the index ---------------------------------------------------------------------------

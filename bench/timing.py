@@ -1,11 +1,15 @@
-"""Helpers the latency benchmarks share: progress lines and percentiles."""
+"""Helpers the benchmarks share: progress lines, percentiles, and how many cores the
+host gives this machine."""
 
 from __future__ import annotations
 
+import statistics
 import sys
+import time
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 
-__all__ = ["log", "percentile"]
+__all__ = ["effective_cores", "log", "percentile"]
 
 
 def log(message: str) -> None:
@@ -20,3 +24,28 @@ def percentile(values: Sequence[float], p: float) -> float:
         return float("nan")
     index = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
     return ordered[index]
+
+
+def _spin(n: int) -> float:
+    """Seconds a plain CPU loop of n steps takes here."""
+    t0 = time.perf_counter()
+    total = 0
+    for i in range(n):
+        total += i
+    return time.perf_counter() - t0
+
+
+def effective_cores(n: int = 3_000_000, trials: int = 3) -> float:
+    """How many cores the host gives this machine now: the time of one CPU loop
+    against two run at once in two processes (about 2.0 on an idle 2-core VM; close
+    to 1 while another tenant of the host takes a core). Load average does not show
+    it: it counts this machine's own work only. Median of `trials`."""
+    ratios = []
+    with ProcessPoolExecutor(2) as pool:
+        list(pool.map(_spin, [1000, 1000]))  # start the workers first
+        for _ in range(trials):
+            one = _spin(n)
+            t0 = time.perf_counter()
+            list(pool.map(_spin, [n, n]))
+            ratios.append(2 * one / (time.perf_counter() - t0))
+    return statistics.median(ratios)
