@@ -24,7 +24,6 @@ Needs valgrind (`apt-get install valgrind`); takes a few minutes.
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import re
 import shutil
@@ -48,6 +47,7 @@ _COLLECTED = re.compile(r"Collected : (\d+)")
 def child(step: str, root: Path, every: int) -> None:
     """One measured run: every step up to `step`."""
     from codesift.config import load_settings
+    from codesift.index_workers import tune_worker_gc
     from codesift.indexer import Indexer
     from codesift.preparation import PreparedFile, prepare_file
     from codesift.store.database import open_database
@@ -62,8 +62,7 @@ def child(step: str, root: Path, every: int) -> None:
             replace(indexer.job_for(source), call_sites="later")
             for source in indexer.plan().to_index
         ][::every]
-        gc.freeze()  # as index_workers.tune_worker_gc does in a worker
-        gc.set_threshold(10_000)
+        tune_worker_gc()  # as in an index worker
         if step == "setup":
             return
         prepared = [p for p in map(prepare_file, jobs) if isinstance(p, PreparedFile)]
