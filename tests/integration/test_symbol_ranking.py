@@ -189,3 +189,44 @@ def test_initials_find_a_name_among_many_starting_with_the_same_letter(
     found = find_symbols(conn, "trfh", 10)
     names = [s.node.name for s in found.all]
     assert names and names[0] == "TimedRotatingFileHandler", names
+
+
+# A type named like its file, against a file that defines several methods of the
+# same name in another case and mentions it more often (indexed first), and a type of
+# the same name and case in a file named otherwise; a command script named in kebab case.
+NAMED_FILES = {
+    "src/clock.rs": (
+        "pub struct SystemClock;\npub struct TickClock;\npub struct OffsetClock;\n\n"
+        "impl SystemClock {\n    /// The current Instant of the system clock.\n"
+        "    pub fn instant(&self) -> u64 {\n        0\n    }\n}\n\n"
+        "impl TickClock {\n    /// The Instant of the last tick.\n"
+        "    pub fn instant(&self) -> u64 {\n        1\n    }\n}\n\n"
+        "impl OffsetClock {\n    /// The Instant of the base clock plus the offset.\n"
+        "    pub fn instant(&self) -> u64 {\n        2\n    }\n}\n"
+    ),
+    "src/formats.rs": (
+        "/// An Instant read from a log line.\npub struct Instant {\n    pub raw: String,\n}\n"
+    ),
+    "src/instant.rs": (
+        "/// A point on the time line.\npub struct Instant {\n    pub seconds: i64,\n"
+        "    pub nanos: u32,\n}\n"
+    ),
+    "libexec/tool-help": "#!/usr/bin/env bash\n# Usage: tool help\necho 'tool help'\n",
+    "libexec/tool-which": (
+        "#!/usr/bin/env bash\n# Summary: Display the full path to an executable\n"
+        "# Usage: tool which <command>\n"
+        'command -v "$1"\n'
+    ),
+    "libexec/tool-whence": "#!/usr/bin/env bash\n# tool which and tool whence\necho tool\n",
+}
+
+
+def test_a_type_is_found_first_in_the_file_named_after_it(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace
+) -> None:
+    conn, _ = index_workspace(make_repo(NAMED_FILES, name="named"))
+    with Searcher(conn) as searcher:
+        first = searcher.search(SearchRequest(query="Instant", top_k=5)).results[0]
+        assert (first.path, first.qualified_name) == ("src/instant.rs", "Instant")
+        script = searcher.search(SearchRequest(query="tool-which", top_k=5)).results[0]
+        assert script.path == "libexec/tool-which"

@@ -80,6 +80,69 @@ def test_definition_of_a_symbol_query_leads() -> None:
     assert ranked(features, scores, "Pool.imap_unordered", NONE)[0] == 1
 
 
+@pytest.mark.parametrize(
+    ("query", "paths"),
+    [
+        # Same name, same case: the file each language names after the symbol wins.
+        ("Config", ("crates/printer/src/standard.rs", "crates/regex/src/config.rs")),
+        ("foo_bar", ("src/util.h", "include/foo_bar.h")),
+        ("Sink", ("crates/searcher/src/lib.rs", "crates/searcher/src/sink/mod.rs")),
+        ("Query", ("lib/app/repo.ex", "lib/app/query.ex")),
+        ("Widget", ("src/main/java/org/Views.java", "src/main/java/org/Widget.java")),
+        ("Parser", ("src/derive.rs", "src/parser/index.ts")),
+    ],
+)
+def test_among_same_named_definitions_the_file_named_after_the_symbol_leads(
+    query: str, paths: tuple[str, str]
+) -> None:
+    features = {1: ChunkFeatures(paths[0], 1.12), 2: ChunkFeatures(paths[1], 1.11)}
+    scores = {1: 0.030, 2: 0.020}
+    assert ranked(features, scores, query, ALL) == [2, 1]
+    assert ranked(features, scores, query, NONE) == [1, 2]
+
+
+def test_the_name_case_still_decides_before_the_file_name() -> None:
+    # `Instant` asked: the class in Clock.java named as typed beats a lower-case
+    # `instant` method even in Instant.java.
+    features = {
+        1: ChunkFeatures("java/time/Clock.java", 1.11),
+        2: ChunkFeatures("java/time/Instant.java", 1.01),
+    }
+    assert ranked(features, {1: 0.02, 2: 0.03}, "Instant", ALL) == [1, 2]
+
+
+def test_a_kebab_case_query_names_a_file() -> None:
+    features = {
+        1: ChunkFeatures("libexec/pyenv-help", 0.0, "bash"),
+        2: ChunkFeatures("libexec/pyenv-which", 0.0, "bash"),
+        3: ChunkFeatures("libexec/pyenv-which-ext", 0.0, "bash"),
+    }
+    scores = {1: 0.05, 2: 0.01, 3: 0.04}
+    assert ranked(features, scores, "pyenv-which", ALL)[0] == 2
+    assert ranked(features, scores, "pyenv-which", NONE) == [1, 3, 2]
+    # Words with spaces are a question, not a file's name.
+    assert ranked(features, scores, "pyenv which", ALL)[0] != 2
+
+
+def test_a_symbol_querys_file_evidence_is_not_its_definition_lifts() -> None:
+    # `Instant`: the class is in Instant.java; Clock.java defines several `instant()`
+    # methods, each an exact name match in another case. Their definition lifts
+    # must not count as the file's evidence.
+    features = {
+        1: ChunkFeatures("java/time/Instant.java", 1.12),
+        2: ChunkFeatures("java/time/Clock.java", 1.02),
+        3: ChunkFeatures("java/time/Clock.java", 1.02),
+        4: ChunkFeatures("java/time/Clock.java", 1.02),
+    }
+    candidates = [FusedCandidate(1, 0.016), *(FusedCandidate(i, 0.02) for i in (2, 3, 4))]
+    analysis = analyze_query("Instant")
+    rescored = apply_priors(candidates, features, analysis, ALL)
+    path_of = {cid: f.path for cid, f in features.items()}
+    assert file_evidence(rescored, path_of, 0.2, evidence=candidates)[0].chunk_id == 1
+    # Counted in the lifted scores, the file of many look-alikes would win.
+    assert file_evidence(rescored, path_of, 0.2)[0].chunk_id != 1
+
+
 def test_tests_are_demoted_for_prose_but_not_when_the_query_is_about_tests() -> None:
     features = {
         1: ChunkFeatures("tests/test_charges.py", 0.0),

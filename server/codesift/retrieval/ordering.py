@@ -81,7 +81,13 @@ def order_page(
     rescored = apply_priors(wide, _features(wide, places, rankings), analysis, priors)
     # A dominant lexical match: file evidence stands aside.
     dominant = lexical_dominates(rankings.get("lexical", []), settings.file_evidence_yield)
-    rescored = file_evidence(rescored, path_of, 0.0 if dominant else settings.file_evidence)
+    rescored = file_evidence(
+        rescored,
+        path_of,
+        0.0 if dominant else settings.file_evidence,
+        # A symbol query's evidence is what the streams found, not the definition lift.
+        evidence=wide if analysis.symbol_like else None,
+    )
     pool = rescored[: max(top_k * 5, 50)]
     collapsed = collapse_by_node(
         pool,

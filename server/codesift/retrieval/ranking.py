@@ -7,7 +7,11 @@ bench/quality.py):
 definition   for a symbol-shaped query, the chunk that defines the symbol (an
              exact name match from the symbol stream) ranks above every chunk that
              merely uses it; a declaration in a type-stub file (`.d.ts`, `.pyi`)
-             gets half the lift, so the implementation it describes comes first
+             gets half the lift, so the implementation it describes comes first;
+             among definitions of the same name, the one in the file named after it
+             (`Widget.java`, `foo_bar.h`, `widget/mod.rs`, `App/Query.ex`) leads;
+             a one-word query in kebab case (`pyenv-which`, `body-limit`) names a
+             file, a script or a command: the file of that name leads
 tests        for a prose query that is not about tests, test, example, vendored
              and generated code is demoted (test files by each language's naming
              convention, and Rust's test modules and functions inside source files),
@@ -52,6 +56,16 @@ __all__ = [
 
 # Above any RRF score (at most a few times 1/61), so definitions lead.
 DEFINITION_BONUS = 1.0
+# Added to the definition lift of a definition whose file is named after it: under
+# the symbol stream's bonus for the name's case (0.1), above its bonus for a long
+# body (at most 0.04), so the file a language's convention names after the symbol
+# decides between definitions of the same name in the same case.
+NAMED_FILE_BONUS = 0.06
+# A query of one kebab-case word (`pyenv-which`, `body-limit`): no identifier, but the
+# name of a file, a script or a command.
+_KEBAB_QUERY = re.compile(r"^[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)+$")
+# File names that stand for their folder: the module is the folder's name.
+_FOLDER_MODULE_STEMS = frozenset({"mod", "index", "__init__", "init", "main", "lib", "package"})
 TEST_FACTOR = 0.3
 # Files without a grammar (manuals, changelogs, data and config files, indexed as line
 # windows) are prose themselves: for a prose query they outscore the code it is about.
@@ -213,12 +227,33 @@ def stem_hits(query_words: set[str], path: str) -> int:
     return hits
 
 
-def _definition_lift(feat: ChunkFeatures, priors: RankingPriors) -> float:
+def _compact(name: str) -> str:
+    """A name without case or separators: `foo_bar`, `FooBar` and `foo-bar` alike."""
+    return "".join(c for c in name if c.isalnum()).lower()
+
+
+@functools.lru_cache(maxsize=16_384)
+def _module_name(path: str) -> str:
+    """The name a file's path gives its module, compacted: its stem (`Widget` of
+    `src/Widget.java`, `foo_bar` of `foo_bar.h`), or its folder's name for a file
+    that stands for its folder (`widget/mod.rs`, `widget/index.ts`,
+    `widget/__init__.py`)."""
+    parts = path.rsplit("/", 2)
+    name = parts[-1]
+    stem = name if name.startswith(".") else name.split(".", 1)[0]
+    if stem.lower() in _FOLDER_MODULE_STEMS and len(parts) > 1:
+        stem = parts[-2]
+    return _compact(stem)
+
+
+def _definition_lift(feat: ChunkFeatures, priors: RankingPriors, symbol: str) -> float:
     """A symbol query's bonus for the chunk that defines the symbol (half in a
-    declaration file)."""
+    declaration file), a little more in the file named after `symbol`."""
     if not priors.definition or feat.symbol_score < 1.0:
         return 0.0
     lift = DEFINITION_BONUS * feat.symbol_score
+    if symbol and _module_name(feat.path) == symbol:
+        lift += NAMED_FILE_BONUS
     if _DECLARATION_FILE.search(feat.path):
         lift *= DECLARATION_FACTOR
     return lift
@@ -257,14 +292,19 @@ def apply_priors(
     query_words = {t for t in analysis.terms if len(t) > 2}
     stem_lift = priors.path or (priors.path_short and len(query_words) <= SHORT_QUERY_WORDS)
     path_hits: dict[str, int] = {}  # candidates share paths: count each path once
+    symbol = _compact(analysis.symbol_tail)
+    # The file a kebab-case query names leads, as a symbol's definition does.
+    file_name = _compact(analysis.text) if prose and _KEBAB_QUERY.match(analysis.text) else ""
     out: list[FusedCandidate] = []
     for cand in candidates:
         feat = features.get(cand.chunk_id)
         score = cand.score
         if feat is not None and not prose:
-            score += _definition_lift(feat, priors)
+            score += _definition_lift(feat, priors, symbol)
         elif feat is not None:
             score = _prose_priors(score, feat, priors, about_tests)
+            if file_name and priors.definition and _module_name(feat.path) == file_name:
+                score += DEFINITION_BONUS
             if query_words and stem_lift:
                 hits = path_hits.get(feat.path)
                 if hits is None:
@@ -290,25 +330,31 @@ def file_evidence(
     path_of: dict[int, str],
     weight: float,
     depth: int = 3,
+    evidence: Sequence[FusedCandidate] | None = None,
 ) -> list[FusedCandidate]:
     """Lift each candidate by the evidence of the other candidates of its file.
 
     A file where several chunks match a question is more likely what it is about
     than a file with one lucky chunk: each chunk gains `weight` times the scores of
     the next `depth` best chunks of its file (the best one's score is its own).
+    `evidence` gives the scores the files' evidence is counted in, when not the
+    candidates' own (a symbol query's definition lifts are no evidence: a file with
+    several methods of the name would outrank the type the question names).
     Returns the candidates re-sorted (ties on chunk id).
     """
     if weight <= 0:
         return list(candidates)
     by_file: dict[str, list[float]] = {}
-    for cand in candidates:
+    for cand in candidates if evidence is None else evidence:
         by_file.setdefault(path_of.get(cand.chunk_id, ""), []).append(cand.score)
     support: dict[str, float] = {}
     for path, scores in by_file.items():
         scores.sort(reverse=True)
         support[path] = sum(scores[1 : depth + 1])
     out = [
-        FusedCandidate(c.chunk_id, c.score + weight * support[path_of.get(c.chunk_id, "")], c.hits)
+        FusedCandidate(
+            c.chunk_id, c.score + weight * support.get(path_of.get(c.chunk_id, ""), 0.0), c.hits
+        )
         for c in candidates
     ]
     out.sort(key=lambda c: (-c.score, c.chunk_id))
