@@ -13,7 +13,7 @@ import re
 from functools import lru_cache
 from itertools import chain
 
-__all__ = ["code_index_text", "split_identifier", "word_tokens"]
+__all__ = ["code_index_text", "compact_name", "module_name", "split_identifier", "word_tokens"]
 
 # Boundaries inside an identifier: lower->Upper, UPPER->Upper+lower, letter<->digit.
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -72,3 +72,28 @@ def code_index_text(text: str) -> str:
 def word_tokens(text: str) -> list[str]:
     """Word-ish tokens of a query, in order, as written (not lower-cased)."""
     return _WORD.findall(text)
+
+
+# File names that stand for their folder (`widget/mod.rs`, `widget/index.ts`,
+# `widget/__init__.py`): the module they make is the folder's.
+_FOLDER_MODULE_STEMS = frozenset({"mod", "index", "__init__", "init", "main", "lib", "package"})
+
+
+def compact_name(name: str) -> str:
+    """A name without case or separators: `foo_bar`, `FooBar` and `foo-bar` alike."""
+    return "".join(c for c in name if c.isalnum()).lower()
+
+
+@lru_cache(maxsize=16_384)
+def module_name(path: str) -> str:
+    """The name a file's path gives its module, compacted (`compact_name`): its stem
+    (`Widget` of `src/Widget.java`, `foo_bar` of `foo_bar.h`), or its folder's name
+    for a file that stands for its folder (`widget/mod.rs`, `widget/index.ts`,
+    `widget/__init__.py`). The file each language's convention names after the
+    definition it holds."""
+    parts = path.rsplit("/", 2)
+    name = parts[-1]
+    stem = name if name.startswith(".") else name.split(".", 1)[0]
+    if stem.lower() in _FOLDER_MODULE_STEMS and len(parts) > 1:
+        stem = parts[-2]
+    return compact_name(stem)

@@ -230,3 +230,16 @@ def test_a_type_is_found_first_in_the_file_named_after_it(
         assert (first.path, first.qualified_name) == ("src/instant.rs", "Instant")
         script = searcher.search(SearchRequest(query="tool-which", top_k=5)).results[0]
         assert script.path == "libexec/tool-which"
+
+
+def test_symbol_lookup_lists_the_definition_in_the_file_named_after_it_first(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace
+) -> None:
+    """workspace/symbol, hover and `codesift symbols` order exact matches the same
+    way: the name's case, then the file named after it (before the path's order)."""
+    from codesift.engine.symbols import find_symbols
+
+    conn, _ = index_workspace(make_repo(NAMED_FILES, name="named-lookup"))
+    exact = [(s.node.path, s.node.name) for s in find_symbols(conn, "Instant", 10).exact]
+    assert exact[:2] == [("src/instant.rs", "Instant"), ("src/formats.rs", "Instant")]
+    assert {name for _, name in exact[2:]} == {"instant"}

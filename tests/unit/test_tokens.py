@@ -6,7 +6,9 @@ import os
 import subprocess
 import sys
 
-from codesift.tokens import code_index_text
+import pytest
+
+from codesift.tokens import code_index_text, compact_name, module_name
 
 SOURCE = "def parseHttpHeader(raw_line):\n    return HttpHeader.fromRaw(raw_line)\n"
 
@@ -78,3 +80,23 @@ def test_identifiers_are_what_the_identifier_pattern_finds() -> None:
     for text in texts:
         assert code_index_text(text) == expected(text), text
     assert code_index_text("2ndPlace").endswith("\nnd place")
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("src/main/java/org/Widget.java", "widget"),
+        ("include/foo_bar.h", "foobar"),
+        ("crates/searcher/src/sink/mod.rs", "sink"),
+        ("src/parser/index.ts", "parser"),
+        ("werkzeug/sansio/__init__.py", "sansio"),
+        ("lib/app/query.ex", "query"),
+        ("libexec/pyenv-which", "pyenvwhich"),
+        ("src/types.d.ts", "types"),
+        (".eslintrc.js", "eslintrcjs"),
+        ("mod.rs", "mod"),
+    ],
+)
+def test_module_name_is_the_stem_or_the_folder_a_file_stands_for(path: str, expected: str) -> None:
+    assert module_name(path) == expected
+    assert compact_name("Foo_Bar-baz") == "foobarbaz"

@@ -37,7 +37,7 @@ from typing import NamedTuple
 
 from codesift.retrieval.fusion import FusedCandidate
 from codesift.retrieval.query import QueryAnalysis
-from codesift.tokens import split_identifier
+from codesift.tokens import compact_name, module_name, split_identifier
 
 __all__ = [
     "ChunkFeatures",
@@ -64,8 +64,6 @@ NAMED_FILE_BONUS = 0.06
 # A query of one kebab-case word (`pyenv-which`, `body-limit`): no identifier, but the
 # name of a file, a script or a command.
 _KEBAB_QUERY = re.compile(r"^[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)+$")
-# File names that stand for their folder: the module is the folder's name.
-_FOLDER_MODULE_STEMS = frozenset({"mod", "index", "__init__", "init", "main", "lib", "package"})
 TEST_FACTOR = 0.3
 # Files without a grammar (manuals, changelogs, data and config files, indexed as line
 # windows) are prose themselves: for a prose query they outscore the code it is about.
@@ -227,32 +225,13 @@ def stem_hits(query_words: set[str], path: str) -> int:
     return hits
 
 
-def _compact(name: str) -> str:
-    """A name without case or separators: `foo_bar`, `FooBar` and `foo-bar` alike."""
-    return "".join(c for c in name if c.isalnum()).lower()
-
-
-@functools.lru_cache(maxsize=16_384)
-def _module_name(path: str) -> str:
-    """The name a file's path gives its module, compacted: its stem (`Widget` of
-    `src/Widget.java`, `foo_bar` of `foo_bar.h`), or its folder's name for a file
-    that stands for its folder (`widget/mod.rs`, `widget/index.ts`,
-    `widget/__init__.py`)."""
-    parts = path.rsplit("/", 2)
-    name = parts[-1]
-    stem = name if name.startswith(".") else name.split(".", 1)[0]
-    if stem.lower() in _FOLDER_MODULE_STEMS and len(parts) > 1:
-        stem = parts[-2]
-    return _compact(stem)
-
-
 def _definition_lift(feat: ChunkFeatures, priors: RankingPriors, symbol: str) -> float:
     """A symbol query's bonus for the chunk that defines the symbol (half in a
     declaration file), a little more in the file named after `symbol`."""
     if not priors.definition or feat.symbol_score < 1.0:
         return 0.0
     lift = DEFINITION_BONUS * feat.symbol_score
-    if symbol and _module_name(feat.path) == symbol:
+    if symbol and module_name(feat.path) == symbol:
         lift += NAMED_FILE_BONUS
     if _DECLARATION_FILE.search(feat.path):
         lift *= DECLARATION_FACTOR
@@ -292,9 +271,9 @@ def apply_priors(
     query_words = {t for t in analysis.terms if len(t) > 2}
     stem_lift = priors.path or (priors.path_short and len(query_words) <= SHORT_QUERY_WORDS)
     path_hits: dict[str, int] = {}  # candidates share paths: count each path once
-    symbol = _compact(analysis.symbol_tail)
+    symbol = compact_name(analysis.symbol_tail)
     # The file a kebab-case query names leads, as a symbol's definition does.
-    file_name = _compact(analysis.text) if prose and _KEBAB_QUERY.match(analysis.text) else ""
+    file_name = compact_name(analysis.text) if prose and _KEBAB_QUERY.match(analysis.text) else ""
     out: list[FusedCandidate] = []
     for cand in candidates:
         feat = features.get(cand.chunk_id)
@@ -303,7 +282,7 @@ def apply_priors(
             score += _definition_lift(feat, priors, symbol)
         elif feat is not None:
             score = _prose_priors(score, feat, priors, about_tests)
-            if file_name and priors.definition and _module_name(feat.path) == file_name:
+            if file_name and priors.definition and module_name(feat.path) == file_name:
                 score += DEFINITION_BONUS
             if query_words and stem_lift:
                 hits = path_hits.get(feat.path)

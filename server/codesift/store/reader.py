@@ -18,6 +18,7 @@ from codesift.store.filters import time_conditions
 from codesift.store.meta import read_meta
 from codesift.store.rows import unpack_text
 from codesift.timespec import TimeFilter
+from codesift.tokens import compact_name, module_name
 
 __all__ = [
     "ChunkRow",
@@ -137,7 +138,8 @@ def nodes_named(
     """Definitions named `name`, or whose qualified name is `name` or ends with it
     after a separator (`Pool.imap_unordered`, `Cache::evict`); case-insensitive.
 
-    Exact-case matches come first, then qualified-name matches, then by path.
+    Exact-case matches come first, then qualified-name matches, then the ones in a
+    file named after the name (`Widget.java`, `widget/mod.rs`), then by path.
     Looks up the last component through the name index, so it never scans.
     `times` keeps only nodes in a git time window (in the query, before the limit).
     """
@@ -186,10 +188,12 @@ def named_matches(
     if include_modules and not hits:
         # A module asked for by its dotted path (`email.header`) is named by its last part.
         hits = [n for n in found if n.kind == "module" and normalized(n.qualified_name) == wanted]
+    named = compact_name(tail)
     hits.sort(
         key=lambda n: (
             n.name != tail and n.qualified_name != name,
             normalized(n.qualified_name) != wanted,
+            module_name(n.path) != named,  # then the file named after it (`Widget.java`)
             n.path,
             n.start_line,
         )
