@@ -243,3 +243,53 @@ def test_symbol_lookup_lists_the_definition_in_the_file_named_after_it_first(
     exact = [(s.node.path, s.node.name) for s in find_symbols(conn, "Instant", 10).exact]
     assert exact[:2] == [("src/instant.rs", "Instant"), ("src/formats.rs", "Instant")]
     assert {name for _, name in exact[2:]} == {"instant"}
+
+
+# Several handlers define `send`; a declaration copied from one of them names it. A
+# transport's method says `send`, `string`, `data` and `void` more often than any of
+# them (a question in words would find it first).
+TRANSPORT = (
+    "<?php\nnamespace Log;\n\nclass Transport\n{\n"
+    "    // send string data: void send, send the data string, data sent, send void\n"
+    "    public function deliver(string $data): void\n    {\n"
+    "        $this->send($data); $this->send($data); $this->send((string) $data);\n"
+    "    }\n}\n"
+)
+HANDLERS = [
+    ("Mail", "string $content, array $records", "$content"),
+    ("Socket", "string $data", "$data"),
+    ("Slack", "array $payload, int $timeout", "$payload"),
+    ("Mandrill", "string $content, array $records, bool $html", "$records"),
+]
+DECLARATIONS = {
+    "src/Transport.php": TRANSPORT,
+    **{
+        f"src/Handler/{name}Handler.php": (
+            "<?php\nnamespace Log\\Handler;\n\n"
+            f"class {name}Handler\n{{\n"
+            f"    protected function send({params}): void\n    {{\n"
+            f"        $this->transport->deliver({body});\n    }}\n}}\n"
+        )
+        for name, params, body in HANDLERS
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("query", "path"),
+    [
+        ("protected function send(string $data): void", "src/Handler/SocketHandler.php"),
+        ("function send(array $payload, int $timeout)", "src/Handler/SlackHandler.php"),
+        (
+            "protected function send(string $content, array $records, bool $html): void",
+            "src/Handler/MandrillHandler.php",
+        ),
+    ],
+)
+def test_a_declaration_finds_the_definition_whose_signature_it_repeats(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace, query: str, path: str
+) -> None:
+    conn, _ = index_workspace(make_repo(DECLARATIONS, name="declarations"))
+    with Searcher(conn) as searcher:
+        first = searcher.search(SearchRequest(query=query, top_k=5)).results[0]
+    assert (first.path, first.kind) == (path, "method")

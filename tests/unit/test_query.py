@@ -12,6 +12,7 @@ from codesift.errors import QueryError
 from codesift.retrieval.query import (
     STOPWORDS,
     analyze_query,
+    fragment_name,
     fts_or_query,
     fts_quote,
     singulars,
@@ -57,7 +58,6 @@ def test_symbol_like_queries(query: str, symbol: str, tail: str) -> None:
         "func (s *Server) Handle",
         "parse config",
         "retry_failed_charge gateway",
-        "foo(bar)",
         "Type::",
         "a.b.",
         "3d_model",
@@ -383,3 +383,57 @@ def test_a_signature_asks_for_its_definition(query: str, symbol: str, tail: str)
 )
 def test_prose_that_starts_like_a_signature_stays_prose(query: str) -> None:
     assert not analyze_query(query).symbol_like
+
+
+@pytest.mark.parametrize(
+    ("query", "symbol", "tail"),
+    [
+        ("public function send(string $content, array $records): void", "send", "send"),
+        ("uint32_t Extend(uint32_t crc, const char* data, size_t n)", "Extend", "Extend"),
+        ("override fun create(context: ResolutionContext): T", "create", "create"),
+        ("pub(crate) fn type_id(&self) -> AnyValueId", "type_id", "type_id"),
+        ("@Override public boolean equals(Object obj)", "equals", "equals"),
+        (
+            "[Fact] public void RenderedMessageIsIncluded()",
+            "RenderedMessageIsIncluded",
+            "RenderedMessageIsIncluded",
+        ),
+        ("Buffer::write(const char* s)", "Buffer.write", "write"),
+        # a macro around the return type: the declared name follows it
+        ("PyAPI_FUNC(int) PyLong_AsLong(PyObject *)", "PyLong_AsLong", "PyLong_AsLong"),
+        (
+            "YAML_DECLARE(int) yaml_parser_initialize(yaml_parser_t *parser);",
+            "yaml_parser_initialize",
+            "yaml_parser_initialize",
+        ),
+        ("defp normalize_peer(opts)", "normalize_peer", "normalize_peer"),
+        ("foo(bar)", "foo", "foo"),
+    ],
+)
+def test_a_declaration_as_copied_asks_for_its_definition(
+    query: str, symbol: str, tail: str
+) -> None:
+    analysis = analyze_query(query)
+    assert analysis.symbol_like and analysis.declaration
+    assert (analysis.symbol, analysis.symbol_tail) == (symbol, tail)
+    assert fragment_name(query) is not None
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "how middleware and route handlers are chained with a next() continuation",
+        "child templates calling super() to render the parent's content",
+        "where is parse() called",
+        "if (ready) return",
+    ],
+)
+def test_a_question_that_names_a_call_is_no_declaration(query: str) -> None:
+    analysis = analyze_query(query)
+    assert not analysis.declaration
+    assert not analysis.symbol_like
+
+
+def test_a_bare_name_is_a_symbol_but_no_declaration() -> None:
+    analysis = analyze_query("ParseConfig")
+    assert analysis.symbol_like and not analysis.declaration

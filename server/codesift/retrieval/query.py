@@ -15,6 +15,7 @@ from codesift.tokens import split_identifier
 __all__ = [
     "QueryAnalysis",
     "analyze_query",
+    "fragment_name",
     "fts_or_query",
     "fts_quote",
     "singulars",
@@ -50,6 +51,51 @@ _SIGNATURE = re.compile(
     r"(?P<name>[A-Za-z_$][\w$]*)\s*[(<\[]"
 )
 
+# Any other declaration copied from its first line: `public function send(string
+# $content)`, `uint32_t Extend(uint32_t crc, const char* data, size_t n)`, `override
+# fun create(context: ResolutionContext): T`, `pub(crate) fn type_id(&self)`,
+# `Buffer::write(const char* s)`: the name is the identifier written right before the
+# first parenthesis that is not a keyword's (or, when a later one follows, an
+# upper-case macro's: `PyAPI_FUNC(int) PyLong_AsLong(`), with the qualifier written
+# before it.
+_FRAGMENT_NAME = re.compile(
+    r"(?P<qualifier>(?:[A-Za-z_$][\w$]*(?:\.|::|->|#))*)(?P<name>[A-Za-z_$][\w$]*)\("
+)
+_NOT_DECLARED_NAMES = frozenset(
+    """
+    if for while switch catch return sizeof typeof function fn func def fun lambda new
+    await async match with elif foreach using lock defined decltype alignof noexcept
+    static_assert assert throw throws when where pub super this self print echo
+    """.split()
+)
+# Words of a question, not of a declaration: a fragment has none of them before the
+# name (`how are handlers chained with a next() continuation` is a question).
+_PROSE_WORDS = frozenset(
+    "how what where why when which who does do did is are was the a an and or to of in "
+    "with for that this from by on into about should can".split()
+)
+_FRAGMENT_PREFIX_WORDS = 8
+# After a macro's argument list, the declared name and its own parenthesis.
+_MACRO_THEN_NAME = re.compile(r"\s*[\w$*&\s]*?[A-Za-z_$][\w$]*\(")
+
+
+def fragment_name(text: str) -> tuple[str, str] | None:
+    """(qualifier, name) of the definition a declaration fragment names, or None when
+    `text` is no fragment (no `name(`, or words of a question before it)."""
+    for match in _FRAGMENT_NAME.finditer(text):
+        name = match["name"]
+        if name.lower() in _NOT_DECLARED_NAMES:
+            continue
+        prefix = _WORD.findall(text[: match.start()])
+        if len(prefix) > _FRAGMENT_PREFIX_WORDS or any(w.lower() in _PROSE_WORDS for w in prefix):
+            return None
+        close = text.find(")", match.end())
+        if close >= 0 and _MACRO_THEN_NAME.match(text, close + 1):
+            continue  # `PyAPI_FUNC(int) PyLong_AsLong(`: a macro around the return type
+        qualifier = re.sub(r"(?:\.|::|->|#)$", "", match["qualifier"])
+        return qualifier, name
+    return None
+
 
 @dataclass(frozen=True, slots=True)
 class QueryAnalysis:
@@ -59,6 +105,10 @@ class QueryAnalysis:
     symbol_tail: str  # its last component
     terms: tuple[str, ...]  # lower-case FTS terms, stopwords removed, identifiers split too
     identifiers: tuple[str, ...]  # identifier-looking words as written (for the symbol stream)
+    # The query is a declaration as written (`func (b *Buffer) Write(p []byte)`,
+    # `public function send(string $content)`): among definitions of its name, the one
+    # whose signature it repeats is meant.
+    declaration: bool = False
 
 
 def _looks_like_identifier(word: str) -> bool:
@@ -77,12 +127,17 @@ def analyze_query(text: str) -> QueryAnalysis:
     symbol = stripped if symbol_like else ""
     tail = re.split(r"\.|::|#|->", stripped)[-1] if symbol_like else ""
     signature = _SIGNATURE.match(text)
+    declaration = signature is not None
     if signature is not None:
         # Asked as a symbol: `Buffer.Write` for a Go method, the bare name otherwise.
         symbol_like = True
         tail = signature["name"]
         receiver = signature["receiver"]
         symbol = f"{receiver}.{tail}" if receiver else tail
+    elif not symbol_like and (fragment := fragment_name(text)) is not None:
+        qualifier, tail = fragment
+        symbol_like = declaration = True
+        symbol = f"{qualifier}.{tail}" if qualifier else tail
     words = _WORD.findall(text)
     terms: dict[str, None] = {}
     identifiers: dict[str, None] = {}
@@ -108,6 +163,7 @@ def analyze_query(text: str) -> QueryAnalysis:
         symbol_tail=tail,
         terms=tuple(terms),
         identifiers=tuple(identifiers),
+        declaration=declaration,
     )
 
 

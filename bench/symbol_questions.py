@@ -1,0 +1,362 @@
+#!/usr/bin/env python3
+"""Symbol and declaration questions made from the corpora's own code: two measuring
+sticks for the questions a developer types that are no prose.
+
+    PYTHONPATH=server python bench/symbol_questions.py [--family named|declaration|both]
+        [--split tuning|held-out|both] [--per-corpus 25] [--peer] [--misses]
+        [--write] [--out bench/RESULTS.md]
+
+Corpora: both dev sets' and the generated set's (bench/docset.py), each read from the
+index bench/quality.py built for it (bench/.data/db/quality-<corpus>.db; a corpus
+without one is skipped, so run quality.py first). `tuning`: the dev sets' corpora and
+the generated set's train packages; `held-out`: the generated set's held-out
+packages, which no tuning reads (bench/quality.py's split).
+
+Families (each name or line asked once per corpus, at most `--per-corpus` of them,
+sorted, then shuffled with a fixed seed):
+
+- `named`: a symbol whose answer is the file named after it, the convention every
+  language has (`Widget` in `Widget.java`, `foo_bar` in `foo_bar.h`, a Rust `Sink`
+  in `sink.rs` or `sink/mod.rs`, `App.Query` in `app/query.ex`, a command
+  `pyenv-which` in `libexec/pyenv-which`). Questions: the types, interfaces,
+  traits, modules and namespaces defined at a file's top level or inside a module or
+  namespace, whose name, without case and separators, is the file's stem (or its
+  folder's name for `mod.rs`, `index.ts`, `__init__.py` and the like), and the
+  extensionless scripts whose file name has a hyphen; not a package's own module
+  (`__init__.py`: the question is about its folder). The question is the name as
+  written; the target is the file (any result in one of the files so named counts).
+- `declaration`: a function's or method's declaration as a developer copies it, its
+  signature's first line (`public function send(string $content, array $records):
+  void`, `fn type_id(&self) -> AnyValueId`, at most 120 characters), when that line
+  names the definition and no other definition of the corpus starts with the same
+  line (a line shared by several definitions does not say which is meant). The target
+  is the definition's lines.
+
+Scored with bench/quality.py's NDCG@10, with MRR@10 and the share answered at rank 1.
+`--peer`: the same questions through semble 0.7.0 as bench/peer_baseline.py runs it
+(its own file walk, BM25 and ranking, no model), cached in
+bench/.data/peer-<family>/.
+
+The definitions come from codesift's own index (its tree-sitter extraction picks
+which names and lines are asked); the targets are files and line spans, which any
+tool can return.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_DIR = BENCH_DIR.parent
+for folder in (REPO_DIR / "server", BENCH_DIR):
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+
+import apsw  # noqa: E402
+
+import quality  # noqa: E402
+from codesift.config import load_settings  # noqa: E402
+from codesift.retrieval.request import SearchRequest  # noqa: E402
+from codesift.retrieval.search import Searcher  # noqa: E402
+from corpora import CORPUS_NAMES, DB_DIR, DEVSET2_NAMES, prepare_corpus  # noqa: E402
+from docset import DOCSET_NAMES, docset_corpus, load_manifest  # noqa: E402
+
+SEED = 20261206
+SECTION = "symbol-questions"
+FAMILIES = ("named", "declaration")
+TYPE_KINDS = frozenset(
+    "class struct interface trait enum module type protocol object record union namespace".split()
+)
+CALLABLE_KINDS = frozenset({"function", "method", "constructor"})
+# File names that stand for their folder.
+FOLDER_STEMS = frozenset({"mod", "index", "__init__", "init", "main", "lib", "package"})
+DECLARATION_CHARS = 120
+
+Json = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    corpus: str
+    language: str
+    text: str
+    targets: tuple[quality.Target, ...]
+
+
+def compact(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def module_name(path: str) -> str:
+    """The file's stem, or its folder's name for a file that stands for it, compacted."""
+    parts = path.split("/")
+    stem = parts[-1] if parts[-1].startswith(".") else parts[-1].split(".", 1)[0]
+    if stem.lower() in FOLDER_STEMS and len(parts) > 1:
+        stem = parts[-2]
+    return compact(stem)
+
+
+def _rows(db: Path, sql: str) -> list[tuple[str, ...]]:
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return [tuple(str(value) for value in row) for row in conn.execute(sql)]
+    finally:
+        conn.close()
+
+
+def _sample(corpus: str, family: str, keys: list[str], per_corpus: int) -> list[str]:
+    keys = sorted(keys)
+    random.Random(f"{SEED}:{family}:{corpus}").shuffle(keys)
+    return keys[:per_corpus]
+
+
+def named_questions(corpus: str, db: Path, per_corpus: int) -> list[Question]:
+    """Names whose answer is the file named after them."""
+    rows = _rows(
+        db,
+        "SELECT n.name, n.kind, n.qualified_name, f.path, f.language FROM nodes n"
+        " JOIN files f ON f.id = n.file_id"
+        " WHERE n.parent_id IS NULL OR n.parent_id IN"
+        " (SELECT p.id FROM nodes p WHERE p.kind IN ('module', 'namespace'))",
+    )
+    files: dict[str, set[str]] = defaultdict(set)
+    language: dict[str, str] = {}
+    for name, kind, qualified, path, lang in rows:
+        if kind not in TYPE_KINDS:
+            continue
+        if qualified == path:  # a file's own node: only commands (scripts) count
+            base = path.rsplit("/", 1)[-1]
+            if "." in base or "-" not in base or quality.is_test_path(path):
+                continue
+            name = base
+        elif len(name) < 3 or compact(name) != module_name(path):
+            continue
+        elif kind == "module" and path.rsplit("/", 1)[-1].split(".", 1)[0] in FOLDER_STEMS:
+            continue  # a package's `__init__.py`: the question is about its folder
+        files[name].add(path)
+        language.setdefault(name, lang)
+    return [
+        Question(corpus, language[n], n, tuple(quality.Target(f) for f in sorted(files[n])))
+        for n in _sample(corpus, "named", list(files), per_corpus)
+    ]
+
+
+def declaration_questions(corpus: str, db: Path, per_corpus: int) -> list[Question]:
+    """Functions' and methods' first signature lines that name them and no other
+    definition starts with."""
+    rows = _rows(
+        db,
+        "SELECT n.name, n.kind, n.signature, f.path, f.language, n.start_line, n.end_line"
+        " FROM nodes n JOIN files f ON f.id = n.file_id",
+    )
+    lines: dict[str, list[tuple[str, str, int, int]]] = defaultdict(list)
+    seen: Counter[str] = Counter()
+    for name, kind, signature, path, lang, start, end in rows:
+        first = " ".join(signature.split("\n", 1)[0].split())[:DECLARATION_CHARS]
+        seen[first] += 1
+        if kind not in CALLABLE_KINDS or len(first) < 12 or len(name) < 2:
+            continue
+        if not re.search(rf"(?<![\w$]){re.escape(name)}\s*[(<\[]", first):
+            continue  # the line does not name it (a macro or attribute line first)
+        lines[first].append((path, lang, int(start), int(end)))
+    unique = [line for line, defs in lines.items() if len(defs) == 1 and seen[line] == 1]
+    out: list[Question] = []
+    for line in _sample(corpus, "declaration", unique, per_corpus):
+        path, lang, start, end = lines[line][0]
+        out.append(Question(corpus, lang, line, (quality.Target(path, start, end),)))
+    return out
+
+
+QUESTIONS = {"named": named_questions, "declaration": declaration_questions}
+
+
+def corpus_names(split: str) -> list[tuple[str, str]]:
+    """(corpus, split) for the corpora of the split(s) asked for."""
+    gen_split = {str(p["name"]): str(p["split"]) for p in load_manifest()["packages"]}
+    out: list[tuple[str, str]] = []
+    if split in ("tuning", "both"):
+        out += [(n, "tuning") for n in (*CORPUS_NAMES, *DEVSET2_NAMES)]
+        out += [(n, "tuning") for n in DOCSET_NAMES if gen_split.get(n) == "train"]
+    if split in ("held-out", "both"):
+        out += [(n, "held-out") for n in DOCSET_NAMES if gen_split.get(n) == "held-out"]
+    return out
+
+
+Page = list[quality.RankedChunk]
+
+
+def codesift_pages(db: Path, questions: Sequence[Question], k: int) -> list[Page]:
+    """codesift's first `k` results for each question."""
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        searcher = Searcher(conn, load_settings(db.parent).search, None)
+        return [
+            [
+                quality.RankedChunk(r.path, r.start_line, r.end_line)
+                for r in searcher.search(SearchRequest(query=q.text, top_k=k)).results
+            ]
+            for q in questions
+        ]
+    finally:
+        conn.close()
+
+
+def peer_pages(corpus: str, family: str, questions: Sequence[Question], k: int) -> list[Page]:
+    """semble's first `k` results for each question (computed once, cached)."""
+    import peer_baseline
+
+    peer_baseline.RESULT_DIRS["semble"] = DB_DIR.parent / f"peer-{family}"
+    source = (
+        docset_corpus(corpus) if corpus in DOCSET_NAMES else prepare_corpus(corpus, quality.log)
+    )
+    asked = [quality.DevQuery(corpus, q.text, "symbol", q.targets, style=family) for q in questions]
+    result = peer_baseline.peer_results(quality, source, asked, k, "semble", rerun=False)
+    assert result is not None
+    by_query = {item["query"]: item["results"] for item in result["queries"]}
+    return [
+        [
+            quality.RankedChunk(str(r["path"]), int(r["start_line"]), int(r["end_line"]))
+            for r in by_query.get(q.text, [])
+        ]
+        for q in questions
+    ]
+
+
+@dataclass(slots=True)
+class Tally:
+    n: int = 0
+    ndcg: float = 0.0
+    rr: float = 0.0
+    first: int = 0
+
+    def add(self, page: Page, targets: Sequence[quality.Target], k: int) -> None:
+        score = quality.score_results(page, targets, k)
+        self.n += 1
+        self.ndcg += score.ndcg
+        self.rr += score.rr
+        self.first += score.first_hit == 1
+
+    def cells(self) -> list[str]:
+        if not self.n:
+            return ["-", "-", "-"]
+        return [f"{value / self.n:.3f}" for value in (self.ndcg, self.rr, self.first)]
+
+
+Tallies = dict[tuple[str, str, str, str], Tally]  # (family, system, split, language)
+
+
+def family_table(tallies: Tallies, family: str, systems: Sequence[str]) -> list[str]:
+    splits = [
+        s for s in ("tuning", "held-out") if any(k[0] == family and k[2] == s for k in tallies)
+    ]
+    header = ["language"]
+    for split in splits:
+        for system in systems:
+            header += [f"{split}: {system} NDCG@10", "MRR@10", "@1"]
+    languages = sorted({k[3] for k in tallies if k[0] == family and k[3] != "all"})
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for language in ["all", *languages]:
+        row = [f"**{language}**" if language == "all" else language]
+        for split in splits:
+            for system in systems:
+                row += tallies.get((family, system, split, language), Tally()).cells()
+        lines.append("| " + " | ".join(row) + " |")
+    counts = ", ".join(
+        f"{split} {tallies[(family, 'codesift', split, 'all')].n}" for split in splits
+    )
+    return [f"{counts} questions.", "", *lines]
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--family", choices=(*FAMILIES, "both"), default="both")
+    parser.add_argument("--split", choices=("tuning", "held-out", "both"), default="tuning")
+    parser.add_argument("--per-corpus", type=int, default=25)
+    parser.add_argument("--top-k", type=int, default=10)
+    parser.add_argument("--peer", action="store_true", help="also score semble 0.7.0")
+    parser.add_argument("--misses", action="store_true", help="print codesift's misses")
+    parser.add_argument("--write", action="store_true", help="write the section of --out")
+    parser.add_argument("--out", type=Path, default=quality.DEFAULT_OUT)
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    families = FAMILIES if args.family == "both" else (args.family,)
+    systems = ["codesift", *(["peer"] if args.peer else [])]
+    tallies: Tallies = defaultdict(Tally)
+    corpora: set[str] = set()
+    for corpus, split in corpus_names(args.split):
+        db = DB_DIR / f"quality-{corpus}.db"
+        if not db.is_file():
+            quality.log(f"{corpus}: no index at {db} (run bench/quality.py first); skipped")
+            continue
+        for family in families:
+            questions = QUESTIONS[family](corpus, db, args.per_corpus)
+            if not questions:
+                continue
+            corpora.add(corpus)
+            pages = {"codesift": codesift_pages(db, questions, args.top_k)}
+            if args.peer:
+                pages["peer"] = peer_pages(corpus, family, questions, args.top_k)
+            for system in systems:
+                for q, page in zip(questions, pages[system], strict=True):
+                    for language in (q.language, "all"):
+                        tallies[(family, system, split, language)].add(page, q.targets, args.top_k)
+                    hit = quality.score_results(page, q.targets, args.top_k).first_hit
+                    if args.misses and system == "codesift" and hit != 1:
+                        quality.log(
+                            f"  miss {corpus} ({family}): {q.text!r} at {hit}; want "
+                            f"{[t.label() for t in q.targets]}, first "
+                            f"{[f'{r.path}:{r.start_line}' for r in page[:2]]}"
+                        )
+            quality.log(f"{corpus} ({split}, {family}): {len(questions)} questions")
+    machine = quality.machine_info()
+    section = [
+        f"<!-- {SECTION}:begin -->",
+        "## Symbol and declaration questions (`bench/symbol_questions.py`)",
+        "",
+        f"Run {machine['date']} at commit `{machine['commit']}`, over {len(corpora)} corpora"
+        " (`tuning`: both dev sets' corpora and the generated set's train packages;"
+        " `held-out`: the generated set's held-out packages). NDCG@10, MRR@10 and the share"
+        " answered first."
+        + (" `peer`: semble 0.7.0 as bench/peer_baseline.py runs it." if args.peer else ""),
+    ]
+    titles = {
+        "named": "Symbols named like their file: the question is a type's (or a command's)"
+        " name, the target the file named after it (any result in it counts).",
+        "declaration": "Declarations: the question is a function's or method's first"
+        " signature line, found once in its corpus; the target is its lines.",
+    }
+    for family in families:
+        section += [
+            "",
+            f"### {family}",
+            "",
+            titles[family],
+            "",
+            *family_table(tallies, family, systems),
+        ]
+    section += [f"<!-- {SECTION}:end -->", ""]
+    print("\n".join(section))
+    if args.write:
+        quality.SECTION = SECTION
+        quality.write_section(args.out, "\n".join(section))
+    (DB_DIR.parent / "symbol_questions-last.json").write_text(
+        json.dumps({"|".join(key): t.cells() for key, t in tallies.items()}, indent=1) + "\n",
+        encoding="utf-8",
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
