@@ -58,6 +58,7 @@ def test_symbol_like_queries(query: str, symbol: str, tail: str) -> None:
         "func (s *Server) Handle",
         "parse config",
         "retry_failed_charge gateway",
+        "foo(bar)",
         "Type::",
         "a.b.",
         "3d_model",
@@ -407,7 +408,14 @@ def test_prose_that_starts_like_a_signature_stays_prose(query: str) -> None:
             "yaml_parser_initialize",
         ),
         ("defp normalize_peer(opts)", "normalize_peer", "normalize_peer"),
-        ("foo(bar)", "foo", "foo"),
+        (
+            "custom_entries_view.select_prev_item = function(self, option)",
+            "custom_entries_view.select_prev_item",
+            "select_prev_item",
+        ),
+        ("const animate = (marbles: string) =>", "animate", "animate"),
+        ("std::vector<int> Foo::bar(int x) const", "Foo.bar", "bar"),
+        ("[Benchmark(Baseline = true)] public void Bare()", "Bare", "Bare"),
     ],
 )
 def test_a_declaration_as_copied_asks_for_its_definition(
@@ -426,6 +434,13 @@ def test_a_declaration_as_copied_asks_for_its_definition(
         "child templates calling super() to render the parent's content",
         "where is parse() called",
         "if (ready) return",
+        # a line that calls the name does not declare it
+        "params = to_native_string(params)",
+        "ctx.response.remove('Transfer-Encoding')",
+        "return $exception->getDescription();",
+        'error("Pass either a string", 2)',
+        "String uriString = requestURI();",
+        'printf("%d", n);',
     ],
 )
 def test_a_question_that_names_a_call_is_no_declaration(query: str) -> None:

@@ -54,12 +54,26 @@ _SIGNATURE = re.compile(
 # Any other declaration copied from its first line: `public function send(string
 # $content)`, `uint32_t Extend(uint32_t crc, const char* data, size_t n)`, `override
 # fun create(context: ResolutionContext): T`, `pub(crate) fn type_id(&self)`,
-# `Buffer::write(const char* s)`: the name is the identifier written right before the
-# first parenthesis that is not a keyword's (or, when a later one follows, an
-# upper-case macro's: `PyAPI_FUNC(int) PyLong_AsLong(`), with the qualifier written
-# before it.
+# `Buffer::write(const char* s)`, `handler.error = function(element, parent)`. The
+# name is the identifier right before the first parenthesis that is no keyword's
+# (nor a macro's around the return type: `PyAPI_FUNC(int) PyLong_AsLong(`), with the
+# qualifier written before it. A line that calls it (`params = to_native_string(x)`,
+# `ctx.response.remove('Vary')`, `return $e->getDescription();`) is no declaration:
+# before the name a declaration has a declaring keyword, or only modifiers and a
+# return type; without either, it is one only as `Type::name(` or with typed
+# parameters (`name(const char* s, int n)`).
 _FRAGMENT_NAME = re.compile(
     r"(?P<qualifier>(?:[A-Za-z_$][\w$]*(?:\.|::|->|#))*)(?P<name>[A-Za-z_$][\w$]*)\("
+)
+# `x.y = function(`, `local function y(`, `const y = async (a, b) =>`: an assignment
+# that declares a function.
+_ASSIGNED_FUNCTION = re.compile(
+    r"^(?:(?:local|const|let|var|export|static)\s+)*"
+    r"(?P<qualifier>(?:[A-Za-z_$][\w$]*[.:])*)(?P<name>[A-Za-z_$][\w$]*)\s*(?::\s*[^=]+)?[:=]\s*"
+    r"(?:async\s+)?(?:function\b|\([^()]*\)\s*(?::\s*[^=]+)?=>|[A-Za-z_$][\w$]*\s*=>)"
+)
+_DECLARING_WORDS = frozenset(
+    "def defp defmacro fn func function fun sub proc method macro operator".split()
 )
 _NOT_DECLARED_NAMES = frozenset(
     """
@@ -68,6 +82,11 @@ _NOT_DECLARED_NAMES = frozenset(
     static_assert assert throw throws when where pub super this self print echo
     """.split()
 )
+# Words that start a statement: a name after them is called, not declared.
+_STATEMENT_WORDS = frozenset(
+    "return await throw yield new if else elif case assert not and or in is echo print "
+    "puts raise delete typeof sizeof go defer do then when unless".split()
+)
 # Words of a question, not of a declaration: a fragment has none of them before the
 # name (`how are handlers chained with a next() continuation` is a question).
 _PROSE_WORDS = frozenset(
@@ -75,25 +94,59 @@ _PROSE_WORDS = frozenset(
     "with for that this from by on into about should can".split()
 )
 _FRAGMENT_PREFIX_WORDS = 8
+# Annotations and attributes before a declaration: `@Override`, `@GET("/")`, `[Fact]`,
+# `#[inline]`.
+_ANNOTATIONS = re.compile(r"^\s*(?:(?:@[\w.]+(?:\([^)]*\))?|#?\[[^\]]*\])\s*)+")
+# What may stand between the annotations and the name: modifiers, a return type
+# (generics, pointers, references, arrays, qualified types) and a macro's argument list.
+_TYPE_PREFIX = re.compile(r"^[\w$\s*&<>\[\]:,?.()]*$")
 # After a macro's argument list, the declared name and its own parenthesis.
 _MACRO_THEN_NAME = re.compile(r"\s*[\w$*&\s]*?[A-Za-z_$][\w$]*\(")
 
 
+def _typed_parameters(text: str, start: int) -> bool:
+    """Whether the parenthesis at `start` opens parameters with types (`const char*
+    s`, `name: str`, `int`), not a call's arguments (`x`, `"a", 2`, `f(y)`)."""
+    close = text.find(")", start)
+    inner = text[start + 1 : close if close >= 0 else len(text)]
+    if not inner.strip():
+        return False
+    if re.search(r"[\"'`]|\(|(?<![\w$])\d", inner):
+        return False
+    params = [p.strip() for p in inner.split(",") if p.strip()]
+    return all(len(_WORD.findall(p)) >= 2 or ":" in p for p in params)
+
+
 def fragment_name(text: str) -> tuple[str, str] | None:
-    """(qualifier, name) of the definition a declaration fragment names, or None when
-    `text` is no fragment (no `name(`, or words of a question before it)."""
-    for match in _FRAGMENT_NAME.finditer(text):
+    """(qualifier, name) of the definition a declaration fragment declares, or None
+    when `text` is no declaration (no `name(`, a question, or a line that calls it)."""
+    assigned = _ASSIGNED_FUNCTION.match(text)
+    if assigned is not None:
+        return assigned["qualifier"].rstrip(".:"), assigned["name"]
+    annotations = _ANNOTATIONS.match(text)
+    body = text[annotations.end() :] if annotations else text
+    for match in _FRAGMENT_NAME.finditer(body):
         name = match["name"]
         if name.lower() in _NOT_DECLARED_NAMES:
             continue
-        prefix = _WORD.findall(text[: match.start()])
-        if len(prefix) > _FRAGMENT_PREFIX_WORDS or any(w.lower() in _PROSE_WORDS for w in prefix):
+        prefix_text = body[: match.start()]
+        prefix = [w.lower() for w in _WORD.findall(prefix_text)]
+        if len(prefix) > _FRAGMENT_PREFIX_WORDS or _PROSE_WORDS.intersection(prefix):
             return None
-        close = text.find(")", match.end())
-        if close >= 0 and _MACRO_THEN_NAME.match(text, close + 1):
+        close = body.find(")", match.end())
+        if close >= 0 and _MACRO_THEN_NAME.match(body, close + 1):
             continue  # `PyAPI_FUNC(int) PyLong_AsLong(`: a macro around the return type
-        qualifier = re.sub(r"(?:\.|::|->|#)$", "", match["qualifier"])
-        return qualifier, name
+        raw_qualifier = match["qualifier"]
+        qualifier = re.sub(r"(?:\.|::|->|#)$", "", raw_qualifier)
+        if _DECLARING_WORDS.intersection(prefix):
+            return qualifier, name
+        if _STATEMENT_WORDS.intersection(prefix) or not _TYPE_PREFIX.match(prefix_text):
+            return None
+        if raw_qualifier and "::" not in raw_qualifier:
+            return None  # `ctx.response.remove(`, `$this->send(`: a call
+        if prefix or "::" in raw_qualifier or _typed_parameters(body, match.end() - 1):
+            return qualifier, name
+        return None
     return None
 
 
