@@ -2,7 +2,7 @@
 """Symbol and declaration questions made from the corpora's own code: two measuring
 sticks for the questions a developer types that are no prose.
 
-    PYTHONPATH=server python bench/symbol_questions.py [--family named|declaration|both]
+    PYTHONPATH=server python bench/symbol_questions.py [--family named|declaration|line|all]
         [--split tuning|held-out|both] [--per-corpus 25] [--peer] [--misses]
         [--write] [--out bench/RESULTS.md]
 
@@ -31,6 +31,10 @@ sorted, then shuffled with a fixed seed):
   names the definition and no other definition of the corpus starts with the same
   line (a line shared by several definitions does not say which is meant). The target
   is the definition's lines.
+- `line`: a line of code pasted as it is (`params = to_native_string(params)`), from
+  up to `--per-corpus` random files, one line each of 30-100 characters with three
+  identifiers or more, no comment, found once in the whole corpus (read from the
+  corpus's files). The target is that line.
 
 Scored with bench/quality.py's NDCG@10, with MRR@10 and the share answered at rank 1.
 `--peer`: the same questions through semble 0.7.0 as bench/peer_baseline.py runs it
@@ -72,7 +76,7 @@ from docset import DOCSET_NAMES, docset_corpus, load_manifest  # noqa: E402
 
 SEED = 20261206
 SECTION = "symbol-questions"
-FAMILIES = ("named", "declaration")
+FAMILIES = ("named", "declaration", "line")
 TYPE_KINDS = frozenset(
     "class struct interface trait enum module type protocol object record union namespace".split()
 )
@@ -171,12 +175,64 @@ def declaration_questions(corpus: str, db: Path, per_corpus: int) -> list[Questi
     unique = [line for line, defs in lines.items() if len(defs) == 1 and seen[line] == 1]
     out: list[Question] = []
     for line in _sample(corpus, "declaration", unique, per_corpus):
-        path, lang, start, end = lines[line][0]
-        out.append(Question(corpus, lang, line, (quality.Target(path, start, end),)))
+        where, lang, first_line, last_line = lines[line][0]
+        out.append(Question(corpus, lang, line, (quality.Target(where, first_line, last_line),)))
     return out
 
 
-QUESTIONS = {"named": named_questions, "declaration": declaration_questions}
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_COMMENT_STARTS = ("#", "//", "*", "/*", "--", '"""', "'''", ";")
+LINE_CHARS = (30, 100)
+
+
+def corpus_root(corpus: str) -> Path:
+    source = (
+        docset_corpus(corpus) if corpus in DOCSET_NAMES else prepare_corpus(corpus, quality.log)
+    )
+    return Path(source.root)
+
+
+def line_questions(corpus: str, db: Path, per_corpus: int) -> list[Question]:
+    """Lines of code pasted as they are: from up to `per_corpus` files (sorted, then
+    shuffled), one line each of 30-100 characters with at least three identifiers,
+    no comment, found once in the whole corpus."""
+    root = corpus_root(corpus)
+    rows = _rows(db, "SELECT path, language FROM files WHERE language NOT IN ('text', 'markdown')")
+    texts: dict[str, list[str]] = {}
+    counts: Counter[str] = Counter()
+    for path, _ in rows:
+        try:
+            lines = (root / path).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        texts[path] = lines
+        counts.update(line.strip() for line in lines)
+    order = sorted(rows)
+    rng = random.Random(f"{SEED}:line:{corpus}")
+    rng.shuffle(order)
+    out: list[Question] = []
+    for path, language in order:
+        if len(out) >= per_corpus:
+            break
+        candidates = [
+            (number, line.strip())
+            for number, line in enumerate(texts.get(path, ()), start=1)
+            if LINE_CHARS[0] <= len(line.strip()) <= LINE_CHARS[1]
+            and counts[line.strip()] == 1
+            and len(_IDENTIFIER.findall(line)) >= 3
+            and not line.strip().startswith(_COMMENT_STARTS)
+        ]
+        if candidates:
+            number, line = rng.choice(candidates)
+            out.append(Question(corpus, language, line, (quality.Target(path, number, number),)))
+    return out
+
+
+QUESTIONS = {
+    "named": named_questions,
+    "declaration": declaration_questions,
+    "line": line_questions,
+}
 
 
 def corpus_names(split: str) -> list[tuple[str, str]]:
@@ -278,7 +334,7 @@ def family_table(tallies: Tallies, family: str, systems: Sequence[str]) -> list[
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--family", choices=(*FAMILIES, "both"), default="both")
+    parser.add_argument("--family", choices=(*FAMILIES, "all"), default="all")
     parser.add_argument("--split", choices=("tuning", "held-out", "both"), default="tuning")
     parser.add_argument("--per-corpus", type=int, default=25)
     parser.add_argument("--top-k", type=int, default=10)
@@ -291,7 +347,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    families = FAMILIES if args.family == "both" else (args.family,)
+    families = FAMILIES if args.family == "all" else (args.family,)
     systems = ["codesift", *(["peer"] if args.peer else [])]
     tallies: Tallies = defaultdict(Tally)
     corpora: set[str] = set()
@@ -336,6 +392,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         " name, the target the file named after it (any result in it counts).",
         "declaration": "Declarations: the question is a function's or method's first"
         " signature line, found once in its corpus; the target is its lines.",
+        "line": "Lines of code: the question is a line pasted as it is (30-100 characters,"
+        " three identifiers or more, no comment, found once in its corpus); the target"
+        " is that line.",
     }
     for family in families:
         section += [

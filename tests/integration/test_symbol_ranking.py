@@ -293,3 +293,39 @@ def test_a_declaration_finds_the_definition_whose_signature_it_repeats(
     with Searcher(conn) as searcher:
         first = searcher.search(SearchRequest(query=query, top_k=5)).results[0]
     assert (first.path, first.kind) == (path, "method")
+
+
+# A line of a test pasted as a query: the code has a near copy of it, and a question
+# in words would demote the test.
+PASTED = {
+    "billing/charges.py": (
+        "def retry_charge(charge, attempts):\n"
+        '    """Retry a declined charge: charge attempts, retry the charge."""\n'
+        "    for attempt in range(attempts):\n"
+        "        charge = retry_charge_once(charge, attempt)\n"
+        "    return charge\n\n\n"
+        "def retry_charge_once(charge, attempt):\n"
+        "    return charge\n\n\n"
+        "def settle(declined_card, attempts):\n"
+        "    result = retry_charge(declined_card, attempts)\n"
+        "    return result\n"
+    ),
+    "tests/test_charges.py": (
+        "from billing.charges import retry_charge\n\n\n"
+        "def test_retry_gives_up():\n"
+        "    result = retry_charge(declined_card, attempts=3)\n"
+        "    assert result is declined_card\n"
+    ),
+}
+
+
+def test_a_pasted_line_of_code_finds_where_it_is_even_in_a_test(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace
+) -> None:
+    conn, _ = index_workspace(make_repo(PASTED, name="pasted"))
+    with Searcher(conn) as searcher:
+        first = searcher.search(
+            SearchRequest(query="result = retry_charge(declined_card, attempts=3)", top_k=5)
+        ).results[0]
+    assert first.path == "tests/test_charges.py"
+    assert first.start_line <= 5 <= first.end_line

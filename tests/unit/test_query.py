@@ -12,6 +12,7 @@ from codesift.errors import QueryError
 from codesift.retrieval.query import (
     STOPWORDS,
     analyze_query,
+    code_line_query,
     fragment_name,
     fts_or_query,
     fts_quote,
@@ -452,3 +453,34 @@ def test_a_question_that_names_a_call_is_no_declaration(query: str) -> None:
 def test_a_bare_name_is_a_symbol_but_no_declaration() -> None:
     analysis = analyze_query("ParseConfig")
     assert analysis.symbol_like and not analysis.declaration
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "params = to_native_string(params)",
+        "return ordinal() < DAY_OF_WEEK.ordinal();",
+        "ctx.response.remove('Transfer-Encoding')",
+        "if (!(op&REMNEAR)) {",
+        "$this->createHeader(['Protocol', 1], static::PROTOCOL_URI),",
+        "m, err := MethodOverrideConfig{Getter: x}.ToMiddleware()",
+    ],
+)
+def test_a_pasted_line_of_code_is_a_code_line(query: str) -> None:
+    analysis = analyze_query(query)
+    assert analysis.code_line and code_line_query(query)
+    assert not analysis.symbol_like
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "how middleware and route handlers are chained with a next() continuation",
+        "expand $1 or $name capture group references inside a replacement string",
+        "retry a failed charge",
+        "Iterator::fold",  # a symbol
+        "public function send(string $content): void",  # a declaration
+    ],
+)
+def test_questions_symbols_and_declarations_are_no_code_lines(query: str) -> None:
+    assert not analyze_query(query).code_line

@@ -113,10 +113,12 @@ def feedback_wanted(
     rankings: Mapping[str, Sequence[object]],
 ) -> bool:
     """Whether the feedback stream runs (`term_count` words it may add): for a prose
-    query over code, when the first pass found something and no vector stream did."""
+    query over code (not a pasted line of code, whose own words say where it is),
+    when the first pass found something and no vector stream did."""
     return (
         term_count > 0
         and not analysis.symbol_like
+        and not analysis.code_line
         and "code" in layers
         and not rankings.get("vector")
         and not rankings.get("vector_doc")

@@ -79,8 +79,11 @@ def order_page(
         headers=settings.prior_headers,
     )
     rescored = apply_priors(wide, _features(wide, places, rankings), analysis, priors)
-    # A dominant lexical match: file evidence stands aside.
-    dominant = lexical_dominates(rankings.get("lexical", []), settings.file_evidence_yield)
+    # A dominant lexical match, or a pasted line of code (one place holds it, however
+    # many others share its words): file evidence stands aside.
+    dominant = analysis.code_line or lexical_dominates(
+        rankings.get("lexical", []), settings.file_evidence_yield
+    )
     rescored = file_evidence(
         rescored,
         path_of,

@@ -15,6 +15,7 @@ from codesift.tokens import split_identifier
 __all__ = [
     "QueryAnalysis",
     "analyze_query",
+    "code_line_query",
     "fragment_name",
     "fts_or_query",
     "fts_quote",
@@ -117,6 +118,38 @@ def _typed_parameters(text: str, start: int) -> bool:
     return all(len(_WORD.findall(p)) >= 2 or ":" in p for p in params)
 
 
+# Marks of code in a query: a call's or declaration's parenthesis, statement
+# punctuation, assignment and comparison operators, scope and arrow operators, a
+# sigil'd variable, a method call, an index.
+_CODE_MARK = re.compile(r"\w\(|[;{}]|\s=\s|==|!=|:=|=>|->|::|\+=|\$\w|\w\.\w+\(|\w\[")
+# Words of a question that code hardly uses (`if`, `in`, `is`, `for`, `this` are
+# both): at most this share of a pasted line's words may be one.
+_QUESTION_WORDS = frozenset(
+    "how what where why which who does did the should can about are was that".split()
+)
+_CODE_LINE_QUESTION_SHARE = 0.1
+# A run of this many plain words is a sentence, not code (`capture group references
+# inside a replacement string`; code breaks such runs with its punctuation).
+_PROSE_RUN = 5
+
+
+def code_line_query(text: str) -> bool:
+    """Whether `text` reads as a line of code rather than a question: it has a mark
+    of code, hardly any question words and no sentence (`how ... with a next()
+    continuation` is a question)."""
+    if _CODE_MARK.search(text) is None:
+        return False
+    words = _WORD.findall(text)
+    if sum(w.lower() in _QUESTION_WORDS for w in words) > _CODE_LINE_QUESTION_SHARE * len(words):
+        return False
+    run = 0
+    for token in text.split():
+        run = run + 1 if token.rstrip(",").isalpha() else 0
+        if run >= _PROSE_RUN:
+            return False
+    return True
+
+
 def fragment_name(text: str) -> tuple[str, str] | None:
     """(qualifier, name) of the definition a declaration fragment declares, or None
     when `text` is no declaration (no `name(`, a question, or a line that calls it)."""
@@ -162,6 +195,10 @@ class QueryAnalysis:
     # `public function send(string $content)`): among definitions of its name, the one
     # whose signature it repeats is meant.
     declaration: bool = False
+    # The query is a line of code as pasted (`params = to_native_string(params)`,
+    # `return ordinal() < DAY_OF_WEEK.ordinal();`), not a question: it asks where that
+    # code is, tests and examples included (`code_line_query`).
+    code_line: bool = False
 
 
 def _looks_like_identifier(word: str) -> bool:
@@ -217,6 +254,7 @@ def analyze_query(text: str) -> QueryAnalysis:
         terms=tuple(terms),
         identifiers=tuple(identifiers),
         declaration=declaration,
+        code_line=not symbol_like and code_line_query(text),
     )
 
 

@@ -12,7 +12,8 @@ definition   for a symbol-shaped query, the chunk that defines the symbol (an
              (`Widget.java`, `foo_bar.h`, `widget/mod.rs`, `App/Query.ex`) leads;
              a one-word query in kebab case (`pyenv-which`, `body-limit`) names a
              file, a script or a command: the file of that name leads
-tests        for a prose query that is not about tests, test, example, vendored
+tests        for a prose query that is not about tests (nor a pasted line of
+             code, which asks where that code is), test, example, vendored
              and generated code is demoted (test files by each language's naming
              convention, and Rust's test modules and functions inside source files),
              and so are line windows of files without a grammar, type declarations
@@ -269,7 +270,9 @@ def apply_priors(
     about_tests = any(term in _TEST_WORDS for term in analysis.terms)
     prose = not analysis.symbol_like
     query_words = {t for t in analysis.terms if len(t) > 2}
-    stem_lift = priors.path or (priors.path_short and len(query_words) <= SHORT_QUERY_WORDS)
+    stem_lift = not analysis.code_line and (
+        priors.path or (priors.path_short and len(query_words) <= SHORT_QUERY_WORDS)
+    )
     path_hits: dict[str, int] = {}  # candidates share paths: count each path once
     symbol = compact_name(analysis.symbol_tail)
     # The file a kebab-case query names leads, as a symbol's definition does.
@@ -280,7 +283,7 @@ def apply_priors(
         score = cand.score
         if feat is not None and not prose:
             score += _definition_lift(feat, priors, symbol)
-        elif feat is not None:
+        elif feat is not None and not analysis.code_line:
             score = _prose_priors(score, feat, priors, about_tests)
             if file_name and priors.definition and module_name(feat.path) == file_name:
                 score += DEFINITION_BONUS
