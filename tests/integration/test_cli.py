@@ -251,6 +251,7 @@ def test_search_json_on_a_fresh_folder_is_pure_json_with_the_documented_fields(
         "lexical",
         "lexical_doc",
         "symbol",
+        "exact",
         "vector",
         "vector_doc",
     }
@@ -262,7 +263,14 @@ def test_search_json_on_a_fresh_folder_is_pure_json_with_the_documented_fields(
         assert item["provenance"]
         for hit in item["provenance"]:
             assert set(hit) == {"stream", "rank", "score"}
-            assert hit["stream"] in {"lexical", "lexical_doc", "symbol", "vector", "vector_doc"}
+            assert hit["stream"] in {
+                "lexical",
+                "lexical_doc",
+                "symbol",
+                "exact",
+                "vector",
+                "vector_doc",
+            }
             assert isinstance(hit["rank"], int) and hit["rank"] >= 1
             assert isinstance(hit["score"], float)
     first = data["results"][0]

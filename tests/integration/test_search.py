@@ -18,6 +18,7 @@ from codesift.retrieval.query import analyze_query
 from codesift.retrieval.snippets import estimate_tokens
 from codesift.retrieval.streams import (
     StreamFilters,
+    exact_stream,
     lexical_doc_stream,
     lexical_stream,
     symbol_stream,
@@ -266,7 +267,12 @@ WORKSPACE = {
     "README.md": README_MD,
 }
 
-STREAMS = {"lexical": lexical_stream, "lexical_doc": lexical_doc_stream, "symbol": symbol_stream}
+STREAMS = {
+    "lexical": lexical_stream,
+    "lexical_doc": lexical_doc_stream,
+    "symbol": symbol_stream,
+    "exact": exact_stream,
+}
 
 
 @pytest.fixture

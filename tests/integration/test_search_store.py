@@ -128,6 +128,23 @@ def test_lexical_hits_filter_inside_the_query(
     assert store.lexical_hits("code", ("charge",), past, 50) == []
 
 
+def test_phrase_hits_find_a_line_by_its_words_in_order(
+    conn: apsw.Connection, store: SqliteSearchStore
+) -> None:
+    filters = SearchFilters(("code",))
+    hits = store.phrase_hits("code", 'return invoice.charge_card("visa")', filters, 50)
+    assert hits and paths_of(conn, [cid for cid, _ in hits]) == {"billing.py"}
+    # the same words in another order are not the line
+    assert store.phrase_hits("code", "charge_card invoice return", filters, 50) == []
+    go_only = SearchFilters(("code",), ("go",))
+    assert store.phrase_hits("code", 'return invoice.charge_card("visa")', go_only, 50) == []
+    # no words, the doc layer, or FTS5 syntax: nothing, and no error
+    assert store.phrase_hits("code", "();", filters, 50) == []
+    assert store.phrase_hits("doc", "invoice is charged", SearchFilters(("doc",)), 50) == []
+    for text in ('"', 'say "hi" NEAR(a b)', "col:term *"):
+        store.phrase_hits("code", text, filters, 10)
+
+
 def test_query_text_never_reaches_match_as_syntax(store: SqliteSearchStore) -> None:
     filters = SearchFilters(("code",))
     for term in ('"', "NEAR(a b)", "col:term", "*", "AND", "a OR"):

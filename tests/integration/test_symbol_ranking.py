@@ -329,3 +329,28 @@ def test_a_pasted_line_of_code_finds_where_it_is_even_in_a_test(
         ).results[0]
     assert first.path == "tests/test_charges.py"
     assert first.start_line <= 5 <= first.end_line
+
+
+def test_a_pasted_line_leads_where_it_is_written_character_for_character(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace
+) -> None:
+    """Two functions hold the same words in the same order; only one holds the line
+    as pasted (the other calls with its arguments unpacked differently)."""
+    files = {
+        "alloc.c": (
+            "static void nomem_handler(void) {\n"
+            "  pthread_once(mem_once, tsd_init);\n}\n\n"
+            "static void exhausted(void) {\n"
+            "  pthread_once(&mem_once, tsd_init);\n"
+            '  fprintf(stderr, "memory exhausted: giving up after %d tries\\n", tries);\n'
+            "  flush_pending_writes(log_file, pending_buffer, pending_length);\n"
+            "  abort();\n}\n"
+        )
+    }
+    conn, _ = index_workspace(make_repo(files, name="verbatim"))
+    with Searcher(conn) as searcher:
+        response = searcher.search(SearchRequest(query="pthread_once(&mem_once, tsd_init);"))
+    first = response.results[0]
+    assert (first.path, first.qualified_name) == ("alloc.c", "exhausted")
+    exact = next(s for s in response.streams if s.stream == "exact")
+    assert exact.candidates >= 2

@@ -182,6 +182,7 @@ def test_index_writes_every_file_then_nothing(pg_dsn: str, app: Path) -> None:
         "http header",
         "invoice total",
         "exponential backoff",
+        "header = parse_http_header('Host: example')",  # a pasted line: the exact stream
     ],
 )
 def test_same_ranked_paths_as_the_local_index(
@@ -350,6 +351,10 @@ def test_a_principal_sees_nothing_of_a_repository_it_may_not_read(
         filters = SearchFilters(("code", "doc"))
         assert store.symbol_candidates("rotate_master_key", filters, 50) == []
         assert store.lexical_hits("code", ["master", "key"], filters, 50) == []
+        line = "vault.key = derive_master_key(vault.seed)"
+        assert store.phrase_hits("code", line, filters, 50) == []
+        app_line = "header = parse_http_header('Host: example')"
+        assert bool(store.phrase_hits("code", app_line, filters, 50)) == may_read_app
         assert store.lexical_hits("doc", ["vault"], filters, 50) == []
         assert store.meta("root") in (None, str(Path(two_repos.parent / "app")))
 

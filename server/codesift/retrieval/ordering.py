@@ -39,6 +39,7 @@ def _features(
     symbol_score: dict[int, float] = {}  # as its provenance says: the first listing
     for cid, raw in rankings.get("symbol", ()):
         symbol_score.setdefault(cid, raw)
+    exact = dict(rankings.get("exact", ()))
     features: dict[int, ChunkFeatures] = {}
     for cand in wide:
         place = by_id.get(cand.chunk_id)
@@ -52,6 +53,7 @@ def _features(
             generated=place.generated,
             header_twin=cand.chunk_id in twins,
             test_name=is_test_like_name(place.name, place.language),
+            exact=exact.get(cand.chunk_id, 0.0),
         )
     return features
 

@@ -11,7 +11,8 @@ definition   for a symbol-shaped query, the chunk that defines the symbol (an
              among definitions of the same name, the one in the file named after it
              (`Widget.java`, `foo_bar.h`, `widget/mod.rs`, `App/Query.ex`) leads;
              a one-word query in kebab case (`pyenv-which`, `body-limit`) names a
-             file, a script or a command: the file of that name leads
+             file, a script or a command: the file of that name leads; a pasted
+             line of code leads where it is written as it is (the exact stream)
 tests        for a prose query that is not about tests (nor a pasted line of
              code, which asks where that code is), test, example, vendored
              and generated code is demoted (test files by each language's naming
@@ -160,6 +161,9 @@ class ChunkFeatures(NamedTuple):
     header_twin: bool = False
     # A definition that is test code by its name (`is_test_like_name`).
     test_name: bool = False
+    # How exactly the chunk holds a pasted line of code: the exact stream's raw score
+    # (1 as written, 0.5 its words in its order), 0 when it did not find it.
+    exact: float = 0.0
 
     @property
     def is_window(self) -> bool:
@@ -283,7 +287,10 @@ def apply_priors(
         score = cand.score
         if feat is not None and not prose:
             score += _definition_lift(feat, priors, symbol)
-        elif feat is not None and not analysis.code_line:
+        elif feat is not None and analysis.code_line:
+            if priors.definition:
+                score += DEFINITION_BONUS * feat.exact  # the line, as a definition is
+        elif feat is not None:
             score = _prose_priors(score, feat, priors, about_tests)
             if file_name and priors.definition and module_name(feat.path) == file_name:
                 score += DEFINITION_BONUS

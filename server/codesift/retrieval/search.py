@@ -54,6 +54,7 @@ from codesift.retrieval.rerank import Reranker, rerank_stage
 from codesift.retrieval.streams import (
     Ranked,
     StreamFilters,
+    exact_stream,
     lexical_doc_stream,
     lexical_stream,
     resident_vector_stream,
@@ -245,10 +246,14 @@ class Searcher:
                 return []  # a question in words: names are the lexical stream's job
             return symbol_stream(store, i.analysis, i.filters, i.cap, threshold)
 
+        def exact(store: SearchStore, i: StreamInput) -> Ranked:
+            return exact_stream(store, i.analysis, i.filters, i.cap)
+
         streams = [
             Stream("lexical", lexical),
             Stream("lexical_doc", lexical_doc),
             Stream("symbol", symbol),
+            Stream("exact", exact),
         ]
         if self.embedder is not None:
 
@@ -487,6 +492,7 @@ class Searcher:
         vector_weight = self._vector_weight(rankings.get("vector", []))
         weights = {
             "lexical": self.settings.weight_lexical,
+            "exact": self.settings.weight_lexical,
             "lexical_doc": self.settings.weight_doc,
             "symbol": symbol_weight,
             "vector": vector_weight,

@@ -4,6 +4,8 @@ lexical      FTS5 bm25 over code chunks, and ast chunks (signatures) when asked
              for (identifier-split, unstemmed; a plural query word is searched in
              its singular too); raw score is -bm25 (higher is better)
 lexical_doc  FTS5 bm25 over markdown sections (porter stemming)
+exact        for a pasted line of code, the chunks holding its words in its order;
+             raw score 1.0 for those holding it as written (spacing aside), 0.5
 symbol       trigram similarity of the query's identifiers to definition names;
              raw score in [0, 1], exact names 1.0 (1.5 with the qualified name),
              a little more in the query's case and for a longer definition
@@ -34,6 +36,7 @@ from codesift.store.search_store import ResidentVectors, SearchStore
 __all__ = [
     "Ranked",
     "StreamFilters",
+    "exact_stream",
     "lexical_doc_stream",
     "lexical_stream",
     "resident_vector_stream",
@@ -87,6 +90,37 @@ def lexical_stream(
     if "code" in filters.layers and "ast" in filters.layers:
         ranked.sort(key=lambda hit: (-hit[1], hit[0]))
     return ranked[:cap]
+
+
+# Chunks the exact stream reads back to compare their text with the line (the phrase
+# query finds the line's words in order; punctuation and spacing are compared here).
+EXACT_VERIFIED = 20
+
+
+def _squeezed(text: str) -> str:
+    return " ".join(text.split())
+
+
+# The exact stream's raw scores: the line as written, or only its words in its order.
+VERBATIM, IN_ORDER = 1.0, 0.5
+
+
+def exact_stream(
+    store: SearchStore, analysis: QueryAnalysis, filters: StreamFilters, cap: int
+) -> Ranked:
+    """For a pasted line of code: the code chunks holding its words in its order
+    (raw score IN_ORDER), those holding it character for character, spacing aside,
+    first (VERBATIM); each group in the store's order."""
+    if not analysis.code_line or "code" not in filters.layers:
+        return []
+    hits = store.phrase_hits("code", analysis.text, filters, cap)
+    if not hits:
+        return []
+    line = _squeezed(analysis.text)
+    rows = store.chunk_rows([cid for cid, _ in hits[:EXACT_VERIFIED]])
+    verbatim = {cid for cid, row in rows.items() if line in _squeezed(row.text)}
+    ranked = [(cid, VERBATIM if cid in verbatim else IN_ORDER) for cid, _ in hits]
+    return sorted(ranked, key=lambda hit: -hit[1])  # stable: the store's order kept
 
 
 def lexical_doc_stream(

@@ -120,6 +120,14 @@ class SearchStore(Protocol):
         that share of the layer's chunks (they weigh next to nothing)."""
         ...
 
+    def phrase_hits(
+        self, layer: str, phrase: str, filters: SearchFilters, cap: int
+    ) -> list[ScoredChunk]:
+        """Chunks of `layer` (code or ast) holding `phrase`'s words in its order (its
+        tokens as the layer's full-text index has them: punctuation aside), best
+        first."""
+        ...
+
     def term_counts(self, layer: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         """The chunks of `layer` (code, ast or doc) in its full-text index, and per
         term how many of them hold it (counts a backend may cache)."""

@@ -418,6 +418,28 @@ class PostgresSearchStore(RowReads):
         )
         return [(int(cid), float(score)) for cid, score in rows]
 
+    def phrase_hits(
+        self, layer: str, phrase: str, filters: SearchFilters, cap: int
+    ) -> list[ScoredChunk]:
+        """The phrase as a tsquery of its tokens, each followed by the next (`<->`),
+        over the positions the SQLite index's tokens have; the densest match first."""
+        if layer not in ("code", "ast"):
+            return []
+        query = or_query([phrase])
+        if not query:
+            return []
+        file_sql, file_params = _file_conditions(filters)
+        time_sql, time_params = _time_conditions(filters.times, "c.changed", "c.created")
+        rows = self._rows(
+            "SELECT c.id, ts_rank_cd(c.tsv, %s::tsquery, 1) AS s"
+            f" FROM chunks c{_files_join(filters, 'c.file_id')}"
+            " WHERE c.layer = %s AND c.tsv @@ %s::tsquery"
+            f" AND c.repo_id IN (SELECT id FROM readable){file_sql}{time_sql}"
+            " ORDER BY s DESC, c.id LIMIT %s",
+            [query, layer, query, *file_params, *time_params, cap],
+        )
+        return [(int(cid), float(score)) for cid, score in rows]
+
     def symbol_candidates(
         self, probe: str, filters: SearchFilters, limit: int, threshold: float | None = None
     ) -> list[SymbolCandidate]:

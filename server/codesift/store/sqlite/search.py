@@ -289,6 +289,24 @@ class SqliteSearchStore:
             ).fetchall()
         return [(int(cid), -float(score)) for cid, score in rows]
 
+    def phrase_hits(
+        self, layer: str, phrase: str, filters: SearchFilters, cap: int
+    ) -> list[ScoredChunk]:
+        """An FTS5 phrase query (the quoted text: its tokens in order), bm25 order."""
+        table = FTS_TABLES.get(layer)
+        if table is None or layer == "doc" or not any(c.isalnum() for c in phrase):
+            return []
+        match = fts_quote(phrase)
+        file_sql, params = file_conditions(filters)
+        time_sql, time_params = time_conditions(filters.times, "c.changed", "c.created")
+        rows: list[Any] = self._conn.execute(
+            f"SELECT c.id, bm25({table}) AS s FROM {table}"
+            f" JOIN chunks c ON c.id = {table}.rowid JOIN files f ON f.id = c.file_id"
+            f" WHERE {table} MATCH ?{file_sql}{time_sql} ORDER BY s, c.id LIMIT ?",
+            [match, *params, *time_params, cap],
+        ).fetchall()
+        return [(int(cid), -float(score)) for cid, score in rows]
+
     def term_counts(self, layer: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         table = FTS_TABLES.get(layer)
         if table is None:
