@@ -36,7 +36,9 @@ sorted, then shuffled with a fixed seed):
   identifiers or more, no comment, found once in the whole corpus (read from the
   corpus's files). The target is that line.
 
-Scored with bench/quality.py's NDCG@10, with MRR@10 and the share answered at rank 1.
+Scored with bench/quality.py's NDCG@10, with MRR@10 and the share answered at rank 1
+(`family|system|split|language` -> those three, in bench/results/symbol-questions.json
+with `--write`).
 `--peer`: the same questions through semble 0.7.0 as bench/peer_baseline.py runs it
 (its own file walk, BM25 and ranking, no model), cached in
 bench/.data/peer-<family>/.
@@ -73,6 +75,7 @@ from codesift.retrieval.request import SearchRequest  # noqa: E402
 from codesift.retrieval.search import Searcher  # noqa: E402
 from corpora import CORPUS_NAMES, DB_DIR, DEVSET2_NAMES, prepare_corpus  # noqa: E402
 from docset import DOCSET_NAMES, docset_corpus, load_manifest  # noqa: E402
+from runinfo import write_results  # noqa: E402
 
 SEED = 20261206
 SECTION = "symbol-questions"
@@ -407,12 +410,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         ]
     section += [f"<!-- {SECTION}:end -->", ""]
     print("\n".join(section))
+    figures = {"|".join(key): t.cells() for key, t in sorted(tallies.items())}
     if args.write:
         quality.SECTION = SECTION
         quality.write_section(args.out, "\n".join(section))
+        write_results(SECTION, figures, machine_info=machine)
     (DB_DIR.parent / "symbol_questions-last.json").write_text(
-        json.dumps({"|".join(key): t.cells() for key, t in tallies.items()}, indent=1) + "\n",
-        encoding="utf-8",
+        json.dumps(figures, indent=1) + "\n", encoding="utf-8"
     )
     return 0
 
