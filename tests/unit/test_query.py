@@ -468,7 +468,7 @@ def test_a_bare_name_is_a_symbol_but_no_declaration() -> None:
 )
 def test_a_pasted_line_of_code_is_a_code_line(query: str) -> None:
     analysis = analyze_query(query)
-    assert analysis.code_line and code_line_query(query)
+    assert analysis.verbatim == query and code_line_query(query)
     assert not analysis.symbol_like
 
 
@@ -483,4 +483,22 @@ def test_a_pasted_line_of_code_is_a_code_line(query: str) -> None:
     ],
 )
 def test_questions_symbols_and_declarations_are_no_code_lines(query: str) -> None:
-    assert not analyze_query(query).code_line
+    assert not analyze_query(query).verbatim
+
+
+@pytest.mark.parametrize(
+    ("query", "verbatim"),
+    [
+        ('"connection reset by peer"', "connection reset by peer"),
+        ("'header argument is required'", "header argument is required"),
+        ("`make install`", "make install"),
+        ('"ParseConfig"', "ParseConfig"),
+    ],
+)
+def test_a_quoted_query_asks_for_the_quoted_text_as_written(query: str, verbatim: str) -> None:
+    assert analyze_query(query).verbatim == verbatim
+
+
+@pytest.mark.parametrize("query", ['"ab"', '"unbalanced', 'say "hi" to the cache', '"  "'])
+def test_no_quotes_around_the_whole_query_is_no_quoted_query(query: str) -> None:
+    assert not analyze_query(query).verbatim

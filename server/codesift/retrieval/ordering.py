@@ -83,7 +83,7 @@ def order_page(
     rescored = apply_priors(wide, _features(wide, places, rankings), analysis, priors)
     # A dominant lexical match, or a pasted line of code (one place holds it, however
     # many others share its words): file evidence stands aside.
-    dominant = analysis.code_line or lexical_dominates(
+    dominant = bool(analysis.verbatim) or lexical_dominates(
         rankings.get("lexical", []), settings.file_evidence_yield
     )
     rescored = file_evidence(

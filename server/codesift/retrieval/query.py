@@ -195,10 +195,11 @@ class QueryAnalysis:
     # `public function send(string $content)`): among definitions of its name, the one
     # whose signature it repeats is meant.
     declaration: bool = False
-    # The query is a line of code as pasted (`params = to_native_string(params)`,
-    # `return ordinal() < DAY_OF_WEEK.ordinal();`), not a question: it asks where that
-    # code is, tests and examples included (`code_line_query`).
-    code_line: bool = False
+    # Text to find as it is written, "" for none: a line of code as pasted (`params =
+    # to_native_string(params)`, `return ordinal() < DAY_OF_WEEK.ordinal();`:
+    # `code_line_query`) or what a quoted query quotes (`"connection reset by peer"`).
+    # Such a query asks where that text is, tests and examples included.
+    verbatim: str = ""
 
 
 def _looks_like_identifier(word: str) -> bool:
@@ -254,8 +255,21 @@ def analyze_query(text: str) -> QueryAnalysis:
         terms=tuple(terms),
         identifiers=tuple(identifiers),
         declaration=declaration,
-        code_line=not symbol_like and code_line_query(text),
+        verbatim=_verbatim_text(text, symbol_like),
     )
+
+
+# A query in quotes (double, single or backticks) asks for the quoted text as written.
+_QUOTED = re.compile(r"""^(["'`])(?P<inner>.*\w.*)\1$""", re.DOTALL)
+
+
+def _verbatim_text(text: str, symbol_like: bool) -> str:
+    """What a query asks to find as written: the quoted text of a quoted query, a
+    pasted line of code, else ""."""
+    quoted = _QUOTED.match(text)
+    if quoted is not None and len(quoted["inner"].strip()) >= 3:
+        return quoted["inner"].strip()
+    return text if not symbol_like and code_line_query(text) else ""
 
 
 def singulars(word: str) -> tuple[str, ...]:

@@ -274,7 +274,7 @@ def apply_priors(
     about_tests = any(term in _TEST_WORDS for term in analysis.terms)
     prose = not analysis.symbol_like
     query_words = {t for t in analysis.terms if len(t) > 2}
-    stem_lift = not analysis.code_line and (
+    stem_lift = not analysis.verbatim and (
         priors.path or (priors.path_short and len(query_words) <= SHORT_QUERY_WORDS)
     )
     path_hits: dict[str, int] = {}  # candidates share paths: count each path once
@@ -287,7 +287,7 @@ def apply_priors(
         score = cand.score
         if feat is not None and not prose:
             score += _definition_lift(feat, priors, symbol)
-        elif feat is not None and analysis.code_line:
+        elif feat is not None and analysis.verbatim:
             if priors.definition:
                 score += DEFINITION_BONUS * feat.exact  # the line, as a definition is
         elif feat is not None:

@@ -4,7 +4,8 @@ lexical      FTS5 bm25 over code chunks, and ast chunks (signatures) when asked
              for (identifier-split, unstemmed; a plural query word is searched in
              its singular too); raw score is -bm25 (higher is better)
 lexical_doc  FTS5 bm25 over markdown sections (porter stemming)
-exact        for a pasted line of code, the chunks holding its words in its order;
+exact        for a pasted line of code or a quoted query, the chunks holding its
+             words in its order;
              raw score 1.0 for those holding it as written (spacing aside), 0.5
 symbol       trigram similarity of the query's identifiers to definition names;
              raw score in [0, 1], exact names 1.0 (1.5 with the qualified name),
@@ -108,15 +109,16 @@ VERBATIM, IN_ORDER = 1.0, 0.5
 def exact_stream(
     store: SearchStore, analysis: QueryAnalysis, filters: StreamFilters, cap: int
 ) -> Ranked:
-    """For a pasted line of code: the code chunks holding its words in its order
-    (raw score IN_ORDER), those holding it character for character, spacing aside,
-    first (VERBATIM); each group in the store's order."""
-    if not analysis.code_line or "code" not in filters.layers:
+    """For a pasted line of code or a quoted query (`analysis.verbatim`): the code
+    chunks holding its words in its order (raw score IN_ORDER), those holding it
+    character for character, spacing aside, first (VERBATIM); each group in the
+    store's order."""
+    if not analysis.verbatim or "code" not in filters.layers:
         return []
-    hits = store.phrase_hits("code", analysis.text, filters, cap)
+    hits = store.phrase_hits("code", analysis.verbatim, filters, cap)
     if not hits:
         return []
-    line = _squeezed(analysis.text)
+    line = _squeezed(analysis.verbatim)
     rows = store.chunk_rows([cid for cid, _ in hits[:EXACT_VERIFIED]])
     verbatim = {cid for cid, row in rows.items() if line in _squeezed(row.text)}
     ranked = [(cid, VERBATIM if cid in verbatim else IN_ORDER) for cid, _ in hits]
