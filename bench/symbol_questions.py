@@ -2,7 +2,7 @@
 """Symbol and declaration questions made from the corpora's own code: two measuring
 sticks for the questions a developer types that are no prose.
 
-    PYTHONPATH=server python bench/symbol_questions.py [--family named|declaration|line|all]
+    PYTHONPATH=server python bench/symbol_questions.py [--family named|declaration|line|message|all]
         [--split tuning|held-out|both] [--per-corpus 25] [--peer] [--misses]
         [--write] [--out bench/RESULTS.md]
 
@@ -35,6 +35,10 @@ sorted, then shuffled with a fixed seed):
   up to `--per-corpus` random files, one line each of 30-100 characters with three
   identifiers or more, no comment, found once in the whole corpus (read from the
   corpus's files). The target is that line.
+- `message`: an error or log message asked in quotes (`"header argument is
+  required"`): a string literal of 20-80 characters and four words or more, no
+  escape or format placeholder, found once in the corpus, one from each of up to
+  `--per-corpus` random files. The target is its line.
 
 Scored with bench/quality.py's NDCG@10, with MRR@10 and the share answered at rank 1
 (`family|system|split|language` -> those three, in bench/results/symbol-questions.json
@@ -79,7 +83,7 @@ from runinfo import write_results  # noqa: E402
 
 SEED = 20261206
 SECTION = "symbol-questions"
-FAMILIES = ("named", "declaration", "line")
+FAMILIES = ("named", "declaration", "line", "message")
 TYPE_KINDS = frozenset(
     "class struct interface trait enum module type protocol object record union namespace".split()
 )
@@ -231,10 +235,52 @@ def line_questions(corpus: str, db: Path, per_corpus: int) -> list[Question]:
     return out
 
 
+# A string literal of 20-80 characters that starts with a letter and holds no
+# escape or format placeholder: a message, as a log or an error shows it.
+_MESSAGE = re.compile(r'"([A-Za-z][^"\\{}%$]{19,79})"|' + r"'([A-Za-z][^'\\{}%$]{19,79})'")
+
+
+def message_questions(corpus: str, db: Path, per_corpus: int) -> list[Question]:
+    """Messages (string literals of four words or more) found once in the corpus,
+    asked in quotes: from up to `per_corpus` files (sorted, then shuffled), one
+    each."""
+    root = corpus_root(corpus)
+    rows = _rows(db, "SELECT path, language FROM files WHERE language NOT IN ('text', 'markdown')")
+    found: dict[str, list[tuple[int, str]]] = {}
+    counts: Counter[str] = Counter()
+    for path, _ in rows:
+        try:
+            text = (root / path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        here: list[tuple[int, str]] = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            for match in _MESSAGE.finditer(line):
+                message = match.group(1) or match.group(2)
+                counts[message] += 1
+                if len(message.split()) >= 4:
+                    here.append((number, message))
+        found[path] = here
+    order = sorted(rows)
+    rng = random.Random(f"{SEED}:message:{corpus}")
+    rng.shuffle(order)
+    out: list[Question] = []
+    for path, language in order:
+        if len(out) >= per_corpus:
+            break
+        candidates = [(n, m) for n, m in found.get(path, ()) if counts[m] == 1]
+        if candidates:
+            number, message = rng.choice(candidates)
+            target = (quality.Target(path, number, number),)
+            out.append(Question(corpus, language, f'"{message}"', target))
+    return out
+
+
 QUESTIONS = {
     "named": named_questions,
     "declaration": declaration_questions,
     "line": line_questions,
+    "message": message_questions,
 }
 
 
@@ -398,6 +444,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "line": "Lines of code: the question is a line pasted as it is (30-100 characters,"
         " three identifiers or more, no comment, found once in its corpus); the target"
         " is that line.",
+        "message": "Messages: the question is a string literal of four words or more"
+        " (20-80 characters, no escape or placeholder, found once in its corpus), asked"
+        " in quotes as an error or log message is; the target is its line.",
     }
     for family in families:
         section += [
