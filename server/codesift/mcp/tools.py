@@ -118,7 +118,12 @@ SEARCH = Tool(
                 "type": "string",
                 "minLength": 1,
                 "maxLength": MAX_QUERY_CHARS,
-                "description": "What to look for: a name, a signature or a question in words.",
+                "description": (
+                    "What to look for: a name (ParseConfig), a declaration as written"
+                    " (public function send(string $content): void), a pasted line of code,"
+                    " a message in quotes to find where it is raised"
+                    ' ("connection reset by peer"), or a question in words.'
+                ),
             },
             "top_k": {
                 "type": "integer",
