@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Symbol and declaration questions made from the corpora's own code: two measuring
-sticks for the questions a developer types that are no prose.
+"""Symbol, declaration and code questions made from the corpora's own code: measuring
+sticks for the questions a developer types that are no prose, or name a symbol.
 
-    PYTHONPATH=server python bench/symbol_questions.py [--family named|declaration|line|message|all]
+    PYTHONPATH=server python bench/symbol_questions.py
+        [--family named|asked|declaration|line|message|all]
         [--split tuning|held-out|both] [--per-corpus 25] [--peer] [--misses]
         [--write] [--out bench/RESULTS.md]
 
@@ -25,6 +26,9 @@ sorted, then shuffled with a fixed seed):
   extensionless scripts whose file name has a hyphen; not a package's own module
   (`__init__.py`: the question is about its folder). The question is the name as
   written; the target is the file (any result in one of the files so named counts).
+- `asked`: a question about one function or method by its name (`what does
+  parse_http_header do`), for compound names (snake_case, camelCase) defined once
+  in the corpus. The target is the definition's lines.
 - `declaration`: a function's or method's declaration as a developer copies it, its
   signature's first line (`public function send(string $content, array $records):
   void`, `fn type_id(&self) -> AnyValueId`, at most 120 characters), when that line
@@ -83,7 +87,7 @@ from runinfo import write_results  # noqa: E402
 
 SEED = 20261206
 SECTION = "symbol-questions"
-FAMILIES = ("named", "declaration", "line", "message")
+FAMILIES = ("named", "asked", "declaration", "line", "message")
 TYPE_KINDS = frozenset(
     "class struct interface trait enum module type protocol object record union namespace".split()
 )
@@ -276,8 +280,35 @@ def message_questions(corpus: str, db: Path, per_corpus: int) -> list[Question]:
     return out
 
 
+ASKED = "what does {} do"
+
+
+def asked_questions(corpus: str, db: Path, per_corpus: int) -> list[Question]:
+    """A question about one function or method by its name ("what does
+    parse_http_header do"), for names that are compound (snake_case, camelCase) and
+    defined once in the corpus; the target is the definition's lines."""
+    rows = _rows(
+        db,
+        "SELECT n.name, f.path, f.language, n.start_line, n.end_line FROM nodes n"
+        " JOIN files f ON f.id = n.file_id WHERE n.kind IN ('function', 'method')"
+        " AND n.name IN (SELECT name FROM nodes GROUP BY name HAVING count(*) = 1)",
+    )
+    compound = re.compile(r"[a-z][A-Z]|[A-Za-z0-9]_[A-Za-z0-9]")
+    found = {
+        name: (path, lang, int(start), int(end))
+        for name, path, lang, start, end in rows
+        if len(name) >= 6 and compound.search(name) and re.fullmatch(r"[A-Za-z_]\w*", name)
+    }
+    out: list[Question] = []
+    for name in _sample(corpus, "asked", list(found), per_corpus):
+        path, lang, start, end = found[name]
+        out.append(Question(corpus, lang, ASKED.format(name), (quality.Target(path, start, end),)))
+    return out
+
+
 QUESTIONS = {
     "named": named_questions,
+    "asked": asked_questions,
     "declaration": declaration_questions,
     "line": line_questions,
     "message": message_questions,
@@ -439,6 +470,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     titles = {
         "named": "Symbols named like their file: the question is a type's (or a command's)"
         " name, the target the file named after it (any result in it counts).",
+        "asked": 'Names asked about: the question is "what does NAME do" for a function'
+        " or method whose compound name is defined once in its corpus; the target is its"
+        " lines.",
         "declaration": "Declarations: the question is a function's or method's first"
         " signature line, found once in its corpus; the target is its lines.",
         "line": "Lines of code: the question is a line pasted as it is (30-100 characters,"

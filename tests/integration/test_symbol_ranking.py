@@ -381,3 +381,31 @@ def test_a_quoted_message_is_found_where_it_is_written(
     with Searcher(conn) as searcher:
         first = searcher.search(SearchRequest(query='"charge declined: card missing"')).results[0]
         assert (first.path, first.qualified_name) == ("billing/gateway.py", "gateway.submit")
+
+
+def test_a_question_about_one_name_finds_its_definition_before_its_callers(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace
+) -> None:
+    files = {
+        "http/wire.py": (
+            "def parse_http_header(line):\n"
+            "    name, _, value = line.partition(':')\n"
+            "    return name, value\n"
+        ),
+        # callers that say the name more often, in shorter chunks
+        "http/client.py": (
+            "def read_headers(lines):\n"
+            "    return [parse_http_header(l) for l in lines if parse_http_header(l)]\n"
+        ),
+        "http/server.py": (
+            "def handle(line):\n    parse_http_header(line)\n    return parse_http_header(line)\n"
+        ),
+    }
+    conn, _ = index_workspace(make_repo(files, name="asked"))
+    with Searcher(conn) as searcher:
+        for question in ("what does parse_http_header do", "where is parse_http_header defined"):
+            first = searcher.search(SearchRequest(query=question)).results[0]
+            assert (first.path, first.qualified_name) == (
+                "http/wire.py",
+                "wire.parse_http_header",
+            ), question

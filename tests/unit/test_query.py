@@ -16,6 +16,7 @@ from codesift.retrieval.query import (
     fragment_name,
     fts_or_query,
     fts_quote,
+    named_in_question,
     singulars,
     trigrams,
     verb_bases,
@@ -502,3 +503,41 @@ def test_a_quoted_query_asks_for_the_quoted_text_as_written(query: str, verbatim
 @pytest.mark.parametrize("query", ['"ab"', '"unbalanced', 'say "hi" to the cache', '"  "'])
 def test_no_quotes_around_the_whole_query_is_no_quoted_query(query: str) -> None:
     assert not analyze_query(query).verbatim
+
+
+@pytest.mark.parametrize(
+    ("query", "symbol", "tail"),
+    [
+        ("what does parse_http_header do", "parse_http_header", "parse_http_header"),
+        ("where is `RetryPolicy` defined?", "RetryPolicy", "RetryPolicy"),
+        ("explain Pool.imap", "Pool.imap", "imap"),
+        ("what does retry_charge() return", "retry_charge", "retry_charge"),
+        ("what does Invoice do", "Invoice", "Invoice"),
+        ("how does getFrontMatterParser work", "getFrontMatterParser", "getFrontMatterParser"),
+    ],
+)
+def test_a_question_about_one_name_asks_for_its_definition(
+    query: str, symbol: str, tail: str
+) -> None:
+    analysis = analyze_query(query)
+    assert named_in_question(query)
+    assert analysis.symbol_like and not analysis.declaration
+    assert (analysis.symbol, analysis.symbol_tail) == (symbol, tail)
+    # its words stay a question's: no stopword is searched
+    assert "what" not in analysis.terms and "does" not in analysis.terms
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "how does billing retry a failed charge",  # no name
+        "Removes the item",  # a capitalised first word
+        "Invoice total",  # no question
+        "what does parse_http_header return for an empty line",  # more than the name
+        "where are parse_http_header and retry_charge called",  # two names
+        "Return a of this RequestsCookieJar",  # a sentence, not a question
+    ],
+)
+def test_other_questions_name_no_single_symbol(query: str) -> None:
+    assert not named_in_question(query)
+    assert not analyze_query(query).symbol_like

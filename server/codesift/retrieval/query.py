@@ -19,6 +19,7 @@ __all__ = [
     "fragment_name",
     "fts_or_query",
     "fts_quote",
+    "named_in_question",
     "singulars",
     "trigrams",
     "verb_bases",
@@ -211,6 +212,52 @@ def _looks_like_identifier(word: str) -> bool:
     )
 
 
+# Words a question about one name asks with, besides stopwords: "what does
+# parse_http_header do", "where is RetryPolicy defined", "explain Pool.imap".
+_ABOUT_WORDS = frozenset(
+    """
+    defined define definition declared declaration called call calls caller callers
+    return returns mean means meaning explain explained show find located location
+    purpose role behavior behaviour class struct type trait interface module variable
+    constant field property macro signature source body usage usages exactly please
+    """.split()
+)
+# How such a question opens.
+_QUESTION_OPENERS = frozenset(
+    "what where how which who why when explain describe show find list".split()
+)
+# A name no English word looks like: a qualified name, snake_case, camelCase, ACRONYMWord.
+_COMPOUND_NAME = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]|[A-Za-z0-9]_[A-Za-z0-9]|\.|::|#|->")
+_TOKEN_EDGES = "?!.,;:'\"`()[]"
+
+
+def named_in_question(text: str) -> str:
+    """The name a question asks about when it opens as a question, names one and
+    says nothing else ("what does parse_http_header do?", "where is `RetryPolicy`
+    defined", "explain Pool.imap"), else "".
+    A compound or qualified name counts, and a capitalised word after the first (the
+    first word of a sentence is capitalised anyway)."""
+    words = text.split()
+    if not words or words[0].strip(_TOKEN_EDGES).lower() not in _QUESTION_OPENERS:
+        return ""
+    name = ""
+    for position, raw in enumerate(words):
+        token = raw.strip(_TOKEN_EDGES)
+        if not token:
+            continue
+        lower = token.lower()
+        if lower in STOPWORDS or lower in _ABOUT_WORDS:
+            continue
+        # Inside a sentence a capitalised word is a name too ("what does Invoice do").
+        named = _COMPOUND_NAME.search(token) or (
+            position > 0 and len(token) > 2 and token[0].isupper() and token[1:].islower()
+        )
+        if name or not _SYMBOL_QUERY.match(token) or not named:
+            return ""
+        name = token
+    return name
+
+
 def analyze_query(text: str) -> QueryAnalysis:
     text = text.strip()
     stripped = text.removesuffix("()")
@@ -229,6 +276,12 @@ def analyze_query(text: str) -> QueryAnalysis:
         qualifier, tail = fragment
         symbol_like = declaration = True
         symbol = f"{qualifier}.{tail}" if qualifier else tail
+    named = "" if symbol_like else named_in_question(text)
+    if named:
+        # A question about one name asks for its definition, as the name alone does.
+        symbol_like = True
+        symbol = named.removesuffix("()")
+        tail = re.split(r"\.|::|#|->", symbol)[-1]
     words = _WORD.findall(text)
     terms: dict[str, None] = {}
     identifiers: dict[str, None] = {}
@@ -236,7 +289,9 @@ def analyze_query(text: str) -> QueryAnalysis:
         lower = word.lower()
         parts = split_identifier(word)
         # A capitalised stopword opening a question ("Where", "Does") is not a name.
-        is_ident = symbol_like or (_looks_like_identifier(word) and lower not in STOPWORDS)
+        is_ident = (symbol_like and not named) or (
+            _looks_like_identifier(word) and lower not in STOPWORDS
+        )
         if is_ident:
             identifiers[word] = None
         if lower not in STOPWORDS or is_ident:
