@@ -252,6 +252,7 @@ def test_search_json_on_a_fresh_folder_is_pure_json_with_the_documented_fields(
         "lexical_doc",
         "symbol",
         "exact",
+        "path",
         "vector",
         "vector_doc",
     }
@@ -268,6 +269,7 @@ def test_search_json_on_a_fresh_folder_is_pure_json_with_the_documented_fields(
                 "lexical_doc",
                 "symbol",
                 "exact",
+                "path",
                 "vector",
                 "vector_doc",
             }

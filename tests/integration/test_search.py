@@ -21,6 +21,7 @@ from codesift.retrieval.streams import (
     exact_stream,
     lexical_doc_stream,
     lexical_stream,
+    path_stream,
     symbol_stream,
 )
 from codesift.store.sqlite.search import SqliteSearchStore
@@ -272,6 +273,7 @@ STREAMS = {
     "lexical_doc": lexical_doc_stream,
     "symbol": symbol_stream,
     "exact": exact_stream,
+    "path": path_stream,
 }
 
 

@@ -145,6 +145,23 @@ def test_phrase_hits_find_a_line_by_its_words_in_order(
         store.phrase_hits("code", text, filters, 10)
 
 
+def test_path_hits_find_the_files_a_name_or_path_names(
+    conn: apsw.Connection, store: SqliteSearchStore
+) -> None:
+    every = SearchFilters(("code", "doc"))
+    (hit,) = store.path_hits("charge.go", every, 10)
+    assert paths_of(conn, [hit[0]]) == {"go/charge.go"} and hit[1] == 0.95
+    assert store.path_hits("go/charge.go", every, 10)[0][1] == 1.0
+    assert store.path_hits("GO/Charge.go", every, 10)[0][1] == 0.9  # case aside
+    (doc,) = store.path_hits("README.md", every, 10)
+    assert layers_of(conn, [doc[0]]) == {"doc"}  # a file without code: its doc chunk
+    # a suffix is a whole path component; LIKE's wildcards are searched literally
+    assert store.path_hits("harge.go", every, 10) == []
+    assert store.path_hits("%.go", every, 10) == []
+    assert store.path_hits("_o/charge.go", every, 10) == []
+    assert store.path_hits("charge.go", SearchFilters(("code",), ("python",)), 10) == []
+
+
 def test_query_text_never_reaches_match_as_syntax(store: SqliteSearchStore) -> None:
     filters = SearchFilters(("code",))
     for term in ('"', "NEAR(a b)", "col:term", "*", "AND", "a OR"):

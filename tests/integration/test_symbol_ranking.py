@@ -409,3 +409,31 @@ def test_a_question_about_one_name_finds_its_definition_before_its_callers(
                 "http/wire.py",
                 "wire.parse_http_header",
             ), question
+
+
+def test_a_file_name_or_path_finds_that_file(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace
+) -> None:
+    """The file's words are not in it; other files say them often."""
+    files = {
+        "billing/gateway.py": "def submit(charge):\n    return charge.send()\n",
+        "billing/notes.py": (
+            "# The gateway: gateway.py talks to the gateway; py gateway gateway.\n"
+            "GATEWAY = 'gateway'\n"
+        ),
+        "legacy/billing/gateway.py": "def submit_old(charge):\n    return None\n",
+    }
+    conn, _ = index_workspace(make_repo(files, name="paths"))
+    with Searcher(conn) as searcher:
+        by_name = searcher.search(SearchRequest(query="gateway.py")).results
+        assert {by_name[0].path, by_name[1].path} == {
+            "billing/gateway.py",
+            "legacy/billing/gateway.py",
+        }
+        assert by_name[0].path == "billing/gateway.py"  # the shorter path first
+        by_path = searcher.search(SearchRequest(query="legacy/billing/gateway.py")).results
+        assert by_path[0].path == "legacy/billing/gateway.py"
+        stream = next(
+            s for s in searcher.search(SearchRequest(query="x.py")).streams if s.stream == "path"
+        )
+        assert stream.candidates == 0

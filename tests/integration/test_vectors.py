@@ -212,7 +212,13 @@ def test_searcher_without_embedder_has_no_vector_stream(
     root = make_repo(FILES)
     conn, _ = index_workspace(root)
     response = Searcher(conn).search(SearchRequest("retry_failed_charge"))
-    assert {s.stream for s in response.streams} == {"lexical", "lexical_doc", "symbol", "exact"}
+    assert {s.stream for s in response.streams} == {
+        "lexical",
+        "lexical_doc",
+        "symbol",
+        "exact",
+        "path",
+    }
     # billing/ has no __init__.py, so the module path starts at `charges`.
     assert response.results[0].qualified_name == "charges.retry_failed_charge"
 

@@ -183,6 +183,8 @@ def test_index_writes_every_file_then_nothing(pg_dsn: str, app: Path) -> None:
         "invoice total",
         "exponential backoff",
         "header = parse_http_header('Host: example')",  # a pasted line: the exact stream
+        "server.py",  # a file's name: the path stream
+        "billing/invoice.py",
     ],
 )
 def test_same_ranked_paths_as_the_local_index(
@@ -355,6 +357,8 @@ def test_a_principal_sees_nothing_of_a_repository_it_may_not_read(
         assert store.phrase_hits("code", line, filters, 50) == []
         app_line = "header = parse_http_header('Host: example')"
         assert bool(store.phrase_hits("code", app_line, filters, 50)) == may_read_app
+        assert store.path_hits("vault/keys.py", filters, 50) == []
+        assert bool(store.path_hits("http/server.py", filters, 50)) == may_read_app
         assert store.lexical_hits("doc", ["vault"], filters, 50) == []
         assert store.meta("root") in (None, str(Path(two_repos.parent / "app")))
 

@@ -160,7 +160,13 @@ def test_a_query_embedder_that_cannot_be_made_leaves_the_other_streams(
         shared.close()
     assert found.status.state == "ok"
     assert found.pages and found.keys[found.pages[0].folder] == VAULT_KEY
-    assert {s.stream for s in found.streams} == {"lexical", "lexical_doc", "symbol", "exact"}
+    assert {s.stream for s in found.streams} == {
+        "lexical",
+        "lexical_doc",
+        "symbol",
+        "exact",
+        "path",
+    }
 
 
 def server_options(dsn: str) -> dict[str, Any]:

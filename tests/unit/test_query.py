@@ -17,6 +17,7 @@ from codesift.retrieval.query import (
     fts_or_query,
     fts_quote,
     named_in_question,
+    path_query,
     singulars,
     trigrams,
     verb_bases,
@@ -541,3 +542,28 @@ def test_a_question_about_one_name_asks_for_its_definition(
 def test_other_questions_name_no_single_symbol(query: str) -> None:
     assert not named_in_question(query)
     assert not analyze_query(query).symbol_like
+
+
+@pytest.mark.parametrize(
+    ("query", "path"),
+    [
+        ("smtplib.py", "smtplib.py"),
+        ("retrieval/ordering.py", "retrieval/ordering.py"),
+        ("./src/main.rs", "src/main.rs"),
+        ("Cargo.toml", "Cargo.toml"),
+        ("README.md", "README.md"),
+        ("index.d.ts", "index.d.ts"),
+        ("lib/rack", "lib/rack"),
+    ],
+)
+def test_a_file_name_or_path_is_a_path_query(query: str, path: str) -> None:
+    analysis = analyze_query(query)
+    assert path_query(query) == path and analysis.path == path
+    assert not analysis.symbol_like and analysis.literal
+
+
+@pytest.mark.parametrize(
+    "query", ["Pool.imap", "os.path", "self.value", "v1.2.3", "src/", "http://x.com/a.py", "a b.py"]
+)
+def test_names_versions_and_urls_are_no_paths(query: str) -> None:
+    assert path_query(query) == ""

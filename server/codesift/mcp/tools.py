@@ -122,7 +122,8 @@ SEARCH = Tool(
                     "What to look for: a name (ParseConfig), a declaration as written"
                     " (public function send(string $content): void), a pasted line of code,"
                     " a message in quotes to find where it is raised"
-                    ' ("connection reset by peer"), or a question in words.'
+                    ' ("connection reset by peer"), a file name or path (smtplib.py),'
+                    " or a question in words."
                 ),
             },
             "top_k": {

@@ -118,7 +118,7 @@ def feedback_wanted(
     return (
         term_count > 0
         and not analysis.symbol_like
-        and not analysis.verbatim
+        and not analysis.literal
         and "code" in layers
         and not rankings.get("vector")
         and not rankings.get("vector_doc")

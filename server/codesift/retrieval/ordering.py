@@ -40,6 +40,7 @@ def _features(
     for cid, raw in rankings.get("symbol", ()):
         symbol_score.setdefault(cid, raw)
     exact = dict(rankings.get("exact", ()))
+    named_path = dict(rankings.get("path", ()))
     features: dict[int, ChunkFeatures] = {}
     for cand in wide:
         place = by_id.get(cand.chunk_id)
@@ -54,6 +55,7 @@ def _features(
             header_twin=cand.chunk_id in twins,
             test_name=is_test_like_name(place.name, place.language),
             exact=exact.get(cand.chunk_id, 0.0),
+            named_path=named_path.get(cand.chunk_id, 0.0),
         )
     return features
 
@@ -83,7 +85,7 @@ def order_page(
     rescored = apply_priors(wide, _features(wide, places, rankings), analysis, priors)
     # A dominant lexical match, or a pasted line of code (one place holds it, however
     # many others share its words): file evidence stands aside.
-    dominant = bool(analysis.verbatim) or lexical_dominates(
+    dominant = analysis.literal or lexical_dominates(
         rankings.get("lexical", []), settings.file_evidence_yield
     )
     rescored = file_evidence(

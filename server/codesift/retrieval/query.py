@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from codesift.parsing.languages import detect_language
 from codesift.store.names import fts_or_query, fts_quote
 from codesift.tokens import split_identifier
 
@@ -20,6 +21,7 @@ __all__ = [
     "fts_or_query",
     "fts_quote",
     "named_in_question",
+    "path_query",
     "singulars",
     "trigrams",
     "verb_bases",
@@ -201,6 +203,15 @@ class QueryAnalysis:
     # `code_line_query`) or what a quoted query quotes (`"connection reset by peer"`).
     # Such a query asks where that text is, tests and examples included.
     verbatim: str = ""
+    # A file's name or path as typed (`smtplib.py`, `retrieval/ordering.py`,
+    # `./src/main.rs`), normalised, "" for none: the files it names lead (`path_query`).
+    path: str = ""
+
+    @property
+    def literal(self) -> bool:
+        """The query asks where something is (a line, a quoted text, a file), not a
+        question: no prose demotions, file evidence or feedback apply."""
+        return bool(self.verbatim or self.path)
 
 
 def _looks_like_identifier(word: str) -> bool:
@@ -258,8 +269,39 @@ def named_in_question(text: str) -> str:
     return name
 
 
+# Extensions of files that have no language of their own but are asked for by name.
+_FILE_EXTENSIONS = frozenset(
+    """
+    txt toml cfg ini conf json yaml yml lock xml html htm css scss less mk cmake gradle
+    properties env csv tsv proto graphql sh bash zsh bat ps1 dockerfile tf hcl nix in
+    """.split()
+)
+_PATH_QUERY = re.compile(r"^(?:\./|/)?(?P<path>[\w@+-][\w.@+/-]*)$")
+
+
+def path_query(text: str) -> str:
+    """The file name or path `text` is, normalised (`./src/main.rs` -> `src/main.rs`),
+    or "": one word with a folder (`retrieval/ordering.py`) or with the extension of
+    a language codesift reads or of a common text file (`smtplib.py`, `Cargo.toml`)."""
+    match = _PATH_QUERY.match(text)
+    if match is None or "://" in text or len(text) > 300:
+        return ""
+    path = match["path"].rstrip("/")
+    name = path.rsplit("/", 1)[-1]
+    stem, dot, extension = name.rpartition(".")
+    named_file = bool(dot and stem) and (
+        extension.lower() in _FILE_EXTENSIONS or detect_language(name) != "text"
+    )
+    if "/" in path and any(c.isalpha() for c in name):
+        return path
+    return path if named_file else ""
+
+
 def analyze_query(text: str) -> QueryAnalysis:
     text = text.strip()
+    path = path_query(text)
+    if path:
+        return _path_analysis(text, path)
     stripped = text.removesuffix("()")
     symbol_like = bool(_SYMBOL_QUERY.match(text)) and " " not in text
     symbol = stripped if symbol_like else ""
@@ -311,6 +353,24 @@ def analyze_query(text: str) -> QueryAnalysis:
         identifiers=tuple(identifiers),
         declaration=declaration,
         verbatim=_verbatim_text(text, symbol_like),
+    )
+
+
+def _path_analysis(text: str, path: str) -> QueryAnalysis:
+    """A file's name or path: its words are searched too (`ordering`, `py`)."""
+    terms = dict.fromkeys(w.lower() for w in _WORD.findall(path))
+    for word in list(terms):
+        for part in split_identifier(word):
+            if len(part) > 1:
+                terms[part] = None
+    return QueryAnalysis(
+        text=text,
+        symbol_like=False,
+        symbol="",
+        symbol_tail="",
+        terms=tuple(terms),
+        identifiers=(),
+        path=path,
     )
 
 

@@ -12,7 +12,8 @@ definition   for a symbol-shaped query, the chunk that defines the symbol (an
              (`Widget.java`, `foo_bar.h`, `widget/mod.rs`, `App/Query.ex`) leads;
              a one-word query in kebab case (`pyenv-which`, `body-limit`) names a
              file, a script or a command: the file of that name leads; a pasted
-             line of code leads where it is written as it is (the exact stream)
+             line of code leads where it is written as it is (the exact stream),
+             a file's name or path leads to that file (the path stream)
 tests        for a prose query that is not about tests (nor a pasted line of
              code, which asks where that code is), test, example, vendored
              and generated code is demoted (test files by each language's naming
@@ -164,6 +165,9 @@ class ChunkFeatures(NamedTuple):
     # How exactly the chunk holds a pasted line of code: the exact stream's raw score
     # (1 as written, 0.5 its words in its order), 0 when it did not find it.
     exact: float = 0.0
+    # The chunk stands for a file the query names by its name or path: the path
+    # stream's raw score, 0 when it did not find it.
+    named_path: float = 0.0
 
     @property
     def is_window(self) -> bool:
@@ -274,7 +278,7 @@ def apply_priors(
     about_tests = any(term in _TEST_WORDS for term in analysis.terms)
     prose = not analysis.symbol_like
     query_words = {t for t in analysis.terms if len(t) > 2}
-    stem_lift = not analysis.verbatim and (
+    stem_lift = not analysis.literal and (
         priors.path or (priors.path_short and len(query_words) <= SHORT_QUERY_WORDS)
     )
     path_hits: dict[str, int] = {}  # candidates share paths: count each path once
@@ -287,9 +291,9 @@ def apply_priors(
         score = cand.score
         if feat is not None and not prose:
             score += _definition_lift(feat, priors, symbol)
-        elif feat is not None and analysis.verbatim:
-            if priors.definition:
-                score += DEFINITION_BONUS * feat.exact  # the line, as a definition is
+        elif feat is not None and analysis.literal:
+            if priors.definition:  # the line, or the file, as a definition is
+                score += DEFINITION_BONUS * max(feat.exact, feat.named_path)
         elif feat is not None:
             score = _prose_priors(score, feat, priors, about_tests)
             if file_name and priors.definition and module_name(feat.path) == file_name:

@@ -57,6 +57,7 @@ from codesift.retrieval.streams import (
     exact_stream,
     lexical_doc_stream,
     lexical_stream,
+    path_stream,
     resident_vector_stream,
     symbol_stream,
     vector_stream,
@@ -249,11 +250,15 @@ class Searcher:
         def exact(store: SearchStore, i: StreamInput) -> Ranked:
             return exact_stream(store, i.analysis, i.filters, i.cap)
 
+        def path(store: SearchStore, i: StreamInput) -> Ranked:
+            return path_stream(store, i.analysis, i.filters, i.cap)
+
         streams = [
             Stream("lexical", lexical),
             Stream("lexical_doc", lexical_doc),
             Stream("symbol", symbol),
             Stream("exact", exact),
+            Stream("path", path),
         ]
         if self.embedder is not None:
 
@@ -493,6 +498,7 @@ class Searcher:
         weights = {
             "lexical": self.settings.weight_lexical,
             "exact": self.settings.weight_lexical,
+            "path": self.settings.weight_lexical,
             "lexical_doc": self.settings.weight_doc,
             "symbol": symbol_weight,
             "vector": vector_weight,

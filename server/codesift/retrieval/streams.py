@@ -7,6 +7,9 @@ lexical_doc  FTS5 bm25 over markdown sections (porter stemming)
 exact        for a pasted line of code or a quoted query, the chunks holding its
              words in its order;
              raw score 1.0 for those holding it as written (spacing aside), 0.5
+path         for a file's name or path, one chunk of each file it names; raw score
+             1.0 for the path itself, 0.95 for a longer one ending with it, 0.9
+             without case
 symbol       trigram similarity of the query's identifiers to definition names;
              raw score in [0, 1], exact names 1.0 (1.5 with the qualified name),
              a little more in the query's case and for a longer definition
@@ -40,6 +43,7 @@ __all__ = [
     "exact_stream",
     "lexical_doc_stream",
     "lexical_stream",
+    "path_stream",
     "resident_vector_stream",
     "symbol_stream",
     "vector_stream",
@@ -123,6 +127,16 @@ def exact_stream(
     verbatim = {cid for cid, row in rows.items() if line in _squeezed(row.text)}
     ranked = [(cid, VERBATIM if cid in verbatim else IN_ORDER) for cid, _ in hits]
     return sorted(ranked, key=lambda hit: -hit[1])  # stable: the store's order kept
+
+
+def path_stream(
+    store: SearchStore, analysis: QueryAnalysis, filters: StreamFilters, cap: int
+) -> Ranked:
+    """For a file's name or path (`analysis.path`): one chunk of each file it names
+    (raw scores as `filters.path_hit_order` gives them)."""
+    if not analysis.path:
+        return []
+    return store.path_hits(analysis.path, filters, cap)
 
 
 def lexical_doc_stream(

@@ -9,11 +9,20 @@ languages) is always bound as a parameter.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from codesift.timespec import TimeFilter
 
-__all__ = ["SearchFilters", "file_conditions", "files_join", "time_conditions"]
+__all__ = [
+    "PATH_HIT_LAYERS",
+    "SearchFilters",
+    "file_conditions",
+    "files_join",
+    "like_suffix",
+    "path_hit_order",
+    "time_conditions",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,3 +98,38 @@ def time_conditions(
         sql += f" AND {created} <= {mark}"
         params.append(as_of)
     return sql, params
+
+
+# The layers a file's path hit is shown in, most telling first.
+PATH_HIT_LAYERS = ("code", "doc", "summary", "ast")
+
+
+def path_hit_order(
+    path: str, rows: Sequence[tuple[int, str, str, int, int]], cap: int
+) -> list[tuple[int, float]]:
+    """Of (chunk id, file path, layer, start line, part) rows of the files a path
+    query names, each file's first chunk in its most telling layer, scored 1.0 for
+    the file whose path is `path`, 0.95 for one whose path ends with it in case,
+    else 0.9; best first, then shorter paths first (`path_hits` of every backend)."""
+    best: dict[str, tuple[int, int, int, int]] = {}
+    for chunk_id, file_path, layer, start, part in rows:
+        rank = PATH_HIT_LAYERS.index(layer) if layer in PATH_HIT_LAYERS else len(PATH_HIT_LAYERS)
+        key = (rank, start, part, chunk_id)
+        if file_path not in best or key < best[file_path]:
+            best[file_path] = key
+    scored = [
+        (
+            1.0 if file_path == path else 0.95 if file_path.endswith("/" + path) else 0.9,
+            file_path,
+            key[3],
+        )
+        for file_path, key in best.items()
+    ]
+    scored.sort(key=lambda item: (-item[0], len(item[1]), item[1]))
+    return [(chunk_id, score) for score, _, chunk_id in scored[:cap]]
+
+
+def like_suffix(path: str) -> str:
+    """A LIKE pattern (escape character `\\`) for paths ending with `/path`."""
+    escaped = path.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return "%/" + escaped

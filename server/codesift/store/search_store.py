@@ -128,6 +128,14 @@ class SearchStore(Protocol):
         first."""
         ...
 
+    def path_hits(self, path: str, filters: SearchFilters, cap: int) -> list[ScoredChunk]:
+        """One chunk of each file whose path is `path` or ends with `/path` (ASCII case
+        aside): its first in the first requested layer it has among code, doc,
+        summary and ast. Scored 1.0 for the file whose path is `path`, 0.95 for
+        one whose path ends with it in case, else 0.9; best first, then shorter paths
+        first (`filters.path_hit_order`)."""
+        ...
+
     def term_counts(self, layer: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         """The chunks of `layer` (code, ast or doc) in its full-text index, and per
         term how many of them hold it (counts a backend may cache)."""

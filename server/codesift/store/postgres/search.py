@@ -44,7 +44,7 @@ import numpy as np
 import numpy.typing as npt
 import psycopg
 
-from codesift.store.filters import SearchFilters
+from codesift.store.filters import PATH_HIT_LAYERS, SearchFilters, like_suffix, path_hit_order
 from codesift.store.postgres.access import readable_condition
 from codesift.store.postgres.conditions import (
     LEXICAL_RANK,
@@ -439,6 +439,25 @@ class PostgresSearchStore(RowReads):
             [query, layer, query, *file_params, *time_params, cap],
         )
         return [(int(cid), float(score)) for cid, score in rows]
+
+    def path_hits(self, path: str, filters: SearchFilters, cap: int) -> list[ScoredChunk]:
+        """Paths compared without case (`ILIKE`), in the readable repositories."""
+        layers = [layer for layer in PATH_HIT_LAYERS if layer in filters.layers]
+        if not layers or not path:
+            return []
+        file_sql, file_params = _file_conditions(filters)
+        time_sql, time_params = _time_conditions(filters.times, "c.changed", "c.created")
+        rows = self._rows(
+            "SELECT c.id, f.path, c.layer, c.start_line, c.part FROM files f"
+            " JOIN chunks c ON c.file_id = f.id"
+            " WHERE (lower(f.path) = lower(%s) OR f.path ILIKE %s)"
+            " AND c.layer = ANY(%s) AND f.repo_id IN (SELECT id FROM readable)"
+            f"{file_sql}{time_sql}",
+            [path, like_suffix(path), layers, *file_params, *time_params],
+        )
+        return path_hit_order(
+            path, [(int(a), str(b), str(c), int(d), int(e)) for a, b, c, d, e in rows], cap
+        )
 
     def symbol_candidates(
         self, probe: str, filters: SearchFilters, limit: int, threshold: float | None = None

@@ -20,7 +20,15 @@ import numpy as np
 import numpy.typing as npt
 
 from codesift.store.database import scalar
-from codesift.store.filters import SearchFilters, file_conditions, files_join, time_conditions
+from codesift.store.filters import (
+    PATH_HIT_LAYERS,
+    SearchFilters,
+    file_conditions,
+    files_join,
+    like_suffix,
+    path_hit_order,
+    time_conditions,
+)
 from codesift.store.history import TimeRow, time_rows
 from codesift.store.meta import read_meta
 from codesift.store.names import fts_or_query, fts_quote, trigrams
@@ -306,6 +314,23 @@ class SqliteSearchStore:
             [match, *params, *time_params, cap],
         ).fetchall()
         return [(int(cid), -float(score)) for cid, score in rows]
+
+    def path_hits(self, path: str, filters: SearchFilters, cap: int) -> list[ScoredChunk]:
+        layers = [layer for layer in PATH_HIT_LAYERS if layer in filters.layers]
+        if not layers or not path:
+            return []
+        file_sql, params = file_conditions(filters)
+        time_sql, time_params = time_conditions(filters.times, "c.changed", "c.created")
+        rows: list[Any] = self._conn.execute(
+            "SELECT c.id, f.path, c.layer, c.start_line, c.part FROM files f"
+            " JOIN chunks c ON c.file_id = f.id"
+            " WHERE (f.path = ? COLLATE NOCASE OR f.path LIKE ? ESCAPE '\\')"
+            f" AND c.layer IN ({','.join('?' * len(layers))}){file_sql}{time_sql}",
+            [path, like_suffix(path), *layers, *params, *time_params],
+        ).fetchall()
+        return path_hit_order(
+            path, [(int(a), str(b), str(c), int(d), int(e)) for a, b, c, d, e in rows], cap
+        )
 
     def term_counts(self, layer: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         table = FTS_TABLES.get(layer)
