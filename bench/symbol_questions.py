@@ -3,7 +3,7 @@
 sticks for the questions a developer types that are no prose, or name a symbol.
 
     PYTHONPATH=server python bench/symbol_questions.py
-        [--family named|asked|declaration|line|message|all]
+        [--family named|file|asked|declaration|line|message|all]
         [--split tuning|held-out|both] [--per-corpus 25] [--peer] [--misses]
         [--write] [--out bench/RESULTS.md]
 
@@ -26,6 +26,9 @@ sorted, then shuffled with a fixed seed):
   extensionless scripts whose file name has a hyphen; not a package's own module
   (`__init__.py`: the question is about its folder). The question is the name as
   written; the target is the file (any result in one of the files so named counts).
+- `file`: a file asked for by its base name when no other file has it
+  (`smtplib.py`), else by its last two path components when no other path ends
+  with them (`retrieval/ordering.py`). The target is the file.
 - `asked`: a question about one function or method by its name (`what does
   parse_http_header do`), for compound names (snake_case, camelCase) defined once
   in the corpus. The target is the definition's lines.
@@ -87,7 +90,7 @@ from runinfo import write_results  # noqa: E402
 
 SEED = 20261206
 SECTION = "symbol-questions"
-FAMILIES = ("named", "asked", "declaration", "line", "message")
+FAMILIES = ("named", "file", "asked", "declaration", "line", "message")
 TYPE_KINDS = frozenset(
     "class struct interface trait enum module type protocol object record union namespace".split()
 )
@@ -306,8 +309,33 @@ def asked_questions(corpus: str, db: Path, per_corpus: int) -> list[Question]:
     return out
 
 
+def file_questions(corpus: str, db: Path, per_corpus: int) -> list[Question]:
+    """Files asked for by name: a random file's base name when no other file has
+    it (`smtplib.py`), else its last two path components when no other path ends
+    with them (`retrieval/ordering.py`); the target is the file."""
+    paths = [path for (path,) in _rows(db, "SELECT path FROM files WHERE language != 'text'")]
+    language = {row[0]: row[1] for row in _rows(db, "SELECT path, language FROM files")}
+    names = Counter(path.rsplit("/", 1)[-1] for path in paths)
+    tails = Counter("/".join(path.split("/")[-2:]) for path in paths if "/" in path)
+    out: list[Question] = []
+    for path in _sample(corpus, "file", paths, len(paths)):
+        if len(out) >= per_corpus:
+            break
+        name = path.rsplit("/", 1)[-1]
+        tail = "/".join(path.split("/")[-2:])
+        if "." in name.strip(".") and names[name] == 1:
+            asked = name
+        elif "/" in path and tails[tail] == 1:
+            asked = tail
+        else:
+            continue
+        out.append(Question(corpus, language[path], asked, (quality.Target(path),)))
+    return out
+
+
 QUESTIONS = {
     "named": named_questions,
+    "file": file_questions,
     "asked": asked_questions,
     "declaration": declaration_questions,
     "line": line_questions,
@@ -470,6 +498,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     titles = {
         "named": "Symbols named like their file: the question is a type's (or a command's)"
         " name, the target the file named after it (any result in it counts).",
+        "file": "Files asked for by name: a file's base name when no other file has it,"
+        " else its last two path components; the target is the file.",
         "asked": 'Names asked about: the question is "what does NAME do" for a function'
         " or method whose compound name is defined once in its corpus; the target is its"
         " lines.",
