@@ -83,8 +83,9 @@ def order_page(
         headers=settings.prior_headers,
     )
     rescored = apply_priors(wide, _features(wide, places, rankings), analysis, priors)
-    # A dominant lexical match, or a pasted line of code (one place holds it, however
-    # many others share its words): file evidence stands aside.
+    # A dominant lexical match, or a literal query (a pasted line, a quoted text or a
+    # file's name: one place holds it, however many others share its words): file
+    # evidence stands aside.
     dominant = analysis.literal or lexical_dominates(
         rankings.get("lexical", []), settings.file_evidence_yield
     )

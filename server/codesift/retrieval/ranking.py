@@ -14,8 +14,9 @@ definition   for a symbol-shaped query, the chunk that defines the symbol (an
              file, a script or a command: the file of that name leads; a pasted
              line of code leads where it is written as it is (the exact stream),
              a file's name or path leads to that file (the path stream)
-tests        for a prose query that is not about tests (nor a pasted line of
-             code, which asks where that code is), test, example, vendored
+tests        for a prose query that is not about tests (nor a literal one: a
+             pasted line, a quoted text or a file's name asks where it is), test,
+             example, vendored
              and generated code is demoted (test files by each language's naming
              convention, and Rust's test modules and functions inside source files),
              and so are line windows of files without a grammar, type declarations

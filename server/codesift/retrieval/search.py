@@ -51,16 +51,10 @@ from codesift.retrieval.request import (
     StreamReport,
 )
 from codesift.retrieval.rerank import Reranker, rerank_stage
+from codesift.retrieval.stream_set import search_streams
 from codesift.retrieval.streams import (
     Ranked,
-    StreamFilters,
-    exact_stream,
-    lexical_doc_stream,
     lexical_stream,
-    path_stream,
-    resident_vector_stream,
-    symbol_stream,
-    vector_stream,
 )
 from codesift.retrieval.vector_index import VectorIndex
 from codesift.store.data_version import IndexVersion
@@ -231,58 +225,9 @@ class Searcher:
     # -- streams -------------------------------------------------------------------
 
     def _streams(self) -> list[Stream]:
-        threshold = self.settings.symbol_threshold
-        max_df = self.settings.lexical_max_df
-
-        def lexical(store: SearchStore, i: StreamInput) -> Ranked:
-            return lexical_stream(store, i.analysis, i.filters, i.cap, max_df)
-
-        def lexical_doc(store: SearchStore, i: StreamInput) -> Ranked:
-            return lexical_doc_stream(store, i.analysis, i.filters, i.cap)
-
-        prose_weight = self.settings.weight_symbol_prose
-
-        def symbol(store: SearchStore, i: StreamInput) -> Ranked:
-            if not i.analysis.symbol_like and prose_weight == 0.0:
-                return []  # a question in words: names are the lexical stream's job
-            return symbol_stream(store, i.analysis, i.filters, i.cap, threshold)
-
-        def exact(store: SearchStore, i: StreamInput) -> Ranked:
-            return exact_stream(store, i.analysis, i.filters, i.cap)
-
-        def path(store: SearchStore, i: StreamInput) -> Ranked:
-            return path_stream(store, i.analysis, i.filters, i.cap)
-
-        streams = [
-            Stream("lexical", lexical),
-            Stream("lexical_doc", lexical_doc),
-            Stream("symbol", symbol),
-            Stream("exact", exact),
-            Stream("path", path),
-        ]
-        if self.embedder is not None:
-
-            def nearest(store: SearchStore, i: StreamInput, filters: StreamFilters) -> Ranked:
-                index = self._resident_vectors()
-                if index is not None and i.query_embedding is not None:
-                    return resident_vector_stream(store, index, i.query_embedding, filters, i.cap)
-                if i.query_vector is None:
-                    return []
-                return vector_stream(store, i.query_vector, filters, i.cap)
-
-            def vector(store: SearchStore, i: StreamInput) -> Ranked:
-                code_layers = tuple(layer for layer in i.filters.layers if layer != "doc")
-                return nearest(store, i, replace(i.filters, layers=code_layers))
-
-            def vector_doc(store: SearchStore, i: StreamInput) -> Ranked:
-                if "doc" not in i.filters.layers:
-                    return []
-                return nearest(store, i, replace(i.filters, layers=("doc",)))
-
-            # Doc sections found by meaning are weighted like those found by words.
-            streams.append(Stream("vector", vector, needs_query_vector=True))
-            streams.append(Stream("vector_doc", vector_doc, needs_query_vector=True))
-        return streams
+        return search_streams(
+            self.settings, vectors=self.embedder is not None, resident=self._resident_vectors
+        )
 
     def _revision_root(self, request: SearchRequest) -> Path | None:
         """The indexed folder, where a git revision given as a time is resolved

@@ -5,8 +5,8 @@ lexical      FTS5 bm25 over code chunks, and ast chunks (signatures) when asked
              its singular too); raw score is -bm25 (higher is better)
 lexical_doc  FTS5 bm25 over markdown sections (porter stemming)
 exact        for a pasted line of code or a quoted query, the chunks holding its
-             words in its order;
-             raw score 1.0 for those holding it as written (spacing aside), 0.5
+             words in its order; raw score 1.0 for those holding it as written
+             (spacing aside), 0.5 for the others
 path         for a file's name or path, one chunk of each file it names; raw score
              1.0 for the path itself, 0.95 for a longer one ending with it, 0.9
              without case

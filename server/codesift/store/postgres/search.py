@@ -44,7 +44,7 @@ import numpy as np
 import numpy.typing as npt
 import psycopg
 
-from codesift.store.filters import PATH_HIT_LAYERS, SearchFilters, like_suffix, path_hit_order
+from codesift.store.filters import SearchFilters
 from codesift.store.postgres.access import readable_condition
 from codesift.store.postgres.conditions import (
     LEXICAL_RANK,
@@ -61,6 +61,7 @@ from codesift.store.postgres.conditions import (
     lexical_score_sql,
     shared_trigram_patterns,
 )
+from codesift.store.postgres.literal_reads import LiteralReads
 from codesift.store.postgres.row_reads import RowReads
 from codesift.store.postgres.schema import ID_SPAN
 from codesift.store.postgres.tsvector import or_query
@@ -94,7 +95,7 @@ _df_cache: dict[tuple[str, ...], int] = {}
 _DF_CACHE_LIMIT = 100_000
 
 
-class PostgresSearchStore(RowReads):
+class PostgresSearchStore(RowReads, LiteralReads):
     """A search's reads (`SearchStore`) on one psycopg connection (autocommit),
     as one `Reader`. The caller owns and closes the connection. `model` (a model
     id, or several), when given, keeps the vector streams to the vectors those
@@ -417,47 +418,6 @@ class PostgresSearchStore(RowReads):
             ],
         )
         return [(int(cid), float(score)) for cid, score in rows]
-
-    def phrase_hits(
-        self, layer: str, phrase: str, filters: SearchFilters, cap: int
-    ) -> list[ScoredChunk]:
-        """The phrase as a tsquery of its tokens, each followed by the next (`<->`),
-        over the positions the SQLite index's tokens have; the densest match first."""
-        if layer not in ("code", "ast"):
-            return []
-        query = or_query([phrase])
-        if not query:
-            return []
-        file_sql, file_params = _file_conditions(filters)
-        time_sql, time_params = _time_conditions(filters.times, "c.changed", "c.created")
-        rows = self._rows(
-            "SELECT c.id, ts_rank_cd(c.tsv, %s::tsquery, 1) AS s"
-            f" FROM chunks c{_files_join(filters, 'c.file_id')}"
-            " WHERE c.layer = %s AND c.tsv @@ %s::tsquery"
-            f" AND c.repo_id IN (SELECT id FROM readable){file_sql}{time_sql}"
-            " ORDER BY s DESC, c.id LIMIT %s",
-            [query, layer, query, *file_params, *time_params, cap],
-        )
-        return [(int(cid), float(score)) for cid, score in rows]
-
-    def path_hits(self, path: str, filters: SearchFilters, cap: int) -> list[ScoredChunk]:
-        """Paths compared without case (`ILIKE`), in the readable repositories."""
-        layers = [layer for layer in PATH_HIT_LAYERS if layer in filters.layers]
-        if not layers or not path:
-            return []
-        file_sql, file_params = _file_conditions(filters)
-        time_sql, time_params = _time_conditions(filters.times, "c.changed", "c.created")
-        rows = self._rows(
-            "SELECT c.id, f.path, c.layer, c.start_line, c.part FROM files f"
-            " JOIN chunks c ON c.file_id = f.id"
-            " WHERE (lower(f.path) = lower(%s) OR f.path ILIKE %s)"
-            " AND c.layer = ANY(%s) AND f.repo_id IN (SELECT id FROM readable)"
-            f"{file_sql}{time_sql}",
-            [path, like_suffix(path), layers, *file_params, *time_params],
-        )
-        return path_hit_order(
-            path, [(int(a), str(b), str(c), int(d), int(e)) for a, b, c, d, e in rows], cap
-        )
 
     def symbol_candidates(
         self, probe: str, filters: SearchFilters, limit: int, threshold: float | None = None
