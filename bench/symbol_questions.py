@@ -206,40 +206,67 @@ def corpus_root(corpus: str) -> Path:
     return Path(source.root)
 
 
-def line_questions(corpus: str, db: Path, per_corpus: int) -> list[Question]:
-    """Lines of code pasted as they are: from up to `per_corpus` files (sorted, then
-    shuffled), one line each of 30-100 characters with at least three identifiers,
-    no comment, found once in the whole corpus."""
+def _code_file_lines(corpus: str, db: Path) -> tuple[list[tuple[str, ...]], dict[str, list[str]]]:
+    """The corpus's (path, language) rows of files with a language, and each one's
+    lines (files that cannot be read left out)."""
     root = corpus_root(corpus)
     rows = _rows(db, "SELECT path, language FROM files WHERE language NOT IN ('text', 'markdown')")
     texts: dict[str, list[str]] = {}
-    counts: Counter[str] = Counter()
     for path, _ in rows:
         try:
-            lines = (root / path).read_text(encoding="utf-8", errors="replace").splitlines()
+            texts[path] = (root / path).read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             continue
-        texts[path] = lines
-        counts.update(line.strip() for line in lines)
+    return rows, texts
+
+
+def _one_per_file(
+    corpus: str,
+    family: str,
+    rows: list[tuple[str, ...]],
+    candidates: dict[str, list[tuple[int, str]]],
+    per_corpus: int,
+) -> list[tuple[str, str, int, str]]:
+    """(path, language, line number, text) of one candidate from each of up to
+    `per_corpus` files that have one (files sorted, then shuffled; the candidate
+    drawn with the same seed)."""
     order = sorted(rows)
-    rng = random.Random(f"{SEED}:line:{corpus}")
+    rng = random.Random(f"{SEED}:{family}:{corpus}")
     rng.shuffle(order)
-    out: list[Question] = []
+    out: list[tuple[str, str, int, str]] = []
     for path, language in order:
         if len(out) >= per_corpus:
             break
-        candidates = [
+        found = candidates.get(path)
+        if found:
+            number, text = rng.choice(found)
+            out.append((path, language, number, text))
+    return out
+
+
+def line_questions(corpus: str, db: Path, per_corpus: int) -> list[Question]:
+    """Lines of code pasted as they are: from up to `per_corpus` files, one line each
+    of 30-100 characters with at least three identifiers, no comment, found once in
+    the whole corpus."""
+    rows, texts = _code_file_lines(corpus, db)
+    counts = Counter(line.strip() for lines in texts.values() for line in lines)
+    candidates = {
+        path: [
             (number, line.strip())
-            for number, line in enumerate(texts.get(path, ()), start=1)
+            for number, line in enumerate(lines, start=1)
             if LINE_CHARS[0] <= len(line.strip()) <= LINE_CHARS[1]
             and counts[line.strip()] == 1
             and len(_IDENTIFIER.findall(line)) >= 3
             and not line.strip().startswith(_COMMENT_STARTS)
         ]
-        if candidates:
-            number, line = rng.choice(candidates)
-            out.append(Question(corpus, language, line, (quality.Target(path, number, number),)))
-    return out
+        for path, lines in texts.items()
+    }
+    return [
+        Question(corpus, language, line, (quality.Target(path, number, number),))
+        for path, language, number, line in _one_per_file(
+            corpus, "line", rows, candidates, per_corpus
+        )
+    ]
 
 
 # A string literal of 20-80 characters that starts with a letter and holds no
@@ -249,38 +276,25 @@ _MESSAGE = re.compile(r'"([A-Za-z][^"\\{}%$]{19,79})"|' + r"'([A-Za-z][^'\\{}%$]
 
 def message_questions(corpus: str, db: Path, per_corpus: int) -> list[Question]:
     """Messages (string literals of four words or more) found once in the corpus,
-    asked in quotes: from up to `per_corpus` files (sorted, then shuffled), one
-    each."""
-    root = corpus_root(corpus)
-    rows = _rows(db, "SELECT path, language FROM files WHERE language NOT IN ('text', 'markdown')")
-    found: dict[str, list[tuple[int, str]]] = {}
+    asked in quotes: from up to `per_corpus` files, one each."""
+    rows, texts = _code_file_lines(corpus, db)
     counts: Counter[str] = Counter()
-    for path, _ in rows:
-        try:
-            text = (root / path).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        here: list[tuple[int, str]] = []
-        for number, line in enumerate(text.splitlines(), start=1):
+    found: dict[str, list[tuple[int, str]]] = {}
+    for path, lines in texts.items():
+        here = found[path] = []
+        for number, line in enumerate(lines, start=1):
             for match in _MESSAGE.finditer(line):
                 message = match.group(1) or match.group(2)
                 counts[message] += 1
                 if len(message.split()) >= 4:
                     here.append((number, message))
-        found[path] = here
-    order = sorted(rows)
-    rng = random.Random(f"{SEED}:message:{corpus}")
-    rng.shuffle(order)
-    out: list[Question] = []
-    for path, language in order:
-        if len(out) >= per_corpus:
-            break
-        candidates = [(n, m) for n, m in found.get(path, ()) if counts[m] == 1]
-        if candidates:
-            number, message = rng.choice(candidates)
-            target = (quality.Target(path, number, number),)
-            out.append(Question(corpus, language, f'"{message}"', target))
-    return out
+    candidates = {path: [(n, m) for n, m in here if counts[m] == 1] for path, here in found.items()}
+    return [
+        Question(corpus, language, f'"{message}"', (quality.Target(path, number, number),))
+        for path, language, number, message in _one_per_file(
+            corpus, "message", rows, candidates, per_corpus
+        )
+    ]
 
 
 ASKED = "what does {} do"

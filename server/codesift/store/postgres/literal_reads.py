@@ -5,31 +5,17 @@ from `LiteralReads` (store/postgres/search.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
 from codesift.store.filters import PATH_HIT_LAYERS, SearchFilters, like_suffix, path_hit_order
 from codesift.store.postgres.conditions import _file_conditions, _files_join, _time_conditions
+from codesift.store.postgres.row_reads import Reads
 from codesift.store.postgres.tsvector import or_query
 from codesift.store.search_store import ScoredChunk
 
 __all__ = ["LiteralReads"]
 
 
-class LiteralReads:
-    """`PostgresSearchStore`'s reads of a line, a quoted text or a file's path (its
-    `_rows` below)."""
-
-    def _rows(
-        self,
-        sql: str,
-        params: Sequence[Any],
-        *,
-        prepare: bool | None = None,
-        binary: bool = False,
-    ) -> list[Any]:
-        """Rows of `sql` under the readable CTE (PostgresSearchStore's)."""
-        raise NotImplementedError
+class LiteralReads(Reads):
+    """`PostgresSearchStore`'s reads of a line, a quoted text or a file's path."""
 
     def phrase_hits(
         self, layer: str, phrase: str, filters: SearchFilters, cap: int

@@ -14,7 +14,7 @@ from codesift.store.postgres.conditions import _file_conditions, _files_join
 from codesift.store.reader import ChunkRow, EdgeRow, NodeRow
 from codesift.store.search_store import ChildSpan, ChunkPlace
 
-__all__ = ["RowReads", "edge_rows"]
+__all__ = ["Reads", "RowReads", "edge_rows"]
 
 
 def edge_rows(rows: Iterable[Sequence[Any]]) -> list[EdgeRow]:
@@ -32,8 +32,9 @@ def edge_rows(rows: Iterable[Sequence[Any]]) -> list[EdgeRow]:
     ]
 
 
-class RowReads:
-    """`PostgresSearchStore`'s reads by id (its `_rows` and `_path` below)."""
+class Reads:
+    """What the store's read mixins run their statements with (`_rows`, which
+    `PostgresSearchStore` implements)."""
 
     def _rows(
         self,
@@ -45,6 +46,10 @@ class RowReads:
     ) -> list[Any]:
         """Rows of `sql` under the readable CTE (PostgresSearchStore's)."""
         raise NotImplementedError
+
+
+class RowReads(Reads):
+    """`PostgresSearchStore`'s reads by id (its `_rows` and `_path` below)."""
 
     def _path(self, key: str, path: str) -> str:
         """A path as shown: with its repository key when several are in view."""
