@@ -53,6 +53,10 @@ class Stream:
     name: str
     run: StreamFn
     needs_query_vector: bool = False
+    # Whether the stream has anything to do for this search (None: always). A stream
+    # that has not is reported with no candidates without a hand-off to a worker:
+    # most queries are no pasted line, no file name and, in words, no symbol.
+    wanted: Callable[[StreamInput], bool] | None = None
 
 
 class InFlight:

@@ -8,7 +8,7 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
@@ -71,6 +71,42 @@ SYMBOL_QUERY_BOOST = 2.0
 # How many SQLite VM steps a stream's statement runs between looks at its search's
 # cancel event (a Python call each time: ~0.1% of a stream's time at this rate).
 _CANCEL_CHECK_STEPS = 20_000
+
+
+StreamResults = dict[str, tuple[Ranked, StreamReport | None]]
+
+
+def _idle_streams(streams: Sequence[Stream], inputs: StreamInput) -> StreamResults:
+    """The streams with nothing to do for this search (`Stream.wanted`), reported with
+    no candidates: they are not handed to a worker."""
+    return {
+        s.name: ([], StreamReport(s.name, 0, 0.0))
+        for s in streams
+        if s.wanted is not None and not s.wanted(inputs)
+    }
+
+
+def _reported(
+    streams: Sequence[Stream],
+    results: StreamResults,
+    embed_error: str | None,
+    flight: InFlight,
+    response: SearchResponse,
+) -> dict[str, Ranked]:
+    """Each stream's ranking, its report added to `response` in stream order
+    (whatever finished first); a vector stream's report carries the query
+    embedding's error."""
+    rankings: dict[str, Ranked] = {}
+    for stream in streams:
+        ranked, report = results[stream.name]
+        if report is None:
+            check_flight(flight, "streams")
+            continue
+        if stream.needs_query_vector and embed_error and report.error is None:
+            report = replace(report, error=embed_error)
+        rankings[stream.name] = ranked
+        response.streams.append(report)
+    return rankings
 
 
 class Searcher:
@@ -328,9 +364,9 @@ class Searcher:
         self, inputs: StreamInput, flight: InFlight, response: SearchResponse
     ) -> dict[str, Ranked]:
         streams = self._streams()
-        plain = [s for s in streams if not s.needs_query_vector]
-        needs_vector = [s for s in streams if s.needs_query_vector]
-        results: dict[str, tuple[Ranked, StreamReport | None]] = {}
+        results = _idle_streams(streams, inputs)
+        plain = [s for s in streams if not s.needs_query_vector and s.name not in results]
+        needs_vector = [s for s in streams if s.needs_query_vector and s.name not in results]
         embed_error: str | None = None
         if not self.parallel:
             for stream in plain:
@@ -374,17 +410,7 @@ class Searcher:
                 for future in done:
                     results[futures[future]] = future.result()
         check_flight(flight, "streams")
-        rankings: dict[str, Ranked] = {}
-        for stream in streams:  # reports in stream order, whatever finished first
-            ranked, report = results[stream.name]
-            if report is None:
-                check_flight(flight, "streams")
-                continue
-            if stream.needs_query_vector and embed_error and report.error is None:
-                report = replace(report, error=embed_error)
-            rankings[stream.name] = ranked
-            response.streams.append(report)
-        return rankings
+        return _reported(streams, results, embed_error, flight, response)
 
     def _vector_weight(self, ranked: Ranked) -> float:
         """The vector streams' fusion weight for this query: higher when the best

@@ -45,22 +45,30 @@ def search_streams(
         return lexical_doc_stream(store, i.analysis, i.filters, i.cap)
 
     def symbol(store: SearchStore, i: StreamInput) -> Ranked:
-        if not i.analysis.symbol_like and prose_weight == 0.0:
-            return []  # a question in words: names are the lexical stream's job
         return symbol_stream(store, i.analysis, i.filters, i.cap, threshold)
+
+    def symbol_wanted(i: StreamInput) -> bool:
+        # A question in words leaves names to the lexical stream.
+        return i.analysis.symbol_like or prose_weight > 0.0
 
     def exact(store: SearchStore, i: StreamInput) -> Ranked:
         return exact_stream(store, i.analysis, i.filters, i.cap)
 
+    def exact_wanted(i: StreamInput) -> bool:
+        return bool(i.analysis.verbatim) and "code" in i.filters.layers
+
     def path(store: SearchStore, i: StreamInput) -> Ranked:
         return path_stream(store, i.analysis, i.filters, i.cap)
 
+    def lexical_doc_wanted(i: StreamInput) -> bool:
+        return "doc" in i.filters.layers
+
     streams = [
         Stream("lexical", lexical),
-        Stream("lexical_doc", lexical_doc),
-        Stream("symbol", symbol),
-        Stream("exact", exact),
-        Stream("path", path),
+        Stream("lexical_doc", lexical_doc, wanted=lexical_doc_wanted),
+        Stream("symbol", symbol, wanted=symbol_wanted),
+        Stream("exact", exact, wanted=exact_wanted),
+        Stream("path", path, wanted=lambda i: bool(i.analysis.path)),
     ]
     if not vectors:
         return streams
