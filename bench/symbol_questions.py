@@ -84,6 +84,7 @@ import quality  # noqa: E402
 from codesift.config import load_settings  # noqa: E402
 from codesift.retrieval.request import SearchRequest  # noqa: E402
 from codesift.retrieval.search import Searcher  # noqa: E402
+from codesift.tokens import compact_name, module_name  # noqa: E402
 from corpora import CORPUS_NAMES, DB_DIR, DEVSET2_NAMES, prepare_corpus  # noqa: E402
 from docset import DOCSET_NAMES, docset_corpus, load_manifest  # noqa: E402
 from runinfo import write_results  # noqa: E402
@@ -95,8 +96,6 @@ TYPE_KINDS = frozenset(
     "class struct interface trait enum module type protocol object record union namespace".split()
 )
 CALLABLE_KINDS = frozenset({"function", "method", "constructor"})
-# File names that stand for their folder.
-FOLDER_STEMS = frozenset({"mod", "index", "__init__", "init", "main", "lib", "package"})
 DECLARATION_CHARS = 120
 
 Json = dict[str, Any]
@@ -108,19 +107,6 @@ class Question:
     language: str
     text: str
     targets: tuple[quality.Target, ...]
-
-
-def compact(name: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", name.lower())
-
-
-def module_name(path: str) -> str:
-    """The file's stem, or its folder's name for a file that stands for it, compacted."""
-    parts = path.split("/")
-    stem = parts[-1] if parts[-1].startswith(".") else parts[-1].split(".", 1)[0]
-    if stem.lower() in FOLDER_STEMS and len(parts) > 1:
-        stem = parts[-2]
-    return compact(stem)
 
 
 def _rows(db: Path, sql: str) -> list[tuple[str, ...]]:
@@ -156,10 +142,14 @@ def named_questions(corpus: str, db: Path, per_corpus: int) -> list[Question]:
             if "." in base or "-" not in base or quality.is_test_path(path):
                 continue
             name = base
-        elif len(name) < 3 or compact(name) != module_name(path):
+        elif len(name) < 3 or compact_name(name) != module_name(path):
             continue
-        elif kind == "module" and path.rsplit("/", 1)[-1].split(".", 1)[0] in FOLDER_STEMS:
-            continue  # a package's `__init__.py`: the question is about its folder
+        elif kind == "module" and module_name(path) != compact_name(
+            path.split("/")[-1].split(".")[0]
+        ):
+            # A file that stands for its folder (`__init__.py`, `mod.rs`): the question
+            # about its module is about the folder.
+            continue
         files[name].add(path)
         language.setdefault(name, lang)
     return [

@@ -239,6 +239,10 @@ def test_search_from_a_subfolder_uses_the_repository_root(repo: Path) -> None:
     assert "cache/src/lib.rs:17-20" in result.stdout
 
 
+# Every stream a search with vectors runs (its report lists each one).
+SEARCH_STREAMS = {"lexical", "lexical_doc", "symbol", "exact", "path", "vector", "vector_doc"}
+
+
 def test_search_json_on_a_fresh_folder_is_pure_json_with_the_documented_fields(
     repo: Path,
 ) -> None:
@@ -247,15 +251,7 @@ def test_search_json_on_a_fresh_folder_is_pure_json_with_the_documented_fields(
     assert data["query"] == "parseConfig"
     assert isinstance(data["tokens"], int)
     assert data["truncated_by_budget"] is False
-    assert {s["stream"] for s in data["streams"]} == {
-        "lexical",
-        "lexical_doc",
-        "symbol",
-        "exact",
-        "path",
-        "vector",
-        "vector_doc",
-    }
+    assert {s["stream"] for s in data["streams"]} == SEARCH_STREAMS
     assert data["results"]
     for item in data["results"]:
         for name, kind in RESULT_FIELDS.items():
@@ -264,15 +260,7 @@ def test_search_json_on_a_fresh_folder_is_pure_json_with_the_documented_fields(
         assert item["provenance"]
         for hit in item["provenance"]:
             assert set(hit) == {"stream", "rank", "score"}
-            assert hit["stream"] in {
-                "lexical",
-                "lexical_doc",
-                "symbol",
-                "exact",
-                "path",
-                "vector",
-                "vector_doc",
-            }
+            assert hit["stream"] in SEARCH_STREAMS
             assert isinstance(hit["rank"], int) and hit["rank"] >= 1
             assert isinstance(hit["score"], float)
     first = data["results"][0]
