@@ -208,3 +208,35 @@ def test_tests_exclude_leaves_out_test_files_by_the_servers_rule(
     with pytest.raises(JsonRpcException) as bad:
         lsp.request("codesift/search", {"query": query, "tests": "none"})
     assert bad.value.code == -32602 and "'tests'" in bad.value.message
+
+
+def test_tests_auto_keeps_test_files_only_for_a_query_that_asks_for_test_code(
+    lsp: LspSession, workspace: Path
+) -> None:
+    tests = workspace / "tests"
+    tests.mkdir(exist_ok=True)
+    (tests / "test_refunds.py").write_text(
+        "def test_refund_is_booked_once():\n"
+        "    assert book_refund() == 1, 'refund booked twice for one charge'\n"
+    )
+    (workspace / "refunds.py").write_text(
+        'def book_refund():\n    """Book a refund for one charge."""\n    return 1\n'
+    )
+    search_until(
+        lsp,
+        "book refund charge",
+        lambda r: "tests/test_refunds.py" in {x["path"] for x in r["results"]},
+    )
+
+    def paths(query: str, tests: str = "auto") -> list[str]:
+        page = lsp.request("codesift/search", {"query": query, "tests": tests})
+        return [r["path"] for r in page["results"]]
+
+    # a question: the test file is left out, as with "exclude"
+    asked = paths("book refund charge")
+    assert "refunds.py" in asked and "tests/test_refunds.py" not in asked
+    # quoted text, a test's name, a test file's path: the test is what is asked for
+    assert paths('"refund booked twice"')[0] == "tests/test_refunds.py"
+    assert paths("test_refund_is_booked_once")[0] == "tests/test_refunds.py"
+    assert "tests/test_refunds.py" in paths("tests/test_refunds.py")
+    assert "tests/test_refunds.py" not in paths('"refund booked twice"', "exclude")

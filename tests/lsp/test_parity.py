@@ -152,6 +152,23 @@ def test_pages_without_tests_are_the_same(
     assert from_mcp == from_cli
 
 
+@pytest.mark.parametrize("query", [TEST_QUERIES[0], "test_rrf_k_changes_the_denominator"])
+def test_pages_with_tests_auto_are_the_same(
+    server: LspSession, mcp: McpSession, parity_workspace: Path, query: str
+) -> None:
+    """`auto`: a question's page leaves the tests out, a test's name finds it."""
+    options = ("--json", "--no-update", "--no-embed", "--tests", "auto")
+    from_cli = hits(cli(parity_workspace, "search", query, *options))
+    from_server = hits(server.request("codesift/search", {"query": query, "tests": "auto"}))
+    from_mcp = hits(mcp.data("search", {"query": query, "tests": "auto"}))
+    if query.startswith("test_"):
+        assert from_cli[0][0] == "tests/test_fusion.py", from_cli
+    else:
+        assert not any(path.startswith("tests/") for path, _, _ in from_cli), from_cli
+    assert from_server == from_cli
+    assert from_mcp == from_cli
+
+
 @pytest.mark.parametrize("query", QUERIES[:3])
 def test_routes_are_the_same(
     server: LspSession, mcp: McpSession, parity_workspace: Path, query: str

@@ -116,12 +116,12 @@ def test_exit_codes_follow_the_error_kind(error: Exception, kind: str, code: int
 
 
 def test_the_vscode_client_has_no_copy_of_the_servers_test_path_rule() -> None:
-    """Tests are left out by the server (codesift/search `tests: "exclude"`, each
-    result's `is_test`), never by a regex of the client's own."""
+    """Tests are left out by the server (codesift/search `tests: "auto"` or
+    `"exclude"`, each result's `is_test`), never by a regex of the client's own."""
     sources = Path(__file__).resolve().parents[2] / "vscode-client" / "src"
     for source in sources.glob("*.ts"):
         text = source.read_text(encoding="utf-8")
         for fragment in ("__tests__", "conftest", "testdata"):
             assert fragment not in text, f"{source.name} has {fragment!r}"
     query = (sources / "query.ts").read_text(encoding="utf-8")
-    assert 'params.tests = "exclude"' in query
+    assert 'params.tests = filters.testsStrict ? "exclude" : "auto"' in query

@@ -23,8 +23,10 @@ export interface ServerOptions {
 export interface SearchParams {
   query: string;
   top_k?: number;
-  /** `exclude` leaves out results in test files (the server's language-aware rule). */
-  tests?: "include" | "exclude";
+  /** `exclude` leaves out results in test files (the server's language-aware rule);
+   * `auto` too, unless the query asks for test code (quoted text, a pasted line of
+   * code, a test's name or a test file's path). */
+  tests?: "include" | "exclude" | "auto";
   layers?: string[];
   languages?: string[];
   paths?: string[];

@@ -5,7 +5,9 @@
 //   since:2w  until:2025-03-01  as_of:v1.2.0   git time filters
 //   lang:python                                 languages (repeatable)
 //   path:src/**                                 path globs (repeatable)
-//   +tests / -tests                             include or leave out test files
+//   +tests / -tests                             include or leave out test files (the
+//                                               beaker button's "off" leaves them out
+//                                               unless the query asks for test code)
 //   +code / -code, +docs / -docs                layers
 // The buttons of the QuickPick set the same filters; a prefix wins over a button.
 
@@ -15,6 +17,9 @@ export interface SearchFilters {
   code: boolean;
   docs: boolean;
   tests: boolean;
+  /** `-tests` typed: test files left out whatever the query (else, with `tests`
+   * off, the server keeps them for a query that asks for test code). */
+  testsStrict?: boolean;
   since?: string;
 }
 
@@ -64,6 +69,7 @@ export function parseQuery(raw: string, base: SearchFilters): ParsedQuery {
       const on = toggle[1] === "+";
       const name = toggle[2].toLowerCase() as "tests" | "code" | "docs";
       filters[name] = on;
+      if (name === "tests") filters.testsStrict = !on;
       continue;
     }
     words.push(word);
@@ -81,8 +87,10 @@ export interface RequestShape {
 
 /**
  * The codesift/search params the extension sends for a parsed query. Test files are
- * left out by the server (`tests: "exclude"`, its language-aware rule); top_k and
- * snippet_chars are sent only when the person set them.
+ * left out by the server, by its language-aware rule: `tests: "auto"` (kept for a
+ * query that asks for test code: a quoted text, a pasted line, a test's name or
+ * path), or `"exclude"` after `-tests`; top_k and snippet_chars are sent only when
+ * the person set them.
  */
 export function searchParams(query: ParsedQuery, shape: RequestShape): SearchParams {
   const { filters } = query;
@@ -93,7 +101,7 @@ export function searchParams(query: ParsedQuery, shape: RequestShape): SearchPar
   };
   if (shape.resultCount !== undefined) params.top_k = shape.resultCount;
   if (shape.snippetWidth !== undefined) params.snippet_chars = shape.snippetWidth;
-  if (!filters.tests) params.tests = "exclude";
+  if (!filters.tests) params.tests = filters.testsStrict ? "exclude" : "auto";
   if (query.languages.length) params.languages = query.languages;
   if (query.paths.length) params.paths = query.paths;
   if (filters.since) params.since = filters.since;
@@ -105,10 +113,12 @@ export function searchParams(query: ParsedQuery, shape: RequestShape): SearchPar
 /**
  * The results to show: the server's page as it is (it left out test files when
  * asked to), cut to the result count when the person set one. A result the server
- * flags `is_test` is dropped too when tests are left out.
+ * flags `is_test` is dropped too when `-tests` leaves them out whatever the query
+ * (with `auto`, the server kept those the query asked for).
  */
 export function visibleResults(results: SearchResult[], query: ParsedQuery, resultCount?: number): SearchResult[] {
-  const kept = query.filters.tests ? results : results.filter((r) => r.is_test !== true);
+  const strict = !query.filters.tests && query.filters.testsStrict === true;
+  const kept = strict ? results.filter((r) => r.is_test !== true) : results;
   return resultCount === undefined ? kept : kept.slice(0, resultCount);
 }
 

@@ -129,7 +129,9 @@ export function filterButtons(filters: SearchFilters): FilterButton[] {
     {
       filter: "tests",
       iconPath: new vscode.ThemeIcon(filters.tests ? "beaker" : "circle-slash"),
-      tooltip: `Test files: ${filters.tests ? "included" : "left out"} (+tests / -tests)`,
+      tooltip: `Test files: ${
+        filters.tests ? "included" : filters.testsStrict ? "left out" : "left out unless the query asks for test code"
+      } (+tests / -tests)`,
     },
     {
       filter: "since",
@@ -266,6 +268,7 @@ export class SearchSession {
   private toggle(button: FilterButton): void {
     if (button.filter === "since") this.filters.since = nextSince(this.filters.since);
     else this.filters[button.filter] = !this.filters[button.filter];
+    if (button.filter === "tests") this.filters.testsStrict = false; // the button's "off" is auto
     if (!this.filters.code && !this.filters.docs) {
       // Both off means nothing to search: switch the other one back on.
       this.filters[button.filter === "code" ? "docs" : "code"] = true;

@@ -248,7 +248,8 @@ def build_parser(
         choices=TESTS_CHOICES,
         default="include",
         help="exclude: leave out results in test files (tests/, test_*.py, *_test.go,"
-        " *.spec.ts, FooTest.java...; default include)",
+        " *.spec.ts, FooTest.java...); auto: leave them out unless the query asks for"
+        " test code (quoted text, a pasted line, a test's name or path; default include)",
     )
     config_option(p)
     common(p, several=True)

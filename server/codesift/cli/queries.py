@@ -82,8 +82,11 @@ def cmd_search(args: argparse.Namespace, inv: Invocation) -> int:
 
 
 def _tests(args: argparse.Namespace) -> bool:
-    """Whether `--tests` keeps the results in test files (`include`, the default)."""
-    return bool(args.tests == "include")
+    """Whether `--tests` (`include`, the default, `exclude` or `auto`) keeps the
+    results in test files for the query (engine/search.py, `keeps_tests`)."""
+    from codesift.engine.search import keeps_tests  # loaded with the search
+
+    return keeps_tests(args.tests, args.query)
 
 
 def _search_folders(args: argparse.Namespace, inv: Invocation) -> int:

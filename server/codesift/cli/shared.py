@@ -145,7 +145,7 @@ def search_shared(
     from codesift.engine.folder_search import search_shared_index
     from codesift.engine.models import make_embedder
     from codesift.engine.postgres import open_shared_search
-    from codesift.engine.search import search_request
+    from codesift.engine.search import keeps_tests, search_request
 
     defaults = ws.settings.search if ws is not None else SearchSettings()
     request = search_request(
@@ -165,4 +165,4 @@ def search_shared(
         settings=defaults,
         embedder=embedder,
     ) as shared:
-        return search_shared_index(shared, request, tests=args.tests == "include")
+        return search_shared_index(shared, request, tests=keeps_tests(args.tests, args.query))

@@ -37,6 +37,7 @@ from codesift.engine.search import (
     TESTS_CHOICES,
     FolderPage,
     is_test_path,
+    keeps_tests,
     merge_pages,
     wide_request,
     without_tests,
@@ -60,6 +61,7 @@ __all__ = [
     "SearchSources",
     "conduct",
     "is_test_path",
+    "keeps_tests",
     "without_tests",
 ]
 

@@ -54,10 +54,11 @@ __all__ = [
 
 # The most definitions a symbols lookup returns (engine/symbols.py).
 MAX_SYMBOLS = 200
-# What a front end's `tests` option takes: keep the results in test files, or not
-# (engine/search.py). Here, with the results, so that the CLI's parser reads it
-# without loading the search.
-TESTS_CHOICES = ("include", "exclude")
+# What a front end's `tests` option takes: keep the results in test files, leave
+# them out, or leave them out unless the query asks for test code (engine/search.py,
+# `keeps_tests`). Here, with the results, so that the CLI's parser reads it without
+# loading the search.
+TESTS_CHOICES = ("include", "exclude", "auto")
 EDGE_KINDS: tuple[str, ...] = ("calls", "contains", "imports", "inherits", "references")
 
 

@@ -1,5 +1,6 @@
 """Search pages: one folder's page as the Searcher made it, several folders merged once,
-and the test filter every front end applies the same way (`without_tests`).
+and the test filter every front end applies the same way (`keeps_tests`,
+`without_tests`).
 
 A single index's page is retrieval/search.py's (`Searcher`): fused, ranked,
 diversified across files and fitted to the token budget there. It is passed on
@@ -19,6 +20,7 @@ merged page is in score order.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -26,6 +28,7 @@ from typing import Any
 from codesift.config import SearchSettings
 from codesift.engine.results import TESTS_CHOICES
 from codesift.retrieval.page import RESULT_OVERHEAD_TOKENS
+from codesift.retrieval.query import analyze_query
 from codesift.retrieval.ranking import is_test_like_path
 from codesift.retrieval.request import (
     BROAD_LAYERS,
@@ -44,6 +47,7 @@ __all__ = [
     "FolderPage",
     "MergedPage",
     "is_test_path",
+    "keeps_tests",
     "merge_pages",
     "search_request",
     "wide_request",
@@ -143,6 +147,33 @@ def is_test_path(path: str) -> bool:
     """Whether a result's file is a test file, by each language's conventions (the
     rule the ranking and the test filter use; front ends show it as `is_test`)."""
     return is_test_like_path(path)
+
+
+# A test's own name, as test frameworks have them written: `test_parse`,
+# `testParse`, `TestParser`, `Test_parse`, `parse_test`, `ParserTest(s)`, `ParserSpec`,
+# `parser_spec`.
+_TEST_NAME = re.compile(
+    r"^(?:test_|test[A-Z0-9]|Test[A-Z0-9_])|(?:_test|_spec|(?<=[a-z0-9])(?:Tests?|Spec))$"
+)
+
+
+def keeps_tests(choice: str, query: str) -> bool:
+    """Whether a search whose `tests` option is `choice` keeps the results in test
+    files: `include` does, `exclude` does not, and `auto` does only when the query
+    asks for test code itself: text to find as written (a quoted text or a pasted
+    line of code: an error message or a line may well be in a test), a test's name
+    (`test_retry_charge`, `LedgerTest`), or a path of a test file."""
+    if choice == "include":
+        return True
+    if choice != "auto":
+        return False
+    analysis = analyze_query(query)
+    if analysis.verbatim:
+        return True
+    if analysis.path:
+        return is_test_like_path(analysis.path)
+    names = (analysis.symbol,) if analysis.symbol_like else analysis.identifiers
+    return any(_TEST_NAME.search(part) for name in names for part in re.split(r"[.:#]+", name))
 
 
 def wide_request(request: SearchRequest, tests: bool) -> SearchRequest:

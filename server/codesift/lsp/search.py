@@ -42,7 +42,7 @@ from codesift.engine.results import (
     SearchResult,
     result_json,
 )
-from codesift.engine.search import search_request
+from codesift.engine.search import keeps_tests, search_request
 from codesift.errors import QueryError
 from codesift.front_defaults import search_setting
 from codesift.lsp.params import (
@@ -65,12 +65,13 @@ log = logging.getLogger(__name__)
 SEARCH = "codesift/search"
 
 
-def parse_tests(data: dict[str, Any]) -> bool:
-    """Whether `tests` (`include`, the default, or `exclude`) keeps test files."""
+def parse_tests(data: dict[str, Any], query: str) -> bool:
+    """Whether `tests` (`include`, the default, `exclude` or `auto`) keeps test files
+    for `query` (engine/search.py, `keeps_tests`)."""
     value = data.get("tests", "include")
     if value not in TESTS_CHOICES:
-        raise invalid(f"parameter 'tests' must be 'include' or 'exclude', got {value!r}")
-    return bool(value == "include")
+        raise invalid(f"parameter 'tests' must be 'include', 'exclude' or 'auto', got {value!r}")
+    return keeps_tests(value, query)
 
 
 def parse_search_request(
@@ -168,7 +169,7 @@ async def search(server: CodesiftServer, params: Any) -> dict[str, Any]:
     folders = server.select_folders(named)
     defaults = folders[0].settings.search if folders else None
     request, _ = parse_search_request(params, defaults)
-    tests = parse_tests(data)
+    tests = parse_tests(data, request.query)
     # Auto (no `route`): narrow over many folders only; `route: true` over two or more.
     asked = opt_bool(data, "route", False) if "route" in data else None
     # The shared index (index.backend = "postgres") is searched by an unscoped

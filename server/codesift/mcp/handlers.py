@@ -20,7 +20,7 @@ from codesift.engine import (
     SymbolMatches,
     check_graph_query,
 )
-from codesift.engine.conductor import TESTS_CHOICES, conduct
+from codesift.engine.conductor import TESTS_CHOICES, conduct, keeps_tests
 from codesift.engine.graph_merge import merge_walks
 from codesift.engine.live import Cancellation, FolderIndex
 from codesift.engine.live_collections import live_route
@@ -48,12 +48,13 @@ Keyed = list[tuple[Symbol, str]]
 Handler = Callable[[LiveWorkspace, Mapping[str, Any] | None], Awaitable[CallToolResult]]
 
 
-def _tests(args: Arguments) -> bool:
-    """Whether `tests` (`include`, the default, or `exclude`) keeps test files."""
+def _tests(args: Arguments, query: str) -> bool:
+    """Whether `tests` (`include`, the default, `exclude` or `auto`) keeps test files
+    for `query` (engine/search.py, `keeps_tests`)."""
     value = args.choice("tests", "include")
     if value not in TESTS_CHOICES:
-        raise QueryError(f"tests must be 'include' or 'exclude', got {value!r}")
-    return value == "include"
+        raise QueryError(f"tests must be 'include', 'exclude' or 'auto', got {value!r}")
+    return keeps_tests(value, query)
 
 
 def _sources(
@@ -89,7 +90,7 @@ async def search(live: LiveWorkspace, raw: Mapping[str, Any] | None) -> CallTool
         since=since,
         until=until,
     )
-    tests = _tests(args)
+    tests = _tests(args, request.query)
     route = args.flag("route", False) if args.given("route") else None
     folders, with_shared, only = _sources(live, args)
     if args.strings("repo"):

@@ -176,7 +176,9 @@ SEARCH = Tool(
                 "default": "include",
                 "description": "'exclude' leaves out results in test files, as the ranking"
                 " recognises them by each language's conventions (tests/, test_*.py,"
-                " *_test.go, *.spec.ts, FooTest.java...); every result says is_test.",
+                " *_test.go, *.spec.ts, FooTest.java...); 'auto' leaves them out unless"
+                " the query asks for test code (quoted text, a pasted line of code, a"
+                " test's name, a test file's path); every result says is_test.",
             },
             "route": {
                 "type": "boolean",

@@ -132,11 +132,38 @@ test("buttons toggle docs, tests and since, and re-run the query", async () => {
   assert.deepEqual(requests[1].params.layers, ["code", "summary"]);
   assert.match(pick.title ?? "", /code only/);
 
-  pick.pressButton(2); // tests left out: by the server, by its rule
+  pick.pressButton(2); // tests left out by the server, by its rule, unless the query asks for test code
   await sleep(40);
-  assert.equal(requests[2].params.tests, "exclude");
+  assert.equal(requests[2].params.tests, "auto");
   assert.equal(requests[2].params.top_k, undefined);
+  assert.match((pick.buttons[2] as { tooltip?: string }).tooltip ?? "", /unless the query asks for test code/);
   requests[2].resolve(
+    response([
+      // what the server kept for the query (it asked for test code) is shown
+      result({ path: "billing_checks.py", qualified_name: "billing_checks.check", is_test: true }),
+      result(),
+    ]),
+  );
+  await session.idle;
+  assert.deepEqual(pick.items.map((i) => i.result?.path), ["billing_checks.py", "billing.py"]);
+
+  pick.pressButton(3); // since: 1d
+  await sleep(40);
+  assert.equal(requests[3].params.since, "1d");
+  assert.match(pick.title ?? "", /since 1d/);
+
+  pick.pressButton(0); // code off while docs is off: docs comes back on
+  await sleep(40);
+  assert.deepEqual(requests[4].params.layers, ["doc"]);
+});
+
+test("-tests leaves test files out whatever the query", async () => {
+  const { pick, session, requests } = harness();
+  pick.type('-tests "card declined"');
+  await sleep(40);
+  assert.equal(requests[0].params.query, '"card declined"');
+  assert.equal(requests[0].params.tests, "exclude");
+  requests[0].resolve(
     response([
       // a result the server flags as a test is not shown (whatever its path says) ...
       result({ path: "billing_checks.py", qualified_name: "billing_checks.check", is_test: true }),
@@ -147,15 +174,6 @@ test("buttons toggle docs, tests and since, and re-run the query", async () => {
   );
   await session.idle;
   assert.deepEqual(pick.items.map((i) => i.result?.path), ["tests/helpers.py", "billing.py"]);
-
-  pick.pressButton(3); // since: 1d
-  await sleep(40);
-  assert.equal(requests[3].params.since, "1d");
-  assert.match(pick.title ?? "", /since 1d/);
-
-  pick.pressButton(0); // code off while docs is off: docs comes back on
-  await sleep(40);
-  assert.deepEqual(requests[4].params.layers, ["doc"]);
 });
 
 test("prefixes in the query set filters and leave the query text", async () => {
