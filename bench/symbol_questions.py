@@ -46,6 +46,8 @@ sorted, then shuffled with a fixed seed):
   required"`): a string literal of 20-80 characters and four words or more, no
   escape or format placeholder, found once in the corpus, one from each of up to
   `--per-corpus` random files. The target is its line.
+- `pasted`: the same messages pasted without quotes (`header argument is
+  required`), as a message copied from a terminal or a log is.
 
 Scored with bench/quality.py's NDCG@10, with MRR@10 and the share answered at rank 1
 (`family|system|split|language` -> those three, in bench/results/symbol-questions.json
@@ -91,7 +93,7 @@ from runinfo import write_results  # noqa: E402
 
 SEED = 20261206
 SECTION = "symbol-questions"
-FAMILIES = ("named", "file", "asked", "declaration", "line", "message")
+FAMILIES = ("named", "file", "asked", "declaration", "line", "message", "pasted")
 TYPE_KINDS = frozenset(
     "class struct interface trait enum module type protocol object record union namespace".split()
 )
@@ -287,6 +289,14 @@ def message_questions(corpus: str, db: Path, per_corpus: int) -> list[Question]:
     ]
 
 
+def pasted_questions(corpus: str, db: Path, per_corpus: int) -> list[Question]:
+    """The `message` family's messages without their quotes."""
+    return [
+        Question(q.corpus, q.language, q.text[1:-1], q.targets)
+        for q in message_questions(corpus, db, per_corpus)
+    ]
+
+
 ASKED = "what does {} do"
 
 
@@ -344,6 +354,7 @@ QUESTIONS = {
     "declaration": declaration_questions,
     "line": line_questions,
     "message": message_questions,
+    "pasted": pasted_questions,
 }
 
 
@@ -515,6 +526,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "message": "Messages: the question is a string literal of four words or more"
         " (20-80 characters, no escape or placeholder, found once in its corpus), asked"
         " in quotes as an error or log message is; the target is its line.",
+        "pasted": "Pasted messages: the `message` family's messages without their quotes,"
+        " as a message copied from a terminal or a log is.",
     }
     for family in families:
         section += [

@@ -11,6 +11,7 @@ import pytest
 from codesift.indexer import IndexSummary
 from codesift.retrieval import Searcher, SearchRequest
 from codesift.retrieval.query import analyze_query
+from codesift.retrieval.ranking import DEFINITION_BONUS
 from codesift.retrieval.streams import StreamFilters, symbol_stream
 from codesift.store.sqlite.search import SqliteSearchStore
 
@@ -381,6 +382,53 @@ def test_a_quoted_message_is_found_where_it_is_written(
     with Searcher(conn) as searcher:
         first = searcher.search(SearchRequest(query='"charge declined: card missing"')).results[0]
         assert (first.path, first.qualified_name) == ("billing/gateway.py", "gateway.submit")
+
+
+def test_a_message_pasted_without_quotes_is_found_where_it_is_raised(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace
+) -> None:
+    """The same message pasted as a terminal shows it: the line that raises it, though
+    a module about charges says its words more often, a test asserts it and a
+    docstring repeats it (neither is where the program says it)."""
+    files = {
+        "billing/retry.py": (
+            '"""Retries: a charge that is declined is retried; retried charges are\n'
+            'declined again when the card is declined."""\n\n\n'
+            "def retry(charge):\n"
+            '    """Retry a declined charge: card missing? charge declined, card missing,\n'
+            '    missing card, declined charge, card missing again: charge declined."""\n'
+            "    return charge.retry()\n"
+        ),
+        "billing/gateway.py": (
+            "def submit(charge):\n"
+            "    if charge.card is None:\n"
+            '        raise ValueError("charge declined: card missing")\n'
+            "    return charge\n"
+        ),
+        "billing/docs.py": (
+            "def explain(charge):\n"
+            '    """charge declined: card missing"""\n'
+            "    return charge.reason\n"
+        ),
+        "tests/test_gateway.py": (
+            "def test_submit_without_card():\n"
+            "    with raises(ValueError, match='charge declined: card missing'):\n"
+            "        submit(Charge(card=None))\n"
+        ),
+    }
+    conn, _ = index_workspace(make_repo(files, name="pasted"))
+    with Searcher(conn) as searcher:
+        response = searcher.search(SearchRequest(query="charge declined: card missing"))
+        first = response.results[0]
+        assert (first.path, first.qualified_name) == ("billing/gateway.py", "gateway.submit")
+        # ... by a definition's lift (DEFINITION_BONUS), above anything fusion alone
+        # ranks: on a large index the words alone put the message far down
+        assert first.score >= DEFINITION_BONUS > response.results[1].score
+        exact = next(s for s in response.streams if s.stream == "exact")
+        assert exact.candidates == 2  # the raise and the test's literal, not the docstring
+        # a question in the same words is no message: no lookup as written
+        asked = searcher.search(SearchRequest(query="how is a charge declined"))
+        assert next(s for s in asked.streams if s.stream == "exact").candidates == 0
 
 
 def test_a_question_about_one_name_finds_its_definition_before_its_callers(

@@ -448,3 +448,50 @@ def test_the_test_filter_over_the_shared_index_is_the_local_one(
     kept = paths(*shared, "--tests", "exclude")
     assert "tests/test_http.py" not in kept and len(kept) == 3
     assert kept == paths("--root", str(root), "--tests", "exclude")
+
+
+def test_a_pasted_message_and_tests_auto_over_the_shared_index_are_the_local_ones(
+    pg_dsn: str, make_repo: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A message pasted without quotes leads where a string literal raises it (the
+    store's phrase query, `<->` in PostgreSQL); `--tests auto` keeps the test file
+    for a test's name and not for a question."""
+    files = {
+        "billing/gateway.py": (
+            "def submit(charge):\n"
+            "    if charge.card is None:\n"
+            '        raise ValueError("charge declined: card missing")\n'
+            "    return charge\n"
+        ),
+        "billing/retry.py": (
+            "def retry(charge):\n"
+            '    """Retry a charge declined when the card is missing: card missing,\n'
+            '    charge declined, declined charge, missing card."""\n'
+            "    return charge.retry()\n"
+        ),
+        "tests/test_gateway.py": (
+            "def test_submit_without_card():\n"
+            "    with raises(ValueError, match='charge declined: card missing'):\n"
+            "        submit(Charge(card=None))\n"
+        ),
+        ".codesift.toml": NO_VECTORS,
+    }
+    root: Path = make_repo(files, name="messages")
+    key = "acme/messages@main"
+    code, _, err = run(capsys, "index", str(root), "--quiet", "--db", pg_dsn, "--repo", key)
+    assert code == 0, err
+    shared = ("--db", pg_dsn, "--repo", key)
+    local = ("--root", str(root))
+
+    def hits(query: str, *where: str) -> list[tuple[str, int]]:
+        found = run_json(capsys, "search", query, "-k", "3", "--no-embed", *where)
+        return [(r["path"], r["start_line"]) for r in found["results"]]
+
+    pasted = hits("charge declined: card missing", *shared)
+    assert pasted[0] == ("billing/gateway.py", 1)
+    assert pasted == hits("charge declined: card missing", *local)
+    named = hits("test_submit_without_card", *shared, "--tests", "auto")
+    assert named[0][0] == "tests/test_gateway.py"
+    asked = hits("retry a declined charge", *shared, "--tests", "auto")
+    assert "tests/test_gateway.py" not in [path for path, _ in asked]
+    assert asked == hits("retry a declined charge", *local, "--tests", "auto")

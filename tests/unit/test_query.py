@@ -567,3 +567,37 @@ def test_a_file_name_or_path_is_a_path_query(query: str, path: str) -> None:
 )
 def test_names_versions_and_urls_are_no_paths(query: str) -> None:
     assert path_query(query) == ""
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "charge declined: card missing",
+        "connection reset by peer",
+        "should not go backwards",  # a test's description opens as a question does
+        "does not cache value when ttl is 0",
+        "the next run time is always in the future",
+    ],
+)
+def test_prose_of_three_words_or_more_may_be_a_pasted_message(query: str) -> None:
+    analysis = analyze_query(query)
+    assert analysis.phrase == query
+    assert not analysis.literal  # still read as the question it may be
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "retry charge",  # two words
+        "how does billing retry a failed charge",  # a question
+        "where are settings read",
+        "is the cache thread safe?",
+        "parse_http_header",  # a symbol
+        "what does parse_http_header do",
+        '"charge declined: card missing"',  # quoted: found as written anyway
+        "params = to_native_string(params)",  # a line of code: likewise
+        "billing/gateway.py",  # a path
+    ],
+)
+def test_questions_symbols_and_literal_queries_are_no_pasted_message(query: str) -> None:
+    assert analyze_query(query).phrase == ""

@@ -57,6 +57,10 @@ class Stream:
     # that has not is reported with no candidates without a hand-off to a worker:
     # most queries are no pasted line, no file name and, in words, no symbol.
     wanted: Callable[[StreamInput], bool] | None = None
+    # A stream of a few index lookups (the exact and path streams: ~0.2 ms): when the
+    # streams run side by side, it runs on the searching thread while the workers run
+    # the others, since a hand-off to a worker would cost more than the stream.
+    inline: bool = False
 
 
 class InFlight:

@@ -206,6 +206,11 @@ class QueryAnalysis:
     # A file's name or path as typed (`smtplib.py`, `retrieval/ordering.py`,
     # `./src/main.rs`), normalised, "" for none: the files it names lead (`path_query`).
     path: str = ""
+    # Prose that may be a message pasted without quotes (`header argument is
+    # required`, `connection reset by peer`), "" for none: three words or more that
+    # open no question (`message_phrase`). Where a string literal of the code holds it
+    # as written, that chunk leads; else the query is the question it reads as.
+    phrase: str = ""
 
     @property
     def literal(self) -> bool:
@@ -344,6 +349,7 @@ def analyze_query(text: str) -> QueryAnalysis:
                     terms[part] = None
     if not terms:  # a query of stopwords only: search them anyway
         terms = {w.lower(): None for w in words}
+    verbatim, phrase = _as_written(text, symbol_like)
     return QueryAnalysis(
         text=text,
         symbol_like=symbol_like,
@@ -352,7 +358,8 @@ def analyze_query(text: str) -> QueryAnalysis:
         terms=tuple(terms),
         identifiers=tuple(identifiers),
         declaration=declaration,
-        verbatim=_verbatim_text(text, symbol_like),
+        verbatim=verbatim,
+        phrase=phrase,
     )
 
 
@@ -376,6 +383,30 @@ def _path_analysis(text: str, path: str) -> QueryAnalysis:
 
 # A query in quotes (double, single or backticks) asks for the quoted text as written.
 _QUOTED = re.compile(r"""^(["'`])(?P<inner>.*\w.*)\1$""", re.DOTALL)
+
+
+# Fewest words of a message pasted without quotes.
+MESSAGE_MIN_WORDS = 3
+
+
+def message_phrase(text: str) -> str:
+    """`text` when it may be a message pasted as the program shows it: at least
+    MESSAGE_MIN_WORDS words, not opening as a question (`how`, `where`...) nor
+    ending with a question mark; else "". (`should not go backwards`, `does not
+    cache value when ttl is 0`: test names and messages open as questions do.)"""
+    words = _WORD.findall(text)
+    if len(words) < MESSAGE_MIN_WORDS or text.rstrip().endswith("?"):
+        return ""
+    return "" if words[0].lower() in _QUESTION_OPENERS else text
+
+
+def _as_written(text: str, symbol_like: bool) -> tuple[str, str]:
+    """(verbatim, phrase) of QueryAnalysis: what to find as written, else prose
+    that may be a pasted message, else neither."""
+    verbatim = _verbatim_text(text, symbol_like)
+    if verbatim or symbol_like:
+        return verbatim, ""
+    return "", message_phrase(text)
 
 
 def _verbatim_text(text: str, symbol_like: bool) -> str:

@@ -296,6 +296,8 @@ def apply_priors(
             if priors.definition:  # the line, or the file, as a definition is
                 score += DEFINITION_BONUS * max(feat.exact, feat.named_path)
         elif feat is not None:
+            if feat.exact and priors.definition:  # a pasted message, where it is raised
+                score += DEFINITION_BONUS * feat.exact
             score = _prose_priors(score, feat, priors, about_tests)
             if file_name and priors.definition and module_name(feat.path) == file_name:
                 score += DEFINITION_BONUS

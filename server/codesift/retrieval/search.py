@@ -381,8 +381,13 @@ class Searcher:
         else:
             pool = stream_pool()
             futures: dict[Future[tuple[Ranked, StreamReport | None]], str] = {
-                pool.submit(self._run_stream, s, inputs, flight): s.name for s in plain
+                pool.submit(self._run_stream, s, inputs, flight): s.name
+                for s in plain
+                if not s.inline
             }
+            for stream in plain:
+                if stream.inline:
+                    results[stream.name] = self._run_stream(stream, inputs, flight)
             if needs_vector:
                 # Overlaps the lexical and symbol streams: onnxruntime releases the GIL.
                 with_vector, embed_error = self._embed_for(inputs, response)

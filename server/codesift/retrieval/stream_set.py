@@ -55,7 +55,7 @@ def search_streams(
         return exact_stream(store, i.analysis, i.filters, i.cap)
 
     def exact_wanted(i: StreamInput) -> bool:
-        return bool(i.analysis.verbatim) and "code" in i.filters.layers
+        return bool(i.analysis.verbatim or i.analysis.phrase) and "code" in i.filters.layers
 
     def path(store: SearchStore, i: StreamInput) -> Ranked:
         return path_stream(store, i.analysis, i.filters, i.cap)
@@ -67,8 +67,8 @@ def search_streams(
         Stream("lexical", lexical),
         Stream("lexical_doc", lexical_doc, wanted=lexical_doc_wanted),
         Stream("symbol", symbol, wanted=symbol_wanted),
-        Stream("exact", exact, wanted=exact_wanted),
-        Stream("path", path, wanted=lambda i: bool(i.analysis.path)),
+        Stream("exact", exact, wanted=exact_wanted, inline=True),
+        Stream("path", path, wanted=lambda i: bool(i.analysis.path), inline=True),
     ]
     if not vectors:
         return streams

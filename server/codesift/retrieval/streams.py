@@ -109,6 +109,23 @@ def _squeezed(text: str) -> str:
 # The exact stream's raw scores: the line as written, or only its words in its order.
 VERBATIM, IN_ORDER = 1.0, 0.5
 
+# Quote characters a string literal opens with; a triple quote opens a docstring.
+_QUOTES = "\"'`"
+
+
+def in_string_literal(text: str, phrase: str) -> bool:
+    """Whether `phrase` is written in `text` inside a string literal on one line (an
+    odd number of one quote character before it on its line, none of them tripled):
+    a message the code raises or logs, not a comment or a docstring."""
+    for line in text.splitlines():
+        at = line.find(phrase)
+        while at >= 0:
+            before = line[:at]
+            if any(before.count(q) % 2 == 1 and q * 3 not in before for q in _QUOTES):
+                return True
+            at = line.find(phrase, at + 1)
+    return False
+
 
 def exact_stream(
     store: SearchStore, analysis: QueryAnalysis, filters: StreamFilters, cap: int
@@ -116,7 +133,10 @@ def exact_stream(
     """For a pasted line of code or a quoted query (`analysis.verbatim`): the code
     chunks holding its words in its order (raw score IN_ORDER), those holding it
     character for character, spacing aside, first (VERBATIM); each group in the
-    store's order."""
+    store's order. For prose that may be a pasted message (`analysis.phrase`): the
+    code chunks holding it as written in a string literal (VERBATIM), nothing else."""
+    if analysis.phrase and not analysis.verbatim:
+        return _message_hits(store, analysis.phrase, filters, cap)
     if not analysis.verbatim or "code" not in filters.layers:
         return []
     hits = store.phrase_hits("code", analysis.verbatim, filters, cap)
@@ -127,6 +147,21 @@ def exact_stream(
     verbatim = {cid for cid, row in rows.items() if line in _squeezed(row.text)}
     ranked = [(cid, VERBATIM if cid in verbatim else IN_ORDER) for cid, _ in hits]
     return sorted(ranked, key=lambda hit: -hit[1])  # stable: the store's order kept
+
+
+def _message_hits(store: SearchStore, phrase: str, filters: StreamFilters, cap: int) -> Ranked:
+    if "code" not in filters.layers:
+        return []
+    hits = store.phrase_hits("code", phrase, filters, cap)
+    if not hits:
+        return []
+    message = phrase.strip()
+    rows = store.chunk_rows([cid for cid, _ in hits[:EXACT_VERIFIED]])
+    return [
+        (cid, VERBATIM)
+        for cid, _ in hits[:EXACT_VERIFIED]
+        if cid in rows and in_string_literal(rows[cid].text, message)
+    ]
 
 
 def path_stream(
