@@ -48,6 +48,11 @@ sorted, then shuffled with a fixed seed):
   `--per-corpus` random files. The target is its line.
 - `pasted`: the same messages pasted without quotes (`header argument is
   required`), as a message copied from a terminal or a log is.
+- `formatted`: a message the program fills in, as it shows: a string literal with
+  one or more placeholders (`%s`, `%d`, `%v`, `{}`, `{name}`, `${x}`, `#{x}`) and
+  four words or more of its own, found once in the corpus, each placeholder
+  replaced by a value (`config.yaml`, `42`, `user_17`...), pasted without quotes
+  (`cannot open config.yaml: 42 bytes left`). The target is its line.
 
 Scored with bench/quality.py's NDCG@10, with MRR@10 and the share answered at rank 1
 (`family|system|split|language` -> those three, in bench/results/symbol-questions.json
@@ -93,7 +98,7 @@ from runinfo import write_results  # noqa: E402
 
 SEED = 20261206
 SECTION = "symbol-questions"
-FAMILIES = ("named", "file", "asked", "declaration", "line", "message", "pasted")
+FAMILIES = ("named", "file", "asked", "declaration", "line", "message", "pasted", "formatted")
 TYPE_KINDS = frozenset(
     "class struct interface trait enum module type protocol object record union namespace".split()
 )
@@ -297,6 +302,46 @@ def pasted_questions(corpus: str, db: Path, per_corpus: int) -> list[Question]:
     ]
 
 
+# A string literal of 20-100 characters holding a placeholder: printf's `%s`/`%d`/
+# `%v`..., `{}`/`{0}`/`{name}`/`{:?}`, `${x}` and `#{x}`.
+_TEMPLATE = re.compile(r'"([A-Za-z][^"\\]{19,99})"|' + r"'([A-Za-z][^'\\]{19,99})'")
+_PLACEHOLDER = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?[sdifuxXvqeEgGc]|[$#]?\{[^{}\s]{0,20}\}")
+# What the program fills the placeholders with (one after the other).
+_VALUES = ("config.yaml", "42", "user_17", "/var/lib/app", "3.5", "timeout", "0x1f", "main")
+
+
+def _fill(template: str) -> str:
+    """`template` with its placeholders replaced by _VALUES, one after the other."""
+    values = iter(_VALUES * 8)
+    return _PLACEHOLDER.sub(lambda _: next(values), template)
+
+
+def formatted_questions(corpus: str, db: Path, per_corpus: int) -> list[Question]:
+    """Messages with placeholders (four words or more besides them) found once in
+    the corpus, filled in with values and asked without quotes: from up to
+    `per_corpus` files, one each."""
+    rows, texts = _code_file_lines(corpus, db)
+    counts: Counter[str] = Counter()
+    found: dict[str, list[tuple[int, str]]] = {}
+    for path, lines in texts.items():
+        here = found[path] = []
+        for number, line in enumerate(lines, start=1):
+            for match in _TEMPLATE.finditer(line):
+                template = match.group(1) or match.group(2)
+                counts[template] += 1
+                fixed = _PLACEHOLDER.sub(" ", template)
+                if _PLACEHOLDER.search(template) and len(re.findall(r"[A-Za-z]{2,}", fixed)) >= 4:
+                    here.append((number, template))
+    candidates = {path: [(n, t) for n, t in here if counts[t] == 1] for path, here in found.items()}
+    out: list[Question] = []
+    for path, language, number, template in _one_per_file(
+        corpus, "formatted", rows, candidates, per_corpus
+    ):
+        message = _fill(template)
+        out.append(Question(corpus, language, message, (quality.Target(path, number, number),)))
+    return out
+
+
 ASKED = "what does {} do"
 
 
@@ -355,6 +400,7 @@ QUESTIONS = {
     "line": line_questions,
     "message": message_questions,
     "pasted": pasted_questions,
+    "formatted": formatted_questions,
 }
 
 
@@ -528,6 +574,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         " in quotes as an error or log message is; the target is its line.",
         "pasted": "Pasted messages: the `message` family's messages without their quotes,"
         " as a message copied from a terminal or a log is.",
+        "formatted": "Filled-in messages: a string literal with placeholders (`%s`, `{}`,"
+        " `${x}`...) and four words or more of its own, found once in its corpus, its"
+        " placeholders filled with values and pasted without quotes; the target is its"
+        " line.",
     }
     for family in families:
         section += [

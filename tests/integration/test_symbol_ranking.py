@@ -12,7 +12,7 @@ from codesift.indexer import IndexSummary
 from codesift.retrieval import Searcher, SearchRequest
 from codesift.retrieval.query import analyze_query
 from codesift.retrieval.ranking import DEFINITION_BONUS
-from codesift.retrieval.streams import StreamFilters, symbol_stream
+from codesift.retrieval.streams import FILLED, StreamFilters, symbol_stream
 from codesift.store.sqlite.search import SqliteSearchStore
 
 pytestmark = pytest.mark.usefixtures("git_isolation")
@@ -429,6 +429,33 @@ def test_a_message_pasted_without_quotes_is_found_where_it_is_raised(
         # a question in the same words is no message: no lookup as written
         asked = searcher.search(SearchRequest(query="how is a charge declined"))
         assert next(s for s in asked.streams if s.stream == "exact").candidates == 0
+
+
+def test_a_filled_in_message_is_found_at_the_template_that_made_it(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace
+) -> None:
+    """`cannot open settings.toml: 42 bytes left`, as the program printed it: the
+    line whose template says it, though other code says its words more often."""
+    files = {
+        "store/files.py": (
+            "def open_settings(path, left):\n"
+            "    if left:\n"
+            '        raise OSError("cannot open %s: %d bytes left" % (path, left))\n'
+            "    return path\n"
+        ),
+        "store/notes.py": (
+            "def left_bytes(path):\n"
+            '    """Bytes left: open the file, count the bytes left, open it again\n'
+            '    when bytes are left; cannot open? bytes left anyway."""\n'
+            "    return open(path).read()\n"
+        ),
+    }
+    conn, _ = index_workspace(make_repo(files, name="filled"))
+    with Searcher(conn) as searcher:
+        response = searcher.search(SearchRequest(query="cannot open settings.toml: 42 bytes left"))
+        first = response.results[0]
+        assert (first.path, first.qualified_name) == ("store/files.py", "files.open_settings")
+        assert first.score >= DEFINITION_BONUS * FILLED > response.results[1].score
 
 
 def test_a_question_about_one_name_finds_its_definition_before_its_callers(

@@ -1,11 +1,11 @@
-"""Where a pasted message is written (retrieval/streams.py, `in_string_literal`):
+"""Where a pasted message is written (retrieval/messages.py, `in_string_literal`):
 inside a string literal on one line, not in a comment or a docstring."""
 
 from __future__ import annotations
 
 import pytest
 
-from codesift.retrieval.streams import in_string_literal
+from codesift.retrieval.messages import fills_template, in_string_literal, plain_runs
 
 MESSAGE = "card missing for this charge"
 
@@ -39,3 +39,61 @@ def test_a_message_in_a_string_literal_is_where_the_code_says_it(text: str) -> N
 )
 def test_a_message_in_a_comment_or_a_docstring_is_not(text: str) -> None:
     assert not in_string_literal(text, MESSAGE)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            '    raise OSError("cannot open %s: %d bytes left" % (p, n))',
+            "cannot open a.cfg: 42 bytes left",
+        ),
+        (
+            '    return fmt.Errorf("bucket (%d, %d) has count %v", a, b, c)',
+            "bucket (3, 4) has count 7",
+        ),
+        (
+            "    throw new Error(`unknown flag ${name} for command`);",
+            "Error: unknown flag -v for command",
+        ),
+        (
+            '    log.info(f"writing grammar tables to {path}")',
+            "writing grammar tables to /tmp/g.pickle",
+        ),
+        ('    puts "cannot find #{tool} in the path"', "cannot find ruby in the path"),
+        ('    panic!("no entry named {:?} in {}", name, dir)', 'no entry named "x" in /srv'),
+        ('    echo "install of $pkg failed, see the log"', "install of curl failed, see the log"),
+        ('    eprintln!("usage error in {}\\n", msg)', "usage error in main.rs"),  # an escape
+    ],
+)
+def test_a_filled_in_message_matches_the_template_it_came_from(text: str, message: str) -> None:
+    assert fills_template(text, message)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("    # cannot open %s: %d bytes left", "cannot open a.cfg: 42 bytes left"),  # a comment
+        ('    x = "%s: %s" % (a, b)', "cannot open a.cfg: 42 bytes left"),  # too few words
+        ('    raise OSError("cannot open %s: %d bytes left")', "cannot read a.cfg: 42 bytes left"),
+        ('    raise OSError("cannot open the file")', "cannot open the file"),  # no placeholder
+    ],
+)
+def test_another_message_or_no_template_does_not_match(text: str, message: str) -> None:
+    assert not fills_template(text, message)
+
+
+@pytest.mark.parametrize(
+    ("message", "runs"),
+    [
+        ("cannot open a.cfg: 42 bytes left", ["cannot open", "bytes left"]),
+        ("bucket (3, 4) has count that is not 1: 7", ["has count that is not"]),
+        ("unknown command foo", ["unknown command foo"]),  # a value may be a plain word
+        ("user_17 logged in at 3.5", ["logged in at"]),
+        ("42", []),
+    ],
+)
+def test_a_messages_plain_runs_are_what_its_template_says_itself(
+    message: str, runs: list[str]
+) -> None:
+    assert plain_runs(message) == runs

@@ -29,10 +29,12 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
 
+from codesift.retrieval.messages import fills_template, in_string_literal, plain_runs
 from codesift.retrieval.query import QueryAnalysis, with_variants
 from codesift.store.filters import SearchFilters
 from codesift.store.search_store import ResidentVectors, SearchStore
@@ -108,23 +110,8 @@ def _squeezed(text: str) -> str:
 
 # The exact stream's raw scores: the line as written, or only its words in its order.
 VERBATIM, IN_ORDER = 1.0, 0.5
-
-# Quote characters a string literal opens with; a triple quote opens a docstring.
-_QUOTES = "\"'`"
-
-
-def in_string_literal(text: str, phrase: str) -> bool:
-    """Whether `phrase` is written in `text` inside a string literal on one line (an
-    odd number of one quote character before it on its line, none of them tripled):
-    a message the code raises or logs, not a comment or a docstring."""
-    for line in text.splitlines():
-        at = line.find(phrase)
-        while at >= 0:
-            before = line[:at]
-            if any(before.count(q) % 2 == 1 and q * 3 not in before for q in _QUOTES):
-                return True
-            at = line.find(phrase, at + 1)
-    return False
+# ... for a pasted message that a literal's template fills in to.
+FILLED = 0.9
 
 
 def exact_stream(
@@ -150,18 +137,39 @@ def exact_stream(
 
 
 def _message_hits(store: SearchStore, phrase: str, filters: StreamFilters, cap: int) -> Ranked:
+    """A pasted message's chunks (messages.py): those whose string literal holds it
+    as written (VERBATIM), else those with a template that fills in to it
+    (FILLED), found through its longest run of plain words."""
     if "code" not in filters.layers:
         return []
-    hits = store.phrase_hits("code", phrase, filters, cap)
+    message = phrase.strip()
+    found = _verified(store, message, filters, cap, lambda text: in_string_literal(text, message))
+    if found:
+        return [(cid, VERBATIM) for cid in found]
+    runs = plain_runs(message)
+    if not runs:
+        return []
+    # All plain words: a value the program filled in is one of them, at either end.
+    words = message.split()
+    probe = runs[0] if runs[0] != message else " ".join(words[:-1])
+    found = _verified(store, probe, filters, cap, lambda text: fills_template(text, message))
+    return [(cid, FILLED) for cid in found]
+
+
+def _verified(
+    store: SearchStore,
+    phrase: str,
+    filters: StreamFilters,
+    cap: int,
+    holds: Callable[[str], bool],
+) -> list[int]:
+    """Of the first EXACT_VERIFIED code chunks holding `phrase`'s words in order,
+    those whose text `holds` says yes to, in the store's order."""
+    hits = store.phrase_hits("code", phrase, filters, cap)[:EXACT_VERIFIED]
     if not hits:
         return []
-    message = phrase.strip()
-    rows = store.chunk_rows([cid for cid, _ in hits[:EXACT_VERIFIED]])
-    return [
-        (cid, VERBATIM)
-        for cid, _ in hits[:EXACT_VERIFIED]
-        if cid in rows and in_string_literal(rows[cid].text, message)
-    ]
+    rows = store.chunk_rows([cid for cid, _ in hits])
+    return [cid for cid, _ in hits if cid in rows and holds(rows[cid].text)]
 
 
 def path_stream(
