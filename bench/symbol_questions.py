@@ -53,6 +53,12 @@ sorted, then shuffled with a fixed seed):
   four words or more of its own, found once in the corpus, each placeholder
   replaced by a value (`config.yaml`, `42`, `user_17`...), pasted without quotes
   (`cannot open config.yaml: 42 bytes left`). The target is its line.
+- `location`: a stack frame or a compiler's location, as the language's tools
+  print it, for a line inside a random function or method: Python's `File
+  "/srv/app/pkg/mod.py", line 42, in name`, a JVM frame `at pkg.Type.name(Type.java:42)`,
+  Go's `/srv/app/pkg/file.go:42 +0x1d`, JavaScript's `at name
+  (/srv/app/lib/file.js:42:13)`, Ruby's `/srv/app/lib/file.rb:42:in 'name'`,
+  Rust's `at ./src/file.rs:42:5`, else `path:42:5`. The target is that line.
 
 Scored with bench/quality.py's NDCG@10, with MRR@10 and the share answered at rank 1
 (`family|system|split|language` -> those three, in bench/results/symbol-questions.json
@@ -98,7 +104,17 @@ from runinfo import write_results  # noqa: E402
 
 SEED = 20261206
 SECTION = "symbol-questions"
-FAMILIES = ("named", "file", "asked", "declaration", "line", "message", "pasted", "formatted")
+FAMILIES = (
+    "named",
+    "file",
+    "asked",
+    "declaration",
+    "line",
+    "message",
+    "pasted",
+    "formatted",
+    "location",
+)
 TYPE_KINDS = frozenset(
     "class struct interface trait enum module type protocol object record union namespace".split()
 )
@@ -342,6 +358,59 @@ def formatted_questions(corpus: str, db: Path, per_corpus: int) -> list[Question
     return out
 
 
+# Where a deployed copy of the corpus runs from, as a trace shows its paths.
+_DEPLOYED = "/srv/app"
+
+
+def _frame(language: str, path: str, line: int, name: str) -> str:
+    """A stack frame (or a compiler's location) for `line` of `path`, in `name`, as
+    the language's tools print it."""
+    file_name = path.rsplit("/", 1)[-1]
+    if language == "python":
+        return f'File "{_DEPLOYED}/{path}", line {line}, in {name}'
+    if language in ("java", "kotlin", "scala"):
+        # The package: the folders under the source root (`src/main/java/`), if any.
+        folders = path.rsplit("/", 1)[0] if "/" in path else "app"
+        for root in ("/java/", "/kotlin/", "/scala/"):
+            folders = folders.rsplit(root, 1)[-1] if root in f"/{folders}/" else folders
+        package = folders.strip("/").replace("/", ".")
+        owner = file_name.rsplit(".", 1)[0]
+        return f"at {package}.{owner}.{name}({file_name}:{line})"
+    if language == "go":
+        return f"{_DEPLOYED}/{path}:{line} +0x1d"
+    if language in ("javascript", "typescript", "tsx"):
+        return f"at {name} ({_DEPLOYED}/{path}:{line}:13)"
+    if language == "ruby":
+        return f"{_DEPLOYED}/{path}:{line}:in '{name}'"
+    if language == "rust":
+        return f"at ./{path}:{line}:5"
+    return f"{path}:{line}:5"
+
+
+def location_questions(corpus: str, db: Path, per_corpus: int) -> list[Question]:
+    """Frames for a line inside a function or method of several lines, one from
+    each of up to `per_corpus` files."""
+    rows = _rows(
+        db,
+        "SELECT f.path, f.language, n.name, n.start_line, n.end_line FROM nodes n"
+        " JOIN files f ON f.id = n.file_id WHERE n.kind IN ('function', 'method')"
+        " AND n.end_line - n.start_line >= 2 AND f.language NOT IN ('text', 'markdown')",
+    )
+    files: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    language: dict[str, str] = {}
+    for path, lang, name, start, end in rows:
+        language[path] = lang
+        if re.fullmatch(r"[A-Za-z_]\w*", name):
+            files[path].append((int(start) + (int(end) - int(start)) // 2, name))
+    out: list[Question] = []
+    for path, lang, number, name in _one_per_file(
+        corpus, "location", sorted(language.items()), files, per_corpus
+    ):
+        frame = _frame(lang, path, number, name)
+        out.append(Question(corpus, lang, frame, (quality.Target(path, number, number),)))
+    return out
+
+
 ASKED = "what does {} do"
 
 
@@ -401,6 +470,7 @@ QUESTIONS = {
     "message": message_questions,
     "pasted": pasted_questions,
     "formatted": formatted_questions,
+    "location": location_questions,
 }
 
 
@@ -578,6 +648,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         " `${x}`...) and four words or more of its own, found once in its corpus, its"
         " placeholders filled with values and pasted without quotes; the target is its"
         " line.",
+        "location": "Stack frames: a line inside a function or method, as the"
+        " language's tools print its location (Python's `File ..., line N, in name`, a"
+        " JVM frame, Go's `path:N +0x1d`, JavaScript's `at name (path:N:13)`...); the"
+        " target is that line.",
     }
     for family in families:
         section += [

@@ -162,6 +162,24 @@ def test_path_hits_find_the_files_a_name_or_path_names(
     assert store.path_hits("charge.go", SearchFilters(("code",), ("python",)), 10) == []
 
 
+def test_path_hits_with_a_line_give_the_chunk_holding_it(
+    conn: apsw.Connection, store: SqliteSearchStore
+) -> None:
+    """`charge_card`'s return is line 9 of billing.py: the method's chunk (lines
+    7-9), not the class's (which holds the method as a stub line) nor the file's
+    first."""
+    code = SearchFilters(("code",))
+    (hit,) = store.path_hits("billing.py", code, 10, line=9)
+    start, end = conn.execute(
+        "SELECT start_line, end_line FROM chunks WHERE id = ?", [hit[0]]
+    ).fetchone()
+    assert (start, end) == (7, 9)
+    (first,) = store.path_hits("billing.py", code, 10)
+    assert first[0] != hit[0]
+    # past the file's end: the file's first chunk, as without a line
+    assert store.path_hits("billing.py", code, 10, line=999) == [first]
+
+
 def test_query_text_never_reaches_match_as_syntax(store: SqliteSearchStore) -> None:
     filters = SearchFilters(("code",))
     for term in ('"', "NEAR(a b)", "col:term", "*", "AND", "a OR"):

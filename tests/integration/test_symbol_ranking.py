@@ -458,6 +458,28 @@ def test_a_filled_in_message_is_found_at_the_template_that_made_it(
         assert first.score >= DEFINITION_BONUS * FILLED > response.results[1].score
 
 
+def test_a_stack_frame_finds_the_line_it_points_to(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace
+) -> None:
+    """A frame as a deployed program prints it: another root, the function's name,
+    the line; the chunk holding that line comes first, in the file whose path ends
+    the frame's (not the other file of that name)."""
+    body = "".join(f"    step_{i} = {i}\n" for i in range(20))
+    files = {
+        "billing/retry.py": (
+            "def charge_card(card):\n    return card\n\n\n"
+            f"def retry_charge(invoice):\n{body}    return invoice\n"
+        ),
+        "vendor/retry.py": "def retry_charge(x):\n    return x\n",
+    }
+    conn, _ = index_workspace(make_repo(files, name="frames"))
+    frame = 'File "/srv/app/billing/retry.py", line 15, in retry_charge'
+    with Searcher(conn) as searcher:
+        first = searcher.search(SearchRequest(query=frame)).results[0]
+    assert (first.path, first.qualified_name) == ("billing/retry.py", "retry.retry_charge")
+    assert first.start_line <= 15 <= first.end_line
+
+
 def test_a_question_about_one_name_finds_its_definition_before_its_callers(
     make_repo: MakeRepo, index_workspace: IndexWorkspace
 ) -> None:

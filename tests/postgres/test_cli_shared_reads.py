@@ -450,12 +450,12 @@ def test_the_test_filter_over_the_shared_index_is_the_local_one(
     assert kept == paths("--root", str(root), "--tests", "exclude")
 
 
-def test_a_pasted_message_and_tests_auto_over_the_shared_index_are_the_local_ones(
+def test_messages_frames_and_tests_auto_over_the_shared_index_are_the_local_ones(
     pg_dsn: str, make_repo: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A message pasted without quotes leads where a string literal raises it (the
     store's phrase query, `<->` in PostgreSQL); `--tests auto` keeps the test file
-    for a test's name and not for a question."""
+    for a test's name and not for a question; a stack frame finds its line."""
     files = {
         "billing/gateway.py": (
             "def submit(charge):\n"
@@ -495,3 +495,7 @@ def test_a_pasted_message_and_tests_auto_over_the_shared_index_are_the_local_one
     asked = hits("retry a declined charge", *shared, "--tests", "auto")
     assert "tests/test_gateway.py" not in [path for path, _ in asked]
     assert asked == hits("retry a declined charge", *local, "--tests", "auto")
+    frame = 'File "/srv/app/billing/gateway.py", line 3, in submit'
+    located = hits(frame, *shared)
+    assert located[0] == ("billing/gateway.py", 1)  # the chunk holding line 3
+    assert located == hits(frame, *local)

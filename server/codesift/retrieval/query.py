@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from codesift.parsing.languages import detect_language
+from codesift.retrieval.locations import location_query
 from codesift.store.names import fts_or_query, fts_quote
 from codesift.tokens import split_identifier
 
@@ -206,6 +207,9 @@ class QueryAnalysis:
     # A file's name or path as typed (`smtplib.py`, `retrieval/ordering.py`,
     # `./src/main.rs`), normalised, "" for none: the files it names lead (`path_query`).
     path: str = ""
+    # With `path`, the line a stack frame or a compiler's location points to
+    # (retrieval/locations.py): that file's chunk holding it is meant; 0 for none.
+    line: int = 0
     # Prose that may be a message pasted without quotes (`header argument is
     # required`, `connection reset by peer`), "" for none: three words or more that
     # open no question (`message_phrase`). Where a string literal of the code holds it
@@ -304,9 +308,9 @@ def path_query(text: str) -> str:
 
 def analyze_query(text: str) -> QueryAnalysis:
     text = text.strip()
-    path = path_query(text)
-    if path:
-        return _path_analysis(text, path)
+    place = _place_analysis(text)
+    if place is not None:
+        return place
     stripped = text.removesuffix("()")
     symbol_like = bool(_SYMBOL_QUERY.match(text)) and " " not in text
     symbol = stripped if symbol_like else ""
@@ -363,9 +367,19 @@ def analyze_query(text: str) -> QueryAnalysis:
     )
 
 
-def _path_analysis(text: str, path: str) -> QueryAnalysis:
-    """A file's name or path: its words are searched too (`ordering`, `py`)."""
-    terms = dict.fromkeys(w.lower() for w in _WORD.findall(path))
+def _place_analysis(text: str) -> QueryAnalysis | None:
+    """A stack frame or a compiler's location, or a file's name or path; else None."""
+    location = location_query(text)
+    if location is not None:
+        return _path_analysis(text, location.path, location.line, location.name)
+    path = path_query(text)
+    return _path_analysis(text, path) if path else None
+
+
+def _path_analysis(text: str, path: str, line: int = 0, name: str = "") -> QueryAnalysis:
+    """A file's name or path (with `line`: a place in it, in the function `name`):
+    its words are searched too (`ordering`, `py`)."""
+    terms = dict.fromkeys(w.lower() for w in _WORD.findall(f"{path} {name}"))
     for word in list(terms):
         for part in split_identifier(word):
             if len(part) > 1:
@@ -378,6 +392,7 @@ def _path_analysis(text: str, path: str) -> QueryAnalysis:
         terms=tuple(terms),
         identifiers=(),
         path=path,
+        line=line,
     )
 
 

@@ -34,6 +34,7 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
+from codesift.retrieval.locations import path_suffixes
 from codesift.retrieval.messages import fills_template, in_string_literal, plain_runs
 from codesift.retrieval.query import QueryAnalysis, with_variants
 from codesift.store.filters import SearchFilters
@@ -179,7 +180,14 @@ def path_stream(
     (raw scores as `filters.path_hit_order` gives them)."""
     if not analysis.path:
         return []
-    return store.path_hits(analysis.path, filters, cap)
+    if not analysis.line:
+        return store.path_hits(analysis.path, filters, cap)
+    # A trace's path is where the program ran: the longest end of it the index has.
+    for suffix in path_suffixes(analysis.path):
+        hits = store.path_hits(suffix, filters, cap, analysis.line)
+        if hits:
+            return hits
+    return []
 
 
 def lexical_doc_stream(

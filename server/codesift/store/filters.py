@@ -16,6 +16,7 @@ from codesift.timespec import TimeFilter
 
 __all__ = [
     "PATH_HIT_LAYERS",
+    "PathRow",
     "SearchFilters",
     "file_conditions",
     "files_join",
@@ -104,24 +105,30 @@ def time_conditions(
 PATH_HIT_LAYERS = ("code", "doc", "summary", "ast")
 
 
+# (chunk id, file path, layer, start line, part, end line) of a path query's files.
+PathRow = tuple[int, str, str, int, int, int]
+
+
 def path_hit_order(
-    path: str, rows: Sequence[tuple[int, str, str, int, int]], cap: int
+    path: str, rows: Sequence[PathRow], cap: int, line: int = 0
 ) -> list[tuple[int, float]]:
-    """Of (chunk id, file path, layer, start line, part) rows of the files a path
-    query names, each file's first chunk in its most telling layer, scored 1.0 for
-    the file whose path is `path`, 0.95 for one whose path ends with it in case,
-    else 0.9; best first, then shorter paths first (`path_hits` of every backend)."""
-    best: dict[str, tuple[int, int, int, int]] = {}
-    for chunk_id, file_path, layer, start, part in rows:
+    """Of the rows of the files a path query names, each file's first chunk in its
+    most telling layer (with `line`: its code chunk holding that line, the
+    narrowest, if it has one), scored 1.0 for the file whose path is `path`, 0.95
+    for one whose path ends with it in case, else 0.9; best first, then shorter
+    paths first (`path_hits` of every backend)."""
+    best: dict[str, tuple[int, int, int, int, int]] = {}
+    for chunk_id, file_path, layer, start, part, end in rows:
         rank = PATH_HIT_LAYERS.index(layer) if layer in PATH_HIT_LAYERS else len(PATH_HIT_LAYERS)
-        key = (rank, start, part, chunk_id)
+        holds = line > 0 and layer == "code" and start <= line <= end
+        key = (0 if holds else 1, rank, end - start if holds else start, part, chunk_id)
         if file_path not in best or key < best[file_path]:
             best[file_path] = key
     scored = [
         (
             1.0 if file_path == path else 0.95 if file_path.endswith("/" + path) else 0.9,
             file_path,
-            key[3],
+            key[4],
         )
         for file_path, key in best.items()
     ]

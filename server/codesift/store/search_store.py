@@ -128,10 +128,13 @@ class SearchStore(Protocol):
         first."""
         ...
 
-    def path_hits(self, path: str, filters: SearchFilters, cap: int) -> list[ScoredChunk]:
+    def path_hits(
+        self, path: str, filters: SearchFilters, cap: int, line: int = 0
+    ) -> list[ScoredChunk]:
         """One chunk of each file whose path is `path` or ends with `/path` (ASCII case
         aside): its first in the first requested layer it has among code, doc,
-        summary and ast. Scored 1.0 for the file whose path is `path`, 0.95 for
+        summary and ast, or with `line` its narrowest code chunk holding that line
+        when it has one. Scored 1.0 for the file whose path is `path`, 0.95 for
         one whose path ends with it in case, else 0.9; best first, then shorter paths
         first (`filters.path_hit_order`)."""
         ...

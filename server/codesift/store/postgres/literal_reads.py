@@ -39,7 +39,9 @@ class LiteralReads(Reads):
         )
         return [(int(cid), float(score)) for cid, score in rows]
 
-    def path_hits(self, path: str, filters: SearchFilters, cap: int) -> list[ScoredChunk]:
+    def path_hits(
+        self, path: str, filters: SearchFilters, cap: int, line: int = 0
+    ) -> list[ScoredChunk]:
         """Paths compared without case (`ILIKE`), in the readable repositories."""
         layers = [layer for layer in PATH_HIT_LAYERS if layer in filters.layers]
         if not layers or not path:
@@ -47,7 +49,7 @@ class LiteralReads(Reads):
         file_sql, file_params = _file_conditions(filters)
         time_sql, time_params = _time_conditions(filters.times, "c.changed", "c.created")
         rows = self._rows(
-            "SELECT c.id, f.path, c.layer, c.start_line, c.part FROM files f"
+            "SELECT c.id, f.path, c.layer, c.start_line, c.part, c.end_line FROM files f"
             " JOIN chunks c ON c.file_id = f.id"
             " WHERE (lower(f.path) = lower(%s) OR f.path ILIKE %s)"
             " AND c.layer = ANY(%s) AND f.repo_id IN (SELECT id FROM readable)"
@@ -55,5 +57,8 @@ class LiteralReads(Reads):
             [path, like_suffix(path), layers, *file_params, *time_params],
         )
         return path_hit_order(
-            path, [(int(a), str(b), str(c), int(d), int(e)) for a, b, c, d, e in rows], cap
+            path,
+            [(int(a), str(b), str(c), int(d), int(e), int(f)) for a, b, c, d, e, f in rows],
+            cap,
+            line,
         )

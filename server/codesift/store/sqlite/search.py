@@ -315,21 +315,26 @@ class SqliteSearchStore:
         ).fetchall()
         return [(int(cid), -float(score)) for cid, score in rows]
 
-    def path_hits(self, path: str, filters: SearchFilters, cap: int) -> list[ScoredChunk]:
+    def path_hits(
+        self, path: str, filters: SearchFilters, cap: int, line: int = 0
+    ) -> list[ScoredChunk]:
         layers = [layer for layer in PATH_HIT_LAYERS if layer in filters.layers]
         if not layers or not path:
             return []
         file_sql, params = file_conditions(filters)
         time_sql, time_params = time_conditions(filters.times, "c.changed", "c.created")
         rows: list[Any] = self._conn.execute(
-            "SELECT c.id, f.path, c.layer, c.start_line, c.part FROM files f"
+            "SELECT c.id, f.path, c.layer, c.start_line, c.part, c.end_line FROM files f"
             " JOIN chunks c ON c.file_id = f.id"
             " WHERE (f.path = ? COLLATE NOCASE OR f.path LIKE ? ESCAPE '\\')"
             f" AND c.layer IN ({','.join('?' * len(layers))}){file_sql}{time_sql}",
             [path, like_suffix(path), *layers, *params, *time_params],
         ).fetchall()
         return path_hit_order(
-            path, [(int(a), str(b), str(c), int(d), int(e)) for a, b, c, d, e in rows], cap
+            path,
+            [(int(a), str(b), str(c), int(d), int(e), int(f)) for a, b, c, d, e, f in rows],
+            cap,
+            line,
         )
 
     def term_counts(self, layer: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
