@@ -121,9 +121,11 @@ SEARCH = Tool(
                 "description": (
                     "What to look for: a name (ParseConfig), a declaration as written"
                     " (public function send(string $content): void), a pasted line of code,"
-                    " a message in quotes to find where it is raised"
-                    ' ("connection reset by peer"), a file name or path (smtplib.py),'
-                    " or a question in words."
+                    " an error or log message as printed, to find where it is raised"
+                    " (connection reset by peer, cannot open a.cfg: 42 bytes left), a"
+                    ' stack frame or a compiler\'s location (File "/srv/app/x.py", line 42,'
+                    " in f; src/x.c:42:5) to find that line, a file name or path"
+                    " (smtplib.py), or a question in words."
                 ),
             },
             "top_k": {
