@@ -59,6 +59,11 @@ sorted, then shuffled with a fixed seed):
   Go's `/srv/app/pkg/file.go:42 +0x1d`, JavaScript's `at name
   (/srv/app/lib/file.js:42:13)`, Ruby's `/srv/app/lib/file.rb:42:in 'name'`,
   Rust's `at ./src/file.rs:42:5`, else `path:42:5`. The target is that line.
+- `trace`: a whole trace as an agent pastes it: its header, the `location`
+  family's frame innermost, a frame of a library outside the corpus, and a frame
+  of another file's function outermost, in the language's order (a Python
+  traceback lists the innermost frame last, the others first). The target is the
+  innermost frame's line.
 
 Scored with bench/quality.py's NDCG@10, with MRR@10 and the share answered at rank 1
 (`family|system|split|language` -> those three, in bench/results/symbol-questions.json
@@ -114,6 +119,7 @@ FAMILIES = (
     "pasted",
     "formatted",
     "location",
+    "trace",
 )
 TYPE_KINDS = frozenset(
     "class struct interface trait enum module type protocol object record union namespace".split()
@@ -411,6 +417,43 @@ def location_questions(corpus: str, db: Path, per_corpus: int) -> list[Question]
     return out
 
 
+def _trace(language: str, frames: list[tuple[str, int, str]]) -> str:
+    """A trace of `frames` (path, line, name), innermost first, as the language's
+    runtime prints it."""
+    lines = [_frame(language, path, line, name) for path, line, name in frames]
+    if language == "python":
+        return "\n".join(
+            ["Traceback (most recent call last):", *lines[::-1], "ValueError: bad value"]
+        )
+    return "\n".join(["Error: bad value", *lines])
+
+
+def trace_questions(corpus: str, db: Path, per_corpus: int) -> list[Question]:
+    """The `location` family's frames as the innermost of a trace, with a library's
+    frame and another file's function outside them."""
+    located = location_questions(corpus, db, per_corpus * 2)
+    out: list[Question] = []
+    for inner, outer in zip(located[::2], located[1::2], strict=False):
+        (target,) = inner.targets
+        library = ("opt/lib/runtime/core" + _EXTENSION.get(inner.language, ".c"), 88, "dispatch")
+        frames = [
+            (target.path, target.start_line or 1, _frame_name(inner.text)),
+            library,
+            (outer.targets[0].path, outer.targets[0].start_line or 1, _frame_name(outer.text)),
+        ]
+        out.append(Question(corpus, inner.language, _trace(inner.language, frames), inner.targets))
+    return out
+
+
+_EXTENSION = {"python": ".py", "java": ".java", "go": ".go", "javascript": ".js", "ruby": ".rb"}
+
+
+def _frame_name(frame: str) -> str:
+    """The function a `location` family's frame names ("f" when it names none)."""
+    match = re.search(r"in (\w+)$|\.(\w+)\(|at (\w+) \(|in '(\w+)'", frame)
+    return next((group for group in match.groups() if group), "f") if match else "f"
+
+
 ASKED = "what does {} do"
 
 
@@ -471,6 +514,7 @@ QUESTIONS = {
     "pasted": pasted_questions,
     "formatted": formatted_questions,
     "location": location_questions,
+    "trace": trace_questions,
 }
 
 
@@ -652,6 +696,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         " language's tools print its location (Python's `File ..., line N, in name`, a"
         " JVM frame, Go's `path:N +0x1d`, JavaScript's `at name (path:N:13)`...); the"
         " target is that line.",
+        "trace": "Traces: the `location` family's frame as the innermost of a whole trace"
+        " (its header, a library's frame outside the corpus, another file's function"
+        " outermost), in the language's order; the target is the innermost frame's"
+        " line.",
     }
     for family in families:
         section += [

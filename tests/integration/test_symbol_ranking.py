@@ -480,6 +480,33 @@ def test_a_stack_frame_finds_the_line_it_points_to(
     assert first.start_line <= 15 <= first.end_line
 
 
+def test_a_pasted_traceback_finds_its_innermost_frame_in_the_workspace_first(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace
+) -> None:
+    """A Python traceback lists the innermost frame last; the library frame between
+    is no file of the workspace. The innermost frame's function leads, its caller's
+    follows."""
+    body = "".join(f"    step_{i} = {i}\n" for i in range(20))
+    files = {
+        "app/main.py": f"def run():\n{body}    return charge(1)\n",
+        "billing/retry.py": f"def charge(card):\n{body}    return card\n",
+    }
+    conn, _ = index_workspace(make_repo(files, name="traceback"))
+    trace = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/app/app/main.py", line 22, in run\n'
+        '  File "/usr/lib/python3.11/json/decoder.py", line 337, in decode\n'
+        '  File "/srv/app/billing/retry.py", line 15, in charge\n'
+        "ValueError: card declined\n"
+    )
+    with Searcher(conn) as searcher:
+        results = searcher.search(SearchRequest(query=trace)).results
+    assert [(r.path, r.qualified_name) for r in results[:2]] == [
+        ("billing/retry.py", "retry.charge"),
+        ("app/main.py", "main.run"),
+    ]
+
+
 def test_a_question_about_one_name_finds_its_definition_before_its_callers(
     make_repo: MakeRepo, index_workspace: IndexWorkspace
 ) -> None:

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from codesift.retrieval.locations import Location, location_query, path_suffixes
+from codesift.retrieval.locations import (
+    MAX_FRAMES,
+    Location,
+    location_query,
+    path_suffixes,
+    trace_locations,
+)
 from codesift.retrieval.query import analyze_query
 
 
@@ -82,3 +88,52 @@ def test_a_paths_ends_are_tried_longest_first() -> None:
         "retry.py",
     ]
     assert len(path_suffixes("/".join("abcdefghijkl") + "/x.py")) == 8
+
+
+def test_a_python_traceback_is_read_innermost_frame_first() -> None:
+    trace = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/app/main.py", line 9, in <module>\n'
+        "    run()\n"
+        '  File "/usr/lib/python3.11/json/decoder.py", line 337, in decode\n'
+        '  File "/srv/app/billing/retry.py", line 42, in charge\n'
+        "ValueError: card declined\n"
+    )
+    assert trace_locations(trace) == [
+        Location("srv/app/billing/retry.py", 42, "charge"),
+        Location("usr/lib/python3.11/json/decoder.py", 337, "decode"),
+        Location("srv/app/main.py", 9, "module"),
+    ]
+    analysis = analyze_query(trace)
+    assert (analysis.path, analysis.line) == ("srv/app/billing/retry.py", 42)
+    assert len(analysis.frames) == 3
+
+
+@pytest.mark.parametrize(
+    "trace",
+    [
+        (
+            'Exception in thread "main" java.lang.IllegalStateException: declined\n'
+            "\tat com.acme.billing.Retry.charge(Retry.java:42)\n"
+            "\tat com.acme.Main.main(Main.java:9)\n"
+        ),
+        (
+            "panic: declined\n\ngoroutine 1 [running]:\n"
+            "acme/billing.charge(...)\n\t/srv/app/billing/retry.go:42 +0x1d\n"
+            "main.main()\n\t/srv/app/main.go:9 +0x25\n"
+        ),
+        (
+            "Error: declined\n    at charge (/srv/app/billing/retry.js:42:13)\n"
+            "    at main (/srv/app/main.js:9:3)\n"
+        ),
+    ],
+)
+def test_other_traces_list_the_innermost_frame_first(trace: str) -> None:
+    frames = trace_locations(trace)
+    assert [frame.line for frame in frames] == [42, 9]
+    assert "billing/retry" in frames[0].path.lower()
+
+
+def test_a_trace_is_read_up_to_its_tenth_frame() -> None:
+    trace = "\n".join(f"/srv/app/f{i}.go:{i + 1} +0x1d" for i in range(30))
+    assert len(trace_locations(trace)) == MAX_FRAMES

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from codesift.parsing.languages import detect_language
 
-__all__ = ["Location", "location_query", "path_suffixes"]
+__all__ = ["Location", "location_query", "path_suffixes", "trace_locations"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,22 +51,43 @@ _FILE_EXTENSIONS = frozenset(
 MAX_SUFFIXES = 8
 
 
+# The most frames of a pasted trace looked up.
+MAX_FRAMES = 10
+
+
 def location_query(text: str) -> Location | None:
     """The place `text` points to when it is a stack frame or a compiler's location
-    (module docstring), else None."""
-    if len(text) > 1000:
-        return None
-    match = _PYTHON.search(text)
-    if match is not None:
-        return _location(match["path"], match["line"], match["name"] or "")
-    match = _JVM.search(text)
-    if match is not None:
-        package = [part for part in match["owner"].split(".") if part[:1].islower()]
-        return _location("/".join([*package, match["file"]]), match["line"], match["name"])
+    (module docstring), else None: a trace's innermost frame."""
+    frames = trace_locations(text)
+    return frames[0] if frames else None
+
+
+def trace_locations(text: str) -> list[Location]:
+    """The places a pasted trace's frames point to, innermost first (a Python
+    traceback lists it last, the others first), at most MAX_FRAMES; one for a
+    single frame or location, none for other text."""
+    if len(text) > 4000:
+        return []
+    found: list[Location | None] = [
+        _location(m["path"], m["line"], m["name"] or "") for m in _PYTHON.finditer(text)
+    ][::-1]
+    if not found:
+        found = [_jvm_location(m) for m in _JVM.finditer(text)]
     for pattern in (_RUBY, _JS):
-        match = pattern.search(text)
-        if match is not None:
-            return _location(match["path"], match["line"], match["name"])
+        if not found:
+            found = [_location(m["path"], m["line"], m["name"]) for m in pattern.finditer(text)]
+    if not found:
+        found = [_line_location(line) for line in text.splitlines()]
+    return list(dict.fromkeys(place for place in found if place is not None))[:MAX_FRAMES]
+
+
+def _jvm_location(match: re.Match[str]) -> Location | None:
+    package = [part for part in match["owner"].split(".") if part[:1].islower()]
+    return _location("/".join([*package, match["file"]]), match["line"], match["name"])
+
+
+def _line_location(text: str) -> Location | None:
+    """A location opening a line (`path:42:5: error`, Go's `path:42 +0x1d`)."""
     match = _ANY.match(text)
     if match is None:
         return None

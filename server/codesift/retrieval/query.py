@@ -7,10 +7,11 @@ User text never reaches FTS5 MATCH as syntax: every term is a quoted string
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from codesift.parsing.languages import detect_language
-from codesift.retrieval.locations import location_query
+from codesift.retrieval.locations import Location, trace_locations
 from codesift.store.names import fts_or_query, fts_quote
 from codesift.tokens import split_identifier
 
@@ -210,6 +211,8 @@ class QueryAnalysis:
     # With `path`, the line a stack frame or a compiler's location points to
     # (retrieval/locations.py): that file's chunk holding it is meant; 0 for none.
     line: int = 0
+    # A pasted trace's frames, innermost first (the first is `path` and `line`).
+    frames: tuple[Location, ...] = ()
     # Prose that may be a message pasted without quotes (`header argument is
     # required`, `connection reset by peer`), "" for none: three words or more that
     # open no question (`message_phrase`). Where a string literal of the code holds it
@@ -369,16 +372,18 @@ def analyze_query(text: str) -> QueryAnalysis:
 
 def _place_analysis(text: str) -> QueryAnalysis | None:
     """A stack frame or a compiler's location, or a file's name or path; else None."""
-    location = location_query(text)
-    if location is not None:
-        return _path_analysis(text, location.path, location.line, location.name)
+    frames = trace_locations(text)
+    if frames:
+        return _path_analysis(text, frames[0].path, frames)
     path = path_query(text)
     return _path_analysis(text, path) if path else None
 
 
-def _path_analysis(text: str, path: str, line: int = 0, name: str = "") -> QueryAnalysis:
-    """A file's name or path (with `line`: a place in it, in the function `name`):
-    its words are searched too (`ordering`, `py`)."""
+def _path_analysis(text: str, path: str, frames: Sequence[Location] = ()) -> QueryAnalysis:
+    """A file's name or path, or a trace's places (`frames`, innermost first): the
+    words of the path and of the innermost frame's function are searched too
+    (`ordering`, `py`)."""
+    name = frames[0].name if frames else ""
     terms = dict.fromkeys(w.lower() for w in _WORD.findall(f"{path} {name}"))
     for word in list(terms):
         for part in split_identifier(word):
@@ -392,7 +397,8 @@ def _path_analysis(text: str, path: str, line: int = 0, name: str = "") -> Query
         terms=tuple(terms),
         identifiers=(),
         path=path,
-        line=line,
+        line=frames[0].line if frames else 0,
+        frames=tuple(frames),
     )
 
 

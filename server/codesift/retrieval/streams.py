@@ -113,6 +113,8 @@ def _squeezed(text: str) -> str:
 VERBATIM, IN_ORDER = 1.0, 0.5
 # ... for a pasted message that a literal's template fills in to.
 FILLED = 0.9
+# The path stream's score of a trace's frame, by its distance from the innermost.
+FRAME_DECAY = 0.95
 
 
 def exact_stream(
@@ -180,14 +182,20 @@ def path_stream(
     (raw scores as `filters.path_hit_order` gives them)."""
     if not analysis.path:
         return []
-    if not analysis.line:
+    if not analysis.frames:
         return store.path_hits(analysis.path, filters, cap)
-    # A trace's path is where the program ran: the longest end of it the index has.
-    for suffix in path_suffixes(analysis.path):
-        hits = store.path_hits(suffix, filters, cap, analysis.line)
-        if hits:
-            return hits
-    return []
+    # Each frame's chunk, innermost first (a trace's outer frames are its callers),
+    # each frame's file by the longest end of its path the index has: a trace's
+    # paths are where the program ran.
+    ranked: dict[int, float] = {}
+    for order, frame in enumerate(analysis.frames):
+        for suffix in path_suffixes(frame.path):
+            hits = store.path_hits(suffix, filters, cap, frame.line)
+            if hits:  # the innermost frame's every file of that path, the others' best
+                for chunk_id, score in hits if order == 0 else hits[:1]:
+                    ranked.setdefault(chunk_id, score * FRAME_DECAY**order)
+                break
+    return sorted(ranked.items(), key=lambda hit: -hit[1])
 
 
 def lexical_doc_stream(
