@@ -85,7 +85,7 @@ import random
 import re
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -293,21 +293,35 @@ def line_questions(corpus: str, db: Path, per_corpus: int) -> list[Question]:
 _MESSAGE = re.compile(r'"([A-Za-z][^"\\{}%$]{19,79})"|' + r"'([A-Za-z][^'\\{}%$]{19,79})'")
 
 
-def message_questions(corpus: str, db: Path, per_corpus: int) -> list[Question]:
-    """Messages (string literals of four words or more) found once in the corpus,
-    asked in quotes: from up to `per_corpus` files, one each."""
+def _literals_once(
+    corpus: str, db: Path, pattern: re.Pattern[str], keep: Callable[[str], bool]
+) -> tuple[list[tuple[str, ...]], dict[str, list[tuple[int, str]]]]:
+    """The corpus's (path, language) rows and, per file, the (line, literal) of the
+    string literals `pattern` finds (its first or second group) that `keep` keeps
+    and that are found once in the whole corpus."""
     rows, texts = _code_file_lines(corpus, db)
     counts: Counter[str] = Counter()
     found: dict[str, list[tuple[int, str]]] = {}
     for path, lines in texts.items():
         here = found[path] = []
         for number, line in enumerate(lines, start=1):
-            for match in _MESSAGE.finditer(line):
-                message = match.group(1) or match.group(2)
-                counts[message] += 1
-                if len(message.split()) >= 4:
-                    here.append((number, message))
-    candidates = {path: [(n, m) for n, m in here if counts[m] == 1] for path, here in found.items()}
+            for match in pattern.finditer(line):
+                literal = match.group(1) or match.group(2)
+                counts[literal] += 1
+                if keep(literal):
+                    here.append((number, literal))
+    return rows, {
+        path: [(n, literal) for n, literal in here if counts[literal] == 1]
+        for path, here in found.items()
+    }
+
+
+def message_questions(corpus: str, db: Path, per_corpus: int) -> list[Question]:
+    """Messages (string literals of four words or more) found once in the corpus,
+    asked in quotes: from up to `per_corpus` files, one each."""
+    rows, candidates = _literals_once(
+        corpus, db, _MESSAGE, lambda message: len(message.split()) >= 4
+    )
     return [
         Question(corpus, language, f'"{message}"', (quality.Target(path, number, number),))
         for path, language, number, message in _one_per_file(
@@ -342,19 +356,15 @@ def formatted_questions(corpus: str, db: Path, per_corpus: int) -> list[Question
     """Messages with placeholders (four words or more besides them) found once in
     the corpus, filled in with values and asked without quotes: from up to
     `per_corpus` files, one each."""
-    rows, texts = _code_file_lines(corpus, db)
-    counts: Counter[str] = Counter()
-    found: dict[str, list[tuple[int, str]]] = {}
-    for path, lines in texts.items():
-        here = found[path] = []
-        for number, line in enumerate(lines, start=1):
-            for match in _TEMPLATE.finditer(line):
-                template = match.group(1) or match.group(2)
-                counts[template] += 1
-                fixed = _PLACEHOLDER.sub(" ", template)
-                if _PLACEHOLDER.search(template) and len(re.findall(r"[A-Za-z]{2,}", fixed)) >= 4:
-                    here.append((number, template))
-    candidates = {path: [(n, t) for n, t in here if counts[t] == 1] for path, here in found.items()}
+    rows, candidates = _literals_once(
+        corpus,
+        db,
+        _TEMPLATE,
+        lambda template: (
+            bool(_PLACEHOLDER.search(template))
+            and len(re.findall(r"[A-Za-z]{2,}", _PLACEHOLDER.sub(" ", template))) >= 4
+        ),
+    )
     out: list[Question] = []
     for path, language, number, template in _one_per_file(
         corpus, "formatted", rows, candidates, per_corpus

@@ -357,28 +357,32 @@ def test_a_pasted_line_leads_where_it_is_written_character_for_character(
     assert exact.candidates >= 2
 
 
+# A module about declined charges that says the words of the message its neighbour
+# raises more often than the neighbour does.
+DECLINED_CHARGE = {
+    "billing/retry.py": (
+        '"""Retries: a charge that is declined is retried; retried charges are\n'
+        'declined again when the card is declined."""\n\n\n'
+        "def retry(charge):\n"
+        '    """Retry a declined charge: card missing? charge declined, card missing,\n'
+        '    missing card, declined charge, card missing again: charge declined."""\n'
+        "    return charge.retry()\n"
+    ),
+    "billing/gateway.py": (
+        "def submit(charge):\n"
+        "    if charge.card is None:\n"
+        '        raise ValueError("charge declined: card missing")\n'
+        "    return charge\n"
+    ),
+}
+
+
 def test_a_quoted_message_is_found_where_it_is_written(
     make_repo: MakeRepo, index_workspace: IndexWorkspace
 ) -> None:
     """An error message in quotes: the line that raises it, though a module about
     charges and retries says its words more often."""
-    files = {
-        "billing/retry.py": (
-            '"""Retries: a charge that is declined is retried; retried charges are\n'
-            'declined again when the card is declined."""\n\n\n'
-            "def retry(charge):\n"
-            '    """Retry a declined charge: card missing? charge declined, card missing,\n'
-            '    missing card, declined charge, card missing again: charge declined."""\n'
-            "    return charge.retry()\n"
-        ),
-        "billing/gateway.py": (
-            "def submit(charge):\n"
-            "    if charge.card is None:\n"
-            '        raise ValueError("charge declined: card missing")\n'
-            "    return charge\n"
-        ),
-    }
-    conn, _ = index_workspace(make_repo(files, name="quoted"))
+    conn, _ = index_workspace(make_repo(DECLINED_CHARGE, name="quoted"))
     with Searcher(conn) as searcher:
         first = searcher.search(SearchRequest(query='"charge declined: card missing"')).results[0]
         assert (first.path, first.qualified_name) == ("billing/gateway.py", "gateway.submit")
@@ -391,20 +395,7 @@ def test_a_message_pasted_without_quotes_is_found_where_it_is_raised(
     a module about charges says its words more often, a test asserts it and a
     docstring repeats it (neither is where the program says it)."""
     files = {
-        "billing/retry.py": (
-            '"""Retries: a charge that is declined is retried; retried charges are\n'
-            'declined again when the card is declined."""\n\n\n'
-            "def retry(charge):\n"
-            '    """Retry a declined charge: card missing? charge declined, card missing,\n'
-            '    missing card, declined charge, card missing again: charge declined."""\n'
-            "    return charge.retry()\n"
-        ),
-        "billing/gateway.py": (
-            "def submit(charge):\n"
-            "    if charge.card is None:\n"
-            '        raise ValueError("charge declined: card missing")\n'
-            "    return charge\n"
-        ),
+        **DECLINED_CHARGE,
         "billing/docs.py": (
             "def explain(charge):\n"
             '    """charge declined: card missing"""\n'
