@@ -34,7 +34,7 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
-from codesift.retrieval.locations import path_suffixes
+from codesift.retrieval.locations import Location, path_suffixes
 from codesift.retrieval.messages import fills_template, in_string_literal, plain_runs
 from codesift.retrieval.query import QueryAnalysis, with_variants
 from codesift.store.filters import SearchFilters
@@ -124,7 +124,8 @@ def exact_stream(
     chunks holding its words in its order (raw score IN_ORDER), those holding it
     character for character, spacing aside, first (VERBATIM); each group in the
     store's order. For prose that may be a pasted message (`analysis.phrase`): the
-    code chunks holding it as written in a string literal (VERBATIM), nothing else."""
+    code chunks holding it as written in a string literal (VERBATIM), else those
+    with a template that fills in to it (FILLED), nothing else."""
     if analysis.phrase and not analysis.verbatim:
         return _message_hits(store, analysis.phrase, filters, cap)
     if not analysis.verbatim or "code" not in filters.layers:
@@ -152,10 +153,15 @@ def _message_hits(store: SearchStore, phrase: str, filters: StreamFilters, cap: 
     runs = plain_runs(message)
     if not runs:
         return []
-    # All plain words: a value the program filled in is one of them, at either end.
-    words = message.split()
-    probe = runs[0] if runs[0] != message else " ".join(words[:-1])
-    found = _verified(store, probe, filters, cap, lambda text: fills_template(text, message))
+    probe = runs[0].split()
+    if len(probe) == len(message.split()):
+        # All plain words: a value the program filled in is one of them, at an end.
+        probe = probe[:-1]
+    if len(probe) < 2:
+        return []
+    found = _verified(
+        store, " ".join(probe), filters, cap, lambda text: fills_template(text, message)
+    )
     return [(cid, FILLED) for cid in found]
 
 
@@ -189,13 +195,27 @@ def path_stream(
     # paths are where the program ran.
     ranked: dict[int, float] = {}
     for order, frame in enumerate(analysis.frames):
-        for suffix in path_suffixes(frame.path):
-            hits = store.path_hits(suffix, filters, cap, frame.line)
-            if hits:  # the innermost frame's every file of that path, the others' best
-                for chunk_id, score in hits if order == 0 else hits[:1]:
-                    ranked.setdefault(chunk_id, score * FRAME_DECAY**order)
-                break
+        hits = _frame_hits(store, frame, filters, cap)
+        # the innermost frame's every file of that path, the others' best
+        for chunk_id, score in hits if order == 0 else hits[:1]:
+            ranked.setdefault(chunk_id, score * FRAME_DECAY**order)
     return sorted(ranked.items(), key=lambda hit: -hit[1])
+
+
+def _frame_hits(store: SearchStore, frame: Location, filters: StreamFilters, cap: int) -> Ranked:
+    """The chunk holding a frame's line in each file of the longest end of its path
+    the index has. The file name is looked up first: a frame outside the
+    workspace (a library's) costs one lookup, and longer ends only when several
+    files have that name."""
+    suffixes = path_suffixes(frame.path)
+    hits = store.path_hits(suffixes[-1], filters, cap, frame.line) if suffixes else []
+    if len(hits) <= 1:
+        return hits
+    for suffix in suffixes[:-1]:
+        longer = store.path_hits(suffix, filters, cap, frame.line)
+        if longer:
+            return longer
+    return hits
 
 
 def lexical_doc_stream(
