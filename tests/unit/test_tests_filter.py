@@ -27,6 +27,9 @@ from codesift.engine.search import keeps_tests
         "TestLedger.setUp",  # a qualified name with a test in it
         "how does test_retry_charge set up the ledger",  # a question naming a test
         "tests/test_ledger.py",  # a test file's path
+        # a failing test's traceback: its outer frame is the test
+        'File "/srv/app/tests/test_ledger.py", line 9, in test_total\n'
+        'File "/srv/app/billing/ledger.py", line 42, in total',
     ],
 )
 def test_auto_keeps_test_files_for_a_query_that_asks_for_test_code(query: str) -> None:
@@ -47,6 +50,7 @@ def test_auto_keeps_test_files_for_a_query_that_asks_for_test_code(query: str) -
         "latest",
         "testing the ledger",
         "billing/ledger.py",  # a path outside the tests
+        'File "/srv/app/billing/ledger.py", line 42, in total',  # a frame outside them
     ],
 )
 def test_auto_leaves_test_files_out_for_other_queries(query: str) -> None:

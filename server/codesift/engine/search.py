@@ -162,7 +162,8 @@ def keeps_tests(choice: str, query: str) -> bool:
     files: `include` does, `exclude` does not, and `auto` does only when the query
     asks for test code itself: text to find as written (a quoted text or a pasted
     line of code: an error message or a line may well be in a test), a test's name
-    (`test_retry_charge`, `LedgerTest`), or a path of a test file."""
+    (`test_retry_charge`, `LedgerTest`), a path of a test file, or a trace with a
+    frame in one (a failing test's traceback)."""
     if choice == "include":
         return True
     if choice != "auto":
@@ -170,6 +171,8 @@ def keeps_tests(choice: str, query: str) -> bool:
     analysis = analyze_query(query)
     if analysis.verbatim:
         return True
+    if analysis.frames:
+        return any(is_test_like_path(frame.path) for frame in analysis.frames)
     if analysis.path:
         return is_test_like_path(analysis.path)
     names = (analysis.symbol,) if analysis.symbol_like else analysis.identifiers
