@@ -53,6 +53,9 @@ sorted, then shuffled with a fixed seed):
   four words or more of its own, found once in the corpus, each placeholder
   replaced by a value (`config.yaml`, `42`, `user_17`...), pasted without quotes
   (`cannot open config.yaml: 42 bytes left`). The target is its line.
+- `logged`: the `pasted` and `formatted` families' messages as a log line shows
+  them, after a timestamp, a level and the logger's name (`2026-12-06
+  15:04:05,123 ERROR app.billing: card missing for this charge`).
 - `location`: a stack frame or a compiler's location, as the language's tools
   print it, for a line inside a random function or method: Python's `File
   "/srv/app/pkg/mod.py", line 42, in name`, a JVM frame `at pkg.Type.name(Type.java:42)`,
@@ -118,6 +121,7 @@ FAMILIES = (
     "message",
     "pasted",
     "formatted",
+    "logged",
     "location",
     "trace",
 )
@@ -338,6 +342,21 @@ def pasted_questions(corpus: str, db: Path, per_corpus: int) -> list[Question]:
     ]
 
 
+# What a log line shows before the message.
+_LOG_PREFIX = "2026-12-06 15:04:05,123 ERROR app.{}: "
+
+
+def logged_questions(corpus: str, db: Path, per_corpus: int) -> list[Question]:
+    """The `pasted` and `formatted` families' messages as log lines (every other
+    one of each, so as many as either)."""
+    pasted = pasted_questions(corpus, db, per_corpus)[::2]
+    filled = formatted_questions(corpus, db, per_corpus)[1::2]
+    return [
+        Question(q.corpus, q.language, _LOG_PREFIX.format(q.language) + q.text, q.targets)
+        for q in (*pasted, *filled)
+    ]
+
+
 # A string literal of 20-100 characters holding a placeholder: printf's `%s`/`%d`/
 # `%v`..., `{}`/`{0}`/`{name}`/`{:?}`, `${x}` and `#{x}`.
 _TEMPLATE = re.compile(r'"([A-Za-z][^"\\]{19,99})"|' + r"'([A-Za-z][^'\\]{19,99})'")
@@ -523,6 +542,7 @@ QUESTIONS = {
     "message": message_questions,
     "pasted": pasted_questions,
     "formatted": formatted_questions,
+    "logged": logged_questions,
     "location": location_questions,
     "trace": trace_questions,
 }
@@ -702,6 +722,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         " `${x}`...) and four words or more of its own, found once in its corpus, its"
         " placeholders filled with values and pasted without quotes; the target is its"
         " line.",
+        "logged": "Log lines: the `pasted` and `formatted` families' messages after a"
+        " timestamp, a level and a logger's name, as a log shows them; the target is the"
+        " message's line.",
         "location": "Stack frames: a line inside a function or method, as the"
         " language's tools print its location (Python's `File ..., line N, in name`, a"
         " JVM frame, Go's `path:N +0x1d`, JavaScript's `at name (path:N:13)`...); the"

@@ -10,6 +10,7 @@ import pytest
 
 from codesift.indexer import IndexSummary
 from codesift.retrieval import Searcher, SearchRequest
+from codesift.retrieval.messages import PART
 from codesift.retrieval.query import analyze_query
 from codesift.retrieval.ranking import DEFINITION_BONUS
 from codesift.retrieval.streams import FILLED, StreamFilters, symbol_stream
@@ -496,6 +497,20 @@ def test_a_pasted_traceback_finds_its_innermost_frame_in_the_workspace_first(
         ("billing/retry.py", "retry.charge"),
         ("app/main.py", "main.run"),
     ]
+
+
+def test_a_log_line_is_found_where_the_message_is_raised(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace
+) -> None:
+    """The message as a log shows it, after a timestamp, a level and a logger."""
+    conn, _ = index_workspace(make_repo(DECLINED_CHARGE, name="logged"))
+    line = "2026-12-06 15:04:05,123 ERROR billing.gateway: charge declined: card missing"
+    with Searcher(conn) as searcher:
+        response = searcher.search(SearchRequest(query=line))
+    first = response.results[0]
+    assert (first.path, first.qualified_name) == ("billing/gateway.py", "gateway.submit")
+    assert first.score >= DEFINITION_BONUS * FILLED * PART  # lifted as a definition is
+    assert all(r.score < DEFINITION_BONUS * FILLED * PART for r in response.results[1:])
 
 
 def test_a_question_about_one_name_finds_its_definition_before_its_callers(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from codesift.retrieval.messages import fills_template, in_string_literal, plain_runs
+from codesift.retrieval.messages import PART, fills_template, in_string_literal, plain_runs
 
 MESSAGE = "card missing for this charge"
 
@@ -76,11 +76,25 @@ def test_a_filled_in_message_matches_the_template_it_came_from(text: str, messag
         ("    # cannot open %s: %d bytes left", "cannot open a.cfg: 42 bytes left"),  # a comment
         ('    x = "%s: %s" % (a, b)', "cannot open a.cfg: 42 bytes left"),  # too few words
         ('    raise OSError("cannot open %s: %d bytes left")', "cannot read a.cfg: 42 bytes left"),
-        ('    raise OSError("cannot open the file")', "cannot open the file"),  # no placeholder
+        ('    raise OSError("cannot open file")', "cannot open the file"),  # not its words
+        ('    raise OSError("cannot open")', "cannot open the file"),  # too few words
     ],
 )
-def test_another_message_or_no_template_does_not_match(text: str, message: str) -> None:
-    assert not fills_template(text, message)
+def test_another_message_or_too_short_a_literal_does_not_match(text: str, message: str) -> None:
+    assert fills_template(text, message) == 0.0
+
+
+def test_a_literal_the_message_holds_matches_less_than_a_template() -> None:
+    """A log line's prefix before a message without placeholders; a sibling literal
+    that says the message's start, against the template that says all of it."""
+    logged = "2026-12-06 15:04:05,123 ERROR app.billing: card missing for this charge"
+    assert fills_template('    log.error("card missing for this charge")', logged) == PART
+    message = "failed to convert address to SocketAddr: 10.0.0.1"
+    assert fills_template('    err("failed to convert address to SocketAddr")', message) == PART
+    assert (
+        fills_template('    err(f"failed to convert address to SocketAddr: {a}")', message) == 1.0
+    )
+    assert PART < 1.0
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,9 @@ literal: as it is, or as a template whose placeholders the program filled in
 ${path}` ``, `"cannot open #{path}"`). The exact stream (streams.py) finds the
 chunks holding the message's words in order and keeps those where a string
 literal holds it (`in_string_literal`); failing that, the chunks holding its
-longest run of plain words, where a literal's template fills in to it
-(`fills_template`). A comment or a docstring saying the same words is no place
-the program says them.
+longest run of plain words, where a literal's template fills in to it or a
+literal is part of it (a log line's prefix before it: `fills_template`). A
+comment or a docstring saying the same words is no place the program says them.
 """
 
 from __future__ import annotations
@@ -35,6 +35,9 @@ _PLACEHOLDER = re.compile(
 _ESCAPE = re.compile(r"\\(.)")
 # A template's own words: at least this many, so that `"%s: %s"` matches nothing.
 MIN_TEMPLATE_WORDS = 3
+# A literal without placeholders that a message holds, against a template that
+# fills in to it (1.0).
+PART = 0.9
 _WORD = re.compile(r"[A-Za-z]{2,}")
 # A word of a pasted message that no program fills in: letters (an apostrophe or a
 # hyphen inside), with its punctuation around it.
@@ -73,11 +76,14 @@ def plain_runs(message: str) -> list[str]:
     return sorted(found, key=lambda run: -len(run.split()))
 
 
-def fills_template(text: str, message: str) -> bool:
-    """Whether a string literal in `text` with placeholders, and at least
-    MIN_TEMPLATE_WORDS words of its own, reads as `message` once filled in (the
-    message may hold more around it: a log's prefix, a concatenation's rest)."""
+def fills_template(text: str, message: str) -> float:
+    """How well a string literal in `text` with at least MIN_TEMPLATE_WORDS words of
+    its own reads as `message` (the message may hold more around it: a log line's
+    timestamp, level and logger, a concatenation's rest): 1.0 for a template whose
+    placeholders fill in to it, PART for a literal without placeholders that it
+    holds (a sibling literal that says less than a template does), 0.0 for none."""
     squeezed = " ".join(message.split())
+    best = 0.0
     for line in text.splitlines():
         if not any(q in line for q in _QUOTES):
             continue
@@ -85,17 +91,19 @@ def fills_template(text: str, message: str) -> bool:
             literal = match.group(1) or match.group(2) or match.group(3) or ""
             pattern = _template_pattern(literal)
             if pattern is not None and pattern.search(squeezed):
-                return True
-    return False
+                if _PLACEHOLDER.search(literal):
+                    return 1.0
+                best = PART
+    return best
 
 
 @lru_cache(maxsize=4096)
 def _template_pattern(literal: str) -> re.Pattern[str] | None:
     """The pattern a literal's template matches once filled in (each placeholder
-    one or more characters, spacing as spacing), None for a literal without
-    placeholders or with too few words of its own."""
+    one or more characters, spacing as spacing; a literal without placeholders as
+    it is), None for a literal with too few words of its own."""
     pieces = [_ESCAPE.sub(" ", piece) for piece in _PLACEHOLDER.split(literal)]
-    if len(pieces) < 2 or len(_WORD.findall(" ".join(pieces))) < MIN_TEMPLATE_WORDS:
+    if len(_WORD.findall(" ".join(pieces))) < MIN_TEMPLATE_WORDS:
         return None
     pieces[0], pieces[-1] = pieces[0].lstrip(), pieces[-1].rstrip()
     return re.compile(".+?".join(map(_spaced, pieces)))

@@ -159,10 +159,11 @@ def _message_hits(store: SearchStore, phrase: str, filters: StreamFilters, cap: 
         probe = probe[:-1]
     if len(probe) < 2:
         return []
-    found = _verified(
-        store, " ".join(probe), filters, cap, lambda text: fills_template(text, message)
-    )
-    return [(cid, FILLED) for cid in found]
+    hits = store.phrase_hits("code", " ".join(probe), filters, cap)[:EXACT_VERIFIED]
+    rows = store.chunk_rows([cid for cid, _ in hits]) if hits else {}
+    fits = [(cid, fills_template(rows[cid].text, message)) for cid, _ in hits if cid in rows]
+    ranked = [(cid, FILLED * fit) for cid, fit in fits if fit > 0]
+    return sorted(ranked, key=lambda hit: -hit[1])  # stable: the store's order kept
 
 
 def _verified(
