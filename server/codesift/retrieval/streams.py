@@ -147,9 +147,11 @@ def _message_hits(store: SearchStore, phrase: str, filters: StreamFilters, cap: 
     if "code" not in filters.layers:
         return []
     message = phrase.strip()
-    found = _verified(store, message, filters, cap, lambda text: in_string_literal(text, message))
+    found = _verified(
+        store, message, filters, cap, lambda text: VERBATIM * in_string_literal(text, message)
+    )
     if found:
-        return [(cid, VERBATIM) for cid in found]
+        return found
     runs = plain_runs(message)
     if not runs:
         return []
@@ -159,11 +161,9 @@ def _message_hits(store: SearchStore, phrase: str, filters: StreamFilters, cap: 
         probe = probe[:-1]
     if len(probe) < 2:
         return []
-    hits = store.phrase_hits("code", " ".join(probe), filters, cap)[:EXACT_VERIFIED]
-    rows = store.chunk_rows([cid for cid, _ in hits]) if hits else {}
-    fits = [(cid, fills_template(rows[cid].text, message)) for cid, _ in hits if cid in rows]
-    ranked = [(cid, FILLED * fit) for cid, fit in fits if fit > 0]
-    return sorted(ranked, key=lambda hit: -hit[1])  # stable: the store's order kept
+    return _verified(
+        store, " ".join(probe), filters, cap, lambda text: FILLED * fills_template(text, message)
+    )
 
 
 def _verified(
@@ -171,15 +171,17 @@ def _verified(
     phrase: str,
     filters: StreamFilters,
     cap: int,
-    holds: Callable[[str], bool],
-) -> list[int]:
+    score: Callable[[str], float],
+) -> Ranked:
     """Of the first EXACT_VERIFIED code chunks holding `phrase`'s words in order,
-    those whose text `holds` says yes to, in the store's order."""
+    those whose text `score` gives a score above 0, best first (ties in the
+    store's order)."""
     hits = store.phrase_hits("code", phrase, filters, cap)[:EXACT_VERIFIED]
     if not hits:
         return []
     rows = store.chunk_rows([cid for cid, _ in hits])
-    return [cid for cid, _ in hits if cid in rows and holds(rows[cid].text)]
+    scored = [(cid, score(rows[cid].text)) for cid, _ in hits if cid in rows]
+    return sorted([hit for hit in scored if hit[1] > 0], key=lambda hit: -hit[1])
 
 
 def path_stream(

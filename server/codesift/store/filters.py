@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from codesift.timespec import TimeFilter
 
@@ -110,15 +111,19 @@ PathRow = tuple[int, str, str, int, int, int]
 
 
 def path_hit_order(
-    path: str, rows: Sequence[PathRow], cap: int, line: int = 0
+    path: str, rows: Sequence[Sequence[Any]], cap: int, line: int = 0
 ) -> list[tuple[int, float]]:
-    """Of the rows of the files a path query names, each file's first chunk in its
+    """Of the rows (PathRow, as a backend's driver gives them) of the files a path
+    query names, each file's first chunk in its
     most telling layer (with `line`: its code chunk holding that line, the
     narrowest, if it has one), scored 1.0 for the file whose path is `path`, 0.95
     for one whose path ends with it in case, else 0.9; best first, then shorter
     paths first (`path_hits` of every backend)."""
     best: dict[str, tuple[int, int, int, int, int]] = {}
-    for chunk_id, file_path, layer, start, part, end in rows:
+    typed: list[PathRow] = [
+        (int(a), str(b), str(c), int(d), int(e), int(f)) for a, b, c, d, e, f in rows
+    ]
+    for chunk_id, file_path, layer, start, part, end in typed:
         rank = PATH_HIT_LAYERS.index(layer) if layer in PATH_HIT_LAYERS else len(PATH_HIT_LAYERS)
         holds = line > 0 and layer == "code" and start <= line <= end
         key = (0 if holds else 1, rank, end - start if holds else start, part, chunk_id)

@@ -56,9 +56,4 @@ class LiteralReads(Reads):
             f"{file_sql}{time_sql}",
             [path, like_suffix(path), layers, *file_params, *time_params],
         )
-        return path_hit_order(
-            path,
-            [(int(a), str(b), str(c), int(d), int(e), int(f)) for a, b, c, d, e, f in rows],
-            cap,
-            line,
-        )
+        return path_hit_order(path, rows, cap, line)

@@ -330,12 +330,7 @@ class SqliteSearchStore:
             f" AND c.layer IN ({','.join('?' * len(layers))}){file_sql}{time_sql}",
             [path, like_suffix(path), *layers, *params, *time_params],
         ).fetchall()
-        return path_hit_order(
-            path,
-            [(int(a), str(b), str(c), int(d), int(e), int(f)) for a, b, c, d, e, f in rows],
-            cap,
-            line,
-        )
+        return path_hit_order(path, rows, cap, line)
 
     def term_counts(self, layer: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         table = FTS_TABLES.get(layer)
