@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from codesift.parsing.languages import detect_language
 
-__all__ = ["Location", "location_query", "path_suffixes", "trace_locations"]
+__all__ = ["Location", "location_query", "names_a_file", "path_suffixes", "trace_locations"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,9 +43,13 @@ _ANY = re.compile(
     r"\s*(?:at\s+|-->\s*)?(?P<path>(?:[A-Za-z]:)?[\w./\\@+~-]*[\w-](?:\.[A-Za-z]\w{0,6})?)"
     r"(?::(?P<line>\d+)(?::\d+)?\b|\((?P<paren>\d+)\)|,? line (?P<word>\d+))"
 )
+# Extensions of files that have no language of their own but are named (asked for
+# by name, or in a location).
 _FILE_EXTENSIONS = frozenset(
-    """h hh hpp hxx inc mk cmake gradle sh bash zsh toml json yaml yml xml ini cfg conf
-    properties""".split()
+    """
+    txt toml cfg ini conf json yaml yml lock xml html htm css scss less mk cmake gradle
+    properties env csv tsv proto graphql sh bash zsh bat ps1 dockerfile tf hcl nix in inc
+    """.split()
 )
 # The most ends of a path tried, longest first.
 MAX_SUFFIXES = 8
@@ -93,9 +97,8 @@ def _line_location(text: str) -> Location | None:
         return None
     path = match["path"].replace("\\", "/")
     name = path.rsplit("/", 1)[-1]
-    extension = name.rsplit(".", 1)[-1].lower() if "." in name else ""
-    if extension:
-        if detect_language(name) == "text" and extension not in _FILE_EXTENSIONS:
+    if "." in name:
+        if not names_a_file(name):
             return None
     elif "/" not in path.strip("/") or match["line"] is None:
         return None  # a script without extension: a folder and `:line` say it is a path
@@ -109,6 +112,15 @@ def _location(path: str, line: str, name: str) -> Location | None:
     if not path or number <= 0:
         return None
     return Location(path, number, name.rsplit(".", 1)[-1].strip("<>"))
+
+
+def names_a_file(name: str) -> bool:
+    """Whether a file name's extension is a language codesift reads or a common
+    text file's (`retry.py`, `Cargo.toml`), not a version or a sentence's dot."""
+    stem, dot, extension = name.rpartition(".")
+    return bool(dot and stem) and (
+        extension.lower() in _FILE_EXTENSIONS or detect_language(name) != "text"
+    )
 
 
 def path_suffixes(path: str) -> list[str]:

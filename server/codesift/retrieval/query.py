@@ -10,8 +10,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from codesift.parsing.languages import detect_language
-from codesift.retrieval.locations import Location, trace_locations
+from codesift.retrieval.locations import Location, names_a_file, trace_locations
 from codesift.store.names import fts_or_query, fts_quote
 from codesift.tokens import split_identifier
 
@@ -281,13 +280,6 @@ def named_in_question(text: str) -> str:
     return name
 
 
-# Extensions of files that have no language of their own but are asked for by name.
-_FILE_EXTENSIONS = frozenset(
-    """
-    txt toml cfg ini conf json yaml yml lock xml html htm css scss less mk cmake gradle
-    properties env csv tsv proto graphql sh bash zsh bat ps1 dockerfile tf hcl nix in
-    """.split()
-)
 _PATH_QUERY = re.compile(r"^(?:\./|/)?(?P<path>[\w@+-][\w.@+/-]*)$")
 
 
@@ -300,13 +292,9 @@ def path_query(text: str) -> str:
         return ""
     path = match["path"].rstrip("/")
     name = path.rsplit("/", 1)[-1]
-    stem, dot, extension = name.rpartition(".")
-    named_file = bool(dot and stem) and (
-        extension.lower() in _FILE_EXTENSIONS or detect_language(name) != "text"
-    )
     if "/" in path and any(c.isalpha() for c in name):
         return path
-    return path if named_file else ""
+    return path if names_a_file(name) else ""
 
 
 def analyze_query(text: str) -> QueryAnalysis:
