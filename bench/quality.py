@@ -445,6 +445,11 @@ EXTRA_CONFIGS: list[SearchConfig] = [
         overrides={"feedback_terms": 0},
     ),
     SearchConfig(
+        "- feedback keeps first",
+        "the feedback stream ranks by its own words alone (not the first pass's best result first)",
+        overrides={"feedback_keeps_first": False},
+    ),
+    SearchConfig(
         "doc weight 1.0", "doc sections weighted like code", overrides={"weight_doc": 1.0}
     ),
     *(

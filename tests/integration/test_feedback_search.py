@@ -114,3 +114,43 @@ def test_the_feedback_statement_leaves_out_terms_by_its_own_share(
     assert set(by_share) == {0.3, 0.07}
     assert set(report.added_terms) <= set(by_share[0.07])
     assert not set(report.added_terms) & set(by_share[0.3])
+
+
+def _feedback_rank(response: SearchResponse, path: str) -> int | None:
+    result = next(r for r in response.results if r.path == path)
+    return next((h.rank for h in result.provenance if h.stream == "feedback"), None)
+
+
+def test_the_feedback_stream_keeps_the_first_pass_best_result_first(
+    make_repo: MakeRepo, index_workspace: IndexWorkspace
+) -> None:
+    """guard.py has fewer of the question's words than shared.py but the added words
+    (shared.py's identifiers) more often: the feedback stream alone would rank it
+    first; it keeps shared.py, the first pass's best, first."""
+    question = "guarded for worker threads"
+    files = {
+        "pool/shared.py": (
+            "def shared_instance(registry):\n"
+            '    """Guarded for worker threads."""\n'
+            "    return registry.double_checked_make()\n"
+        ),
+        "pool/guard.py": (
+            "def remake(registry):\n"
+            "    # For worker threads.\n"
+            "    return registry.double_checked_make(registry.double_checked_make(registry))\n"
+        ),
+        **{k: v for k, v in FILES.items() if k.startswith("misc/")},
+        # The question's words but one are common.
+        **{f"misc/note_{i}.py": f"# guarded for worker use\nNOTE_{i} = {i}\n" for i in range(30)},
+    }
+    conn, _ = index_workspace(make_repo(files))
+    with Searcher(conn) as searcher:
+        kept = searcher.search(SearchRequest(question, top_k=10))
+    off = replace(SearchSettings(), feedback_keeps_first=False)
+    with Searcher(conn, off) as searcher:
+        free = searcher.search(SearchRequest(question, top_k=10))
+    assert _paths(kept)[0] == "pool/shared.py"
+    assert _feedback_rank(free, "pool/guard.py") == 1
+    assert _feedback_rank(free, "pool/shared.py") != 1
+    assert _feedback_rank(kept, "pool/shared.py") == 1
+    assert _feedback_rank(kept, "pool/guard.py") == 2

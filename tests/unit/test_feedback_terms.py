@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from codesift.retrieval.feedback import MAX_SHARE, TermCounter, expanded_analysis, feedback_terms
+from codesift.retrieval.feedback import (
+    MAX_SHARE,
+    TermCounter,
+    expanded_analysis,
+    feedback_terms,
+    keeps_first,
+)
 from codesift.retrieval.query import analyze_query
 
 TOTAL = 1000
@@ -78,3 +84,12 @@ def test_the_expanded_query_keeps_its_terms_and_adds_the_new_ones_once() -> None
     assert expanded.terms.count("instance") == 1
     assert expanded.terms[-2:] == ("lock", "synchronized")
     assert not expanded.symbol_like
+
+
+def test_the_first_pass_best_result_leads_the_feedback_ranking() -> None:
+    ranked = [(7, 9.0), (3, 4.0), (5, 2.0)]
+    assert keeps_first(ranked, 3) == [(3, 9.0), (7, 9.0), (5, 2.0)]
+    assert keeps_first(ranked, 7) == ranked
+    # Not found by the feedback's words: it still comes first.
+    assert keeps_first(ranked, 11) == [(11, 9.0), *ranked]
+    assert keeps_first([], 11) == [(11, 0.0)]

@@ -19,6 +19,10 @@ own terms, their variants and stopwords, weighs
 heaviest are looked up in the index: a word in fewer than two chunks (a typo, a
 one-off) or in more than MAX_SHARE of them (`self`, `return`, `err`) is left out,
 and the rest weigh weight(t) x log(N / df(t)). The best `terms` of them are added.
+The stream's first result is the first pass's best (`keeps_first`): the added words
+widen the question, they do not overrule what matched it best. Without that, a long
+chunk sharing many of the added words took the first place from the chunk whose
+words were the question's.
 
 With vectors the vector streams find those other words better: on both dev sets
 the feedback stream lowered searches with vectors (bench/RESULTS.md), so the
@@ -43,6 +47,7 @@ __all__ = [
     "expanded_analysis",
     "feedback_terms",
     "feedback_wanted",
+    "keeps_first",
 ]
 
 FEEDBACK_DOCS = 3
@@ -92,6 +97,16 @@ def feedback_terms(
             continue
         scored[word] = weight[word] * math.log(total / df)
     return tuple(sorted(scored, key=lambda w: (-scored[w], w))[:limit])
+
+
+def keeps_first(ranked: Sequence[tuple[int, float]], first: int) -> list[tuple[int, float]]:
+    """The feedback stream's ranking with the first pass's best code chunk `first` at
+    its head (with the best score): the added words widen the question, they do not
+    overrule what matched it best."""
+    if ranked and ranked[0][0] == first:
+        return list(ranked)
+    best = ranked[0][1] if ranked else 0.0
+    return [(first, best), *(r for r in ranked if r[0] != first)]
 
 
 def expanded_analysis(analysis: QueryAnalysis, added: Sequence[str]) -> QueryAnalysis:

@@ -28,6 +28,7 @@ from codesift.retrieval.feedback import (
     expanded_analysis,
     feedback_terms,
     feedback_wanted,
+    keeps_first,
 )
 from codesift.retrieval.flight import (
     CANCEL_POLL_SECONDS,
@@ -548,7 +549,8 @@ class Searcher:
         flight: InFlight,
     ) -> tuple[Ranked, StreamReport | None]:
         """The feedback stream: the query's terms and the words of the first pass's
-        best code chunks, by bm25 (its report lists the words added)."""
+        best code chunks, by bm25, the best of those chunks first (its report lists
+        the words added)."""
         first = [
             c.chunk_id
             for c in fuse_rankings(rankings, weights, self.settings.rrf_k, limit=FEEDBACK_DOCS * 4)
@@ -557,10 +559,10 @@ class Searcher:
 
         def run(store: SearchStore, inputs: StreamInput) -> Ranked:
             rows = store.chunk_rows(first)
-            texts = [rows[c].text for c in first if c in rows and rows[c].layer == "code"]
+            seeds = [c for c in first if c in rows and rows[c].layer == "code"]
             added.extend(
                 feedback_terms(
-                    texts[:FEEDBACK_DOCS],
+                    [rows[c].text for c in seeds[:FEEDBACK_DOCS]],
                     analysis.terms,
                     # The store's own method (no lambda of this module): the
                     # feedback reads the store without coming back here.
@@ -570,13 +572,16 @@ class Searcher:
             )
             if not added:
                 return []
-            return lexical_stream(
+            ranked = lexical_stream(
                 store,
                 expanded_analysis(analysis, added),
                 inputs.filters,
                 inputs.cap,
                 self.settings.feedback_max_df,
             )
+            if self.settings.feedback_keeps_first:
+                return keeps_first(ranked, seeds[0])
+            return ranked
 
         inputs = StreamInput(analysis, stream_filters(request), self.settings.candidate_cap)
         ranked, report = self._run_stream(Stream("feedback", run), inputs, flight)
