@@ -70,7 +70,7 @@ def test_no_feedback_for_a_symbol_query_or_a_search_without_code(indexed: apsw.C
     assert not _feedback(docs_only)
 
 
-def test_with_vectors_the_vector_streams_answer_and_feedback_stays_off(
+def test_with_static_vectors_feedback_runs_on_a_small_index_only(
     indexed: apsw.Connection,
 ) -> None:
     conn = indexed
@@ -81,10 +81,37 @@ def test_with_vectors_the_vector_streams_answer_and_feedback_stays_off(
     assert _feedback(before) == ["feedback"]
     assert fill_vectors(conn, static) > 0
     with Searcher(conn, embedder=static) as searcher:
-        after = searcher.search(SearchRequest(QUESTION, top_k=5))
-    vector = next(s for s in after.streams if s.stream == "vector")
+        small = searcher.search(SearchRequest(QUESTION, top_k=5))
+    vector = next(s for s in small.streams if s.stream == "vector")
     assert vector.candidates > 0
-    assert not _feedback(after)
+    # The static model's vectors answered, and the index is small: feedback runs.
+    assert _feedback(small) == ["feedback"]
+    assert SearchSettings().feedback_static_max_chunks > 100
+    # An index of more code chunks than the setting allows: the vectors answer alone.
+    code_chunks = conn.execute("SELECT count(*) FROM chunks WHERE layer = 'code'").fetchone()[0]
+    large = replace(SearchSettings(), feedback_static_max_chunks=code_chunks - 1)
+    with Searcher(conn, large, embedder=static) as searcher:
+        over = searcher.search(SearchRequest(QUESTION, top_k=5))
+    assert not _feedback(over)
+    at_limit = replace(SearchSettings(), feedback_static_max_chunks=code_chunks)
+    with Searcher(conn, at_limit, embedder=static) as searcher:
+        assert _feedback(searcher.search(SearchRequest(QUESTION, top_k=5))) == ["feedback"]
+
+
+def test_with_minilm_query_vectors_feedback_stays_off(
+    indexed: apsw.Connection, tmp_path: Path
+) -> None:
+    """The static model's chunk vectors searched with MiniLM's query vectors (the
+    default first tier): the vector streams answer and feedback does not run."""
+    conn = indexed
+    assert fill_vectors(conn, Embedder(model="static")) > 0
+    minilm = Embedder(tmp_path / "models", max_tokens=64)
+    assert minilm.model == "minilm"
+    with Searcher(conn, embedder=minilm) as searcher:
+        response = searcher.search(SearchRequest(QUESTION, top_k=5))
+    vector = next(s for s in response.streams if s.stream == "vector")
+    assert vector.error is None and vector.candidates > 0
+    assert not _feedback(response)
 
 
 def test_the_feedback_statement_leaves_out_terms_by_its_own_share(

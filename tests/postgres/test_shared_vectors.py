@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ import numpy.typing as npt
 import psycopg
 import pytest
 
+from codesift.config import SearchSettings
 from codesift.embedding import Embedder
 from codesift.embedding.vectors import quantize
 from codesift.engine.postgres import index_into, open_shared_search
@@ -145,6 +147,29 @@ def test_query_vectors_meet_the_vectors_of_their_space_only(
             int8(static.embed_query(PROSE)), layers, 200, everything
         )
         assert repo_of_chunks(pg_dsn, [cid for cid, _ in hits]) == {VAULT_KEY, WEB_KEY}
+
+
+def test_feedback_runs_with_the_static_models_query_vectors_on_a_small_index(
+    pg_dsn: str, vector_repos: dict[str, Path], embedder: Embedder
+) -> None:
+    """As locally: with static query vectors and at most
+    `feedback_static_max_chunks` code chunks in view, the feedback stream runs beside
+    the vector streams; with MiniLM's query vectors, or over a larger index, not."""
+    question = "rotate the master key of the vault"
+
+    def streams(query_embedder: Embedder, settings: SearchSettings | None = None) -> set[str]:
+        with open_shared_search(
+            pg_dsn, embedder=query_embedder, settings=settings, parallel=False
+        ) as shared:
+            page = shared.search(SearchRequest(question, top_k=10))
+        assert {s.stream for s in page.streams if s.candidates} & VECTOR_STREAMS
+        return {s.stream for s in page.streams}
+
+    static = Embedder(model="static")
+    assert "feedback" in streams(static)
+    assert "feedback" not in streams(embedder)
+    none = replace(SearchSettings(), feedback_static_max_chunks=0)
+    assert "feedback" not in streams(static, none)
 
 
 def test_a_query_embedder_that_cannot_be_made_leaves_the_other_streams(

@@ -24,10 +24,14 @@ widen the question, they do not overrule what matched it best. Without that, a l
 chunk sharing many of the added words took the first place from the chunk whose
 words were the question's.
 
-With vectors the vector streams find those other words better: on both dev sets
-the feedback stream lowered searches with vectors (bench/RESULTS.md), so the
-searcher runs it only when no vector stream found anything (vectors off, not yet
-computed, or failed).
+With MiniLM's query vectors the vector streams find those other words better: the
+feedback stream lowered the dev sets with them (bench/RESULTS.md), so it does not
+run when they found something. With the static model's (embedding.model =
+"static") it runs on an index of at most `search.feedback_static_max_chunks` code
+chunks: on repositories of up to ~16,000 code chunks it lifts every measuring
+stick, on the standard libraries of dev set 1 (50,000 code chunks and more) it
+lowers them and costs ~9 ms a search. Without vectors (off, not yet computed, or
+failed) it always runs.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ __all__ = [
     "feedback_terms",
     "feedback_wanted",
     "keeps_first",
+    "vectors_answered",
 ]
 
 FEEDBACK_DOCS = 3
@@ -121,21 +126,28 @@ def expanded_analysis(analysis: QueryAnalysis, added: Sequence[str]) -> QueryAna
     )
 
 
+def vectors_answered(rankings: Mapping[str, Sequence[object]]) -> bool:
+    """Whether a vector stream found something."""
+    return bool(rankings.get("vector") or rankings.get("vector_doc"))
+
+
 def feedback_wanted(
     term_count: int,
     analysis: QueryAnalysis,
     layers: Collection[str],
     rankings: Mapping[str, Sequence[object]],
+    *,
+    with_vectors: bool = False,
 ) -> bool:
     """Whether the feedback stream runs (`term_count` words it may add): for a prose
     query over code (not a pasted line of code, whose own words say where it is),
-    when the first pass found something and no vector stream did."""
+    when the first pass found something, and when a vector stream did too only
+    `with_vectors` (the index is small enough: module docstring)."""
     return (
         term_count > 0
         and not analysis.symbol_like
         and not analysis.literal
         and "code" in layers
-        and not rankings.get("vector")
-        and not rankings.get("vector_doc")
+        and (with_vectors or not vectors_answered(rankings))
         and any(rankings.values())
     )

@@ -8,7 +8,7 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
@@ -29,6 +29,7 @@ from codesift.retrieval.feedback import (
     feedback_terms,
     feedback_wanted,
     keeps_first,
+    vectors_answered,
 )
 from codesift.retrieval.flight import (
     CANCEL_POLL_SECONDS,
@@ -482,7 +483,13 @@ class Searcher:
             "vector_doc": vector_weight * self.settings.weight_doc,
         }
         response.streams = [replace(s, weight=weights.get(s.stream)) for s in response.streams]
-        if feedback_wanted(self.settings.feedback_terms, analysis, request.layers, rankings):
+        if feedback_wanted(
+            self.settings.feedback_terms,
+            analysis,
+            request.layers,
+            rankings,
+            with_vectors=self._feedback_with_vectors(store, rankings),
+        ):
             ranked, report = self._feedback(request, analysis, rankings, weights, flight)
             check_flight(flight, "feedback")
             if report is not None:
@@ -539,6 +546,17 @@ class Searcher:
         response.tokens = used
         response.took_ms = (time.perf_counter() - started) * 1000
         return response
+
+    def _feedback_with_vectors(self, store: SearchStore, rankings: Mapping[str, Ranked]) -> bool:
+        """Whether the feedback stream runs although a vector stream answered: with
+        the static model's query vectors, on an index of at most
+        `feedback_static_max_chunks` code chunks (retrieval/feedback.py)."""
+        return (
+            vectors_answered(rankings)
+            and self.embedder is not None
+            and self.embedder.model == "static"
+            and store.term_counts("code", ())[0] <= self.settings.feedback_static_max_chunks
+        )
 
     def _feedback(
         self,
