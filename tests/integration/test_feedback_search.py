@@ -20,6 +20,9 @@ from feedback_workspace import FILES, QUESTION
 pytestmark = pytest.mark.usefixtures("git_isolation")
 
 MakeRepo = Callable[..., Path]
+# shared.py holds most of its words, each misc/ file one or two: the lexical
+# stream's best match stands out among several.
+STANDS_OUT = f"{QUESTION}, then convert the value"
 IndexWorkspace = Callable[..., tuple[apsw.Connection, IndexSummary]]
 
 
@@ -70,48 +73,64 @@ def test_no_feedback_for_a_symbol_query_or_a_search_without_code(indexed: apsw.C
     assert not _feedback(docs_only)
 
 
-def test_with_static_vectors_feedback_runs_on_a_small_index_only(
+def test_with_vectors_feedback_runs_when_the_lexical_best_stands_out_on_a_small_index(
     indexed: apsw.Connection,
 ) -> None:
     conn = indexed
+    question = STANDS_OUT
     static = Embedder(model="static")
     with Searcher(conn, embedder=static) as searcher:
         # No vectors yet: the vector streams find nothing, feedback stands in.
-        before = searcher.search(SearchRequest(QUESTION, top_k=5))
+        before = searcher.search(SearchRequest(question, top_k=5))
     assert _feedback(before) == ["feedback"]
     assert fill_vectors(conn, static) > 0
     with Searcher(conn, embedder=static) as searcher:
-        small = searcher.search(SearchRequest(QUESTION, top_k=5))
+        small = searcher.search(SearchRequest(question, top_k=5))
     vector = next(s for s in small.streams if s.stream == "vector")
     assert vector.candidates > 0
-    # The static model's vectors answered, and the index is small: feedback runs.
+    lexical = next(s for s in small.streams if s.stream == "lexical")
+    assert lexical.candidates > 1
+    # The vectors answered; shared.py matches the question far better than anything
+    # else lexically, and the index is small: feedback runs.
     assert _feedback(small) == ["feedback"]
-    assert SearchSettings().feedback_static_max_chunks > 100
+    assert SearchSettings().feedback_vectors_max_chunks > 100
+    # Asking for a lexical best that stands out more than this one does: no feedback.
+    picky = replace(SearchSettings(), feedback_vectors_ratio=1000.0)
+    with Searcher(conn, picky, embedder=static) as searcher:
+        assert not _feedback(searcher.search(SearchRequest(question, top_k=5)))
     # An index of more code chunks than the setting allows: the vectors answer alone.
     code_chunks = conn.execute("SELECT count(*) FROM chunks WHERE layer = 'code'").fetchone()[0]
-    large = replace(SearchSettings(), feedback_static_max_chunks=code_chunks - 1)
+    large = replace(SearchSettings(), feedback_vectors_max_chunks=code_chunks - 1)
     with Searcher(conn, large, embedder=static) as searcher:
-        over = searcher.search(SearchRequest(QUESTION, top_k=5))
-    assert not _feedback(over)
-    at_limit = replace(SearchSettings(), feedback_static_max_chunks=code_chunks)
+        assert not _feedback(searcher.search(SearchRequest(question, top_k=5)))
+    at_limit = replace(SearchSettings(), feedback_vectors_max_chunks=code_chunks)
     with Searcher(conn, at_limit, embedder=static) as searcher:
-        assert _feedback(searcher.search(SearchRequest(QUESTION, top_k=5))) == ["feedback"]
+        assert _feedback(searcher.search(SearchRequest(question, top_k=5))) == ["feedback"]
 
 
-def test_with_minilm_query_vectors_feedback_stays_off(
+def test_with_vectors_no_feedback_when_the_lexical_best_does_not_stand_out(
     indexed: apsw.Connection, tmp_path: Path
 ) -> None:
-    """The static model's chunk vectors searched with MiniLM's query vectors (the
-    default first tier): the vector streams answer and feedback does not run."""
+    """Forty files define `convert_<i>(value)` alike: no lexical match stands out, so
+    with vectors (static, or MiniLM's query vectors over static chunk vectors: the
+    default first tier) the vector streams answer alone; without them feedback runs."""
     conn = indexed
+    question = "convert the given value"
+    with Searcher(conn) as searcher:
+        plain = searcher.search(SearchRequest(question, top_k=5))
+    assert _feedback(plain) == ["feedback"]
+    lexical = next(s for s in plain.streams if s.stream == "lexical")
+    assert lexical.candidates >= 40
     assert fill_vectors(conn, Embedder(model="static")) > 0
     minilm = Embedder(tmp_path / "models", max_tokens=64)
-    assert minilm.model == "minilm"
-    with Searcher(conn, embedder=minilm) as searcher:
-        response = searcher.search(SearchRequest(QUESTION, top_k=5))
-    vector = next(s for s in response.streams if s.stream == "vector")
-    assert vector.error is None and vector.candidates > 0
-    assert not _feedback(response)
+    for embedder in (Embedder(model="static"), minilm):
+        with Searcher(conn, embedder=embedder) as searcher:
+            response = searcher.search(SearchRequest(question, top_k=5))
+            stands_out = searcher.search(SearchRequest(STANDS_OUT, top_k=5))
+        vector = next(s for s in response.streams if s.stream == "vector")
+        assert vector.error is None and vector.candidates > 0
+        assert not _feedback(response)
+        assert _feedback(stands_out) == ["feedback"]
 
 
 def test_the_feedback_statement_leaves_out_terms_by_its_own_share(

@@ -149,13 +149,15 @@ def test_query_vectors_meet_the_vectors_of_their_space_only(
         assert repo_of_chunks(pg_dsn, [cid for cid, _ in hits]) == {VAULT_KEY, WEB_KEY}
 
 
-def test_feedback_runs_with_the_static_models_query_vectors_on_a_small_index(
+def test_feedback_runs_beside_the_vectors_when_the_lexical_best_stands_out(
     pg_dsn: str, vector_repos: dict[str, Path], embedder: Embedder
 ) -> None:
-    """As locally: with static query vectors and at most
-    `feedback_static_max_chunks` code chunks in view, the feedback stream runs beside
-    the vector streams; with MiniLM's query vectors, or over a larger index, not."""
-    question = "rotate the master key of the vault"
+    """As locally: with query vectors (static or MiniLM's), a lexical best that
+    stands out and at most `feedback_vectors_max_chunks` code chunks in view, the
+    feedback stream runs beside the vector streams; over a larger index, or when the
+    lexical best does not stand out enough, not."""
+    # rotate_master_key holds most of its words, derive_master_key a few.
+    question = "rotate the master encryption key of the vault from its seed bytes"
 
     def streams(query_embedder: Embedder, settings: SearchSettings | None = None) -> set[str]:
         with open_shared_search(
@@ -167,9 +169,11 @@ def test_feedback_runs_with_the_static_models_query_vectors_on_a_small_index(
 
     static = Embedder(model="static")
     assert "feedback" in streams(static)
-    assert "feedback" not in streams(embedder)
-    none = replace(SearchSettings(), feedback_static_max_chunks=0)
+    assert "feedback" in streams(embedder)
+    none = replace(SearchSettings(), feedback_vectors_max_chunks=0)
     assert "feedback" not in streams(static, none)
+    picky = replace(SearchSettings(), feedback_vectors_ratio=1000.0)
+    assert "feedback" not in streams(embedder, picky)
 
 
 def test_a_query_embedder_that_cannot_be_made_leaves_the_other_streams(

@@ -209,15 +209,17 @@ class SearchSettings:
     # Generated set's train split without vectors 0.866 / 0.752 -> 0.877 / 0.769
     # (bench/RESULTS.md, ablation).
     feedback_keeps_first: bool = True
-    # With the static model (embedding.model = "static": static query vectors), the
-    # feedback stream runs too, on an index of at most this many code chunks (0:
-    # never with vectors). On the dev sets' and the generated set's repositories (up
-    # to ~16,000 code chunks) it lifts every stick (generated train split 0.867 /
-    # 0.750 -> 0.878 / 0.774); on the standard libraries of dev set 1 (50,000-120,000
-    # code chunks) it costs 0.01-0.04 and ~9 ms a search. With MiniLM's query vectors
-    # it lowers the dev sets (set 1 0.799 -> 0.796, set 2 short 0.759 -> 0.747), so it
-    # does not run with them.
-    feedback_static_max_chunks: int = field(default=30_000, metadata=_NOT_NEGATIVE)
+    # With vectors, the feedback stream runs too when the lexical stream's best match
+    # scores at least `feedback_vectors_ratio` times its second (a chunk that says
+    # what the question says: its words are worth widening), on an index of at most
+    # `feedback_vectors_max_chunks` code chunks (0: never with vectors). It lifts the
+    # generated set's train split with every kind of vectors (MiniLM 0.863 / 0.746 ->
+    # 0.876 / 0.770) and keeps the dev sets; run for every question it lowered them
+    # (MiniLM: set 1 0.799 -> 0.796, set 2 short 0.759 -> 0.747), and on dev set 1's
+    # standard libraries (50,000-120,000 code chunks) it cost 0.01-0.04 and ~9 ms a
+    # search (docs/notes/ranking-rules.md).
+    feedback_vectors_ratio: float = field(default=1.05, metadata=_NOT_NEGATIVE)
+    feedback_vectors_max_chunks: int = field(default=30_000, metadata=_NOT_NEGATIVE)
     # Its statement (the query's terms and the added words) leaves out the terms found
     # in at least this share of the code chunks, as lexical_max_df does for the
     # lexical stream's: the feedback stream's bm25 visits every row of every term it

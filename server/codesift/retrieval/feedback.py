@@ -24,14 +24,14 @@ widen the question, they do not overrule what matched it best. Without that, a l
 chunk sharing many of the added words took the first place from the chunk whose
 words were the question's.
 
-With MiniLM's query vectors the vector streams find those other words better: the
-feedback stream lowered the dev sets with them (bench/RESULTS.md), so it does not
-run when they found something. With the static model's (embedding.model =
-"static") it runs on an index of at most `search.feedback_static_max_chunks` code
-chunks: on repositories of up to ~16,000 code chunks it lifts every measuring
-stick, on the standard libraries of dev set 1 (50,000 code chunks and more) it
-lowers them and costs ~9 ms a search. Without vectors (off, not yet computed, or
-failed) it always runs.
+Without vectors (off, not yet computed, or failed) it runs for every such
+question. With vectors, whose streams find many of those other words themselves, it
+runs when the lexical stream's best match stands out (`search.feedback_vectors_ratio`
+times its second: a chunk that says what the question says, whose words are worth
+widening), on an index of at most `search.feedback_vectors_max_chunks` code chunks.
+Run for every question, it lowered the dev sets with MiniLM's vectors; on the
+standard libraries of dev set 1 (50,000 code chunks and more) it lowered them with
+any vectors and cost ~9 ms a search (docs/notes/ranking-rules.md).
 """
 
 from __future__ import annotations

@@ -47,6 +47,7 @@ from codesift.retrieval.fusion import (
 from codesift.retrieval.ordering import order_page
 from codesift.retrieval.page import attach_graph, code_for_summaries, fill_page
 from codesift.retrieval.query import QueryAnalysis, analyze_query
+from codesift.retrieval.ranking import lexical_dominates
 from codesift.retrieval.request import (
     SearchRequest,
     SearchResponse,
@@ -548,14 +549,14 @@ class Searcher:
         return response
 
     def _feedback_with_vectors(self, store: SearchStore, rankings: Mapping[str, Ranked]) -> bool:
-        """Whether the feedback stream runs although a vector stream answered: with
-        the static model's query vectors, on an index of at most
-        `feedback_static_max_chunks` code chunks (retrieval/feedback.py)."""
+        """Whether the feedback stream runs although a vector stream answered: when
+        the lexical stream's best match stands out (`feedback_vectors_ratio` times its
+        second), on an index of at most `feedback_vectors_max_chunks` code chunks
+        (retrieval/feedback.py)."""
         return (
             vectors_answered(rankings)
-            and self.embedder is not None
-            and self.embedder.model == "static"
-            and store.term_counts("code", ())[0] <= self.settings.feedback_static_max_chunks
+            and lexical_dominates(rankings.get("lexical", []), self.settings.feedback_vectors_ratio)
+            and store.term_counts("code", ())[0] <= self.settings.feedback_vectors_max_chunks
         )
 
     def _feedback(
