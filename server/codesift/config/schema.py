@@ -201,7 +201,7 @@ class SearchSettings:
     # are searched too, this many of them (the feedback stream,
     # retrieval/feedback.py; 0: off) ...
     feedback_terms: int = field(default=5, metadata=limits(0, 50))
-    # ... fused at this weight (fitted; with vectors it does not run: bench/RESULTS.md).
+    # ... fused at this weight (fitted: bench/RESULTS.md).
     weight_feedback: float = field(default=0.9, metadata=_NOT_NEGATIVE)
     # The feedback stream ranks the first pass's best code chunk first: the added words
     # widen the question; they do not overrule what matched it best (a long chunk

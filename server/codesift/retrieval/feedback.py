@@ -36,11 +36,16 @@ any vectors and cost ~9 ms a search (docs/notes/ranking-rules.md).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 
+from codesift.config import SearchSettings
 from codesift.retrieval.query import STOPWORDS, QueryAnalysis, with_variants
+from codesift.retrieval.streams import lexical_stream
+from codesift.store.filters import SearchFilters
+from codesift.store.search_store import SearchStore
 from codesift.tokens import split_identifier
 
 __all__ = [
@@ -49,6 +54,7 @@ __all__ = [
     "MAX_SHARE",
     "TermCounter",
     "expanded_analysis",
+    "feedback_ranking",
     "feedback_terms",
     "feedback_wanted",
     "keeps_first",
@@ -126,6 +132,37 @@ def expanded_analysis(analysis: QueryAnalysis, added: Sequence[str]) -> QueryAna
     )
 
 
+def feedback_ranking(
+    store: SearchStore,
+    first: Sequence[int],
+    analysis: QueryAnalysis,
+    filters: SearchFilters,
+    cap: int,
+    settings: SearchSettings,
+    added: list[str],
+) -> list[tuple[int, float]]:
+    """The feedback stream's ranking: the query's terms and the words of the first
+    pass's best code chunks (`first`: its fused order) searched by bm25, the best of
+    those chunks first (`settings.feedback_keeps_first`). The words added are
+    appended to `added` (the stream's report lists them)."""
+    rows = store.chunk_rows(first)
+    seeds = [c for c in first if c in rows and rows[c].layer == "code"]
+    added.extend(
+        feedback_terms(
+            [rows[c].text for c in seeds[:FEEDBACK_DOCS]],
+            analysis.terms,
+            functools.partial(store.term_counts, "code"),
+            settings.feedback_terms,
+        )
+    )
+    if not added:
+        return []
+    ranked = lexical_stream(
+        store, expanded_analysis(analysis, added), filters, cap, settings.feedback_max_df
+    )
+    return keeps_first(ranked, seeds[0]) if settings.feedback_keeps_first else ranked
+
+
 def vectors_answered(rankings: Mapping[str, Sequence[object]]) -> bool:
     """Whether a vector stream found something."""
     return bool(rankings.get("vector") or rankings.get("vector_doc"))
@@ -142,7 +179,8 @@ def feedback_wanted(
     """Whether the feedback stream runs (`term_count` words it may add): for a prose
     query over code (not a pasted line of code, whose own words say where it is),
     when the first pass found something, and when a vector stream did too only
-    `with_vectors` (the index is small enough: module docstring)."""
+    `with_vectors` (the lexical best stands out on a small enough index: module
+    docstring)."""
     return (
         term_count > 0
         and not analysis.symbol_like

@@ -4,7 +4,6 @@ attach each code result's graph neighbourhood."""
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 import time
@@ -25,10 +24,8 @@ from codesift.embedding.vectors import quantize
 from codesift.errors import SearchCancelled
 from codesift.retrieval.feedback import (
     FEEDBACK_DOCS,
-    expanded_analysis,
-    feedback_terms,
+    feedback_ranking,
     feedback_wanted,
-    keeps_first,
     vectors_answered,
 )
 from codesift.retrieval.flight import (
@@ -57,7 +54,6 @@ from codesift.retrieval.rerank import Reranker, rerank_stage
 from codesift.retrieval.stream_set import search_streams
 from codesift.retrieval.streams import (
     Ranked,
-    lexical_stream,
 )
 from codesift.retrieval.vector_index import VectorIndex
 from codesift.store.data_version import IndexVersion
@@ -577,30 +573,9 @@ class Searcher:
         added: list[str] = []
 
         def run(store: SearchStore, inputs: StreamInput) -> Ranked:
-            rows = store.chunk_rows(first)
-            seeds = [c for c in first if c in rows and rows[c].layer == "code"]
-            added.extend(
-                feedback_terms(
-                    [rows[c].text for c in seeds[:FEEDBACK_DOCS]],
-                    analysis.terms,
-                    # The store's own method (no lambda of this module): the
-                    # feedback reads the store without coming back here.
-                    functools.partial(store.term_counts, "code"),
-                    self.settings.feedback_terms,
-                )
+            return feedback_ranking(
+                store, first, analysis, inputs.filters, inputs.cap, self.settings, added
             )
-            if not added:
-                return []
-            ranked = lexical_stream(
-                store,
-                expanded_analysis(analysis, added),
-                inputs.filters,
-                inputs.cap,
-                self.settings.feedback_max_df,
-            )
-            if self.settings.feedback_keeps_first:
-                return keeps_first(ranked, seeds[0])
-            return ranked
 
         inputs = StreamInput(analysis, stream_filters(request), self.settings.candidate_cap)
         ranked, report = self._run_stream(Stream("feedback", run), inputs, flight)
