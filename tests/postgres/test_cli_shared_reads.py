@@ -71,6 +71,12 @@ def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
     return json.loads(out)
 
 
+def index_shared(capsys: pytest.CaptureFixture[str], dsn: str, root: Path, key: str) -> None:
+    """`codesift index` of `root` into the shared index at `dsn` as `key`."""
+    code, _, err = run(capsys, "index", str(root), "--quiet", "--db", dsn, "--repo", key)
+    assert code == 0, err
+
+
 def commit(root: Path, message: str) -> None:
     subprocess.run(["git", "add", "-A"], cwd=root, check=True)
     subprocess.run(["git", "commit", "-q", "-m", message], cwd=root, check=True)
@@ -87,8 +93,7 @@ def indexed(pg_dsn: str, app: Path, make_repo: Any, capsys: pytest.CaptureFixtur
     """app as acme/app@main and a second repository as acme/secret@main."""
     secret: Path = make_repo({**SECRET, ".codesift.toml": NO_VECTORS}, name="secret")
     for root, key in ((app, "acme/app@main"), (secret, "acme/secret@main")):
-        code, _, err = run(capsys, "index", str(root), "--quiet", "--db", pg_dsn, "--repo", key)
-        assert code == 0, err
+        index_shared(capsys, pg_dsn, root, key)
     return app
 
 
@@ -436,8 +441,7 @@ def test_the_test_filter_over_the_shared_index_is_the_local_one(
     }
     root: Path = make_repo(files, name="tested")
     key = "acme/tested@main"
-    code, _, err = run(capsys, "index", str(root), "--quiet", "--db", pg_dsn, "--repo", key)
-    assert code == 0, err
+    index_shared(capsys, pg_dsn, root, key)
     query = ["search", "parse the http header line", "-k", "3", "--no-embed"]
 
     def paths(*where: str) -> list[str]:
@@ -478,8 +482,7 @@ def test_messages_frames_and_tests_auto_over_the_shared_index_are_the_local_ones
     }
     root: Path = make_repo(files, name="messages")
     key = "acme/messages@main"
-    code, _, err = run(capsys, "index", str(root), "--quiet", "--db", pg_dsn, "--repo", key)
-    assert code == 0, err
+    index_shared(capsys, pg_dsn, root, key)
     shared = ("--db", pg_dsn, "--repo", key)
     local = ("--root", str(root))
 
