@@ -174,18 +174,18 @@ def feedback_wanted(
     layers: Collection[str],
     rankings: Mapping[str, Sequence[object]],
     *,
-    with_vectors: bool = False,
+    with_vectors: Callable[[], bool] | None = None,
 ) -> bool:
     """Whether the feedback stream runs (`term_count` words it may add): for a prose
     query over code (not a pasted line of code, whose own words say where it is),
-    when the first pass found something, and when a vector stream did too only
-    `with_vectors` (the lexical best stands out on a small enough index: module
-    docstring)."""
+    when the first pass found something, and when a vector stream did too only if
+    `with_vectors()` says so (the lexical best stands out on a small enough index:
+    module docstring; asked last, as it may read the store)."""
     return (
         term_count > 0
         and not analysis.symbol_like
         and not analysis.literal
         and "code" in layers
-        and (with_vectors or not vectors_answered(rankings))
         and any(rankings.values())
+        and (not vectors_answered(rankings) or (with_vectors is not None and with_vectors()))
     )

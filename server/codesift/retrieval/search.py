@@ -4,6 +4,7 @@ attach each code result's graph neighbourhood."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -26,7 +27,6 @@ from codesift.retrieval.feedback import (
     FEEDBACK_DOCS,
     feedback_ranking,
     feedback_wanted,
-    vectors_answered,
 )
 from codesift.retrieval.flight import (
     CANCEL_POLL_SECONDS,
@@ -485,7 +485,7 @@ class Searcher:
             analysis,
             request.layers,
             rankings,
-            with_vectors=self._feedback_with_vectors(store, rankings),
+            with_vectors=functools.partial(self._feedback_with_vectors, store, rankings),
         ):
             ranked, report = self._feedback(request, analysis, rankings, weights, flight)
             check_flight(flight, "feedback")
@@ -550,8 +550,7 @@ class Searcher:
         second), on an index of at most `feedback_vectors_max_chunks` code chunks
         (retrieval/feedback.py)."""
         return (
-            vectors_answered(rankings)
-            and lexical_dominates(rankings.get("lexical", []), self.settings.feedback_vectors_ratio)
+            lexical_dominates(rankings.get("lexical", []), self.settings.feedback_vectors_ratio)
             and store.term_counts("code", ())[0] <= self.settings.feedback_vectors_max_chunks
         )
 
