@@ -16,7 +16,9 @@ suite (set 1; set 2 long; set 2 short) side by side, by category, by language an
 corpus. `--devset gen` runs the generated set of bench/docset.py instead (44 Debian
 packages in 12 languages; suites `gen train` / `gen held-out`, each with its `short`
 3-4 word questions; `--split` picks one split): its section of --out is `quality-gen`
-and its summary bench/.data/quality-gen-last.json. For each corpus:
+and its summary bench/.data/quality-gen-last.json, where each generated suite is also
+graded by file (`<suite> by file`: a question's target files, any result of the file a
+hit, as the dev sets grade theirs). For each corpus:
 
 1. obtain it as corpora.json says (bench/corpora.py; skipped with a message when it
    cannot be obtained);
@@ -292,6 +294,21 @@ def score_results(results: Sequence[RankedChunk], targets: Sequence[Target], k: 
         recall=sum(r is not None for r in ranks) / len(targets) if targets else 0.0,
         first_hit=first,
         target_ranks=tuple(ranks),
+    )
+
+
+def file_targets(targets: Sequence[Target]) -> tuple[Target, ...]:
+    """The files of `targets`, each once and whole: a question graded by file, as the
+    dev sets grade theirs (any result of a target's file is a hit)."""
+    return tuple(Target(path) for path in dict.fromkeys(t.path for t in targets))
+
+
+def by_file_ndcg(runs: Sequence[QueryRun], k: int) -> float:
+    """Mean NDCG@k of `runs` with each query's targets graded by file."""
+    if not runs:
+        return float("nan")
+    return statistics.fmean(
+        score_results(r.results, file_targets(r.query.targets), k).ndcg for r in runs
     )
 
 
@@ -1629,6 +1646,9 @@ def result_json(results: Sequence[CorpusResult], machine: Json, k: int) -> Json:
                 mine = [r for r in sub if r.query.corpus == res.corpus.name]
                 if mine:
                     entry[suite][res.corpus.name] = Aggregate.of(mine).ndcg
+            if sub and sub[0].query.devset == GENERATED:
+                # The generated set graded by file too: the dev sets' terms.
+                entry[f"{suite} by file"] = {"all": by_file_ndcg(sub, k)}
         ms = [r.ms for r in runs]
         entry["p50_ms"], entry["p95_ms"] = percentile(ms, 50), percentile(ms, 95)
         systems[name] = entry

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import math
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -38,6 +39,36 @@ def test_ablation_rows_show_each_rule_against_the_shipped_row() -> None:
     assert "0.700 (-0.050)" in row
     assert "0.750 (+0.010)" in row
     assert section.startswith("<!-- ablation:begin -->")
+
+
+def test_the_held_out_split_graded_by_file_has_its_own_columns() -> None:
+    table = _load("ablation_table")
+    dev = _summary({"codesift": {"set 1": 0.75}, "- file diversity": {"set 1": 0.68}})
+    gen = _summary(
+        {
+            "codesift": {"gen held-out": 0.87, "gen held-out by file": 0.93},
+            "- file diversity": {"gen held-out": 0.88, "gen held-out by file": 0.91},
+        }
+    )
+    section = table.ablation_section(dev, gen)
+    header = next(line for line in section.splitlines() if line.startswith("| configuration"))
+    assert header.endswith("| gen held-out by file | gen held-out short by file |")
+    row = next(line for line in section.splitlines() if line.startswith("| - file diversity"))
+    assert "0.880 (+0.010)" in row
+    assert "0.910 (-0.020)" in row
+
+
+def test_a_generated_question_graded_by_file_counts_any_result_of_its_file() -> None:
+    _load("fit_ranking")  # imports quality
+    quality = sys.modules["quality"]
+    targets = (quality.Target("a.py", 10, 20), quality.Target("a.py", 40, 50))
+    assert quality.file_targets(targets) == (quality.Target("a.py"),)
+    query = quality.DevQuery("c", "q", "semantic", targets, quality.GENERATED, "python")
+    neighbour = quality.RankedChunk("a.py", 60, 70)  # same file, neither definition
+    results = [quality.RankedChunk("b.py", 1, 5), neighbour]
+    run = quality.QueryRun(query, results, quality.score_results(results, targets, 10), 0.0)
+    assert run.score.ndcg == 0.0
+    assert quality.by_file_ndcg([run], 10) == 1 / math.log2(3)
 
 
 def test_fit_objective_weighs_every_language_the_same() -> None:
