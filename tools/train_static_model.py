@@ -44,6 +44,10 @@ versions it is identical bit for bit.
 
     python tools/train_static_model.py            # stage, embed (cached), fit, write
     python tools/train_static_model.py --check    # rebuild in memory, compare with the shipped file
+
+A source missing on the machine stops the run with a one-line error (a rebuild without
+it would be another table); `--allow-missing` trains on the sources that are there.
+A staged corpus whose files per source differ from the shipped manifest's is reported.
 """
 
 from __future__ import annotations
@@ -145,6 +149,25 @@ def _source_files(root: Path, suffixes: tuple[str, ...]) -> list[Path]:
             if ok and path.is_file() and 200 < path.stat().st_size <= MAX_FILE_BYTES:
                 found.append(path)
     return found
+
+
+def missing_sources() -> list[str]:
+    """The training sources this machine lacks, as `name (where)`."""
+    missing = [f"{name} ({root})" for name, root, _, _ in SOURCES if not root.is_dir()]
+    if not JAVA_SRC_ZIP.is_file():
+        missing.append(f"java ({JAVA_SRC_ZIP})")
+    return missing
+
+
+def corpus_differences(files: dict[str, int]) -> list[str]:
+    """How the staged corpus's files per source differ from the shipped table's."""
+    manifest = json.loads((STATIC_DIR / "static.json").read_text(encoding="utf-8"))
+    shipped: dict[str, int] = manifest.get("corpus", {}).get("files", {})
+    return [
+        f"{name} {shipped.get(name, 0)} -> {files.get(name, 0)}"
+        for name in sorted(set(shipped) | set(files))
+        if shipped.get(name, 0) != files.get(name, 0)
+    ]
 
 
 def stage_corpus(staging: Path) -> dict[str, int]:
@@ -360,7 +383,9 @@ def quantize(table: Floats) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float3
     return rows, scales
 
 
-def build(args: argparse.Namespace) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32], dict]:
+def build(
+    args: argparse.Namespace,
+) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32], dict[str, Any]]:
     WORK.mkdir(parents=True, exist_ok=True)
     staging = WORK / "corpus"
     db = WORK / "corpus.db"
@@ -373,6 +398,9 @@ def build(args: argparse.Namespace) -> tuple[npt.NDArray[np.int8], npt.NDArray[n
         log.info("indexing it (lexical only)")
         index_corpus(staging, db)
     files = json.loads(counts_path.read_text(encoding="utf-8"))
+    differences = corpus_differences(files)
+    if differences:
+        log.warning("the corpus differs from the shipped table's: %s", ", ".join(differences))
     texts = corpus_texts(db)
     log.info("%d distinct chunk texts from %s", len(texts), files)
 
@@ -453,7 +481,9 @@ def reference_vectors(rows: npt.NDArray[np.int8], scales: npt.NDArray[np.float32
     return [[round(float(x), 6) for x in v[:8]] for v in vectors]
 
 
-def write(rows: npt.NDArray[np.int8], scales: npt.NDArray[np.float32], manifest: dict) -> None:
+def write(
+    rows: npt.NDArray[np.int8], scales: npt.NDArray[np.float32], manifest: dict[str, Any]
+) -> None:
     target = STATIC_DIR / "static.npz"
     with open(target, "wb") as handle:
         np.savez(handle, rows=rows, scales=scales)
@@ -487,8 +517,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--lambdas", type=float, nargs="*", default=[], help="also report these lambdas"
     )
+    parser.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="train on the sources this machine has when some are missing (another table)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
+    missing = missing_sources()
+    if missing and not args.allow_missing:
+        print(
+            f"train_static_model: training sources missing here: {', '.join(missing)}; the "
+            f"table cannot be rebuilt as recipe {RECIPE_VERSION} made it (--allow-missing "
+            "trains on the others)",
+            file=sys.stderr,
+        )
+        return 2
     rows, scales, manifest = build(args)
     if args.check:
         return check(rows, scales)
