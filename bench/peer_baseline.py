@@ -521,7 +521,8 @@ def codesift_figures(
         if summary.get("k") == k:
             for suite in suites:
                 values = entry.get(suite)
-                ours = {c.name for c, qs in corpus_queries if any(q.suite == suite for q in qs)}
+                asked = suite.removesuffix(" by file")  # graded by file: the same questions
+                ours = {c.name for c, qs in corpus_queries if any(q.suite == asked for q in qs)}
                 if not isinstance(values, dict):
                     continue
                 theirs = {key for key in values if key not in ("all", *CATEGORIES)}
@@ -530,7 +531,12 @@ def codesift_figures(
                     figures[suite] = {key: float(v) for key, v in values.items()}
             if figures:
                 dirty = " plus uncommitted changes" if machine.get("dirty") else ""
-                shown = summary_path.resolve().relative_to(REPO_DIR)
+                resolved = summary_path.resolve()
+                shown = (
+                    resolved.relative_to(REPO_DIR)
+                    if resolved.is_relative_to(REPO_DIR)
+                    else resolved  # a --codesift-json from elsewhere
+                )
                 notes.append(
                     f"{', '.join(figures)}: {shown} (quality.py run "
                     f"{machine.get('date', '?')} at {machine.get('commit', '?')}{dirty})"
@@ -539,7 +545,8 @@ def codesift_figures(
     if missing:
         corpus_runs = []
         for corpus, queries in corpus_queries:
-            wanted = [q for q in queries if q.suite in missing]
+            asked_suites = {m.removesuffix(" by file") for m in missing}
+            wanted = [q for q in queries if q.suite in asked_suites]
             if not wanted:
                 continue
             runs = codesift_dump_runs(quality, corpus, wanted, k)
@@ -660,8 +667,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if done is not None:
             peers.append((PEER_ROWS[files_mode], done[0]))
             metas.append((files_mode, done[1]))
-    suites = [s for s in quality.SUITES if s in peers[0][1]]
-    counts = {s: sum(q.suite == s for _, qs in corpus_queries for q in qs) for s in suites}
+    # The held-out split graded by file as well (quality.result_json), where it is run.
+    by_file = [f"{s} by file" for s in quality.SUITES if s.startswith("gen held-out")]
+    suites = [s for s in (*quality.SUITES, *by_file) if s in peers[0][1]]
+    counts = {
+        s: sum(q.suite == s.removesuffix(" by file") for _, qs in corpus_queries for q in qs)
+        for s in suites
+    }
     mine, notes = codesift_figures(quality, args.codesift_json, corpus_queries, suites, k)
     languages = sorted({c.language for c, _ in corpus_queries})
     dirty = " (plus uncommitted changes in server/)" if machine["dirty"] else ""
@@ -687,7 +699,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "(semble's own file walk: code extensions, its ignored folders, .gitignore, 1 MB "
         "cap; semble's API takes no file list) and `bench/.data/peer-codesift-files/` "
         "(its walker replaced by the files codesift indexed), and scored with "
-        f"bench/quality.py's `score_results` (NDCG@{k}, the dev sets' target rule).",
+        f"bench/quality.py's `score_results` (NDCG@{k}, the dev sets' target rule)"
+        + (
+            "; `by file`: the held-out split graded by file as the dev sets grade theirs "
+            "(any result of a target's file a hit), beside the definitions' lines."
+            if args.devset == "gen"
+            else "."
+        ),
         "",
         *(f"- codesift row, {n}" for n in notes),
         f"- {peer_names}.",

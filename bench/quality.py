@@ -1628,6 +1628,24 @@ def write_section(out: Path, section: str) -> None:
     out.write_text(text, encoding="utf-8")
 
 
+def suite_figures(
+    sub: Sequence[QueryRun],
+    results: Sequence[CorpusResult],
+    ndcg_of: Callable[[Sequence[QueryRun]], float],
+) -> dict[str, float]:
+    """One suite's NDCG: overall, by category, by language and by corpus."""
+    figures = {"all": ndcg_of(sub)}
+    for c in CATEGORIES:
+        figures[c] = ndcg_of([r for r in sub if r.query.category == c])
+    for lang in sorted({r.query.language for r in sub}):
+        figures[f"lang:{lang}"] = ndcg_of([r for r in sub if r.query.language == lang])
+    for res in results:
+        mine = [r for r in sub if r.query.corpus == res.corpus.name]
+        if mine:
+            figures[res.corpus.name] = ndcg_of(mine)
+    return figures
+
+
 def result_json(results: Sequence[CorpusResult], machine: Json, k: int) -> Json:
     systems: Json = {}
     for name in system_names(results):
@@ -1635,20 +1653,12 @@ def result_json(results: Sequence[CorpusResult], machine: Json, k: int) -> Json:
         entry: Json = {"all": asdict(Aggregate.of(runs))}
         for suite in suites_of(results):
             sub = [r for r in runs if r.query.suite == suite]
-            entry[suite] = {"all": Aggregate.of(sub).ndcg}
-            for c in CATEGORIES:
-                entry[suite][c] = Aggregate.of([r for r in sub if r.query.category == c]).ndcg
-            for lang in sorted({r.query.language for r in sub}):
-                entry[suite][f"lang:{lang}"] = Aggregate.of(
-                    [r for r in sub if r.query.language == lang]
-                ).ndcg
-            for res in results:
-                mine = [r for r in sub if r.query.corpus == res.corpus.name]
-                if mine:
-                    entry[suite][res.corpus.name] = Aggregate.of(mine).ndcg
+            entry[suite] = suite_figures(sub, results, lambda rs: Aggregate.of(rs).ndcg)
             if sub and sub[0].query.devset == GENERATED:
                 # The generated set graded by file too: the dev sets' terms.
-                entry[f"{suite} by file"] = {"all": by_file_ndcg(sub, k)}
+                entry[f"{suite} by file"] = suite_figures(
+                    sub, results, lambda rs: by_file_ndcg(rs, k)
+                )
         ms = [r.ms for r in runs]
         entry["p50_ms"], entry["p95_ms"] = percentile(ms, 50), percentile(ms, 95)
         systems[name] = entry

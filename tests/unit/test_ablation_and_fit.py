@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 import sys
 from pathlib import Path
@@ -69,6 +70,58 @@ def test_a_generated_question_graded_by_file_counts_any_result_of_its_file() -> 
     run = quality.QueryRun(query, results, quality.score_results(results, targets, 10), 0.0)
     assert run.score.ndcg == 0.0
     assert quality.by_file_ndcg([run], 10) == 1 / math.log2(3)
+
+
+def test_the_summary_grades_generated_suites_by_file_too() -> None:
+    _load("fit_ranking")  # imports quality
+    quality = sys.modules["quality"]
+    corpora = sys.modules["corpora"]
+    corpus = corpora.Corpus("py-x", Path("root"), Path("q.json"), ())
+    target = (quality.Target("a.py", 10, 20),)
+    gen = quality.DevQuery(
+        "py-x", "q", "semantic", target, quality.GENERATED, "python", "long", "held-out"
+    )
+    dev = quality.DevQuery("py-x", "d", "semantic", target, 2, "python")
+    page = [quality.RankedChunk("a.py", 60, 70)]  # the target's file, not its lines
+    runs = [
+        quality.QueryRun(q, page, quality.score_results(page, q.targets, 10), 1.0)
+        for q in (gen, dev)
+    ]
+    result = quality.CorpusResult(
+        corpus,
+        [gen, dev],
+        quality.IndexReport(Path()),
+        [quality.SystemRun("codesift", "py-x", runs)],
+    )
+    systems = quality.result_json([result], {}, 10)["systems"]["codesift"]
+    assert systems["gen held-out"]["all"] == 0.0
+    by_file = systems["gen held-out by file"]
+    assert by_file["all"] == 1.0 and by_file["lang:python"] == 1.0 and by_file["py-x"] == 1.0
+    assert "set 2 long by file" not in systems  # the dev sets grade by file already
+
+
+def test_the_peer_page_takes_codesifts_by_file_figures_from_the_summary(tmp_path: Path) -> None:
+    peer = _load("peer_baseline")
+    quality = sys.modules["quality"]
+    corpora = sys.modules["corpora"]
+    corpus = corpora.Corpus("py-x", Path("root"), Path("q.json"), ())
+    target = (quality.Target("a.py", 10, 20),)
+    gen = quality.DevQuery(
+        "py-x", "q", "semantic", target, quality.GENERATED, "python", "long", "held-out"
+    )
+    figures = {"all": 0.9, "semantic": 0.9, "lang:python": 0.9, "py-x": 0.9}
+    summary = {
+        "k": 10,
+        "machine": {"date": "d", "commit": "c"},
+        "systems": {"codesift": {"gen held-out": figures, "gen held-out by file": figures}},
+    }
+    path = tmp_path / "quality-gen-last.json"
+    path.write_text(json.dumps(summary), encoding="utf-8")
+    suites = ["gen held-out", "gen held-out by file"]
+    mine, notes = peer.codesift_figures(quality, path, [(corpus, [gen])], suites, 10)
+    assert set(mine) == set(suites)
+    assert mine["gen held-out by file"]["all"] == 0.9
+    assert "gen held-out by file" in notes[0]
 
 
 def test_fit_objective_weighs_every_language_the_same() -> None:
