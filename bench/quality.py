@@ -39,7 +39,8 @@ hit, as the dev sets grade theirs). For each corpus:
 
 Output: tables on stdout, the 10 worst queries per corpus for the shipped Searcher,
 bench/.data/quality-<corpus>.jsonl (one line per query: targets, top-k results
-with provenance, first-hit rank per system, deep rank of missed targets) and
+with provenance, first-hit rank and NDCG per system, for a generated question its NDCG
+graded by file per system too, deep rank of missed targets) and
 bench/.data/quality-last.json. With --write, the section between
 `<!-- quality:begin -->` and `<!-- quality:end -->` of --out is replaced (added
 at the end when missing); the rest of the file is kept.
@@ -1442,10 +1443,13 @@ def dump_queries(res: CorpusResult, k: int) -> Path:
         for i, run in enumerate(reference.runs):
             first_by_system: dict[str, int | None] = {}
             ndcg_by_system: dict[str, float] = {}
+            by_file: dict[str, float] = {}  # a generated question graded by file
             for system in res.systems:
                 other = system.runs[i]
                 first_by_system[system.system] = other.score.first_hit
                 ndcg_by_system[system.system] = round(other.score.ndcg, 4)
+                if run.query.devset == GENERATED:
+                    by_file[system.system] = round(by_file_ndcg([other], k), 4)
             record = {
                 "query": run.query.text,
                 "suite": run.query.suite,
@@ -1476,6 +1480,7 @@ def dump_queries(res: CorpusResult, k: int) -> Path:
                 ],
                 "first_hit_by_system": first_by_system,
                 "ndcg_by_system": ndcg_by_system,
+                **({"ndcg_by_file_by_system": by_file} if by_file else {}),
             }
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
     return path

@@ -59,6 +59,43 @@ def test_the_held_out_split_graded_by_file_has_its_own_columns() -> None:
     assert "0.910 (-0.020)" in row
 
 
+def test_held_out_differences_carry_a_paired_bootstrap_interval() -> None:
+    table = _load("ablation_table")
+    records = [
+        {
+            "suite": "gen held-out",
+            "ndcg_by_system": {"codesift": base, "- rule": base + delta},
+            "ndcg_by_file_by_system": {"codesift": 1.0, "- rule": 1.0},
+        }
+        for base, delta in [(0.5, 0.1), (0.6, 0.1), (0.4, 0.1), (0.7, 0.1)] * 10
+    ]
+    records.append({"suite": "gen train", "ndcg_by_system": {"codesift": 0.0, "- rule": 1.0}})
+    per_query = table.per_query_ndcg(records)
+    assert set(per_query) == {"gen held-out", "gen held-out by file"}
+    assert len(per_query["gen held-out"]["- rule"]) == 40
+    lo, hi = table.paired_interval(
+        per_query["gen held-out"]["- rule"], per_query["gen held-out"]["codesift"]
+    )
+    assert 0.0999 < lo <= hi < 0.1001  # every question differs by the same 0.1
+    dev = _summary({"codesift": {"set 1": 0.75}, "- rule": {"set 1": 0.75}})
+    gen = _summary(
+        {
+            "codesift": {"gen held-out": 0.55, "gen held-out by file": 1.0},
+            "- rule": {"gen held-out": 0.65, "gen held-out by file": 1.0},
+        }
+    )
+    row = next(
+        line
+        for line in table.ablation_section(dev, gen, per_query).splitlines()
+        if line.startswith("| - rule")
+    )
+    assert "0.650 (+0.100; +0.100..+0.100)" in row
+    assert "1.000 (+0.000; +0.000..+0.000)" in row
+    # Dumps of another run (their shipped mean is not the summary's): no interval.
+    stale = _summary({"codesift": {"gen held-out": 0.9}, "- rule": {"gen held-out": 0.65}})
+    assert ";" not in table.ablation_section(dev, stale, per_query).split("| - rule")[1]
+
+
 def test_a_generated_question_graded_by_file_counts_any_result_of_its_file() -> None:
     _load("fit_ranking")  # imports quality
     quality = sys.modules["quality"]
