@@ -441,6 +441,20 @@ def split_table(
     return _table(header, rows)
 
 
+def report_suites(
+    quality: Any, peer: Figures, corpus_queries: Sequence[tuple[Any, list[Any]]]
+) -> tuple[list[str], dict[str, int]]:
+    """The suites the page shows (the held-out split graded by file as well, where it
+    was run) and each one's number of questions."""
+    by_file = [f"{s} by file" for s in quality.SUITES if s.startswith("gen held-out")]
+    suites = [s for s in (*quality.SUITES, *by_file) if s in peer]
+    counts = {
+        s: sum(q.suite == s.removesuffix(" by file") for _, qs in corpus_queries for q in qs)
+        for s in suites
+    }
+    return suites, counts
+
+
 def git_commit() -> str:
     done = subprocess.run(
         ["git", "-C", str(REPO_DIR), "rev-parse", "--short", "HEAD"],
@@ -504,6 +518,21 @@ def load_quality() -> Any:
     return quality
 
 
+def _summary_note(summary_path: Path, machine: Json, figures: Figures) -> str:
+    """Where codesift's row comes from: the summary file and its run."""
+    dirty = " plus uncommitted changes" if machine.get("dirty") else ""
+    resolved = summary_path.resolve()
+    shown = (
+        resolved.relative_to(REPO_DIR)
+        if resolved.is_relative_to(REPO_DIR)
+        else resolved  # a --codesift-json from elsewhere
+    )
+    return (
+        f"{', '.join(figures)}: {shown} (quality.py run "
+        f"{machine.get('date', '?')} at {machine.get('commit', '?')}{dirty})"
+    )
+
+
 def codesift_figures(
     quality: Any,
     summary_path: Path,
@@ -530,17 +559,7 @@ def codesift_figures(
                 if theirs == ours:  # the same corpora, so the same queries
                     figures[suite] = {key: float(v) for key, v in values.items()}
             if figures:
-                dirty = " plus uncommitted changes" if machine.get("dirty") else ""
-                resolved = summary_path.resolve()
-                shown = (
-                    resolved.relative_to(REPO_DIR)
-                    if resolved.is_relative_to(REPO_DIR)
-                    else resolved  # a --codesift-json from elsewhere
-                )
-                notes.append(
-                    f"{', '.join(figures)}: {shown} (quality.py run "
-                    f"{machine.get('date', '?')} at {machine.get('commit', '?')}{dirty})"
-                )
+                notes.append(_summary_note(summary_path, machine, figures))
     missing = [s for s in suites if s not in figures]
     if missing:
         corpus_runs = []
@@ -667,13 +686,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if done is not None:
             peers.append((PEER_ROWS[files_mode], done[0]))
             metas.append((files_mode, done[1]))
-    # The held-out split graded by file as well (quality.result_json), where it is run.
-    by_file = [f"{s} by file" for s in quality.SUITES if s.startswith("gen held-out")]
-    suites = [s for s in (*quality.SUITES, *by_file) if s in peers[0][1]]
-    counts = {
-        s: sum(q.suite == s.removesuffix(" by file") for _, qs in corpus_queries for q in qs)
-        for s in suites
-    }
+    suites, counts = report_suites(quality, peers[0][1], corpus_queries)
     mine, notes = codesift_figures(quality, args.codesift_json, corpus_queries, suites, k)
     languages = sorted({c.language for c, _ in corpus_queries})
     dirty = " (plus uncommitted changes in server/)" if machine["dirty"] else ""
