@@ -109,16 +109,22 @@ def test_a_generated_question_graded_by_file_counts_any_result_of_its_file() -> 
     assert quality.by_file_ndcg([run], 10) == 1 / math.log2(3)
 
 
-def test_the_summary_grades_generated_suites_by_file_too() -> None:
-    _load("fit_ranking")  # imports quality
+def _held_out_question() -> tuple[Any, Any, Any]:
+    """quality.py (loaded), a corpus `py-x` and one generated held-out question of it
+    whose target is a.py:10-20."""
+    _load("fit_ranking")  # imports quality and corpora
     quality = sys.modules["quality"]
-    corpora = sys.modules["corpora"]
-    corpus = corpora.Corpus("py-x", Path("root"), Path("q.json"), ())
+    corpus = sys.modules["corpora"].Corpus("py-x", Path("root"), Path("q.json"), ())
     target = (quality.Target("a.py", 10, 20),)
     gen = quality.DevQuery(
         "py-x", "q", "semantic", target, quality.GENERATED, "python", "long", "held-out"
     )
-    dev = quality.DevQuery("py-x", "d", "semantic", target, 2, "python")
+    return quality, corpus, gen
+
+
+def test_the_summary_grades_generated_suites_by_file_too() -> None:
+    quality, corpus, gen = _held_out_question()
+    dev = quality.DevQuery("py-x", "d", "semantic", gen.targets, 2, "python")
     page = [quality.RankedChunk("a.py", 60, 70)]  # the target's file, not its lines
     runs = [
         quality.QueryRun(q, page, quality.score_results(page, q.targets, 10), 1.0)
@@ -139,13 +145,7 @@ def test_the_summary_grades_generated_suites_by_file_too() -> None:
 
 def test_the_peer_page_takes_codesifts_by_file_figures_from_the_summary(tmp_path: Path) -> None:
     peer = _load("peer_baseline")
-    quality = sys.modules["quality"]
-    corpora = sys.modules["corpora"]
-    corpus = corpora.Corpus("py-x", Path("root"), Path("q.json"), ())
-    target = (quality.Target("a.py", 10, 20),)
-    gen = quality.DevQuery(
-        "py-x", "q", "semantic", target, quality.GENERATED, "python", "long", "held-out"
-    )
+    quality, corpus, gen = _held_out_question()
     figures = {"all": 0.9, "semantic": 0.9, "lang:python": 0.9, "py-x": 0.9}
     summary = {
         "k": 10,
