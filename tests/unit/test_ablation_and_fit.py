@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import sys
@@ -10,17 +9,15 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from script_module import load_script
+
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 def _load(name: str) -> ModuleType:
     if str(BENCH) not in sys.path:
         sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(BENCH / f"{name}.py", name)
 
 
 MACHINE = {"date": "d", "commit": "c", "nproc": "2", "mem_gib": 1.0, "cpu": "x", "load": [1.0]}

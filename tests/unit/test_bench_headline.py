@@ -4,7 +4,6 @@ sorted, deterministic JSON."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -12,18 +11,15 @@ from types import ModuleType
 
 import pytest
 
+from script_module import load_script
+
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 def _load(name: str) -> ModuleType:
     if str(BENCH) not in sys.path:
         sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_script(BENCH / f"{name}.py", name, register=True)
 
 
 def test_committed_headline_table_is_current() -> None:

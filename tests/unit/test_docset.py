@@ -5,22 +5,17 @@ Real tree-sitter grammars parse small sources; nothing is fetched.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections import Counter
 from pathlib import Path
 from types import ModuleType
+
+from script_module import load_script
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 def _load_docset() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("docset", BENCH / "docset.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("docset", module)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(BENCH / "docset.py", "docset", register=True)
 
 
 docset = _load_docset()

@@ -12,10 +12,11 @@ regenerates the golden and the diff is reviewed with it:
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
+
+from script_module import load_script
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 GOLDEN = FIXTURES / "extractor_golden.json"
@@ -24,11 +25,7 @@ INPUTS = ["languages", "extractor_golden_sample.py"]
 
 
 def _golden_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("extraction_golden", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT, "extraction_golden")
 
 
 def test_extraction_matches_the_golden_file() -> None:

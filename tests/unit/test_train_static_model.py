@@ -3,21 +3,18 @@ recipe names (another table), and says which are missing."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+from script_module import load_script
+
 TOOL = Path(__file__).resolve().parents[2] / "tools" / "train_static_model.py"
 
 
 def _tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("train_static_model", TOOL)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(TOOL, "train_static_model")
 
 
 def test_a_missing_source_stops_the_rebuild_with_one_line(
