@@ -6,20 +6,17 @@ transformer runs at index time, so the vectors of a whole repository take second
 (server/codesift/embedding/static_model.py). The recipe (model2vec / tokenlearn
 in spirit, numpy + scipy + onnxruntime only):
 
-1. Training corpus: source files from this machine that are NOT in codesift's
-   development sets (no Python stdlib, Go std, Rust std, npm/rxjs corpora,
-   nothing of the dev set 2 repositories):
-     - third-party Python packages of the environment (site-packages);
-     - the VS Code client's node_modules (JavaScript, TypeScript, .d.ts, Markdown);
-     - C and C++ headers (/usr/include);
-     - the JDK's java.base sources (Temurin 25's src.zip);
-     - Debian's Go library sources (/usr/share/gocode: cobra, logrus, x/net, ...),
-       Rust crates (/usr/share/cargo/registry: serde, regex, clap, ...), Ruby
-       gems, Lua (penlight) and PHP (symfony console) packages, bash completions.
-   A deterministic sample of files per source (sorted paths, sampled by hash) is
-   copied into a staging folder and indexed by codesift itself (lexical only), so
-   the training texts are the chunks codesift embeds: summaries, doc sections and
-   code bodies.
+1. Training corpus: source files of Debian 12 packages at pinned versions
+   (tools/static_model_packages.txt: Python, JavaScript/TypeScript, C/C++ headers,
+   Go, Rust, Ruby, Lua, PHP and shell packages; fetched with `apt-get download`,
+   SHA-256 checked, cached under bench/.data/static-model/) and java.base of
+   openjdk-17-source. None of them is a corpus of a measuring stick: no package of
+   the generated set (bench/docset.py; checked before staging), none of the
+   development sets' projects, and the JDK's members that the generated set takes
+   are left out (tools/static_model_sources.py). A deterministic sample of files
+   per source (sampled by the hash of `package/path`) is copied into a staging
+   folder and indexed by codesift itself (lexical only), so the training texts are
+   the chunks codesift embeds: summaries, doc sections and code bodies.
 2. Teacher: MiniLM (the shipped int8 ONNX weights, float32 compute, mean pooling,
    L2 norm) embeds every vocabulary token alone ([CLS] token [SEP]) and a sample
    of TEXTS training texts truncated to MAX_TOKENS tokens. Vectors are cached under
@@ -45,9 +42,9 @@ versions it is identical bit for bit.
     python tools/train_static_model.py            # stage, embed (cached), fit, write
     python tools/train_static_model.py --check    # rebuild in memory, compare with the shipped file
 
-A source missing on the machine stops the run with a one-line error (a rebuild without
-it would be another table); `--allow-missing` trains on the sources that are there.
-A staged corpus whose files per source differ from the shipped manifest's is reported.
+A package that cannot be fetched stops the run with a one-line error (`apt-get update`
+first on a machine whose package lists are old). A staged corpus whose files per source
+differ from the shipped manifest's is reported.
 """
 
 from __future__ import annotations
@@ -72,6 +69,19 @@ import numpy.typing as npt
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "server"))
 
+sys.path.insert(0, str(ROOT / "tools"))
+
+from static_model_sources import (  # noqa: E402
+    JDK,
+    JDK_EXCLUDED,
+    JDK_FILES,
+    JDK_ZIP,
+    SOURCES,
+    source_files,
+    stick_overlap,
+    unpacked,
+)
+
 from codesift.embedding.static_model import (  # noqa: E402
     MODEL_DIR,
     REFERENCE_TEXTS,
@@ -82,7 +92,7 @@ from codesift.embedding.static_model import (  # noqa: E402
 
 log = logging.getLogger("train_static_model")
 
-RECIPE_VERSION = 2
+RECIPE_VERSION = 3
 WORK = ROOT / "bench" / ".data" / "static-model"
 MAX_TOKENS = 128
 TEXTS = 20_000
@@ -93,29 +103,6 @@ HELD_OUT = 0.05
 SEED = 17
 
 Floats = npt.NDArray[np.float64]
-
-# (name, root, suffixes, files kept, path part that must not appear)
-SITE_PACKAGES = Path(sys.prefix) / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
-SOURCES: tuple[tuple[str, Path, tuple[str, ...], int], ...] = (
-    ("python", SITE_PACKAGES / "site-packages", (".py", ".md", ".rst"), 1400),
-    (
-        "js-ts",
-        ROOT / "vscode-client" / "node_modules",
-        (".js", ".mjs", ".cjs", ".ts", ".mts", ".md"),
-        1400,
-    ),
-    ("c-cpp", Path("/usr/include"), (".h", ".hpp", ".hh", ".hxx"), 900),
-    ("go", Path("/usr/share/gocode/src"), (".go", ".md"), 700),
-    ("rust", Path("/usr/share/cargo/registry"), (".rs", ".md"), 700),
-    ("ruby", Path("/usr/lib/ruby/vendor_ruby"), (".rb",), 400),
-    ("ruby-gems", Path("/usr/share/rubygems-integration"), (".rb", ".md"), 300),
-    ("lua", Path("/usr/share/lua"), (".lua",), 200),
-    ("php", Path("/usr/share/php"), (".php",), 400),
-    ("bash", Path("/usr/share/bash-completion/completions"), ("",), 120),
-)
-JAVA_SRC_ZIP = Path("/usr/lib/jvm/temurin-25-jdk-amd64/lib/src.zip")
-JAVA_FILES = 700
-MAX_FILE_BYTES = 200_000
 
 
 def token_ids(tokenizer: Any, texts: Sequence[str]) -> list[npt.NDArray[np.int32]]:
@@ -133,32 +120,6 @@ def _rank(key: str) -> str:
     return hashlib.sha256(f"{SEED}:{key}".encode()).hexdigest()
 
 
-def _source_files(root: Path, suffixes: tuple[str, ...]) -> list[Path]:
-    found: list[Path] = []
-    if not root.is_dir():
-        log.warning("training source %s is missing: skipped", root)
-        return found
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in {"__pycache__", "test", "tests"})
-        for name in sorted(filenames):
-            path = Path(dirpath) / name
-            if suffixes == ("",):
-                ok = "." not in name
-            else:
-                ok = path.suffix in suffixes and not name.endswith(".min.js")
-            if ok and path.is_file() and 200 < path.stat().st_size <= MAX_FILE_BYTES:
-                found.append(path)
-    return found
-
-
-def missing_sources() -> list[str]:
-    """The training sources this machine lacks, as `name (where)`."""
-    missing = [f"{name} ({root})" for name, root, _, _ in SOURCES if not root.is_dir()]
-    if not JAVA_SRC_ZIP.is_file():
-        missing.append(f"java ({JAVA_SRC_ZIP})")
-    return missing
-
-
 def corpus_differences(files: dict[str, int]) -> list[str]:
     """How the staged corpus's files per source differ from the shipped table's."""
     manifest = json.loads((STATIC_DIR / "static.json").read_text(encoding="utf-8"))
@@ -170,40 +131,65 @@ def corpus_differences(files: dict[str, int]) -> list[str]:
     ]
 
 
+def _staged_name(rel: str, source: str) -> str:
+    """Where a file goes in the staging folder: folder names that codesift leaves
+    out of an index by default renamed, shell scripts given their suffix."""
+    rel = rel.replace("node_modules", "nm").replace("/vendor/", "/vendored/")
+    rel = rel.replace("/dist/", "/dst/").replace("/build/", "/bld/")
+    if source == "bash" and not rel.endswith(".sh"):
+        rel += ".sh"
+    return rel
+
+
 def stage_corpus(staging: Path) -> dict[str, int]:
-    """Copy the sampled training files into `staging` (recreated); files per source."""
+    """Copy the sampled training files into `staging` (recreated); files per source.
+    Each source's files are sampled by the hash of `package/path` from all of its
+    packages' files of its kinds."""
+    overlap = stick_overlap()
+    if overlap:
+        raise SystemExit(f"training packages that the generated set uses: {', '.join(overlap)}")
     if staging.exists():
         shutil.rmtree(staging)
     staging.mkdir(parents=True)
     counts: dict[str, int] = {}
-    for name, root, suffixes, keep in SOURCES:
-        files = _source_files(root, suffixes)
-        chosen = sorted(files, key=lambda p: _rank(str(p.relative_to(root))))[:keep]
-        for path in chosen:
-            rel = str(path.relative_to(root)).replace("node_modules", "nm")
-            rel = rel.replace("/vendor/", "/vendored/").replace("/dist/", "/dst/")
-            target = staging / name / rel
-            if name == "bash":
-                target = target.with_suffix(".sh")
+    for source in SOURCES:
+        found: dict[str, Path] = {}
+        for package in source.packages:
+            root = unpacked(package, WORK)
+            for path in source_files(root, source.suffixes):
+                found[f"{package.name}/{path.relative_to(root).as_posix()}"] = path
+        chosen = sorted(found, key=_rank)[: source.keep]
+        for rel in chosen:
+            target = staging / source.name / _staged_name(rel, source.name)
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, target)
-        counts[name] = len(chosen)
-    if JAVA_SRC_ZIP.is_file():
-        with zipfile.ZipFile(JAVA_SRC_ZIP) as archive:
-            names = sorted(
-                n for n in archive.namelist() if n.startswith("java.base/") and n.endswith(".java")
-            )
-            chosen_names = sorted(names, key=_rank)[:JAVA_FILES]
-            for member in chosen_names:
-                target = staging / "java" / member
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(archive.read(member))
-        counts["java"] = len(chosen_names)
+            shutil.copyfile(found[rel], target)
+        counts[source.name] = len(chosen)
+    counts["java"] = _stage_jdk(staging / "java")
     return counts
 
 
+def _stage_jdk(target_dir: Path) -> int:
+    """JDK_FILES of java.base's sources, none of the generated set's members."""
+    root = unpacked(JDK, WORK)
+    with zipfile.ZipFile(root / JDK_ZIP) as archive:
+        names = sorted(
+            n
+            for n in archive.namelist()
+            if n.startswith("java.base/") and n.endswith(".java") and not n.startswith(JDK_EXCLUDED)
+        )
+        chosen = sorted(names, key=_rank)[:JDK_FILES]
+        for member in chosen:
+            target = target_dir / member
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(archive.read(member))
+    return len(chosen)
+
+
 def index_corpus(staging: Path, db: Path) -> None:
-    """codesift's own lexical index of the staged files (chunks as codesift makes them)."""
+    """codesift's own lexical index of the staged files (chunks as codesift makes them),
+    its call graph complete: a summary chunk names the calls of its definition, which
+    the call pass fills in after the index answers (in the background for a large
+    corpus), so the texts are read only once `codesift resolve` has finished it."""
     if db.exists():
         db.unlink()
     env = dict(os.environ)
@@ -213,13 +199,14 @@ def index_corpus(staging: Path, db: Path) -> None:
         f'[index]\ndb_path = "{db}"\nworkers = 1\n\n[embedding]\nenabled = false\n',
         encoding="utf-8",
     )
-    subprocess.run(
-        [sys.executable, "-m", "codesift.cli", "index", "--root", str(staging), "--no-embed"],
-        check=True,
-        env=env,
-        cwd=staging,
-        stdout=subprocess.DEVNULL,
-    )
+    for command in (["index", "--no-embed"], ["resolve", "--quiet"]):
+        subprocess.run(
+            [sys.executable, "-m", "codesift.cli", *command, "--root", str(staging)],
+            check=True,
+            env=env,
+            cwd=staging,
+            stdout=subprocess.DEVNULL,
+        )
 
 
 def corpus_texts(db: Path) -> list[str]:
@@ -461,10 +448,14 @@ def build(
         "cg_iterations": CG_ITERATIONS,
         "corpus": {
             "files": files,
-            "sources": "third-party Python packages (site-packages), the VS Code client's"
-            " node_modules, /usr/include C/C++ headers, JDK 25 java.base sources, Debian"
-            " Go (gocode), Rust (cargo registry), Ruby, Lua and PHP library packages, bash"
-            " completions; none of codesift's development-set corpora",
+            "sources": "Debian 12 packages at pinned versions"
+            " (tools/static_model_packages.txt) and openjdk-17-source's java.base; none"
+            " of the measuring sticks' corpora",
+            "packages": {
+                source.name: [f"{p.name}={p.version}" for p in source.packages]
+                for source in SOURCES
+            }
+            | {"java": [f"{JDK.name}={JDK.version}"]},
             "chunk_texts": len(texts),
         },
         "held_out_cosine": round(held_out, 4),
@@ -517,22 +508,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--lambdas", type=float, nargs="*", default=[], help="also report these lambdas"
     )
-    parser.add_argument(
-        "--allow-missing",
-        action="store_true",
-        help="train on the sources this machine has when some are missing (another table)",
-    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
-    missing = missing_sources()
-    if missing and not args.allow_missing:
-        print(
-            f"train_static_model: training sources missing here: {', '.join(missing)}; the "
-            f"table cannot be rebuilt as recipe {RECIPE_VERSION} made it (--allow-missing "
-            "trains on the others)",
-            file=sys.stderr,
-        )
-        return 2
     rows, scales, manifest = build(args)
     if args.check:
         return check(rows, scales)
