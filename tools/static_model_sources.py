@@ -4,13 +4,14 @@ tools/train_static_model.py trains the static table on source files sampled from
 these packages (fetched with `apt-get download` at the pinned version, SHA-256
 checked, unpacked with `dpkg-deb -x`, cached under bench/.data/static-model/), so
 a rebuild reads the same files on any machine with Debian 12's archive. None of
-them is a corpus of a measuring stick: not a package of the generated set
-(bench/docset.py, train and held-out split alike: `stick_overlap` checks it), and
-none of the development sets' projects (the Python, Go and Rust standard
-libraries, commander, koa, ws, rxjs, and dev set 2's twenty repositories: jinja,
-uvicorn, echo, ripgrep, sidekiq, slim, hapi, hono, jq, leveldb, ...). The JDK's
-sources are the one package the generated set shares: the members it takes
-(`java.util.concurrent`, `java.time`, `java.net.http`) are left out here.
+them is a corpus of a measuring stick, checked before anything is staged
+(`stick_overlap`): no package of the generated set (bench/docset.py, train and
+held-out split alike), and none that holds a development set's code or code a
+development-set corpus carries (DEV_SET_PACKAGES: the projects themselves, and the
+Go standard library's vendored golang.org/x modules, setuptools' copies of the
+standard library's distutils and backports). The JDK's sources are the one
+package the generated set shares: the members it takes (`java.util.concurrent`,
+`java.time`, `java.net.http`) are left out here.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ if str(BENCH) not in sys.path:
 import docset  # noqa: E402  (bench/docset.py: the generated set's packages and fetcher)
 
 __all__ = [
+    "DEV_SET_PACKAGES",
     "JDK",
     "JDK_EXCLUDED",
     "JDK_FILES",
@@ -130,11 +132,51 @@ JDK_EXCLUDED: tuple[str, ...] = tuple(
 )
 
 
+# Debian packages (names, or prefixes ending in "-") that hold a development set's
+# code: its projects, or code that one of its corpora carries (the Go standard
+# library vendors golang.org/x/*; setuptools vendors importlib_metadata, tomli,
+# zipp, typing_extensions and carries distutils, all in the Python stdlib copy).
+DEV_SET_PACKAGES: tuple[str, ...] = (
+    "golang-golang-x-",
+    "python3-setuptools",
+    "python3-jinja2",
+    "python3-uvicorn",
+    "golang-github-labstack-echo-",
+    "node-commander",
+    "node-koa",
+    "node-ws",
+    "node-rxjs",
+    "node-tslib",
+    "ruby-sidekiq",
+    "php-slim",
+    "librust-grep-",
+    "librust-ignore-",
+    "librust-globset-",
+    "libleveldb-dev",
+    "libjq-dev",
+    "shellcheck",
+    "pyenv",
+)
+
+
+def _is_dev_set_package(name: str) -> bool:
+    return any(
+        name.startswith(entry) if entry.endswith("-") else name == entry
+        for entry in DEV_SET_PACKAGES
+    )
+
+
 def stick_overlap() -> list[str]:
-    """The training packages that are also a package of the generated set (must be
-    none; the JDK's sources are shared, its stick members excluded)."""
+    """The training packages that belong to a measuring stick: a package of the
+    generated set or of a development set (must be none; the JDK's sources are
+    shared with the generated set, its members excluded)."""
     stick = {source.package for source in docset.SOURCES} - {JDK.name}
-    return sorted(p.name for s in SOURCES for p in s.packages if p.name in stick)
+    return sorted(
+        p.name
+        for s in SOURCES
+        for p in s.packages
+        if p.name in stick or _is_dev_set_package(p.name)
+    )
 
 
 def _deb(package: Package, debs: Path) -> Path:

@@ -11,9 +11,10 @@ in spirit, numpy + scipy + onnxruntime only):
    Go, Rust, Ruby, Lua, PHP and shell packages; fetched with `apt-get download`,
    SHA-256 checked, cached under bench/.data/static-model/) and java.base of
    openjdk-17-source. None of them is a corpus of a measuring stick: no package of
-   the generated set (bench/docset.py; checked before staging), none of the
-   development sets' projects, and the JDK's members that the generated set takes
-   are left out (tools/static_model_sources.py). A deterministic sample of files
+   the generated set (bench/docset.py), none holding a development set's code or
+   code one of its corpora vendors (both checked before staging), and the JDK's
+   members that the generated set takes are left out
+   (tools/static_model_sources.py). A deterministic sample of files
    per source (sampled by the hash of `package/path`) is copied into a staging
    folder and indexed by codesift itself (lexical only), so the training texts are
    the chunks codesift embeds: summaries, doc sections and code bodies.
@@ -147,7 +148,7 @@ def stage_corpus(staging: Path) -> dict[str, int]:
     packages' files of its kinds."""
     overlap = stick_overlap()
     if overlap:
-        raise SystemExit(f"training packages that the generated set uses: {', '.join(overlap)}")
+        raise SystemExit(f"training packages of a measuring stick: {', '.join(overlap)}")
     if staging.exists():
         shutil.rmtree(staging)
     staging.mkdir(parents=True)

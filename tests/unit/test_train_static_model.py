@@ -45,9 +45,13 @@ def test_a_stick_package_in_the_corpus_stops_the_staging(
     stick = sources.Package("python3-click", "8.1.3-2", "0" * 64)
     monkeypatch.setattr(sources, "SOURCES", (sources.Source("python", (stick,), (".py",), 1),))
     monkeypatch.setattr(tool, "stick_overlap", sources.stick_overlap)
-    with pytest.raises(SystemExit, match="generated set uses: python3-click"):
+    with pytest.raises(SystemExit, match="of a measuring stick: python3-click"):
         tool.stage_corpus(tmp_path / "staging")
     assert not (tmp_path / "staging").exists()
+    # So does a package that holds code a development-set corpus carries.
+    vendored = sources.Package("golang-golang-x-net-dev", "1:0.7.0+dfsg-1", "0" * 64)
+    monkeypatch.setattr(sources, "SOURCES", (sources.Source("go", (vendored,), (".go",), 1),))
+    assert sources.stick_overlap() == ["golang-golang-x-net-dev"]
 
 
 def test_a_malformed_package_line_names_its_line(tmp_path: Path) -> None:
