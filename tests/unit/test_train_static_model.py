@@ -1,6 +1,7 @@
 """tools/train_static_model.py and its corpus (tools/static_model_sources.py): pinned
-Debian packages, none of them a corpus of the generated measuring stick, files chosen
-by kind, the JDK's stick members left out."""
+Debian packages, none of them a measuring stick's (the generated set's packages, a
+development set's code or code its corpora vendor), files chosen by kind, the JDK's
+stick members left out."""
 
 from __future__ import annotations
 
