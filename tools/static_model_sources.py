@@ -205,7 +205,7 @@ def unpacked(package: Package, work: Path) -> Path:
 def _is_shell_script(path: Path) -> bool:
     with path.open("rb") as handle:
         first = handle.readline(200)
-    return first.startswith(b"#!") and first.rstrip().endswith((b"sh", b"bash", b"sh -e"))
+    return first.startswith(b"#!") and first.rstrip().endswith((b"sh", b"sh -e"))
 
 
 def _wanted(path: Path, suffixes: tuple[str, ...]) -> bool:

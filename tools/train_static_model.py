@@ -173,11 +173,11 @@ def _stage_jdk(target_dir: Path) -> int:
     """JDK_FILES of java.base's sources, none of the generated set's members."""
     root = unpacked(JDK, WORK)
     with zipfile.ZipFile(root / JDK_ZIP) as archive:
-        names = sorted(
+        names = [
             n
             for n in archive.namelist()
             if n.startswith("java.base/") and n.endswith(".java") and not n.startswith(JDK_EXCLUDED)
-        )
+        ]
         chosen = sorted(names, key=_rank)[:JDK_FILES]
         for member in chosen:
             target = target_dir / member
