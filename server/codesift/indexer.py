@@ -26,7 +26,6 @@ from pathlib import Path
 import apsw
 
 from codesift.config import Settings
-from codesift.history.state import in_git_history
 from codesift.index_workers import StaleWorkerCode, note_workspace_root
 from codesift.parsing.languages import detect_language, spec_for
 from codesift.parsing.model import CallSites
@@ -275,9 +274,6 @@ class Indexer:
         summary = IndexSummary(unchanged=plan.unchanged, skipped=list(plan.skipped))
         touched: set[str] = set()
         total = len(plan.to_index) + len(plan.deleted)
-        if plan.to_index and self._in_git is None:
-            self._in_git = in_git_history(self.root)
-        self.writer.times_from_mtime = self._in_git is False
         bulk = len(plan.to_index) >= BULK_FILES and len(plan.to_index) > plan.known // 2
         # A run that was killed or failed left edges unresolved and maybe FTS merging
         # off: the marker it left behind makes this run finish its work.
@@ -329,6 +325,10 @@ class Indexer:
         done = 0
         pending_deletes = list(plan.deleted)
         with self._prepared_files(plan.to_index) as prepared:
+            # Asked once the workers have their jobs (pygit2's import and the
+            # repository's discovery then overlap their start): the rows of a folder
+            # outside git take their times from the files.
+            self._settle_times(plan)
             results = iter(prepared)
             exhausted = False
             while pending_deletes or plan.forgotten or not exhausted:
@@ -361,6 +361,13 @@ class Indexer:
                             break
                         if cancel is not None and cancel.is_set():
                             break
+
+    def _settle_times(self, plan: IndexPlan) -> None:
+        if plan.to_index and self._in_git is None:
+            from codesift.history.state import in_git_history  # pygit2: ~60 ms
+
+            self._in_git = in_git_history(self.root)
+        self.writer.times_from_mtime = self._in_git is False
 
     @contextmanager
     def _prepared_files(

@@ -91,6 +91,8 @@ def _pooled(
     batch: Callable[[list[J]], list[R]],
     workers: int,
 ) -> Iterator[R]:
+    """The results in order. The first batches are submitted now, not at the first
+    result asked for: the workers start while the caller gets ready to write."""
     starts = iter(range(0, len(jobs), WORKER_BATCH_FILES))
     pending: deque[tuple[int, Future[list[R]]]] = deque()
 
@@ -106,6 +108,15 @@ def _pooled(
 
     for _ in range(workers * BATCHES_IN_FLIGHT_PER_WORKER):
         submit_next()
+    return _in_order(pending, submit_next, jobs, one)
+
+
+def _in_order(
+    pending: deque[tuple[int, Future[list[R]]]],
+    submit_next: Callable[[], None],
+    jobs: list[J],
+    one: Callable[[J], R],
+) -> Iterator[R]:
     while pending:
         start, future = pending.popleft()
         try:

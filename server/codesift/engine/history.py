@@ -36,13 +36,7 @@ from codesift.engine.detached import start_detached_pass
 from codesift.engine.listener import EngineListener
 from codesift.engine.workspace import Workspace
 from codesift.errors import ReadOnlyIndexError
-from codesift.history.update import (
-    HistoryPending,
-    HistoryProgress,
-    HistoryStats,
-    history_pending,
-    update_history,
-)
+from codesift.history.state import HistoryPending, HistoryProgress, HistoryStats, history_pending
 from codesift.store.locks import IndexLock, taken, writer_lock
 
 __all__ = [
@@ -146,6 +140,11 @@ def _update(
     purpose: str,
     held: bool,
 ) -> HistoryStats:
+    # The walk's module (and numpy, which its line tables use) only when there is a
+    # pass to run: an index run outside git, or with its history current, asks
+    # history_pending alone.
+    from codesift.history.update import update_history
+
     reporter = None if quiet else _Reporter(listener)
     try:
         stats = update_history(
