@@ -127,7 +127,12 @@ def _write_targets(
     total = len(pending)
     done = 0
     with in_workers(
-        jobs, resolve_file_calls, resolve_files_calls, settings.index.workers, "files' calls"
+        jobs,
+        resolve_file_calls,
+        resolve_files_calls,
+        settings.index.workers,
+        "files' calls",
+        size=_job_size,
     ) as results:
         items: Iterator[tuple[PendingCalls, FileCalls | None]] = zip(pending, results, strict=True)
         exhausted = False
@@ -177,6 +182,10 @@ def _write_one(
     log.info("%s changed since it was indexed; its calls resolve at its next index", item.path)
     leave_to_next_index(conn, item.file_id)
     stats.changed += 1
+
+
+def _job_size(job: CallJob) -> int:
+    return job.file.size
 
 
 def _jobs(

@@ -107,6 +107,10 @@ def _code_files(plan: IndexPlan) -> int:
     )
 
 
+def _job_size(job: FileJob) -> int:
+    return job.size
+
+
 def _normalize_rel_path(path: str) -> str:
     """`./a//b.py` or `a\\b.py` -> `a/b.py` (the form the files table uses)."""
     parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
@@ -377,7 +381,9 @@ class Indexer:
         is CPU-bound and the writer only inserts rows), else in this process."""
         jobs = [self.job_for(source) for source in sources]
         workers = self.settings.index.workers
-        with in_workers(jobs, prepare_file, prepare_files, workers, "files to prepare") as results:
+        with in_workers(
+            jobs, prepare_file, prepare_files, workers, "files to prepare", size=_job_size
+        ) as results:
             yield zip(sources, results, strict=False)
 
     def job_for(self, source: SourceFile) -> FileJob:

@@ -27,9 +27,14 @@ log = logging.getLogger(__name__)
 # Jobs run in worker processes when there are at least this many.
 PARALLEL_MIN_FILES = 100
 # Workers get jobs in batches of this many, at most this many batches per worker
-# queued or waiting to be written.
+# queued or waiting to be written, and (beyond one batch per worker) at most this
+# many bytes of source in them. The results are handed over in order, and new
+# batches go out as the caller takes results: a window of 3 batches per worker let
+# the workers run dry while the writer committed (~0.8 of the 2 cores' seconds idle
+# per cold index of the stdlib copy; bench notes, docs/notes/index-speed.md).
 WORKER_BATCH_FILES = 8
-BATCHES_IN_FLIGHT_PER_WORKER = 3
+BATCHES_IN_FLIGHT_PER_WORKER = 8
+SOURCE_BYTES_IN_FLIGHT = 16 << 20
 
 J = TypeVar("J")
 R = TypeVar("R")
@@ -42,9 +47,11 @@ def in_workers(
     batch: Callable[[list[J]], list[R]],
     workers: int,
     what: str = "files",
+    size: Callable[[J], int] | None = None,
 ) -> Iterator[Iterator[R]]:
     """`one(job)` for each job, in order: in `workers` processes (`batch`, a
-    module-level function, runs a batch there) for a bulk, else here."""
+    module-level function, runs a batch there) for a bulk, else here. `size`: a
+    job's source bytes, which bound the results waiting to be taken."""
     if workers <= 1 or len(jobs) < PARALLEL_MIN_FILES:
         yield (one(job) for job in jobs)
         return
@@ -70,7 +77,7 @@ def in_workers(
         return
     log.info("%d %s in %d worker processes", len(jobs), what, count)
     try:
-        yield _pooled(pool, jobs, one, batch, count)
+        yield _pooled(pool, jobs, one, batch, count, size)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -90,35 +97,52 @@ def _pooled(
     one: Callable[[J], R],
     batch: Callable[[list[J]], list[R]],
     workers: int,
+    size: Callable[[J], int] | None,
 ) -> Iterator[R]:
     """The results in order. The first batches are submitted now, not at the first
     result asked for: the workers start while the caller gets ready to write."""
     starts = iter(range(0, len(jobs), WORKER_BATCH_FILES))
-    pending: deque[tuple[int, Future[list[R]]]] = deque()
+    pending: deque[tuple[int, int, Future[list[R]]]] = deque()
+    weights = [
+        0 if size is None else sum(map(size, jobs[i : i + WORKER_BATCH_FILES]))
+        for i in range(0, len(jobs), WORKER_BATCH_FILES)
+    ]
+    out = 0  # source bytes submitted and not taken yet
 
-    def submit_next() -> None:
-        start = next(starts, None)
-        if start is not None:
+    def submit_more() -> None:
+        nonlocal out
+        while len(pending) < workers * BATCHES_IN_FLIGHT_PER_WORKER:
+            if len(pending) >= workers and out >= SOURCE_BYTES_IN_FLIGHT:
+                return
+            start = next(starts, None)
+            if start is None:
+                return
+            weight = weights[start // WORKER_BATCH_FILES]
             try:
                 future = pool.submit(batch, jobs[start : start + WORKER_BATCH_FILES])
             except BrokenProcessPool as exc:  # a worker died already: handled below
                 future = Future()
                 future.set_exception(exc)
-            pending.append((start, future))
+            pending.append((start, weight, future))
+            out += weight
 
-    for _ in range(workers * BATCHES_IN_FLIGHT_PER_WORKER):
-        submit_next()
-    return _in_order(pending, submit_next, jobs, one)
+    def taken(weight: int) -> None:
+        nonlocal out
+        out -= weight
+        submit_more()
+
+    submit_more()
+    return _in_order(pending, taken, jobs, one)
 
 
 def _in_order(
-    pending: deque[tuple[int, Future[list[R]]]],
-    submit_next: Callable[[], None],
+    pending: deque[tuple[int, int, Future[list[R]]]],
+    taken: Callable[[int], None],
     jobs: list[J],
     one: Callable[[J], R],
 ) -> Iterator[R]:
     while pending:
-        start, future = pending.popleft()
+        start, weight, future = pending.popleft()
         try:
             results = future.result()
         except BrokenProcessPool as exc:
@@ -127,5 +151,5 @@ def _in_order(
             for job in jobs[start:]:
                 yield one(job)
             return
-        submit_next()
+        taken(weight)
         yield from results
