@@ -1,17 +1,25 @@
 """The worker pool's fallback: a pool that is broken before its first batch (a
 worker that died at start) leaves the files to this process, in order. The window
 of batches handed out ahead of the results taken, bounded in batches and in source
-bytes. And a worker's garbage collector, tuned for short-lived objects."""
+bytes. The pipe the results come through, widened to hold a batch's results. And
+a worker's garbage collector, tuned for short-lived objects."""
 
 from __future__ import annotations
 
+import fcntl
 import gc
-from concurrent.futures import Future
+import sys
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 from typing import Any
 
+import pytest
+
 from codesift import worker_pool
-from codesift.index_workers import WORKER_GC_THRESHOLD, tune_worker_gc
+from codesift.index_workers import WORKER_GC_THRESHOLD, tune_worker_gc, worker_context
+
+F_GETPIPE_SZ = getattr(fcntl, "F_GETPIPE_SZ", 1032)
 
 
 class BrokenAtStart:
@@ -88,3 +96,17 @@ def test_a_worker_collects_its_young_objects_less_often() -> None:
     finally:
         gc.unfreeze()
         gc.set_threshold(*before)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="F_SETPIPE_SZ is Linux's")
+def test_the_results_pipe_holds_a_whole_batch() -> None:
+    max_size = int(Path("/proc/sys/fs/pipe-max-size").read_text())
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=worker_context())
+    try:
+        reader = pool._result_queue._reader  # type: ignore[attr-defined]
+        before = fcntl.fcntl(reader.fileno(), F_GETPIPE_SZ)
+        worker_pool._widen_results_pipe(pool)
+        after = fcntl.fcntl(reader.fileno(), F_GETPIPE_SZ)
+    finally:
+        pool.shutdown()
+    assert after == min(worker_pool.RESULTS_PIPE_BYTES, max(max_size, before)) > before
