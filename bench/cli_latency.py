@@ -61,7 +61,7 @@ sys.path[:0] = [str(REPO_DIR / "server"), str(BENCH_DIR)]
 
 from corpora import DATA_DIR, prepare_corpus  # noqa: E402
 from index_speed import machine_info  # noqa: E402
-from timing import log, percentile  # noqa: E402
+from timing import compile_codesift, log, percentile  # noqa: E402
 
 SECTION = "cli_latency"
 DEFAULT_OUT = BENCH_DIR / "RESULTS.md"
@@ -248,20 +248,6 @@ def check_vector_streams(root: Path, query: str) -> None:
         raise RuntimeError(f"no vector stream answered {query!r}: {streams} {result.stderr[-500:]}")
 
 
-def compile_package() -> str:
-    """Compile the codesift package the console script imports; its folder."""
-    found = subprocess.run(
-        [sys.executable, "-c", "import codesift, os; print(os.path.dirname(codesift.__file__))"],
-        env=env(),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    package = found.stdout.strip()
-    subprocess.run([sys.executable, "-m", "compileall", "-q", package], env=env(), check=True)
-    return package
-
-
 def measure(root: Path, rounds: int, vectors_root: Path | None) -> Json:
     log(f"indexing {root} (embeddings off)")
     started = time.perf_counter()
@@ -277,7 +263,7 @@ def measure(root: Path, rounds: int, vectors_root: Path | None) -> Json:
         stderr=subprocess.DEVNULL,
         env=env(),
     )
-    log(f"compiled {compile_package()}")
+    log(f"compiled {compile_codesift(env())}")
     times: dict[str, list[float]] = {"server": [], "in-process": [], "python": []}
     if vectors_root is not None:
         times["vectors"] = []

@@ -389,7 +389,7 @@ def run(args: argparse.Namespace) -> Json:
 
     WORK_DIR.mkdir(parents=True, exist_ok=True)
     wanted = set(args.side_corpora.split(","))
-    from timing import effective_cores
+    from timing import compile_codesift, effective_cores
 
     machine = machine_info()
     machine["load_start"] = os.getloadavg()
@@ -410,6 +410,7 @@ def run(args: argparse.Namespace) -> Json:
         names = set(args.side_names.split(","))
         corpora = [c for c in corpora if c[1] in names]
     peer_python = peer_interpreter()
+    log(f"compiled {compile_codesift(codesift_env())}")
     results: list[Json] = []
     for group, name, root, in_git in corpora:
         rounds: list[Json] = []
