@@ -29,9 +29,9 @@ PARALLEL_MIN_FILES = 100
 # Workers get jobs in batches of this many, at most this many batches per worker
 # queued or waiting to be written, and (beyond one batch per worker) at most this
 # many bytes of source in them. The results are handed over in order, and new
-# batches go out as the caller takes results: a window of 3 batches per worker let
-# the workers run dry while the writer committed (~0.8 of the 2 cores' seconds idle
-# per cold index of the stdlib copy; bench notes, docs/notes/index-speed.md).
+# batches go out as the caller takes results: with 3 batches per worker the
+# workers ran dry while the writer committed (0.5-0.8 more idle core-seconds per
+# cold index of the stdlib copy than with 8: docs/notes/index-speed.md).
 WORKER_BATCH_FILES = 8
 BATCHES_IN_FLIGHT_PER_WORKER = 8
 SOURCE_BYTES_IN_FLIGHT = 16 << 20
