@@ -232,6 +232,20 @@ def test_search_builds_the_index_on_first_use(repo: Path) -> None:
     assert ".codesift" not in status.stdout
 
 
+def test_a_first_search_without_vectors_does_not_wait_for_them(repo: Path, tmp_path: Path) -> None:
+    """`search --no-embed` on a folder without an index answers once the rows are
+    written, as `index --no-embed` would leave them: no vectors. The next search that
+    uses vectors computes the static ones first."""
+    cache = tmp_path / "model-cache"
+    (repo / ".codesift.toml").write_text(f'[embedding]\nmodel = "static"\ncache_dir = "{cache}"\n')
+    result = ok(run_cli(repo, "search", "retry_failed_charge", "--no-embed"))
+    assert "billing/charges.py:20-26" in result.stdout
+    assert run_json(repo, "status")["vectors"]["embedded"] == 0
+    ok(run_cli(repo, "search", "retry a failed charge"))
+    vectors = run_json(repo, "status")["vectors"]
+    assert vectors["embedded"] == vectors["embeddable"] > 0
+
+
 def test_search_from_a_subfolder_uses_the_repository_root(repo: Path) -> None:
     result = ok(run_cli(repo / "billing", "search", "Cache::evict"))
     assert (repo / ".codesift" / "index.db").is_file()

@@ -185,9 +185,12 @@ def open_for_reading(
     update: bool = True,
     quiet: bool = False,
     purpose: str = "codesift: updating the index",
+    static_vectors: bool | None = None,
 ) -> tuple[apsw.Connection, IndexSummary | None]:
     """A connection for reading, the index brought up to date first (`update`),
     and the summary of the run that built it when it did not exist before.
+    `static_vectors`: as run_index's (False for a reader that uses no vectors: its
+    answer does not wait for them; the next search that uses them computes them).
 
     Readers never wait for, or break, another process's writing: when another
     process is writing the index (or this user cannot write it), the index is
@@ -228,7 +231,7 @@ def open_for_reading(
                 )
                 return conn, None
         fresh = not has_files(conn)
-        summary = run_index(ws, conn, listener, quiet=quiet)
+        summary = run_index(ws, conn, listener, quiet=quiet, static_vectors=static_vectors)
     finally:
         lock.release()
     return conn, summary if fresh else None

@@ -122,6 +122,8 @@ class Engine:
                 update=self.update,
                 quiet=self.quiet,
                 purpose=f"{self.command}: updating the index",
+                # A search without vectors answers when the rows are written.
+                static_vectors=None if self.vectors else False,
             )
         return self._conn
 
