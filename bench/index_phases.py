@@ -539,8 +539,10 @@ def render(raw: Json) -> str:
         ' "static": the vectors the default settings compute first, without starting MiniLM'
         " in the background). history: outside git the same as lexical (times come from"
         " modification times, written with the rows); in git, `codesift index --no-embed`"
-        " then `codesift history` (the pass completed in the foreground). Ratios are to the"
-        " peer's time. Memory: peak RSS of the whole process tree (index workers included),"
+        " then `codesift history` (the pass completed in the foreground). Both run with"
+        " their bytecode compiled (codesift's by compileall before the rounds, the peer's by"
+        " pip at its installation), interpreter start and imports included. Ratios are to"
+        " the peer's time. Memory: peak RSS of the whole process tree (index workers included),"
         " sampled every 0.1 s; PSS in brackets.",
         "",
         "| corpus | files (peer) | ctags s | peer s | lexical s (x peer) | calls s | static s"
