@@ -95,9 +95,17 @@ def _widen_results_pipe(pool: ProcessPoolExecutor) -> None:
         import fcntl
 
         reader = pool._result_queue._reader  # type: ignore[attr-defined]
-        fcntl.fcntl(reader.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), RESULTS_PIPE_BYTES)
+        size = min(RESULTS_PIPE_BYTES, pipe_max_size())
+        fcntl.fcntl(reader.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), size)
     except (ImportError, AttributeError, OSError, ValueError) as exc:
         log.debug("results pipe left at its size: %s", exc)
+
+
+def pipe_max_size() -> int:
+    """The largest pipe an unprivileged process may ask for (Linux's
+    fs.pipe-max-size); OSError elsewhere."""
+    with open("/proc/sys/fs/pipe-max-size", encoding="ascii") as found:
+        return int(found.read())
 
 
 _warned: set[str] = set()
